@@ -1,0 +1,89 @@
+#include "airtime/base/strings.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+namespace airtime {
+
+std::string ToLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> Split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (true) {
+    size_t pos = s.find(sep, start);
+    if (pos == std::string_view::npos) {
+      out.push_back(s.substr(start));
+      return out;
+    }
+    out.push_back(s.substr(start, pos - start));
+    start = pos + 1;
+  }
+}
+
+std::optional<double> ParseDouble(std::string_view s) {
+  s = Trim(s);
+  if (s.empty()) return std::nullopt;
+  std::string buf(s);
+  char* end = nullptr;
+  double v = std::strtod(buf.c_str(), &end);
+  if (end != buf.c_str() + buf.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::optional<int64_t> ParseInt(std::string_view s) {
+  s = Trim(s);
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+std::optional<int64_t> ParseDurationMs(std::string_view s) {
+  s = Trim(s);
+  struct Unit {
+    std::string_view suffix;
+    double ms;
+  };
+  static constexpr Unit kUnits[] = {{"ms", 1},           {"s", 1000},           {"m", 60000},
+                                    {"min", 60000},      {"h", 3600000},        {"d", 86400000},
+                                    {"sec", 1000},       {"hour", 3600000},     {"day", 86400000}};
+  double scale = 1000;  // bare numbers are seconds
+  std::string_view num = s;
+  size_t best = 0;
+  for (const auto& u : kUnits) {
+    if (s.size() > u.suffix.size() && s.substr(s.size() - u.suffix.size()) == u.suffix &&
+        u.suffix.size() > best) {
+      // "ms" must win over "s", "min" over "m".
+      best = u.suffix.size();
+      scale = u.ms;
+      num = s.substr(0, s.size() - u.suffix.size());
+    }
+  }
+  auto v = ParseDouble(num);
+  if (!v || *v < 0) return std::nullopt;
+  return static_cast<int64_t>(std::llround(*v * scale));
+}
+
+std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+}  // namespace airtime

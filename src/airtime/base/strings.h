@@ -1,0 +1,21 @@
+// Small string helpers shared by loaders, importers and reports.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace airtime {
+
+std::string ToLower(std::string_view s);
+std::string_view Trim(std::string_view s);
+// Splits on `sep`, keeping empty fields ("a,,b" -> {"a","","b"}).
+std::vector<std::string_view> Split(std::string_view s, char sep);
+std::optional<double> ParseDouble(std::string_view s);
+std::optional<int64_t> ParseInt(std::string_view s);
+// Parses "90s", "15m", "2h", "1d", "500ms" or a bare number of seconds into milliseconds.
+std::optional<int64_t> ParseDurationMs(std::string_view s);
+std::string Join(const std::vector<std::string>& parts, std::string_view sep);
+
+}  // namespace airtime

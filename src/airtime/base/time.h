@@ -1,0 +1,34 @@
+// Time in airtime: integer milliseconds on a clock the caller owns.
+//
+// The core never reads a wall clock: every event carries its own `now`. In the simulator
+// the clock is virtual (milliseconds since the start of the trace); in the daemon it is
+// milliseconds since the Unix epoch. Integer arithmetic keeps replays exact.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+namespace airtime {
+
+using TimeMs = int64_t;      // a point on the caller's clock
+using DurationMs = int64_t;  // a span of time
+
+inline constexpr TimeMs kNever = std::numeric_limits<TimeMs>::max();
+inline constexpr DurationMs kSecond = 1000;
+inline constexpr DurationMs kMinute = 60 * kSecond;
+inline constexpr DurationMs kHour = 60 * kMinute;
+inline constexpr DurationMs kDay = 24 * kHour;
+
+inline constexpr double ToHours(DurationMs d) { return static_cast<double>(d) / kHour; }
+inline constexpr double ToSeconds(DurationMs d) { return static_cast<double>(d) / kSecond; }
+inline constexpr DurationMs FromSeconds(double s) {
+  return static_cast<DurationMs>(s * kSecond + (s >= 0 ? 0.5 : -0.5));
+}
+
+// "1d02:03:04" / "02:03:04" / "never": a short human form for explanations and tables.
+std::string FormatTime(TimeMs t);
+// "3h12m", "45s", "2d4h": a short human duration.
+std::string FormatDuration(DurationMs d);
+
+}  // namespace airtime

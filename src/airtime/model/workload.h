@@ -1,0 +1,134 @@
+// WorkloadSpec: what a user asks airtime to run, for all seven kinds of GPU work.
+//
+// A spec is immutable input: its shape (what it needs of each GPU, how many, where), how
+// much work it is, its deadline or latency target, how it survives preemption, who owns it
+// and what finishing it is worth. Runtime state (where it runs, how far it got) lives in
+// the engine, never here. Plain value type.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "airtime/base/status.h"
+#include "airtime/base/time.h"
+#include "airtime/model/gpu_catalog.h"
+
+namespace airtime {
+
+enum class WorkloadKind : uint8_t {
+  kRealtime,  // latency-bound service with replicas and a demand curve
+  kBatch,     // batch inference: throughput, deadline in hours
+  kTraining,  // long, gang, checkpoints
+  kFinetune,
+  kQuantize,  // much memory, briefly
+  kEmbed,     // embedding generation
+  kEval,      // model evaluation
+};
+inline constexpr int kWorkloadKindCount = 7;
+const char* KindName(WorkloadKind k);
+StatusOr<WorkloadKind> ParseKind(std::string_view s);
+// Inference-side kinds (realtime, batch, embed, eval) versus training-side ones.
+bool IsInferenceKind(WorkloadKind k);
+
+// How a workload uses each GPU it is given.
+enum class ShareMode : uint8_t {
+  kWhole,     // the whole GPU
+  kMig,       // one MIG instance of a named profile
+  kFraction,  // a share of a GPU (gpu_milli of 1000), time-sliced or MPS
+};
+const char* ShareModeName(ShareMode m);
+
+// Where the GPUs of a multi-GPU workload must sit.
+enum class Locality : uint8_t { kAny, kNode, kNvlinkDomain, kRack };
+const char* LocalityName(Locality l);
+
+struct Shape {
+  int gpu_count = 1;  // 0: a host-only task (CPU and memory on a GPU node, as in openb)
+  ShareMode mode = ShareMode::kWhole;
+  int gpu_milli = 1000;         // kFraction: share of one GPU, 1..1000
+  std::string mig_profile;      // kMig: e.g. "3g.40gb"
+  double memory_gb = 0;         // GPU memory needed on each GPU (0: any)
+  std::vector<GpuTypeId> allowed_types;    // empty: any type
+  std::vector<GpuTypeId> preferred_types;  // tried first when placement has a choice
+  bool gang = true;             // all GPUs start together (always true for now)
+  Locality locality = Locality::kNode;
+  int64_t cpu_milli = 0;   // host CPU on the node, per workload (0: none)
+  int64_t memory_mib = 0;  // host memory on the node, per workload (0: none)
+
+  bool AllowsType(GpuTypeId t) const;
+  // GPU capacity in milli-GPUs: count x milli (a MIG slice counts its compute sevenths).
+  int64_t TotalMilli(const GpuCatalog& catalog) const;
+  // "4 x A100-80GB whole, one node" / "1 x 0.25 GPU (any type)": for explanations.
+  std::string Describe(const GpuCatalog& catalog) const;
+};
+
+// What finishing (or serving) the workload is worth, in the owner's value units.
+struct ValueModel {
+  double per_1k_requests = 0;  // realtime: per 1,000 requests served within the SLO
+  double on_completion = 0;    // other kinds: paid when the work completes
+  // After the deadline the completion value decays linearly to zero over this span
+  // (0: drops to zero at once; kNever: no decay).
+  DurationMs decay_after_deadline = kNever;
+
+  // Value of completing at `t` given an optional deadline.
+  double CompletionValue(TimeMs t, std::optional<TimeMs> deadline) const;
+};
+
+// A point of a realtime demand curve: from `at` on, requests arrive at `rps`.
+struct DemandPoint {
+  TimeMs at = 0;
+  double rps = 0;
+};
+
+struct RealtimeProfile {
+  double latency_slo_ms = 0;
+  double capacity_rps = 0;  // requests/s one replica serves within the SLO
+  int min_replicas = 0;
+  int max_replicas = 1 << 20;
+  DurationMs cold_start = 0;  // model load before a new replica serves
+  std::vector<DemandPoint> demand;  // sorted by time
+
+  // Replicas needed to serve `rps` within the SLO, clamped to [min, max].
+  int ReplicasFor(double rps) const;
+};
+
+struct WorkloadSpec {
+  std::string name;
+  WorkloadKind kind = WorkloadKind::kBatch;
+  std::string tenant = "default";
+  int priority = 0;  // larger runs first where a policy uses priority
+  Shape shape;
+
+  // Work, in seconds of execution at relative speed 1.0 (an A100-80GB); a GPU type of
+  // speed s takes work/s. Realtime services run until cancelled and have no work amount.
+  double work_seconds = 0;
+  std::vector<std::pair<GpuTypeId, double>> speed_overrides;  // per-type speed for this job
+  double utilization = 1.0;  // fraction of held GPU time the work actually computes
+
+  TimeMs submit_at = 0;
+  std::optional<TimeMs> deadline;
+  DurationMs checkpoint_interval = 0;  // 0: no checkpoints, preemption loses everything
+  DurationMs restart_cost = 0;         // time to resume from a checkpoint
+  DurationMs preempt_grace = 30 * kSecond;
+  bool preemptible = false;
+
+  RealtimeProfile realtime;  // kind == kRealtime only
+  ValueModel value;
+
+  std::string source;  // "file.yaml:12" or "philly.csv:88", for messages
+
+  double SpeedOn(GpuTypeId t, const GpuCatalog& catalog) const;
+  // Wall time to finish `work` seconds of reference work on type `t`.
+  DurationMs RunTimeOn(GpuTypeId t, double work, const GpuCatalog& catalog) const;
+  bool is_service() const { return kind == WorkloadKind::kRealtime; }
+};
+
+// Checks the cross-field rules a loader cannot see field by field (fraction within 1..1000,
+// MIG profile known on at least one allowed type, realtime capacity > 0, ...). The message
+// names the field.
+Status ValidateSpec(const WorkloadSpec& spec, const GpuCatalog& catalog);
+
+}  // namespace airtime
