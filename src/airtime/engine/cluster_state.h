@@ -1,0 +1,90 @@
+// ClusterState: what is free and what is held on every GPU and node, right now.
+//
+// It answers the questions placement asks in O(1) per node (does this shape fit here?) by
+// keeping per-node summaries (free whole GPUs, largest free share, free MIG slices, free CPU
+// and memory) in step with every Apply and Release. It knows nothing about workloads or
+// policies: callers pass shapes and placements. Not thread-safe; owned by the engine.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "airtime/engine/placement.h"
+#include "airtime/model/cluster.h"
+#include "airtime/model/workload.h"
+
+namespace airtime {
+
+struct GpuSlot {
+  int16_t used_milli = 0;  // whole = 1000; fractions add up; MIG slices counted as sevenths
+  int8_t mig_slices = 0;   // compute slices held by MIG instances (of 7)
+  int8_t holders = 0;      // allocations on this GPU
+  ShareMode mode = ShareMode::kWhole;  // meaningful while holders > 0
+  bool reserved = false;   // held free on purpose (headroom); not offered to placement
+  float memory_used_gb = 0;
+};
+
+struct NodeSummary {
+  bool up = true;
+  int free_whole = 0;        // GPUs with nothing on them, not reserved
+  int max_free_milli = 0;    // largest share free on one fraction-mode or empty GPU
+  int max_free_slices = 0;   // largest MIG slice count free on one GPU (MIG nodes)
+  int free_milli = 0;        // GPU capacity free on the node, in milli-GPUs (not reserved)
+  int64_t cpu_free = 0;
+  int64_t memory_free = 0;
+};
+
+class ClusterState {
+ public:
+  explicit ClusterState(const Cluster& cluster);
+
+  const Cluster& cluster() const { return *cluster_; }
+  const GpuSlot& gpu(GpuIndex g) const { return gpus_[static_cast<size_t>(g)]; }
+  const NodeSummary& node(NodeIndex n) const { return nodes_[static_cast<size_t>(n)]; }
+  // Free whole GPUs per type (up nodes, not reserved).
+  int free_whole_of_type(GpuTypeId t) const { return free_whole_by_type_[static_cast<size_t>(t)]; }
+  int64_t free_milli_of_type(GpuTypeId t) const { return free_milli_by_type_[static_cast<size_t>(t)]; }
+  // Free capacity on reserved GPUs of up nodes, and all capacity of down nodes, per type.
+  int64_t reserved_milli_of_type(GpuTypeId t) const { return reserved_milli_by_type_[static_cast<size_t>(t)]; }
+  int64_t down_milli_of_type(GpuTypeId t) const { return down_milli_by_type_[static_cast<size_t>(t)]; }
+  int64_t allocated_milli() const { return allocated_milli_; }
+
+  // Whether `shape` fits on node `n` alone, counting GPUs, shares, slices, CPU and memory.
+  bool FitsOnNode(const Shape& shape, NodeIndex n) const;
+  // Whether a single GPU can take one unit of `shape` (a share, a slice or a whole GPU).
+  bool GpuTakes(const Shape& shape, GpuIndex g) const;
+  // How many units of `shape` node `n` can take (GPU side only).
+  int UnitsOnNode(const Shape& shape, NodeIndex n) const;
+  // Chooses up to `count` GPUs on node `n` for `shape` (tightest share first, then lowest
+  // index), appending them to `out`. Returns how many were chosen.
+  int SelectOnNode(const Shape& shape, NodeIndex n, int count, std::vector<GpuIndex>* out) const;
+  // Fills milli/mig/memory/host fields of a placement for `shape` (GPUs already chosen).
+  void FillPlacement(const Shape& shape, Placement* p) const;
+
+  void Apply(const Placement& p);
+  void Release(const Placement& p);
+  void SetNodeUp(NodeIndex n, bool up);
+  void SetReserved(GpuIndex g, bool reserved);
+
+ private:
+  void Refresh(NodeIndex n);
+  int MigSlicesFor(const Shape& shape, GpuTypeId t) const;
+
+  const Cluster* cluster_;
+  std::vector<GpuSlot> gpus_;
+  std::vector<NodeSummary> nodes_;
+  std::vector<int> free_whole_by_type_;
+  std::vector<int64_t> free_milli_by_type_;
+  std::vector<int64_t> reserved_milli_by_type_;
+  std::vector<int64_t> down_milli_by_type_;
+  struct Contribution {
+    int whole = 0;
+    int milli = 0;
+    int reserved = 0;
+    int down = 0;
+  };
+  std::vector<Contribution> contribution_;  // what each node adds to the per-type totals
+  int64_t allocated_milli_ = 0;
+};
+
+}  // namespace airtime

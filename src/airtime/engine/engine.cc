@@ -1,0 +1,318 @@
+#include "airtime/engine/engine.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace airtime {
+
+Engine::Engine(const Cluster& cluster, Policy policy, EngineOptions options)
+    : cluster_(&cluster),
+      policy_(std::move(policy)),
+      options_(options),
+      rng_(options.seed),
+      state_(cluster),
+      nodes_of_type_(cluster.catalog().size()) {
+  for (size_t n = 0; n < cluster.node_count(); ++n) {
+    const Node& node = cluster.node(static_cast<NodeIndex>(n));
+    if (node.gpu_count > 0) {
+      nodes_of_type_[static_cast<size_t>(node.gpu_type)].push_back(static_cast<NodeIndex>(n));
+      domain_gpus_[cluster.domain_of(static_cast<NodeIndex>(n))] += node.gpu_count;
+      rack_gpus_[cluster.rack_of(static_cast<NodeIndex>(n))] += node.gpu_count;
+    }
+    max_node_gpus_ = std::max(max_node_gpus_, node.gpu_count);
+  }
+}
+
+const CycleResult& Engine::Handle(const Event& event) {
+  result_ = CycleResult{};
+  now_ = std::max(now_, event.at);
+  result_.at = now_;
+  result_.trigger = event.type;
+  Apply(event);
+  ScaleServices();
+  for (auto& p : policy_.cycle) p->BeforeAllocate(*this);
+  AllocatePass();
+  for (auto& p : policy_.cycle) p->AfterAllocate(*this);
+  ExplainWaiting();
+  return result_;
+}
+
+std::optional<WorkloadId> Engine::FindByName(std::string_view name) const {
+  auto it = by_name_.find(std::string(name));
+  if (it == by_name_.end()) return std::nullopt;
+  return it->second;
+}
+
+const Allocation* Engine::allocation(AllocationId id) const {
+  auto it = allocations_.find(id);
+  return it == allocations_.end() ? nullptr : &it->second;
+}
+
+// ---------------------------------------------------------------- events
+
+void Engine::Apply(const Event& e) {
+  auto check_workload = [&]() {
+    if (e.workload < 0 || static_cast<size_t>(e.workload) >= jobs_.size()) {
+      result_.event_status = NotFound("no workload with id " + std::to_string(e.workload));
+      return false;
+    }
+    return true;
+  };
+  switch (e.type) {
+    case EventType::kArrival:
+      OnArrival(e);
+      break;
+    case EventType::kCompletion:
+      OnStop(e.allocation, /*completed=*/true, /*lost_work=*/false, "", DecisionType::kStart);
+      break;
+    case EventType::kFailure:
+      OnStop(e.allocation, /*completed=*/false, /*lost_work=*/true, "", DecisionType::kStart);
+      break;
+    case EventType::kDemandChange:
+      if (!check_workload()) return;
+      jobs_[static_cast<size_t>(e.workload)].demand_rps = std::max(0.0, e.rps);
+      services_dirty_ = true;
+      break;
+    case EventType::kPriorityChange: {
+      if (!check_workload()) return;
+      Job& job = jobs_[static_cast<size_t>(e.workload)];
+      job.priority = e.priority;
+      if (job.queued) {
+        // Re-sort with the new key; the arrival order (seq) is kept.
+        const int64_t seq = job.seq;
+        const TimeMs since = job.queued_since;
+        Dequeue(job);
+        job.waited -= now_ - since;
+        Enqueue(job);
+        job.seq = seq;
+        job.queued_since = since;
+        SortQueue();
+      }
+      break;
+    }
+    case EventType::kCancel: {
+      if (!check_workload()) return;
+      Job& job = jobs_[static_cast<size_t>(e.workload)];
+      if (job.phase == JobPhase::kDone || job.phase == JobPhase::kCancelled) return;
+      if (job.queued) Dequeue(job);
+      while (!job.allocations.empty())
+        OnStop(job.allocations.back(), false, false, "cancelled", DecisionType::kRelease);
+      job.phase = JobPhase::kCancelled;
+      job.finished = now_;
+      job.wait = {};
+      break;
+    }
+    case EventType::kNodeDown: {
+      if (e.node < 0 || static_cast<size_t>(e.node) >= cluster_->node_count()) {
+        result_.event_status = NotFound("no node with index " + std::to_string(e.node));
+        return;
+      }
+      std::vector<AllocationId> hit;
+      for (const auto& [id, a] : allocations_) {
+        bool on_node = a.placement.host_node == e.node;
+        for (GpuIndex g : a.placement.gpus) on_node |= cluster_->gpu(g).node == e.node;
+        if (on_node) hit.push_back(id);
+      }
+      for (AllocationId id : hit)
+        OnStop(id, false, true, "node " + cluster_->node(e.node).name + " went down",
+               DecisionType::kPreempt);
+      state_.SetNodeUp(e.node, false);
+      break;
+    }
+    case EventType::kNodeUp:
+      if (e.node < 0 || static_cast<size_t>(e.node) >= cluster_->node_count()) {
+        result_.event_status = NotFound("no node with index " + std::to_string(e.node));
+        return;
+      }
+      state_.SetNodeUp(e.node, true);
+      break;
+    case EventType::kTimer:
+      break;
+  }
+}
+
+void Engine::OnArrival(const Event& e) {
+  if (!e.spec) {
+    result_.event_status = InvalidArgument("arrival without a workload spec");
+    return;
+  }
+  if (by_name_.count(e.spec->name)) {
+    result_.event_status =
+        Status(StatusCode::kAlreadyExists, "a workload named '" + e.spec->name + "' exists");
+    return;
+  }
+  Job job;
+  job.id = static_cast<WorkloadId>(jobs_.size());
+  job.spec = e.spec;
+  job.priority = e.spec->priority;
+  job.submitted = now_;
+  job.value_density = ValueDensity(*e.spec, catalog());
+  const Shape& shape = e.spec->shape;
+  if (shape.gpu_count > 0) {
+    int installed = 0, biggest_node = 0, biggest_domain = 0;
+    for (size_t n = 0; n < cluster_->node_count(); ++n) {
+      const Node& node = cluster_->node(static_cast<NodeIndex>(n));
+      if (node.gpu_count == 0 || !shape.AllowsType(node.gpu_type)) continue;
+      installed += node.gpu_count;
+      biggest_node = std::max(biggest_node, node.gpu_count);
+    }
+    const auto& groups = shape.locality == Locality::kRack ? rack_gpus_ : domain_gpus_;
+    for (const auto& [g, count] : groups) biggest_domain = std::max(biggest_domain, count);
+    if (installed == 0) {
+      job.never_fits = true;
+      job.wait.reason = WaitReason::kNoSuchHardware;
+    } else if ((shape.locality == Locality::kNode && shape.gpu_count > biggest_node) ||
+               shape.gpu_count > installed ||
+               (shape.locality != Locality::kAny && shape.locality != Locality::kNode &&
+                shape.gpu_count > biggest_domain)) {
+      job.never_fits = true;
+      job.wait.reason = WaitReason::kTooLarge;
+    }
+  }
+  job.fit_class = InternFitClass(job);
+  jobs_.push_back(std::move(job));
+  Job& j = jobs_.back();
+  by_name_.emplace(j.s().name, j.id);
+  result_.arrived = j.id;
+  if (j.is_service()) {
+    services_.push_back(j.id);
+    services_dirty_ = true;
+  } else {
+    Enqueue(j);
+  }
+}
+
+void Engine::OnStop(AllocationId id, bool completed, bool lost_work, std::string reason,
+                    DecisionType decision) {
+  auto it = allocations_.find(id);
+  if (it == allocations_.end()) {
+    result_.event_status = NotFound("no live allocation " + std::to_string(id));
+    return;
+  }
+  const Allocation a = it->second;
+  allocations_.erase(it);
+  state_.Release(a.placement);
+  Job& job = jobs_[static_cast<size_t>(a.workload)];
+  job.allocations.erase(std::find(job.allocations.begin(), job.allocations.end(), id));
+  const bool engine_initiated = decision != DecisionType::kStart;
+  if (engine_initiated) {
+    Decision d;
+    d.type = decision;
+    d.workload = a.workload;
+    d.allocation = id;
+    d.replica = a.replica;
+    d.placement = a.placement;
+    d.reason = std::move(reason);
+    result_.decisions.push_back(std::move(d));
+  }
+  Stopped stopped{id, a.workload, completed, 0.0};
+  if (job.is_service()) {
+    result_.stopped.push_back(stopped);
+    if (!completed && lost_work) ++job.failures;
+    job.phase = job.allocations.empty() ? JobPhase::kPending : JobPhase::kRunning;
+    services_dirty_ = true;
+    return;
+  }
+  if (completed) {
+    result_.stopped.push_back(stopped);
+    job.phase = JobPhase::kDone;
+    job.finished = now_;
+    job.work_saved = job.s().work_seconds;
+    return;
+  }
+  const StopOutcome out = StopSegment(job.s(), a.segment, now_);
+  job.work_saved = out.work_saved;
+  stopped.lost_gpu_ms =
+      static_cast<double>(out.lost_ms) * static_cast<double>(a.placement.total_milli()) / 1000.0;
+  job.lost_gpu_ms += stopped.lost_gpu_ms;
+  result_.stopped.push_back(stopped);
+  job.last_stopped = now_;
+  if (lost_work && decision == DecisionType::kPreempt) ++job.preemptions;
+  if (lost_work && decision == DecisionType::kStart) ++job.failures;
+  if (decision == DecisionType::kRelease) return;  // cancelled: the caller finishes it
+  job.phase = JobPhase::kPending;
+  Enqueue(job);
+}
+
+// ---------------------------------------------------------------- queue
+
+void Engine::Enqueue(Job& job) {
+  if (job.queued) return;
+  job.queued = true;
+  job.seq = next_seq_++;
+  job.queued_since = now_;
+  auto key = policy_.queue_sort->Key(job, *this);
+  job.key0 = key.first;
+  job.key1 = key.second;
+  if (policy_.queue_sort->dynamic()) {
+    queue_.push_back(job.id);
+    return;
+  }
+  auto less = [this](WorkloadId a, WorkloadId b) {
+    const Job& x = jobs_[static_cast<size_t>(a)];
+    const Job& y = jobs_[static_cast<size_t>(b)];
+    if (x.key0 != y.key0) return x.key0 < y.key0;
+    if (x.key1 != y.key1) return x.key1 < y.key1;
+    return x.seq < y.seq;
+  };
+  queue_.insert(std::upper_bound(queue_.begin(), queue_.end(), job.id, less), job.id);
+}
+
+void Engine::Dequeue(Job& job) {
+  if (!job.queued) return;
+  job.queued = false;
+  job.waited += now_ - job.queued_since;
+  auto it = std::find(queue_.begin(), queue_.end(), job.id);
+  if (it != queue_.end()) queue_.erase(it);
+}
+
+void Engine::SortQueue() {
+  if (policy_.queue_sort->dynamic()) {
+    for (WorkloadId id : queue_) {
+      Job& j = jobs_[static_cast<size_t>(id)];
+      auto key = policy_.queue_sort->Key(j, *this);
+      j.key0 = key.first;
+      j.key1 = key.second;
+    }
+  }
+  std::stable_sort(queue_.begin(), queue_.end(), [this](WorkloadId a, WorkloadId b) {
+    const Job& x = jobs_[static_cast<size_t>(a)];
+    const Job& y = jobs_[static_cast<size_t>(b)];
+    if (x.key0 != y.key0) return x.key0 < y.key0;
+    if (x.key1 != y.key1) return x.key1 < y.key1;
+    return x.seq < y.seq;
+  });
+}
+
+// ---------------------------------------------------------------- services
+
+void Engine::ScaleServices() {
+  for (WorkloadId id : services_) {
+    Job& job = jobs_[static_cast<size_t>(id)];
+    if (job.phase == JobPhase::kCancelled || job.phase == JobPhase::kDone) continue;
+    const int target = policy_.scale ? policy_.scale->TargetReplicas(job, *this)
+                                     : job.s().realtime.ReplicasFor(job.demand_rps);
+    if (target != job.target_replicas) {
+      Decision d;
+      d.type = DecisionType::kScale;
+      d.workload = id;
+      d.replicas = target;
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "demand %.1f req/s needs %d replica(s)", job.demand_rps,
+                    target);
+      d.reason = buf;
+      result_.decisions.push_back(std::move(d));
+      job.target_replicas = target;
+    }
+    while (job.live_replicas() > job.target_replicas)
+      OnStop(job.allocations.back(), false, false, "scaled down", DecisionType::kRelease);
+    if (job.live_replicas() < job.target_replicas) {
+      Enqueue(job);
+    } else if (job.queued) {
+      Dequeue(job);
+    }
+  }
+  services_dirty_ = false;
+}
+
+}  // namespace airtime

@@ -1,0 +1,142 @@
+// Engine: the scheduling core. One event in, one decision cycle out.
+//
+// The engine owns the runtime state of every workload and the cluster's allocation state,
+// and runs the policy's plug-ins over them at every event. It is pure and deterministic:
+// no I/O, no clock (time comes with each event), randomness only from a seeded Rng, and
+// iteration orders that do not depend on addresses. The same events give the same
+// decisions, which is what lets the simulator and the daemon share it.
+//
+// The engine applies its own decisions to its state at once (a started workload is running
+// as far as the engine knows); drivers report what really happened with later events
+// (completion, failure). Not thread-safe: one thread feeds it.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "airtime/base/rng.h"
+#include "airtime/base/status.h"
+#include "airtime/engine/cluster_state.h"
+#include "airtime/engine/decision.h"
+#include "airtime/engine/event.h"
+#include "airtime/engine/job.h"
+#include "airtime/engine/plugins.h"
+
+namespace airtime {
+
+struct EngineOptions {
+  // Seeds the tie-breaking between equally scored nodes. 0: ties go to the lowest node index.
+  uint64_t seed = 0;
+};
+
+// An allocation that ended in this cycle, for whatever reason.
+struct Stopped {
+  AllocationId allocation = kNoAllocation;
+  WorkloadId workload = kNoWorkload;
+  bool completed = false;     // finished its work (jobs) or exited cleanly (replicas)
+  double lost_gpu_ms = 0;     // GPU-milliseconds of work thrown away (milli-weighted / 1000)
+};
+
+struct CycleResult {
+  TimeMs at = 0;
+  EventType trigger = EventType::kTimer;
+  Status event_status;                  // a malformed event (unknown id) is refused here
+  std::vector<Decision> decisions;
+  // One entry per waiting workload, in queue order.
+  std::vector<std::pair<WorkloadId, WaitInfo>> waiting;
+  std::vector<Stopped> stopped;
+  WorkloadId arrived = kNoWorkload;     // kArrival: the id given to the new workload
+};
+
+class Engine {
+ public:
+  Engine(const Cluster& cluster, Policy policy, EngineOptions options = {});
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Applies `event` and runs one decision cycle. Events must come in time order; an event
+  // earlier than the last one is treated as happening now.
+  const CycleResult& Handle(const Event& event);
+
+  // ---- Read access (drivers, ledger, plug-ins).
+  TimeMs now() const { return now_; }
+  const Cluster& cluster() const { return *cluster_; }
+  const GpuCatalog& catalog() const { return cluster_->catalog(); }
+  const ClusterState& state() const { return state_; }
+  const Policy& policy() const { return policy_; }
+  size_t job_count() const { return jobs_.size(); }
+  const Job& job(WorkloadId id) const { return jobs_[static_cast<size_t>(id)]; }
+  std::optional<WorkloadId> FindByName(std::string_view name) const;
+  // Waiting workloads in the policy's order (as of the last cycle).
+  const std::vector<WorkloadId>& queue() const { return queue_; }
+  const Allocation* allocation(AllocationId id) const;
+  const std::map<AllocationId, Allocation>& allocations() const { return allocations_; }
+  const CycleResult& last_cycle() const { return result_; }
+  // Nodes grouped by GPU type (index: GpuTypeId), for plug-ins that scan by type.
+  const std::vector<std::vector<NodeIndex>>& nodes_of_type() const { return nodes_of_type_; }
+  // A sentence a user can act on: why `id` waits (or what it is doing).
+  std::string Explain(WorkloadId id) const;
+
+  // ---- Callable from plug-ins during a cycle.
+  // Stops `allocation`; a job goes back to the queue with its checkpointed progress, a
+  // service replica is dropped (and re-requested if still needed). Emits a kPreempt decision.
+  void Preempt(AllocationId allocation, std::string reason);
+  // Finds where `job` would go now, without placing it.
+  std::optional<Placement> FindPlacement(const Job& job);
+  // Whether `job` fits somewhere now (first fit, no scoring, no randomness).
+  bool FitsNow(const Job& job);
+  // Keeps GPUs free on purpose; emits kHold / kUnhold decisions.
+  void Hold(const std::vector<GpuIndex>& gpus, TimeMs until, std::string reason);
+  void Unhold(const std::vector<GpuIndex>& gpus, std::string reason);
+  Rng& rng() { return rng_; }
+
+ private:
+  void Apply(const Event& e);
+  void OnArrival(const Event& e);
+  void OnStop(AllocationId id, bool completed, bool lost_work, std::string reason,
+              DecisionType decision);
+  void ScaleServices();
+  void AllocatePass();
+  void ExplainWaiting();
+  void Enqueue(Job& job);
+  void Dequeue(Job& job);
+  void SortQueue();
+  void Start(Job& job, Placement placement);
+  bool NodeAllowed(const Job& job, NodeIndex n) const;
+  std::optional<Placement> Find(const Job& job, bool first_fit);
+  std::optional<Placement> FindSingleNode(const Job& job, bool first_fit);
+  std::optional<Placement> FindMultiNode(const Job& job);
+  int InternFitClass(const Job& job);
+  WaitInfo FreeInfo(const Job& job) const;
+
+  const Cluster* cluster_;
+  Policy policy_;
+  EngineOptions options_;
+  Rng rng_;
+  ClusterState state_;
+  TimeMs now_ = 0;
+
+  std::vector<Job> jobs_;
+  std::unordered_map<std::string, WorkloadId> by_name_;
+  std::vector<WorkloadId> queue_;
+  int64_t next_seq_ = 0;
+  std::map<AllocationId, Allocation> allocations_;
+  AllocationId next_allocation_ = 1;
+  std::vector<WorkloadId> services_;
+  bool services_dirty_ = true;
+
+  std::map<std::string, int> fit_classes_;  // shape+filter key -> class id
+  std::vector<int8_t> class_fit_;           // per cycle: 0 unknown, 1 fits, 2 does not fit
+  std::vector<std::vector<NodeIndex>> nodes_of_type_;
+  int max_node_gpus_ = 0;
+  std::map<int32_t, int> domain_gpus_, rack_gpus_;  // installed GPUs per NVLink domain / rack
+
+  CycleResult result_;
+};
+
+}  // namespace airtime

@@ -1,0 +1,307 @@
+// The allocation pass of a decision cycle: queue walk, placement search, starts.
+#include <algorithm>
+#include <cmath>
+
+#include "airtime/engine/engine.h"
+
+namespace airtime {
+
+int Engine::InternFitClass(const Job& job) {
+  const Shape& s = job.s().shape;
+  std::string key;
+  key.reserve(64);
+  key += std::to_string(s.gpu_count) + '|' + std::to_string(static_cast<int>(s.mode)) + '|' +
+         std::to_string(s.gpu_milli) + '|' + s.mig_profile + '|' + std::to_string(s.memory_gb) +
+         '|' + std::to_string(static_cast<int>(s.locality)) + '|' + std::to_string(s.cpu_milli) +
+         '|' + std::to_string(s.memory_mib) + "|t";
+  for (GpuTypeId t : s.allowed_types) key += ',' + std::to_string(t);
+  key += "|p";
+  for (GpuTypeId t : s.preferred_types) key += ',' + std::to_string(t);
+  for (const auto& f : policy_.filters) key += "|f" + std::to_string(f->FitClass(job));
+  auto [it, inserted] = fit_classes_.emplace(key, static_cast<int>(fit_classes_.size()));
+  return it->second;
+}
+
+bool Engine::NodeAllowed(const Job& job, NodeIndex n) const {
+  for (const auto& f : policy_.filters)
+    if (!f->Allows(job, n, *this)) return false;
+  return true;
+}
+
+std::optional<Placement> Engine::FindPlacement(const Job& job) { return Find(job, false); }
+
+bool Engine::FitsNow(const Job& job) { return Find(job, true).has_value(); }
+
+std::optional<Placement> Engine::Find(const Job& job, bool first_fit) {
+  if (job.never_fits) return std::nullopt;
+  const Shape& shape = job.s().shape;
+  if (auto p = FindSingleNode(job, first_fit)) return p;
+  if (shape.gpu_count <= 1 || shape.locality == Locality::kNode) return std::nullopt;
+  return FindMultiNode(job);
+}
+
+std::optional<Placement> Engine::FindSingleNode(const Job& job, bool first_fit) {
+  const Shape& shape = job.s().shape;
+  const bool scored = !first_fit && !policy_.scores.empty();
+  NodeIndex best = -1;
+  double best_score = 0;
+  uint64_t ties = 0;
+  auto consider = [&](NodeIndex n) {
+    if (!state_.FitsOnNode(shape, n) || !NodeAllowed(job, n)) return false;
+    if (!scored) {
+      best = n;
+      return true;  // first fit: stop here
+    }
+    double score = 0;
+    for (const auto& [plugin, weight] : policy_.scores) score += weight * plugin->Score(job, n, *this);
+    const double eps = 1e-9 * std::max(1.0, std::fabs(best_score));
+    if (best < 0 || score > best_score + eps) {
+      best = n;
+      best_score = score;
+      ties = 1;
+    } else if (std::fabs(score - best_score) <= eps) {
+      ++ties;
+      if (options_.seed != 0 && rng_.Below(ties) == 0) best = n;
+    }
+    return false;
+  };
+  auto scan = [&](const std::vector<GpuTypeId>& types) {
+    if (types.size() == 1 && shape.gpu_count > 0) {
+      for (NodeIndex n : nodes_of_type_[static_cast<size_t>(types[0])])
+        if (consider(n)) return;
+      return;
+    }
+    for (size_t n = 0; n < cluster_->node_count(); ++n) {
+      const Node& node = cluster_->node(static_cast<NodeIndex>(n));
+      if (shape.gpu_count > 0 && !types.empty() &&
+          std::find(types.begin(), types.end(), node.gpu_type) == types.end())
+        continue;
+      if (consider(static_cast<NodeIndex>(n))) return;
+    }
+  };
+  if (!shape.preferred_types.empty()) scan(shape.preferred_types);
+  if (best < 0) scan(shape.allowed_types);
+  if (best < 0) return std::nullopt;
+  Placement p;
+  p.host_node = best;
+  if (shape.gpu_count > 0) state_.SelectOnNode(shape, best, shape.gpu_count, &p.gpus);
+  state_.FillPlacement(shape, &p);
+  return p;
+}
+
+std::optional<Placement> Engine::FindMultiNode(const Job& job) {
+  const Shape& shape = job.s().shape;
+  // Group the nodes that can contribute by NVLink domain, rack, or the whole cluster.
+  std::map<int32_t, std::vector<std::pair<int, NodeIndex>>> groups;
+  std::map<int32_t, int> units;
+  for (size_t i = 0; i < cluster_->node_count(); ++i) {
+    const auto n = static_cast<NodeIndex>(i);
+    const int u = state_.UnitsOnNode(shape, n);
+    if (u == 0 || !NodeAllowed(job, n)) continue;
+    const int32_t g = shape.locality == Locality::kNvlinkDomain ? cluster_->domain_of(n)
+                      : shape.locality == Locality::kRack       ? cluster_->rack_of(n)
+                                                                : 0;
+    groups[g].push_back({u, n});
+    units[g] += u;
+  }
+  int32_t best = -1;
+  int best_left = 0;
+  for (const auto& [g, u] : units) {
+    if (u < shape.gpu_count) continue;
+    if (best < 0 || u - shape.gpu_count < best_left) {
+      best = g;
+      best_left = u - shape.gpu_count;
+    }
+  }
+  if (best < 0) return std::nullopt;
+  auto& nodes = groups[best];
+  // Fewest nodes: take from the fullest-free nodes first.
+  std::stable_sort(nodes.begin(), nodes.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  Placement p;
+  int need = shape.gpu_count;
+  for (const auto& [u, n] : nodes) {
+    if (need == 0) break;
+    need -= state_.SelectOnNode(shape, n, std::min(u, need), &p.gpus);
+  }
+  if (need > 0) return std::nullopt;
+  p.host_node = cluster_->gpu(p.gpus[0]).node;
+  state_.FillPlacement(shape, &p);
+  return p;
+}
+
+void Engine::Start(Job& job, Placement placement) {
+  Allocation a;
+  a.id = next_allocation_++;
+  a.workload = job.id;
+  a.placement = std::move(placement);
+  a.started = now_;
+  if (job.is_service()) {
+    a.replica = job.next_replica++;
+    a.ready_at = now_ + job.s().realtime.cold_start;
+  } else {
+    double speed = 1.0;
+    if (!a.placement.gpus.empty()) {
+      speed = 1e18;
+      for (GpuIndex g : a.placement.gpus)
+        speed = std::min(speed, job.s().SpeedOn(cluster_->gpu_type(g), catalog()));
+    }
+    a.segment.start = now_;
+    a.segment.overhead = job.work_saved > 0 ? job.s().restart_cost : 0;
+    a.segment.speed = speed;
+    a.segment.work_at_start = job.work_saved;
+    a.ready_at = now_ + a.segment.overhead;
+    a.expected_end = SegmentEnd(job.s(), a.segment);
+  }
+  state_.Apply(a.placement);
+  job.allocations.push_back(a.id);
+  if (job.first_start == kNever) job.first_start = now_;
+  job.phase = JobPhase::kRunning;
+  job.wait = {};
+
+  Decision d;
+  d.type = DecisionType::kStart;
+  d.workload = job.id;
+  d.allocation = a.id;
+  d.replica = a.replica;
+  d.placement = a.placement;
+  d.ready_at = a.ready_at;
+  d.expected_end = a.expected_end;
+  d.waited = now_ - job.queued_since;
+  d.reason = policy_.name;
+  result_.decisions.push_back(std::move(d));
+  allocations_.emplace(a.id, std::move(a));
+}
+
+void Engine::AllocatePass() {
+  if (policy_.queue_sort->dynamic()) SortQueue();
+  class_fit_.assign(fit_classes_.size(), 0);
+  std::vector<std::pair<int, WorkloadId>> blocked;  // (group, head)
+  auto head_of = [&](int group) -> WorkloadId {
+    for (const auto& [g, head] : blocked)
+      if (g == group) return head;
+    return kNoWorkload;
+  };
+  std::vector<WorkloadId> pending;
+  pending.swap(queue_);  // workloads preempted during the pass land in queue_
+  std::vector<WorkloadId> kept;
+  kept.reserve(pending.size());
+  for (WorkloadId id : pending) {
+    Job& job = jobs_[static_cast<size_t>(id)];
+    if (!job.queued) continue;
+    const int group = policy_.order ? policy_.order->BlockingGroup(job, *this) : -1;
+    if (group >= 0) {
+      if (WorkloadId head = head_of(group); head != kNoWorkload) {
+        job.wait = {};
+        job.wait.reason = WaitReason::kBehindHead;
+        job.wait.blocker = head;
+        kept.push_back(id);
+        continue;
+      }
+    }
+    if (job.never_fits) {
+      kept.push_back(id);
+      continue;
+    }
+    bool satisfied = false;
+    while (true) {
+      const size_t fc = static_cast<size_t>(job.fit_class);
+      std::optional<Placement> p;
+      if (class_fit_[fc] != 2) p = FindPlacement(job);
+      if (!p && policy_.preempt && policy_.preempt->MakeRoom(job, *this)) {
+        class_fit_.assign(fit_classes_.size(), 0);
+        p = FindPlacement(job);
+      }
+      if (!p) {
+        class_fit_[fc] = 2;
+        break;
+      }
+      Start(job, std::move(*p));
+      if (!job.is_service() || job.live_replicas() >= job.target_replicas) {
+        satisfied = true;
+        break;
+      }
+    }
+    if (satisfied) {
+      job.queued = false;
+      job.waited += now_ - job.queued_since;
+      continue;
+    }
+    if (job.wait.reason != WaitReason::kPolicy) {
+      job.wait = {};
+      job.wait.reason = WaitReason::kNoFit;
+    }
+    if (group >= 0) blocked.push_back({group, id});
+    kept.push_back(id);
+  }
+  if (!queue_.empty()) {
+    kept.insert(kept.end(), queue_.begin(), queue_.end());
+    queue_.swap(kept);
+    SortQueue();
+  } else {
+    queue_.swap(kept);
+  }
+}
+
+WaitInfo Engine::FreeInfo(const Job& job) const {
+  WaitInfo info = job.wait;
+  info.free_compatible = 0;
+  info.free_compatible_milli = 0;
+  const Shape& s = job.s().shape;
+  for (size_t t = 0; t < catalog().size(); ++t) {
+    if (!s.AllowsType(static_cast<GpuTypeId>(t))) continue;
+    info.free_compatible += state_.free_whole_of_type(static_cast<GpuTypeId>(t));
+    info.free_compatible_milli += state_.free_milli_of_type(static_cast<GpuTypeId>(t));
+  }
+  return info;
+}
+
+void Engine::ExplainWaiting() {
+  result_.waiting.clear();
+  result_.waiting.reserve(queue_.size());
+  class_fit_.assign(fit_classes_.size(), 0);
+  std::vector<int> free_cache(fit_classes_.size(), -1);
+  std::vector<int64_t> milli_cache(fit_classes_.size(), 0);
+  for (WorkloadId id : queue_) {
+    Job& job = jobs_[static_cast<size_t>(id)];
+    const size_t fc = static_cast<size_t>(job.fit_class);
+    if (free_cache[fc] < 0) {
+      WaitInfo f = FreeInfo(job);
+      free_cache[fc] = f.free_compatible;
+      milli_cache[fc] = f.free_compatible_milli;
+    }
+    job.wait.free_compatible = free_cache[fc];
+    job.wait.free_compatible_milli = milli_cache[fc];
+    if (job.wait.reason == WaitReason::kBehindHead) {
+      if (class_fit_[fc] == 0) class_fit_[fc] = FitsNow(job) ? 1 : 2;
+      job.wait.fits_now = class_fit_[fc] == 1;
+    }
+    result_.waiting.emplace_back(id, job.wait);
+  }
+}
+
+// ---------------------------------------------------------------- plug-in actions
+
+void Engine::Preempt(AllocationId allocation, std::string reason) {
+  OnStop(allocation, false, true, std::move(reason), DecisionType::kPreempt);
+}
+
+void Engine::Hold(const std::vector<GpuIndex>& gpus, TimeMs until, std::string reason) {
+  Decision d;
+  d.type = DecisionType::kHold;
+  d.placement.gpus = gpus;
+  d.until = until;
+  d.reason = std::move(reason);
+  for (GpuIndex g : gpus) state_.SetReserved(g, true);
+  result_.decisions.push_back(std::move(d));
+}
+
+void Engine::Unhold(const std::vector<GpuIndex>& gpus, std::string reason) {
+  Decision d;
+  d.type = DecisionType::kUnhold;
+  d.placement.gpus = gpus;
+  d.reason = std::move(reason);
+  for (GpuIndex g : gpus) state_.SetReserved(g, false);
+  result_.decisions.push_back(std::move(d));
+}
+
+}  // namespace airtime

@@ -1,0 +1,103 @@
+// Explanations: why a workload waits, in words a user can act on.
+#include <algorithm>
+#include <cstdio>
+
+#include "airtime/base/strings.h"
+#include "airtime/engine/engine.h"
+
+namespace airtime {
+namespace {
+
+std::string GpuList(const Cluster& c, const std::vector<GpuIndex>& gpus) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < gpus.size() && i < 8; ++i) names.push_back(c.gpu_name(gpus[i]));
+  std::string s = Join(names, ", ");
+  if (gpus.size() > 8) s += " and " + std::to_string(gpus.size() - 8) + " more";
+  return s;
+}
+
+}  // namespace
+
+std::string Engine::Explain(WorkloadId id) const {
+  if (id < 0 || static_cast<size_t>(id) >= jobs_.size()) return "unknown workload";
+  const Job& job = jobs_[static_cast<size_t>(id)];
+  const WorkloadSpec& spec = job.s();
+  const std::string shape = spec.shape.Describe(catalog());
+  char buf[256];
+  switch (job.phase) {
+    case JobPhase::kDone:
+      return "finished at " + FormatTime(job.finished);
+    case JobPhase::kCancelled:
+      return "cancelled at " + FormatTime(job.finished);
+    case JobPhase::kRunning:
+      if (job.is_service() && job.live_replicas() < job.target_replicas) break;  // explain wait
+      if (job.is_service()) {
+        std::snprintf(buf, sizeof buf, "serving %.1f req/s with %d replica(s) (target %d)",
+                      job.demand_rps, job.live_replicas(), job.target_replicas);
+        return buf;
+      } else {
+        const Allocation* a = allocation(job.allocations.front());
+        std::string s = "running on " + GpuList(*cluster_, a->placement.gpus) + " since " +
+                        FormatTime(a->started);
+        if (a->expected_end != kNever) s += ", expected to finish at " + FormatTime(a->expected_end);
+        return s;
+      }
+    case JobPhase::kPending:
+      break;
+  }
+  const WaitInfo& w = job.wait;
+  std::string prefix = job.is_service()
+                           ? "needs " + std::to_string(job.target_replicas - job.live_replicas()) +
+                                 " more replica(s) of " + shape
+                           : "waits for " + shape;
+  switch (w.reason) {
+    case WaitReason::kNone:
+      return prefix + "; not yet considered by a decision cycle";
+    case WaitReason::kNoSuchHardware: {
+      std::vector<std::string> installed;
+      for (size_t t = 0; t < catalog().size(); ++t)
+        if (cluster_->gpus_per_type()[t] > 0) installed.push_back(catalog().type(static_cast<GpuTypeId>(t)).name);
+      return prefix + "; no installed GPU can ever take it (the cluster has " +
+             Join(installed, ", ") + "): change gpu_type, memory_gb or mig";
+    }
+    case WaitReason::kTooLarge:
+      return prefix + "; no node or " + LocalityName(spec.shape.locality) +
+             " domain has that many GPUs of an allowed type: ask for fewer GPUs or a wider "
+             "locality (nvlink, rack, any)";
+    case WaitReason::kBehindHead: {
+      const std::string head = w.blocker >= 0 ? jobs_[static_cast<size_t>(w.blocker)].s().name : "?";
+      return prefix + "; queued behind '" + head + "' in " + policy_.name + " order" +
+             (w.fits_now ? " although it would fit now (head-of-line blocking)"
+                         : " and would not fit now either");
+    }
+    case WaitReason::kPolicy:
+    case WaitReason::kNoFit:
+      break;
+  }
+  std::snprintf(buf, sizeof buf, "; %d whole GPU(s) of an allowed type free (%.2f GPUs of capacity)",
+                w.free_compatible, static_cast<double>(w.free_compatible_milli) / 1000.0);
+  std::string s = prefix + buf;
+  if (spec.shape.mode == ShareMode::kWhole && w.free_compatible >= spec.shape.gpu_count)
+    s += ": enough by count but not in one place (fragmentation)";
+  // Who holds the GPUs it could use, and when the first of them is expected to free up.
+  const Allocation* next = nullptr;
+  int holders = 0;
+  for (const auto& [aid, a] : allocations_) {
+    if (a.placement.gpus.empty() || !spec.shape.AllowsType(cluster_->gpu_type(a.placement.gpus[0])))
+      continue;
+    ++holders;
+    if (a.expected_end != kNever && (!next || a.expected_end < next->expected_end)) next = &a;
+  }
+  if (holders > 0) {
+    s += "; " + std::to_string(holders) + " allocation(s) hold GPUs it could use";
+    if (next) {
+      const Job& h = jobs_[static_cast<size_t>(next->workload)];
+      s += "; the next to free up is '" + h.s().name + "' (" + KindName(h.s().kind) +
+           ", priority " + std::to_string(h.priority) + ") on " +
+           GpuList(*cluster_, next->placement.gpus) + ", expected at " + FormatTime(next->expected_end);
+    }
+  }
+  return s;
+}
+
+}  // namespace airtime

@@ -1,0 +1,223 @@
+#include "airtime/engine/engine.h"
+
+#include <gtest/gtest.h>
+
+#include "airtime/engine/test_util.h"
+#include "airtime/policies/registry.h"
+
+namespace airtime {
+namespace {
+
+using testing::MakeCluster;
+using testing::MakeJob;
+using testing::MakeService;
+
+Engine MakeEngine(const Cluster& c, const std::string& policy, uint64_t seed = 0) {
+  auto p = PolicyRegistry::Builtin().Make(policy, c);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return Engine(c, std::move(*p), EngineOptions{seed});
+}
+
+int Starts(const CycleResult& r) {
+  int n = 0;
+  for (const auto& d : r.decisions) n += d.type == DecisionType::kStart;
+  return n;
+}
+
+TEST(EngineTest, FifoBlocksBehindHeadBestFitDoesNot) {
+  Cluster c = MakeCluster({{"H100", 8, 1}});
+  for (const char* policy : {"fifo", "bestfit"}) {
+    Engine e = MakeEngine(c, policy);
+    EXPECT_EQ(Starts(e.Handle(Event::Arrival(0, MakeJob("a", WorkloadKind::kTraining, 4, 3600)))), 1);
+    EXPECT_EQ(Starts(e.Handle(Event::Arrival(1, MakeJob("b", WorkloadKind::kTraining, 8, 3600)))), 0);
+    const CycleResult& r = e.Handle(Event::Arrival(2, MakeJob("c", WorkloadKind::kBatch, 1, 60)));
+    if (std::string(policy) == "fifo") {
+      EXPECT_EQ(Starts(r), 0);
+      ASSERT_EQ(r.waiting.size(), 2u);
+      EXPECT_EQ(r.waiting[0].second.reason, WaitReason::kNoFit);
+      EXPECT_EQ(r.waiting[1].second.reason, WaitReason::kBehindHead);
+      EXPECT_TRUE(r.waiting[1].second.fits_now);
+      EXPECT_NE(e.Explain(2).find("head-of-line"), std::string::npos) << e.Explain(2);
+    } else {
+      EXPECT_EQ(Starts(r), 1);
+    }
+  }
+}
+
+TEST(EngineTest, CompletionStartsTheNextJob) {
+  Cluster c = MakeCluster({{"H100", 8, 1}});
+  Engine e = MakeEngine(c, "fifo");
+  auto& r0 = e.Handle(Event::Arrival(0, MakeJob("a", WorkloadKind::kTraining, 8, 3600)));
+  ASSERT_EQ(r0.decisions.size(), 1u);
+  AllocationId a = r0.decisions[0].allocation;
+  // H100 speed 1.8: 3600 reference-seconds take 2000 s.
+  EXPECT_EQ(r0.decisions[0].expected_end, 2000 * kSecond);
+  e.Handle(Event::Arrival(10, MakeJob("b", WorkloadKind::kTraining, 8, 3600)));
+  const std::string why = e.Explain(1);
+  EXPECT_NE(why.find("'a'"), std::string::npos) << why;
+  EXPECT_NE(why.find("00:33:20"), std::string::npos) << why;
+  auto& r1 = e.Handle(Event::Completion(2000 * kSecond, a));
+  EXPECT_EQ(Starts(r1), 1);
+  EXPECT_EQ(e.job(0).phase, JobPhase::kDone);
+  EXPECT_EQ(e.job(1).phase, JobPhase::kRunning);
+  EXPECT_EQ(e.job(1).waited, 2000 * kSecond - 10);
+}
+
+TEST(EngineTest, FractionsShareTheTightestGpu) {
+  Cluster c = MakeCluster({{"A100-80GB", 2, 1}});
+  Engine e = MakeEngine(c, "bestfit");
+  auto frac = [](const std::string& n, int milli) {
+    WorkloadSpec s = MakeJob(n, WorkloadKind::kEmbed, 1, 100);
+    s.shape.mode = ShareMode::kFraction;
+    s.shape.gpu_milli = milli;
+    return s;
+  };
+  GpuIndex g1 = e.Handle(Event::Arrival(0, frac("x", 500))).decisions[0].placement.gpus[0];
+  GpuIndex g2 = e.Handle(Event::Arrival(0, frac("y", 300))).decisions[0].placement.gpus[0];
+  EXPECT_EQ(g1, g2);
+  // A whole-GPU job still finds the untouched GPU.
+  EXPECT_EQ(Starts(e.Handle(Event::Arrival(0, MakeJob("w", WorkloadKind::kBatch, 1, 100)))), 1);
+  EXPECT_EQ(e.state().allocated_milli(), 1800);
+}
+
+TEST(EngineTest, MigSlicesPackOnMigNodes) {
+  Cluster c = MakeCluster({{"H100", 1, 1, "", "", true}});
+  Engine e = MakeEngine(c, "bestfit");
+  auto mig = [](const std::string& n, const std::string& profile) {
+    WorkloadSpec s = MakeJob(n, WorkloadKind::kEval, 1, 100);
+    s.shape.mode = ShareMode::kMig;
+    s.shape.mig_profile = profile;
+    return s;
+  };
+  EXPECT_EQ(Starts(e.Handle(Event::Arrival(0, mig("a", "3g.40gb")))), 1);
+  EXPECT_EQ(Starts(e.Handle(Event::Arrival(0, mig("b", "3g.40gb")))), 1);
+  EXPECT_EQ(Starts(e.Handle(Event::Arrival(0, mig("c", "1g.10gb")))), 0);  // memory is full
+}
+
+TEST(EngineTest, PreemptionKeepsCheckpointedWork) {
+  RunSegment seg{0, 0, 2.0, 0};
+  WorkloadSpec s = MakeJob("t", WorkloadKind::kTraining, 1, 10000);
+  s.checkpoint_interval = 10 * kMinute;
+  StopOutcome out = StopSegment(s, seg, 25 * kMinute);
+  EXPECT_DOUBLE_EQ(out.work_saved, 20 * 60 * 2.0);
+  EXPECT_EQ(out.lost_ms, 5 * kMinute);
+  s.checkpoint_interval = 0;
+  out = StopSegment(s, seg, 25 * kMinute);
+  EXPECT_EQ(out.lost_ms, 25 * kMinute);
+  EXPECT_DOUBLE_EQ(out.work_saved, 0);
+}
+
+TEST(EngineTest, NodeDownRequeuesWithProgressAndRestartCost) {
+  Cluster c = MakeCluster({{"A100-80GB", 8, 2}});
+  Engine e = MakeEngine(c, "bestfit");
+  WorkloadSpec s = MakeJob("t", WorkloadKind::kTraining, 8, 7200);
+  s.checkpoint_interval = 30 * kMinute;
+  s.restart_cost = 5 * kMinute;
+  auto& r = e.Handle(Event::Arrival(0, s));
+  NodeIndex node = c.gpu(r.decisions[0].placement.gpus[0]).node;
+  auto& r2 = e.Handle(Event::NodeDown(45 * kMinute, node));
+  ASSERT_GE(r2.decisions.size(), 2u);
+  EXPECT_EQ(r2.decisions[0].type, DecisionType::kPreempt);
+  EXPECT_EQ(r2.decisions[1].type, DecisionType::kStart);
+  EXPECT_NE(c.gpu(r2.decisions[1].placement.gpus[0]).node, node);
+  // 30 min kept at speed 1.0 = 1800 s; 1.5 h left plus 5 min restart.
+  EXPECT_DOUBLE_EQ(e.job(0).work_saved, 1800);
+  EXPECT_EQ(r2.decisions[1].expected_end, 45 * kMinute + 5 * kMinute + 5400 * kSecond);
+  EXPECT_EQ(e.job(0).failures, 0);
+  EXPECT_EQ(e.job(0).preemptions, 1);
+}
+
+TEST(EngineTest, ServicesScaleWithDemand) {
+  Cluster c = MakeCluster({{"L40S", 4, 1}});
+  Engine e = MakeEngine(c, "fifo");
+  e.Handle(Event::Arrival(0, MakeService("svc", 10)));
+  auto& r = e.Handle(Event::Demand(0, 0, 25));
+  EXPECT_EQ(Starts(r), 3);
+  EXPECT_EQ(e.job(0).live_replicas(), 3);
+  EXPECT_EQ(r.decisions[1].ready_at, 60 * kSecond);
+  auto& r2 = e.Handle(Event::Demand(kHour, 0, 5));
+  int releases = 0;
+  for (const auto& d : r2.decisions) releases += d.type == DecisionType::kRelease;
+  EXPECT_EQ(releases, 2);
+  auto& r3 = e.Handle(Event::Demand(2 * kHour, 0, 100));
+  EXPECT_EQ(Starts(r3), 3);  // only 4 GPUs
+  EXPECT_EQ(r3.waiting.size(), 1u);
+  EXPECT_NE(e.Explain(0).find("more replica"), std::string::npos) << e.Explain(0);
+}
+
+TEST(EngineTest, CancelReleasesAndDequeues) {
+  Cluster c = MakeCluster({{"T4", 1, 1}});
+  Engine e = MakeEngine(c, "fifo");
+  e.Handle(Event::Arrival(0, MakeJob("a", WorkloadKind::kBatch, 1, 1000)));
+  e.Handle(Event::Arrival(0, MakeJob("b", WorkloadKind::kBatch, 1, 1000)));
+  auto& r = e.Handle(Event::Cancel(5, 0));
+  EXPECT_EQ(r.decisions[0].type, DecisionType::kRelease);
+  EXPECT_EQ(Starts(r), 1);
+  EXPECT_EQ(e.job(0).phase, JobPhase::kCancelled);
+  EXPECT_TRUE(e.Handle(Event::Cancel(6, 1)).decisions[0].type == DecisionType::kRelease);
+  EXPECT_FALSE(e.Handle(Event::Cancel(7, 99)).event_status.ok());
+}
+
+TEST(EngineTest, ImpossibleShapesSayWhy) {
+  Cluster c = MakeCluster({{"T4", 4, 2}});
+  Engine e = MakeEngine(c, "bestfit");
+  WorkloadSpec h = MakeJob("h", WorkloadKind::kTraining, 1, 10);
+  h.shape.allowed_types = {*GpuCatalog::Builtin().Find("H100")};
+  auto& r = e.Handle(Event::Arrival(0, h));
+  EXPECT_EQ(r.waiting[0].second.reason, WaitReason::kNoSuchHardware);
+  EXPECT_NE(e.Explain(0).find("T4"), std::string::npos);
+  auto& r2 = e.Handle(Event::Arrival(0, MakeJob("big", WorkloadKind::kTraining, 6, 10)));
+  EXPECT_EQ(r2.waiting[1].second.reason, WaitReason::kTooLarge);
+  WorkloadSpec any = MakeJob("any", WorkloadKind::kTraining, 6, 10);
+  any.shape.locality = Locality::kAny;
+  EXPECT_EQ(Starts(e.Handle(Event::Arrival(0, any))), 1);
+}
+
+TEST(EngineTest, GangStaysInOneNvlinkDomain) {
+  Cluster c = MakeCluster({{"H100", 4, 2, "nvl-a"}, {"H100", 4, 2, "nvl-b"}});
+  Engine e = MakeEngine(c, "bestfit");
+  e.Handle(Event::Arrival(0, MakeJob("x", WorkloadKind::kTraining, 2, 100)));  // on nvl-a
+  WorkloadSpec g = MakeJob("g", WorkloadKind::kTraining, 8, 100);
+  g.shape.locality = Locality::kNvlinkDomain;
+  auto& r = e.Handle(Event::Arrival(0, g));
+  ASSERT_EQ(Starts(r), 1);
+  const auto& gpus = r.decisions[0].placement.gpus;
+  ASSERT_EQ(gpus.size(), 8u);
+  for (GpuIndex gi : gpus) EXPECT_EQ(c.domain_of(c.gpu(gi).node), c.domain_of(c.gpu(gpus[0]).node));
+}
+
+TEST(EngineTest, SameEventsSameDecisions) {
+  Cluster c = MakeCluster({{"H100", 8, 4}, {"A100-80GB", 8, 2}});
+  auto run = [&](uint64_t seed) {
+    Engine e = MakeEngine(c, "bestfit", seed);
+    std::string log;
+    Rng rng(7);
+    TimeMs t = 0;
+    std::vector<AllocationId> live;
+    for (int i = 0; i < 300; ++i) {
+      t += static_cast<TimeMs>(rng.Below(60000));
+      const CycleResult* r;
+      if (!live.empty() && rng.Below(3) == 0) {
+        size_t k = rng.Below(live.size());
+        r = &e.Handle(Event::Completion(t, live[k]));
+        live.erase(live.begin() + static_cast<long>(k));
+      } else {
+        int gpus = static_cast<int>(1 + rng.Below(8));
+        r = &e.Handle(Event::Arrival(t, MakeJob("j" + std::to_string(i), WorkloadKind::kTraining, gpus, 600)));
+      }
+      for (const auto& d : r->decisions) {
+        log += std::to_string(d.allocation) + ":";
+        for (GpuIndex g : d.placement.gpus) log += std::to_string(g) + ",";
+        if (d.type == DecisionType::kStart) live.push_back(d.allocation);
+      }
+      for (const auto& [id, w] : r->waiting) log += "w" + std::to_string(id) + WaitReasonName(w.reason);
+    }
+    return log;
+  };
+  EXPECT_EQ(run(5), run(5));
+  EXPECT_EQ(run(0), run(0));
+  EXPECT_NE(run(5), run(6));
+}
+
+}  // namespace
+}  // namespace airtime

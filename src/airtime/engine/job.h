@@ -1,0 +1,97 @@
+// Job and Allocation: the engine's runtime view of a workload and of what it holds.
+//
+// A Job wraps an immutable WorkloadSpec with everything that changes: phase, queue
+// position, current priority, saved progress, live allocations (one for a job, one per
+// replica for a service), preemption history and why it waits. An Allocation is one
+// placement with its start time and the run segment that drives progress. Owned by the
+// engine; plugins read them through the engine.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "airtime/engine/ids.h"
+#include "airtime/engine/placement.h"
+#include "airtime/engine/progress.h"
+#include "airtime/model/workload.h"
+
+namespace airtime {
+
+enum class JobPhase : uint8_t { kPending, kRunning, kDone, kCancelled };
+const char* JobPhaseName(JobPhase p);
+
+// Why a workload waits after a cycle.
+enum class WaitReason : uint8_t {
+  kNone,            // not waiting
+  kNoFit,           // no place has room for its shape now
+  kBehindHead,      // the policy's order holds it behind another waiting workload
+  kNoSuchHardware,  // no installed GPU type can ever take its shape
+  kTooLarge,        // needs more GPUs in one place than any node or domain has
+  kPolicy,          // a policy plug-in held it (quota, reservation); see its note
+};
+const char* WaitReasonName(WaitReason r);
+
+struct WaitInfo {
+  WaitReason reason = WaitReason::kNone;
+  WorkloadId blocker = kNoWorkload;  // kBehindHead: the workload at the head
+  bool fits_now = false;             // kBehindHead: it would fit if the order allowed
+  int free_compatible = 0;           // free whole GPUs of allowed types
+  int64_t free_compatible_milli = 0; // free capacity of allowed types (milli-GPU)
+};
+
+struct Allocation {
+  AllocationId id = kNoAllocation;
+  WorkloadId workload = kNoWorkload;
+  int replica = 0;
+  Placement placement;
+  TimeMs started = 0;
+  TimeMs ready_at = 0;       // cold start or restart overhead ends
+  RunSegment segment;        // jobs: drives progress
+  TimeMs expected_end = kNever;
+};
+
+struct Job {
+  WorkloadId id = kNoWorkload;
+  std::shared_ptr<const WorkloadSpec> spec;
+  JobPhase phase = JobPhase::kPending;
+  int priority = 0;
+  int fit_class = 0;         // interned (shape, policy filter class): equal classes fit alike
+  double value_density = 0;  // value per GPU-hour of its shape
+  bool never_fits = false;   // computed at arrival: kNoSuchHardware / kTooLarge
+
+  // Queue bookkeeping.
+  bool queued = false;
+  int64_t seq = 0;           // arrival order into the queue
+  double key0 = 0, key1 = 0; // policy sort key
+  TimeMs queued_since = 0;
+
+  // Timing.
+  TimeMs submitted = 0;
+  TimeMs first_start = kNever;
+  TimeMs finished = kNever;
+  DurationMs waited = 0;     // total time spent waiting in the queue
+
+  // Progress (jobs).
+  double work_saved = 0;     // reference-seconds kept across stops
+  int preemptions = 0;
+  int failures = 0;
+  TimeMs last_stopped = kNever;
+  double lost_gpu_ms = 0;    // GPU-milliseconds of work thrown away
+
+  // Services.
+  double demand_rps = 0;
+  int target_replicas = 0;
+  int next_replica = 0;
+
+  std::vector<AllocationId> allocations;  // live, in start order
+  WaitInfo wait;
+
+  const WorkloadSpec& s() const { return *spec; }
+  bool is_service() const { return spec->is_service(); }
+  int live_replicas() const { return static_cast<int>(allocations.size()); }
+};
+
+// Value per GPU-hour of the workload's shape at reference speed (services at full load).
+double ValueDensity(const WorkloadSpec& spec, const GpuCatalog& catalog);
+
+}  // namespace airtime

@@ -1,0 +1,106 @@
+// Plug-in interfaces: the named extension points every policy is assembled from.
+//
+// Modelled on the Kubernetes scheduler framework. In one decision cycle the engine
+//   1. asks Scale for each service's replica target,
+//   2. runs every Cycle plug-in's BeforeAllocate (holds, reservations, quota bookkeeping),
+//   3. walks the queue in QueueSort order; Order says which workloads must not be passed
+//      (head-of-line blocking) and which may be skipped when they do not fit,
+//   4. for each workload, keeps the nodes every Filter allows and that have room, ranks
+//      them by the weighted sum of Score plug-ins (no scorer: first fit) and lets the
+//      engine pick devices on the winner (tightest share first),
+//   5. calls Preempt for a workload that found no room, which may free some,
+//   6. runs every Cycle plug-in's AfterAllocate.
+// Plug-ins are stateless with respect to the engine or keep only their own bookkeeping;
+// they read engine state through `const Engine&` and change it only through the Engine
+// methods documented as callable from plug-ins. A plug-in instance belongs to one engine.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "airtime/engine/job.h"
+#include "airtime/model/cluster.h"
+
+namespace airtime {
+
+class Engine;
+
+class QueueSortPlugin {
+ public:
+  virtual ~QueueSortPlugin() = default;
+  virtual std::string_view name() const = 0;
+  // Ascending (key0, key1); ties by arrival order.
+  virtual std::pair<double, double> Key(const Job& job, const Engine& engine) const = 0;
+  // True when keys change with time (ages, attained service): the queue is re-sorted each
+  // cycle. False keys are computed once when a workload joins the queue.
+  virtual bool dynamic() const { return false; }
+};
+
+class OrderPlugin {
+ public:
+  virtual ~OrderPlugin() = default;
+  virtual std::string_view name() const = 0;
+  // -1: the workload may be passed when it does not fit. g >= 0: the workload blocks every
+  // later workload of group g when it does not fit (strict order within g).
+  virtual int BlockingGroup(const Job& job, const Engine& engine) const = 0;
+};
+
+class FilterPlugin {
+ public:
+  virtual ~FilterPlugin() = default;
+  virtual std::string_view name() const = 0;
+  virtual bool Allows(const Job& job, NodeIndex node, const Engine& engine) const = 0;
+  // Workloads with equal shapes and equal classes are allowed on the same nodes; the
+  // engine caches "does not fit" per class within a cycle. Must not change over a job's life.
+  virtual int FitClass(const Job& /*job*/) const { return 0; }
+};
+
+class ScorePlugin {
+ public:
+  virtual ~ScorePlugin() = default;
+  virtual std::string_view name() const = 0;
+  // Higher is better. Called only for nodes where the shape fits and every filter allows.
+  virtual double Score(const Job& job, NodeIndex node, const Engine& engine) const = 0;
+};
+
+class PreemptPlugin {
+ public:
+  virtual ~PreemptPlugin() = default;
+  virtual std::string_view name() const = 0;
+  // Called when `job` found no room. May preempt allocations through the engine; returns
+  // true when it freed room and the engine should try the job again.
+  virtual bool MakeRoom(const Job& job, Engine& engine) = 0;
+};
+
+class ScalePlugin {
+ public:
+  virtual ~ScalePlugin() = default;
+  virtual std::string_view name() const = 0;
+  virtual int TargetReplicas(const Job& service, const Engine& engine) const = 0;
+};
+
+class CyclePlugin {
+ public:
+  virtual ~CyclePlugin() = default;
+  virtual std::string_view name() const = 0;
+  virtual void BeforeAllocate(Engine& engine) { (void)engine; }
+  virtual void AfterAllocate(Engine& engine) { (void)engine; }
+};
+
+// A policy: one plug-in (or list) per extension point, under a name.
+struct Policy {
+  std::string name;
+  std::string description;
+  std::unique_ptr<QueueSortPlugin> queue_sort;          // required
+  std::unique_ptr<OrderPlugin> order;                   // null: every workload may be passed
+  std::vector<std::unique_ptr<FilterPlugin>> filters;
+  std::vector<std::pair<std::unique_ptr<ScorePlugin>, double>> scores;  // (plug-in, weight)
+  std::unique_ptr<PreemptPlugin> preempt;               // null: never preempt
+  std::unique_ptr<ScalePlugin> scale;                   // null: replicas follow demand
+  std::vector<std::unique_ptr<CyclePlugin>> cycle;
+};
+
+}  // namespace airtime

@@ -1,0 +1,201 @@
+#include "airtime/ledger/ledger.h"
+
+#include <algorithm>
+#include <map>
+
+namespace airtime {
+
+const char* BucketName(Bucket b) {
+  switch (b) {
+    case Bucket::kUseful: return "useful";
+    case Bucket::kIdleHeld: return "idle_held";
+    case Bucket::kLowValueBusy: return "low_value_busy";
+    case Bucket::kLost: return "lost";
+    case Bucket::kStranded: return "stranded";
+    case Bucket::kReservedHeadroom: return "reserved_headroom";
+    case Bucket::kFreeNoDemand: return "free_no_demand";
+    case Bucket::kBlocked: return "blocked";
+    case Bucket::kDown: return "down";
+  }
+  return "?";
+}
+
+int64_t LedgerTotals::sum() const {
+  int64_t s = 0;
+  for (int64_t v : milli_ms) s += v;
+  return s;
+}
+double LedgerTotals::gpu_hours(Bucket b) const {
+  return static_cast<double>(milli_ms[static_cast<size_t>(b)]) / 3.6e9;
+}
+double LedgerTotals::installed_gpu_hours() const {
+  return static_cast<double>(installed_milli_ms) / 3.6e9;
+}
+
+Ledger::Ledger(const Engine& engine) : engine_(&engine), last_(engine.now()), acc_since_(last_) {
+  installed_milli_ = 1000 * static_cast<int64_t>(engine.cluster().gpu_count());
+  Classify();
+}
+
+void Ledger::Advance(TimeMs to) {
+  if (to <= last_) return;
+  const int64_t dt = to - last_;
+  for (int b = 0; b < kBucketCount; ++b) totals_.milli_ms[static_cast<size_t>(b)] += rate_[static_cast<size_t>(b)] * dt;
+  totals_.installed_milli_ms += installed_milli_ * dt;
+  for (const auto& [shape, rate] : shape_blocked_rate_) shape_blocked_[shape] += rate * dt;
+  last_ = to;
+}
+
+void Ledger::Observe(const CycleResult& cycle) {
+  // Bring per-allocation accumulators up to now with the rates that held so far.
+  const int64_t dt = last_ - acc_since_;
+  if (dt > 0) {
+    for (const AllocRates& r : alloc_rates_) {
+      AllocAcc& a = acc_[r.id];
+      a.useful += r.useful * dt;
+      a.idle += r.idle * dt;
+      a.low += r.low * dt;
+    }
+  }
+  acc_since_ = last_;
+  // Work thrown away moves to `lost` from the buckets it was counted in, in proportion.
+  for (const Stopped& s : cycle.stopped) {
+    auto it = acc_.find(s.allocation);
+    if (it == acc_.end()) continue;
+    AllocAcc a = it->second;
+    acc_.erase(it);
+    auto lost = static_cast<int64_t>(s.lost_gpu_ms * 1000.0 + 0.5);
+    const int64_t total = a.useful + a.idle + a.low;
+    lost = std::min(lost, total);
+    if (lost <= 0) continue;
+    int64_t from_idle = static_cast<int64_t>(static_cast<__int128>(lost) * a.idle / total);
+    int64_t from_low = static_cast<int64_t>(static_cast<__int128>(lost) * a.low / total);
+    int64_t from_useful = lost - from_idle - from_low;
+    auto take = [&](Bucket b, int64_t v) {
+      auto& m = totals_.milli_ms[static_cast<size_t>(b)];
+      v = std::min(v, m);
+      m -= v;
+      totals_.milli_ms[static_cast<size_t>(Bucket::kLost)] += v;
+    };
+    take(Bucket::kUseful, from_useful);
+    take(Bucket::kIdleHeld, from_idle);
+    take(Bucket::kLowValueBusy, from_low);
+  }
+  Classify();
+}
+
+void Ledger::Classify() {
+  const Engine& e = *engine_;
+  const Cluster& c = e.cluster();
+  const ClusterState& st = e.state();
+  const size_t types = c.catalog().size();
+  rate_.fill(0);
+  alloc_rates_.clear();
+  shape_blocked_rate_.clear();
+
+  // Waiting demand per GPU type: all of it, and the part that would fit but is held back.
+  std::vector<int64_t> demand(types, 0), fits_blocked(types, 0);
+  double top_waiting_density = -1;
+  struct ClassDemand {
+    double density = 0;
+    int64_t milli = 0;
+    const Job* example = nullptr;
+  };
+  std::map<int, ClassDemand> classes;
+  std::map<std::string, int64_t> shape_blocked;
+  for (const auto& [id, w] : e.last_cycle().waiting) {
+    const Job& job = e.job(id);
+    if (job.never_fits) continue;
+    const Shape& shape = job.s().shape;
+    int64_t need = shape.TotalMilli(c.catalog());
+    if (job.is_service()) need *= std::max(1, job.target_replicas - job.live_replicas());
+    for (size_t t = 0; t < types; ++t) {
+      if (!shape.AllowsType(static_cast<GpuTypeId>(t))) continue;
+      demand[t] += need;
+      if (w.reason == WaitReason::kBehindHead && w.fits_now) fits_blocked[t] += need;
+    }
+    if (w.reason == WaitReason::kNoFit) {
+      const bool by_count = shape.mode == ShareMode::kWhole ? w.free_compatible >= shape.gpu_count
+                                                            : w.free_compatible_milli >= need;
+      if (by_count) shape_blocked[shape.Describe(c.catalog())] += need;
+    }
+    ClassDemand& cd = classes[job.fit_class];
+    cd.density = std::max(cd.density, job.value_density);
+    cd.milli += need;
+    cd.example = &job;
+    top_waiting_density = std::max(top_waiting_density, job.value_density);
+  }
+  shape_blocked_rate_.assign(shape_blocked.begin(), shape_blocked.end());
+
+  // Held capacity: useful / idle by utilisation; then low-value flags.
+  struct Held {
+    const Allocation* a;
+    double density;
+    int64_t milli;
+    int64_t useful;
+    GpuTypeId type;
+    bool low = false;
+  };
+  std::vector<Held> held;
+  held.reserve(e.allocations().size());
+  // Ready replicas per service, for their utilisation.
+  std::unordered_map<WorkloadId, int> ready;
+  for (const auto& [aid, a] : e.allocations())
+    if (e.job(a.workload).is_service() && a.ready_at <= e.now()) ++ready[a.workload];
+  for (const auto& [aid, a] : e.allocations()) {
+    const Job& job = e.job(a.workload);
+    const int64_t milli = a.placement.total_milli();
+    if (a.placement.gpus.empty()) continue;
+    double util = job.s().utilization;
+    if (a.ready_at > e.now()) {
+      util = 0;
+    } else if (job.is_service()) {
+      const double cap = job.s().realtime.capacity_rps * ready[a.workload];
+      util = cap > 0 ? std::min(1.0, job.demand_rps / cap) : 0;
+    }
+    const auto useful = static_cast<int64_t>(static_cast<double>(milli) * util + 0.5);
+    held.push_back({&a, job.value_density, milli, useful, c.gpu_type(a.placement.gpus[0])});
+  }
+  if (top_waiting_density >= 0 && !held.empty()) {
+    std::vector<std::pair<double, ClassDemand>> order;
+    for (const auto& [k, cd] : classes) order.push_back({cd.density, cd});
+    std::stable_sort(order.begin(), order.end(), [](auto& x, auto& y) { return x.first > y.first; });
+    std::vector<size_t> idx(held.size());
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) { return held[x].density < held[y].density; });
+    for (const auto& [density, cd] : order) {
+      int64_t covered = 0;
+      for (size_t i : idx) {
+        Held& h = held[i];
+        if (h.density >= density) break;
+        if (h.low || !cd.example->s().shape.AllowsType(h.type)) continue;
+        h.low = true;
+        covered += h.milli;
+        if (covered >= cd.milli) break;
+      }
+    }
+  }
+  for (const Held& h : held) {
+    const int64_t idle = h.milli - h.useful;
+    rate_[static_cast<size_t>(Bucket::kIdleHeld)] += idle;
+    rate_[static_cast<size_t>(h.low ? Bucket::kLowValueBusy : Bucket::kUseful)] += h.useful;
+    alloc_rates_.push_back({h.a->id, h.low ? 0 : h.useful, idle, h.low ? h.useful : 0});
+  }
+
+  // Free capacity per type.
+  for (size_t t = 0; t < types; ++t) {
+    const auto type = static_cast<GpuTypeId>(t);
+    int64_t free = st.free_milli_of_type(type);
+    rate_[static_cast<size_t>(Bucket::kReservedHeadroom)] += st.reserved_milli_of_type(type);
+    rate_[static_cast<size_t>(Bucket::kDown)] += st.down_milli_of_type(type);
+    const int64_t blocked = std::min(free, fits_blocked[t]);
+    free -= blocked;
+    const int64_t stranded = std::min(free, std::max<int64_t>(0, demand[t] - fits_blocked[t]));
+    free -= stranded;
+    rate_[static_cast<size_t>(Bucket::kBlocked)] += blocked;
+    rate_[static_cast<size_t>(Bucket::kStranded)] += stranded;
+    rate_[static_cast<size_t>(Bucket::kFreeNoDemand)] += free;
+  }
+}
+
+}  // namespace airtime

@@ -1,0 +1,121 @@
+#include "airtime/ledger/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace airtime {
+
+Percentiles ComputePercentiles(std::vector<double> v) {
+  Percentiles p;
+  p.count = v.size();
+  if (v.empty()) return p;
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) {
+    // Nearest rank.
+    size_t k = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
+    return v[std::min(v.size() - 1, k == 0 ? 0 : k - 1)];
+  };
+  p.p50 = at(0.50);
+  p.p99 = at(0.99);
+  p.max = v.back();
+  double sum = 0;
+  for (double x : v) sum += x;
+  p.mean = sum / static_cast<double>(v.size());
+  return p;
+}
+
+Metrics::Metrics(const Engine& engine) : engine_(&engine), last_(engine.now()) {}
+
+void Metrics::Advance(TimeMs to) {
+  if (to <= last_) return;
+  const double dt = static_cast<double>(to - last_);
+  for (const ServiceRate& r : service_rates_) {
+    const double requests = r.demand_rps * dt / 1000.0;
+    const double served = std::min(r.demand_rps, r.capacity_rps) * dt / 1000.0;
+    s_.requests += requests;
+    s_.requests_in_slo += served;
+    const double v = r.per_1k * served / 1000.0;
+    s_.value += v;
+    s_.kinds[static_cast<size_t>(WorkloadKind::kRealtime)].value += v;
+  }
+  for (const auto& [tenant, milli] : tenant_rates_)
+    s_.tenant_gpu_ms[tenant] += static_cast<double>(milli) * dt / 1000.0;
+  last_ = to;
+}
+
+void Metrics::Observe(const CycleResult& cycle) {
+  const Engine& e = *engine_;
+  if (cycle.arrived != kNoWorkload) {
+    const Job& job = e.job(cycle.arrived);
+    ++s_.kinds[static_cast<size_t>(job.s().kind)].submitted;
+    if (job.is_service()) services_.push_back(job.id);
+  }
+  for (const Decision& d : cycle.decisions) {
+    if (d.type == DecisionType::kPreempt) ++s_.preemptions;
+    if (d.type != DecisionType::kStart) continue;
+    const Job& job = e.job(d.workload);
+    KindMetrics& k = s_.kinds[static_cast<size_t>(job.s().kind)];
+    if (job.is_service()) {
+      k.queue_delay_s.push_back(ToSeconds(d.waited));  // every replica's wait
+      if (d.replica == 0) ++k.started;
+    } else if (job.first_start == e.now() && job.preemptions == 0 && job.failures == 0) {
+      ++k.started;
+      k.queue_delay_s.push_back(ToSeconds(job.first_start - job.submitted));
+    }
+  }
+  for (const Stopped& st : cycle.stopped) {
+    const Job& job = e.job(st.workload);
+    if (!st.completed && st.lost_gpu_ms > 0 && job.is_service()) ++s_.failures;
+    if (!st.completed || job.is_service()) continue;
+    KindMetrics& k = s_.kinds[static_cast<size_t>(job.s().kind)];
+    ++k.completed;
+    k.jct_s.push_back(ToSeconds(job.finished - job.submitted));
+    const double v = job.s().value.CompletionValue(job.finished, job.s().deadline);
+    k.value += v;
+    s_.value += v;
+  }
+  Recompute();
+}
+
+void Metrics::Recompute() {
+  const Engine& e = *engine_;
+  service_rates_.clear();
+  for (WorkloadId id : services_) {
+    const Job& job = e.job(id);
+    if (job.phase == JobPhase::kCancelled) continue;
+    int ready = 0;
+    for (AllocationId a : job.allocations) ready += e.allocation(a)->ready_at <= e.now() ? 1 : 0;
+    service_rates_.push_back({id, job.demand_rps, ready * job.s().realtime.capacity_rps,
+                              job.s().value.per_1k_requests});
+  }
+  std::map<std::string, int64_t> tenants;
+  for (const auto& [aid, a] : e.allocations()) tenants[e.job(a.workload).s().tenant] += a.placement.total_milli();
+  tenant_rates_.assign(tenants.begin(), tenants.end());
+}
+
+void Metrics::Finish(TimeMs end) {
+  Advance(end);
+  const Engine& e = *engine_;
+  for (size_t i = 0; i < e.job_count(); ++i) {
+    const Job& job = e.job(static_cast<WorkloadId>(i));
+    KindMetrics& k = s_.kinds[static_cast<size_t>(job.s().kind)];
+    if (!job.is_service() && job.first_start == kNever && job.phase != JobPhase::kCancelled)
+      k.queue_delay_s.push_back(ToSeconds(end - job.submitted));
+    if (job.s().deadline && !job.is_service()) {
+      ++k.with_deadline;
+      const bool met = job.phase == JobPhase::kDone && job.finished <= *job.s().deadline;
+      k.deadline_met += met ? 1 : 0;
+      const auto kind = job.s().kind;
+      if (kind == WorkloadKind::kBatch || kind == WorkloadKind::kEmbed || kind == WorkloadKind::kEval) {
+        ++s_.with_deadline;
+        s_.deadline_met += met ? 1 : 0;
+      }
+    }
+    if (!job.is_service()) s_.failures += static_cast<size_t>(job.failures);
+  }
+  s_.slo_attainment = s_.requests > 0 ? s_.requests_in_slo / s_.requests : 1.0;
+  s_.deadline_hit_rate =
+      s_.with_deadline > 0 ? static_cast<double>(s_.deadline_met) / static_cast<double>(s_.with_deadline) : 1.0;
+}
+
+}  // namespace airtime

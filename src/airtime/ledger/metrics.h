@@ -1,0 +1,70 @@
+// Metrics: value earned, service levels and waiting, integrated alongside the ledger.
+//
+// Driven like the Ledger: Advance(to) integrates the interval since the last event with
+// the state after the last cycle, Observe(cycle) takes in starts and completions. Finish
+// closes the books at the end of a run (censoring work that never started or finished).
+// Value: realtime services earn value per 1,000 requests served within their SLO (a request
+// is served within the SLO while ready replicas' capacity covers the demand); other work
+// earns its completion value, decayed after its deadline.
+#pragma once
+
+#include <array>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "airtime/engine/engine.h"
+
+namespace airtime {
+
+struct Percentiles {
+  size_t count = 0;
+  double p50 = 0, p99 = 0, max = 0, mean = 0;  // seconds
+};
+Percentiles ComputePercentiles(std::vector<double> values);
+
+struct KindMetrics {
+  size_t submitted = 0, started = 0, completed = 0;
+  size_t with_deadline = 0, deadline_met = 0;
+  std::vector<double> queue_delay_s;  // first start - submission (censored at the end)
+  std::vector<double> jct_s;          // completion - submission
+  double value = 0;
+};
+
+struct MetricsSummary {
+  double value = 0;
+  double requests = 0, requests_in_slo = 0;
+  double slo_attainment = 1.0;  // requests served in SLO / requests (1 when none)
+  size_t with_deadline = 0, deadline_met = 0;
+  double deadline_hit_rate = 1.0;  // batch kinds (batch, embed, eval) with deadlines
+  std::array<KindMetrics, kWorkloadKindCount> kinds;
+  std::map<std::string, double> tenant_gpu_ms;  // GPU-ms held per tenant
+  size_t preemptions = 0, failures = 0;
+};
+
+class Metrics {
+ public:
+  explicit Metrics(const Engine& engine);
+  void Advance(TimeMs to);
+  void Observe(const CycleResult& cycle);
+  // Closes the books at `end`: unstarted work counts its wait so far as its queueing delay.
+  void Finish(TimeMs end);
+  const MetricsSummary& summary() const { return s_; }
+
+ private:
+  struct ServiceRate {
+    WorkloadId id;
+    double demand_rps, capacity_rps, per_1k;
+  };
+  void Recompute();
+
+  const Engine* engine_;
+  TimeMs last_ = 0;
+  MetricsSummary s_;
+  std::vector<WorkloadId> services_;
+  std::vector<ServiceRate> service_rates_;
+  std::vector<std::pair<std::string, int64_t>> tenant_rates_;  // milli-GPU held per tenant
+};
+
+}  // namespace airtime

@@ -1,0 +1,14 @@
+#include "airtime/policies/bestfit.h"
+#include "airtime/policies/fifo.h"
+#include "airtime/policies/registry.h"
+#include "airtime/policies/static_partition.h"
+
+namespace airtime {
+
+void RegisterBuiltinPolicies(PolicyRegistry& registry) {
+  RegisterFifo(registry);
+  RegisterStatic(registry);
+  RegisterBestFit(registry);
+}
+
+}  // namespace airtime

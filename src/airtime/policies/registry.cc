@@ -1,0 +1,72 @@
+#include "airtime/policies/registry.h"
+
+#include <algorithm>
+
+#include "airtime/base/strings.h"
+
+namespace airtime {
+
+StatusOr<double> PolicyParams::GetDouble(const std::string& key, double fallback) const {
+  auto it = values.find(key);
+  if (it == values.end()) return fallback;
+  auto v = ParseDouble(it->second);
+  if (!v) return InvalidArgument("policy parameter '" + key + "': expected a number, got '" + it->second + "'");
+  return *v;
+}
+
+std::string PolicyParams::GetString(const std::string& key, const std::string& fallback) const {
+  auto it = values.find(key);
+  return it == values.end() ? fallback : it->second;
+}
+
+const PolicyRegistry& PolicyRegistry::Builtin() {
+  static const PolicyRegistry* r = [] {
+    auto* reg = new PolicyRegistry();
+    RegisterBuiltinPolicies(*reg);
+    return reg;
+  }();
+  return *r;
+}
+
+void PolicyRegistry::Register(std::string name, std::string description,
+                              std::vector<std::string> params, PolicyFactory factory) {
+  entries_[std::move(name)] = {std::move(description), std::move(params), std::move(factory)};
+}
+
+StatusOr<Policy> PolicyRegistry::Make(std::string_view spec, const Cluster& cluster) const {
+  auto parts = Split(spec, ':');
+  std::string name = ToLower(Trim(parts[0]));
+  auto it = entries_.find(name);
+  if (it == entries_.end())
+    return InvalidArgument("unknown policy '" + name + "' (known: " + Join(names(), ", ") + ")");
+  PolicyParams params;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    auto kv = Split(parts[i], '=');
+    std::string key(Trim(kv[0]));
+    if (kv.size() != 2 || key.empty())
+      return InvalidArgument("policy '" + name + "': parameter '" + std::string(parts[i]) +
+                             "' is not key=value");
+    const auto& known = it->second.params;
+    if (std::find(known.begin(), known.end(), key) == known.end())
+      return InvalidArgument("policy '" + name + "': unknown parameter '" + key + "' (known: " +
+                             (known.empty() ? std::string("none") : Join(known, ", ")) + ")");
+    params.values[key] = std::string(Trim(kv[1]));
+  }
+  auto policy = it->second.factory(cluster, params);
+  if (policy.ok() && policy->name.empty()) policy->name = name;
+  return policy;
+}
+
+std::vector<std::string> PolicyRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto& [n, e] : entries_) out.push_back(n);
+  return out;
+}
+
+const std::string& PolicyRegistry::description(const std::string& name) const {
+  static const std::string kNone;
+  auto it = entries_.find(name);
+  return it == entries_.end() ? kNone : it->second.description;
+}
+
+}  // namespace airtime
