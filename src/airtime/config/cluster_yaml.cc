@@ -1,0 +1,151 @@
+#include "airtime/config/cluster_yaml.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "airtime/config/yaml_reader.h"
+
+namespace airtime {
+namespace {
+
+using yaml_internal::MapReader;
+using yaml_internal::YamlFile;
+
+constexpr int kMaxNodesPerEntry = 100000;
+constexpr int kMaxGpusPerNode = 1024;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Parses one entry of `nodes:` and appends the node(s) it describes, with the line that
+// produced each (for duplicate-name messages).
+Status ParseNodeEntry(const YamlFile& file, const YAML::Node& item, size_t index, int list_line,
+                      const GpuCatalog& catalog, std::vector<Node>* nodes,
+                      std::vector<int>* lines) {
+  auto opened = MapReader::Open(
+      file, item, yaml_internal::NamedSubject(item, "node", index), "",
+      {"name", "count", "gpu", "gpus", "cpu", "memory_gib", "nvlink_domain", "rack", "pool", "mig"},
+      list_line);
+  if (!opened.ok()) return opened.status();
+  MapReader& r = *opened;
+
+  std::string name;
+  AIRTIME_RETURN_IF_ERROR(r.Require("name"));
+  AIRTIME_RETURN_IF_ERROR(r.String("name", &name));
+
+  Node node;
+  node.name = name;
+  int count = 1;
+  AIRTIME_RETURN_IF_ERROR(r.Int("count", &count, 1, kMaxNodesPerEntry));
+  AIRTIME_RETURN_IF_ERROR(r.Require("gpus", " (GPUs per node; 0 for a CPU-only node)"));
+  AIRTIME_RETURN_IF_ERROR(r.Int("gpus", &node.gpu_count, 0, kMaxGpusPerNode));
+  if (r.Has("gpu")) {
+    std::string type;
+    AIRTIME_RETURN_IF_ERROR(r.String("gpu", &type));
+    auto id = yaml_internal::FindGpuType(catalog, type);
+    if (!id.ok()) return r.FieldError("gpu", id.status().message());
+    node.gpu_type = *id;
+  } else if (node.gpu_count > 0) {
+    return r.Missing("gpu", " (the GPU type, one of " + catalog.NamesForError() + ")");
+  }
+
+  double cores = 0;
+  AIRTIME_RETURN_IF_ERROR(r.Number("cpu", &cores, 0, kInf));
+  node.cpu_milli = std::llround(cores * 1000);
+  double gib = 0;
+  AIRTIME_RETURN_IF_ERROR(r.Number("memory_gib", &gib, 0, kInf));
+  node.memory_mib = std::llround(gib * 1024);
+  AIRTIME_RETURN_IF_ERROR(r.String("nvlink_domain", &node.nvlink_domain));
+  AIRTIME_RETURN_IF_ERROR(r.String("rack", &node.rack));
+  AIRTIME_RETURN_IF_ERROR(r.String("pool", &node.pool));
+  AIRTIME_RETURN_IF_ERROR(r.Bool("mig", &node.mig_enabled));
+  if (node.mig_enabled) {
+    if (node.gpu_count == 0) return r.FieldError("mig", "MIG needs GPUs, but the node has gpus: 0");
+    if (catalog.type(node.gpu_type).mig_profiles.empty())
+      return r.FieldError("mig", "GPU type " + catalog.type(node.gpu_type).name +
+                                     " does not support MIG (A100, H100 and H200 do)");
+  }
+
+  if (!r.Has("count")) {
+    nodes->push_back(std::move(node));
+    lines->push_back(r.line());
+    return OkStatus();
+  }
+  for (int i = 0; i < count; ++i) {
+    Node copy = node;
+    copy.name = name + "-" + std::to_string(i);
+    nodes->push_back(std::move(copy));
+    lines->push_back(r.line());
+  }
+  return OkStatus();
+}
+
+StatusOr<Cluster> ParseClusterDocuments(const YamlFile& file, const std::vector<YAML::Node>& docs,
+                                        const GpuCatalog& catalog) {
+  std::vector<YAML::Node> present;
+  for (const auto& d : docs)
+    if (!d.IsNull()) present.push_back(d);
+  if (present.empty()) return file.ErrorAt(1, "empty cluster file: expected a 'cluster:' mapping");
+  if (present.size() > 1)
+    return file.ErrorAt(file.Line(present[1], 1),
+                        "a cluster file holds one YAML document, found a second one");
+
+  auto root = MapReader::Open(file, present[0], "cluster file", "", {"cluster"}, 1);
+  if (!root.ok()) return root.status();
+  AIRTIME_RETURN_IF_ERROR(root->Require("cluster"));
+  auto cluster = MapReader::Open(file, root->Get("cluster"), "cluster", "", {"name", "nodes"},
+                                 root->LineOf("cluster"));
+  if (!cluster.ok()) return cluster.status();
+  MapReader& c = *cluster;
+
+  std::string name;
+  AIRTIME_RETURN_IF_ERROR(c.Require("name"));
+  AIRTIME_RETURN_IF_ERROR(c.String("name", &name));
+  c.set_subject("cluster '" + name + "'");
+  AIRTIME_RETURN_IF_ERROR(c.Require("nodes"));
+  YAML::Node list = c.Get("nodes");
+  if (!list.IsSequence() || list.size() == 0)
+    return c.Expected("nodes", "a non-empty list of nodes");
+
+  std::vector<Node> nodes;
+  std::vector<int> lines;
+  size_t index = 0;
+  for (const auto& item : list)
+    AIRTIME_RETURN_IF_ERROR(
+        ParseNodeEntry(file, item, index++, c.LineOf("nodes"), catalog, &nodes, &lines));
+
+  std::map<std::string, size_t> seen;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    auto [it, inserted] = seen.emplace(nodes[i].name, i);
+    if (!inserted)
+      return file.ErrorAt(lines[i], "node '" + nodes[i].name + "': duplicate node name (also at " +
+                                        file.Where(lines[it->second]) + ")");
+  }
+
+  auto built = Cluster::Build(name, std::move(nodes), catalog);
+  if (!built.ok()) return file.ErrorAt(c.line(), built.status().message());
+  return built;
+}
+
+}  // namespace
+
+StatusOr<Cluster> ParseClusterYaml(std::string_view text, std::string_view filename,
+                                   const GpuCatalog& catalog) {
+  YamlFile file{std::string(filename)};
+  auto docs = file.LoadAll(text);
+  if (!docs.ok()) return docs.status();
+  try {
+    return ParseClusterDocuments(file, *docs, catalog);
+  } catch (const YAML::Exception& e) {  // not expected: the readers avoid throwing calls
+    return file.ErrorAt(e.mark.is_null() ? 1 : e.mark.line + 1, "YAML error: " + e.msg);
+  }
+}
+
+StatusOr<Cluster> LoadClusterYaml(const std::string& path, const GpuCatalog& catalog) {
+  auto text = yaml_internal::ReadFileToString(path);
+  if (!text.ok()) return text.status();
+  return ParseClusterYaml(*text, path, catalog);
+}
+
+}  // namespace airtime

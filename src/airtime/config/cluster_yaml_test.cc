@@ -1,0 +1,155 @@
+#include "airtime/config/cluster_yaml.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace airtime {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr const char* kMixed = R"(cluster:
+  name: mixed
+  nodes:
+    - name: h100
+      count: 4
+      gpu: H100
+      gpus: 8
+      cpu: 128
+      memory_gib: 1024
+      nvlink_domain: nvl-a
+      rack: r1
+      pool: inference
+      mig: true
+    - name: a100
+      gpu: a100-sxm4-80gb
+      gpus: 8
+    - name: cpu-box
+      gpus: 0
+      cpu: 64.5
+)";
+
+TEST(ClusterYamlTest, ParsesNodesAndExpandsCounts) {
+  auto c = ParseClusterYaml(kMixed, "mixed.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->name(), "mixed");
+  ASSERT_EQ(c->node_count(), 6u);
+  EXPECT_EQ(c->gpu_count(), 40u);
+  const GpuCatalog& cat = GpuCatalog::Builtin();
+  for (int i = 0; i < 4; ++i) {
+    const Node& n = c->node(i);
+    EXPECT_EQ(n.name, "h100-" + std::to_string(i));
+    EXPECT_EQ(cat.type(n.gpu_type).name, "H100");
+    EXPECT_EQ(n.gpu_count, 8);
+    EXPECT_EQ(n.cpu_milli, 128000);
+    EXPECT_EQ(n.memory_mib, 1024 * 1024);
+    EXPECT_EQ(n.nvlink_domain, "nvl-a");
+    EXPECT_EQ(n.rack, "r1");
+    EXPECT_EQ(n.pool, "inference");
+    EXPECT_TRUE(n.mig_enabled);
+    EXPECT_EQ(c->domain_of(i), c->domain_of(0));  // expanded nodes share the domain
+  }
+  // Without count the name is used as is, and optional fields take their defaults.
+  const Node& a = c->node(4);
+  EXPECT_EQ(a.name, "a100");
+  EXPECT_EQ(cat.type(a.gpu_type).name, "A100-80GB");  // found by alias
+  EXPECT_EQ(a.cpu_milli, 0);
+  EXPECT_EQ(a.memory_mib, 0);
+  EXPECT_TRUE(a.nvlink_domain.empty());
+  EXPECT_TRUE(a.pool.empty());
+  EXPECT_FALSE(a.mig_enabled);
+  EXPECT_NE(c->domain_of(4), c->domain_of(0));
+  // A CPU-only node needs no GPU type.
+  const Node& cpu = c->node(5);
+  EXPECT_EQ(cpu.gpu_count, 0);
+  EXPECT_EQ(cpu.gpu_type, kNoGpuType);
+  EXPECT_EQ(cpu.cpu_milli, 64500);
+}
+
+TEST(ClusterYamlTest, CountOfOneStillExpands) {
+  auto c = ParseClusterYaml(
+      "cluster:\n  name: c\n  nodes:\n    - {name: n, count: 1, gpu: T4, gpus: 2}\n", "c.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->node(0).name, "n-0");
+}
+
+// Parses `text` as "c.yaml", expects an InvalidArgument starting with "c.yaml:<line>: " and
+// containing every one of `parts`.
+void ExpectError(const std::string& text, int line, std::vector<std::string> parts) {
+  auto c = ParseClusterYaml(text, "c.yaml");
+  ASSERT_FALSE(c.ok()) << "parsed:\n" << text;
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(c.status().message(), StartsWith("c.yaml:" + std::to_string(line) + ": "));
+  for (const auto& p : parts) EXPECT_THAT(c.status().message(), HasSubstr(p));
+}
+
+std::string OneNode(const std::string& fields) {
+  return "cluster:\n  name: c\n  nodes:\n    - name: n\n" + fields;
+}
+
+TEST(ClusterYamlErrorsTest, UnknownGpuTypeNamesKnownOnes) {
+  ExpectError(OneNode("      gpus: 8\n      gpu: H10\n"), 6,
+              {"node 'n'", "field 'gpu'", "found 'H10'", "known: H200, H100", "did you mean"});
+}
+
+TEST(ClusterYamlErrorsTest, TypoInFieldName) {
+  ExpectError(OneNode("      gpus: 8\n      gpu: H100\n      nvlink_domian: x\n"), 7,
+              {"node 'n'", "unknown field 'nvlink_domian'", "did you mean 'nvlink_domain'?"});
+  ExpectError("cluster:\n  name: c\n  node: []\n", 3, {"unknown field 'node'", "'nodes'"});
+}
+
+TEST(ClusterYamlErrorsTest, WrongTypesAndRanges) {
+  ExpectError(OneNode("      gpus: eight\n      gpu: H100\n"), 5,
+              {"node 'n'", "field 'gpus'", "expected an integer in [0, 1024]", "found 'eight'"});
+  ExpectError(OneNode("      gpus: -1\n      gpu: H100\n"), 5, {"field 'gpus'", "found '-1'"});
+  ExpectError(OneNode("      gpus: 8\n      gpu: H100\n      count: 0\n"), 7,
+              {"field 'count'", "expected an integer in [1, 100000]", "found '0'"});
+  ExpectError(OneNode("      gpus: 8\n      gpu: H100\n      mig: maybe\n"), 7,
+              {"field 'mig'", "expected true or false", "found 'maybe'"});
+  ExpectError(OneNode("      gpus: 8\n      gpu: H100\n      cpu: [1]\n"), 7,
+              {"field 'cpu'", "expected a number >= 0", "found a list"});
+  ExpectError(OneNode("      gpus: 8\n      gpu: H100\n      rack: {a: 1}\n"), 7,
+              {"field 'rack'", "expected a non-empty string", "found a mapping"});
+}
+
+TEST(ClusterYamlErrorsTest, MissingRequiredFields) {
+  ExpectError(OneNode("      gpu: H100\n"), 4, {"node 'n'", "missing required field 'gpus'"});
+  ExpectError(OneNode("      gpus: 4\n"), 4, {"node 'n'", "missing required field 'gpu'"});
+  ExpectError("cluster:\n  name: c\n  nodes:\n    - gpus: 1\n      gpu: T4\n", 4,
+              {"node #1", "missing required field 'name'"});
+  ExpectError("cluster:\n  nodes: []\n", 2, {"missing required field 'name'"});
+  ExpectError("cluster:\n  name: c\n", 2, {"cluster 'c'", "missing required field 'nodes'"});
+  ExpectError("cluster:\n  name: c\n  nodes: []\n", 3,
+              {"field 'nodes'", "expected a non-empty list of nodes", "found a list"});
+  ExpectError("nodes: []\n", 1, {"unknown field 'nodes'", "known fields: cluster"});
+  ExpectError("# nothing\n", 1, {"empty cluster file"});
+}
+
+TEST(ClusterYamlErrorsTest, MigOnATypeWithoutMig) {
+  ExpectError(OneNode("      gpus: 8\n      gpu: L40S\n      mig: true\n"), 7,
+              {"field 'mig'", "L40S does not support MIG"});
+}
+
+TEST(ClusterYamlErrorsTest, DuplicateNodeNamesNameBothLines) {
+  ExpectError(
+      "cluster:\n  name: c\n  nodes:\n    - {name: h, count: 3, gpu: T4, gpus: 1}\n"
+      "    - {name: h-1, gpu: T4, gpus: 1}\n",
+      5, {"node 'h-1'", "duplicate node name", "also at c.yaml:4"});
+}
+
+TEST(ClusterYamlErrorsTest, SyntaxErrorAndSecondDocument) {
+  ExpectError("cluster:\n  name: c\n  nodes:\n    - {name: a, gpus: 1\n", 5, {"YAML syntax error"});
+  ExpectError("cluster: {name: a, nodes: [{name: a, gpus: 0}]}\n---\ncluster: {}\n", 3,
+              {"one YAML document"});
+}
+
+TEST(ClusterYamlTest, LoadMissingFileIsNotFound) {
+  auto c = LoadClusterYaml("/nonexistent/cluster.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(c.status().message(), HasSubstr("/nonexistent/cluster.yaml"));
+}
+
+}  // namespace
+}  // namespace airtime

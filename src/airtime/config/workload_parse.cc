@@ -1,0 +1,312 @@
+// ParseWorkload: one workload mapping into a validated WorkloadSpec (see scenario_parts.h).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "airtime/base/strings.h"
+#include "airtime/config/scenario_parts.h"
+
+namespace airtime::yaml_internal {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+const std::vector<std::string>& WorkloadFields() {
+  static const std::vector<std::string> fields = {
+      "name",           "kind",         "tenant",       "priority",      "gpus",
+      "gpu_type",       "prefer",       "gpu_fraction", "mig",           "memory_gb",
+      "locality",       "cpu",          "memory_gib",   "work",          "duration",
+      "speed",          "utilization",  "submit_at",    "arrival",       "deadline",
+      "deadline_after", "checkpoint",   "preemptible",  "preempt_grace", "slo",
+      "demand",         "demand_trace", "value"};
+  return fields;
+}
+
+// gpu_type / prefer: a name or a list of names, each resolved in the catalogue.
+Status ReadTypes(const MapReader& r, std::string_view key, const GpuCatalog& catalog,
+                 std::vector<GpuTypeId>* out, std::vector<int>* lines) {
+  std::vector<std::pair<std::string, int>> names;
+  AIRTIME_RETURN_IF_ERROR(r.StringList(key, &names));
+  for (const auto& [name, line] : names) {
+    auto id = FindGpuType(catalog, name);
+    if (!id.ok()) return r.file().ErrorAt(line, r.FieldName(key) + ": " + id.status().message());
+    if (std::find(out->begin(), out->end(), *id) != out->end()) continue;
+    out->push_back(*id);
+    lines->push_back(line);
+  }
+  return OkStatus();
+}
+
+std::string TypeNames(const std::vector<GpuTypeId>& ids, const GpuCatalog& catalog) {
+  std::vector<std::string> names;
+  for (GpuTypeId t : ids) names.push_back(catalog.type(t).name);
+  return Join(names, ", ");
+}
+
+// gpus, gpu_type, prefer, gpu_fraction, mig, memory_gb, locality, cpu, memory_gib.
+Status ReadShape(const MapReader& r, const GpuCatalog& catalog, Shape* shape) {
+  AIRTIME_RETURN_IF_ERROR(r.Int("gpus", &shape->gpu_count, 0));
+  std::vector<int> lines;
+  AIRTIME_RETURN_IF_ERROR(ReadTypes(r, "gpu_type", catalog, &shape->allowed_types, &lines));
+  lines.clear();
+  AIRTIME_RETURN_IF_ERROR(ReadTypes(r, "prefer", catalog, &shape->preferred_types, &lines));
+  for (size_t i = 0; i < shape->preferred_types.size(); ++i) {
+    GpuTypeId t = shape->preferred_types[i];
+    if (!shape->AllowsType(t))
+      return r.file().ErrorAt(lines[i], r.FieldName("prefer") +
+                                            ": expected one of the allowed "
+                                            "types (gpu_type: " +
+                                            TypeNames(shape->allowed_types, catalog) +
+                                            "), found '" + catalog.type(t).name + "'");
+  }
+
+  AIRTIME_RETURN_IF_ERROR(r.OneOf("gpu_fraction", "mig"));
+  if (r.Has("gpu_fraction")) {
+    double f = 0;
+    AIRTIME_RETURN_IF_ERROR(r.Number("gpu_fraction", &f, 0, 1, /*lo_open=*/true));
+    shape->mode = ShareMode::kFraction;
+    shape->gpu_milli = static_cast<int>(std::llround(f * 1000));
+    if (shape->gpu_milli < 1) return r.Expected("gpu_fraction", "a share of at least 0.001");
+  }
+  if (r.Has("mig")) {
+    AIRTIME_RETURN_IF_ERROR(r.String("mig", &shape->mig_profile));
+    shape->mode = ShareMode::kMig;
+    std::vector<std::string> profiles;
+    bool found = false;
+    for (size_t i = 0; i < catalog.size(); ++i) {
+      auto t = static_cast<GpuTypeId>(i);
+      if (!shape->AllowsType(t)) continue;
+      for (const auto& p : catalog.type(t).mig_profiles) {
+        if (p.name == shape->mig_profile) found = true;
+        if (std::find(profiles.begin(), profiles.end(), p.name) == profiles.end())
+          profiles.push_back(p.name);
+      }
+    }
+    if (profiles.empty())
+      return r.FieldError("mig", "none of the allowed GPU types (" +
+                                     TypeNames(shape->allowed_types, catalog) + ") supports MIG");
+    if (!found)
+      return r.FieldError("mig", "expected a MIG profile of the allowed GPU types (" +
+                                     Join(profiles, ", ") + "), found '" + shape->mig_profile +
+                                     "'" + DidYouMean(shape->mig_profile, profiles));
+  }
+
+  AIRTIME_RETURN_IF_ERROR(r.Number("memory_gb", &shape->memory_gb, 0, kInf));
+  if (shape->memory_gb > 0) {
+    double largest = 0;
+    std::string largest_name;
+    for (size_t i = 0; i < catalog.size(); ++i) {
+      auto t = static_cast<GpuTypeId>(i);
+      if (shape->AllowsType(t) && catalog.type(t).memory_gb > largest) {
+        largest = catalog.type(t).memory_gb;
+        largest_name = catalog.type(t).name;
+      }
+    }
+    if (shape->memory_gb > largest)
+      return r.FieldError("memory_gb", "no allowed GPU type has that much memory (the largest is " +
+                                           largest_name + " with " +
+                                           std::to_string(static_cast<int>(largest)) + " GB)");
+  }
+
+  if (r.Has("locality")) {
+    std::string loc;
+    AIRTIME_RETURN_IF_ERROR(r.String("locality", &loc));
+    loc = ToLower(loc);
+    if (loc == "node") {
+      shape->locality = Locality::kNode;
+    } else if (loc == "nvlink" || loc == "nvlink_domain") {
+      shape->locality = Locality::kNvlinkDomain;
+    } else if (loc == "rack") {
+      shape->locality = Locality::kRack;
+    } else if (loc == "any") {
+      shape->locality = Locality::kAny;
+    } else {
+      return r.Expected("locality", "one of node, nvlink, rack, any");
+    }
+  }
+
+  double cores = 0, gib = 0;
+  AIRTIME_RETURN_IF_ERROR(r.Number("cpu", &cores, 0, kInf));
+  AIRTIME_RETURN_IF_ERROR(r.Number("memory_gib", &gib, 0, kInf));
+  shape->cpu_milli = std::llround(cores * 1000);
+  shape->memory_mib = std::llround(gib * 1024);
+  return OkStatus();
+}
+
+// slo, demand, demand_trace, value.per_1k_requests.
+Status ReadRealtime(const MapReader& r, WorkloadSpec* s, std::vector<TraceSource>* traces) {
+  AIRTIME_RETURN_IF_ERROR(
+      r.Require("slo", " (a realtime service needs slo: {latency_ms: ..., capacity_rps: ...})"));
+  auto slo =
+      r.Sub("slo", {"latency_ms", "capacity_rps", "min_replicas", "max_replicas", "cold_start"});
+  if (!slo.ok()) return slo.status();
+  RealtimeProfile& rt = s->realtime;
+  AIRTIME_RETURN_IF_ERROR(slo->Require("latency_ms"));
+  AIRTIME_RETURN_IF_ERROR(slo->Number("latency_ms", &rt.latency_slo_ms, 0, kInf, true));
+  AIRTIME_RETURN_IF_ERROR(
+      slo->Require("capacity_rps", " (requests/s one replica serves within the SLO)"));
+  AIRTIME_RETURN_IF_ERROR(slo->Number("capacity_rps", &rt.capacity_rps, 0, kInf, true));
+  AIRTIME_RETURN_IF_ERROR(slo->Int("min_replicas", &rt.min_replicas, 0));
+  AIRTIME_RETURN_IF_ERROR(slo->Int("max_replicas", &rt.max_replicas, 1));
+  if (rt.max_replicas < rt.min_replicas)
+    return slo->FieldError("max_replicas", "expected at least min_replicas (" +
+                                               std::to_string(rt.min_replicas) + "), found " +
+                                               std::to_string(rt.max_replicas));
+  AIRTIME_RETURN_IF_ERROR(slo->Duration("cold_start", &rt.cold_start));
+
+  if (r.Has("demand")) {
+    YAML::Node list = r.Get("demand");
+    if (!list.IsSequence()) return r.Expected("demand", "a list of {at: <time>, rps: <rate>}");
+    size_t i = 0;
+    for (const auto& item : list) {
+      auto p = MapReader::Open(r.file(), item, r.subject(), "demand[" + std::to_string(i++) + "]",
+                               {"at", "rps"}, r.LineOf("demand"));
+      if (!p.ok()) return p.status();
+      DemandPoint point;
+      AIRTIME_RETURN_IF_ERROR(p->Require("at"));
+      AIRTIME_RETURN_IF_ERROR(p->Duration("at", &point.at));
+      AIRTIME_RETURN_IF_ERROR(p->Require("rps"));
+      AIRTIME_RETURN_IF_ERROR(p->Number("rps", &point.rps, 0, kInf));
+      if (!rt.demand.empty() && point.at < rt.demand.back().at)
+        return p->FieldError("at", "expected points in time order, found " +
+                                       FormatDuration(point.at) + " after " +
+                                       FormatDuration(rt.demand.back().at));
+      rt.demand.push_back(point);
+    }
+  }
+  if (r.Has("demand_trace")) {
+    auto trace = ParseTrace(r.file(), r.Get("demand_trace"), r.subject(), "demand_trace",
+                            r.LineOf("demand_trace"));
+    if (!trace.ok()) return trace.status();
+    trace->options["target"] = s->name;
+    traces->push_back(std::move(*trace));
+  }
+  return OkStatus();
+}
+
+// Fields that only one side (service or finite job) may give.
+Status CheckKindFields(const MapReader& r, const WorkloadSpec& s) {
+  const std::string kind = KindName(s.kind);
+  if (s.is_service()) {
+    for (const char* f : {"work", "duration", "deadline", "deadline_after"})
+      if (r.Has(f))
+        return r.FieldError(f, "a realtime service runs until cancelled and has no '" +
+                                   std::string(f) + "'; remove it or change the kind");
+  } else {
+    for (const char* f : {"slo", "demand", "demand_trace"})
+      if (r.Has(f))
+        return r.FieldError(f, "only a realtime workload has '" + std::string(f) +
+                                   "' (this one is kind " + kind + ")");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<WorkloadSpec> ParseWorkload(const YamlFile& file, const YAML::Node& node, size_t index,
+                                     int line_hint, const GpuCatalog& catalog,
+                                     std::vector<TraceSource>* traces) {
+  auto opened = MapReader::Open(file, node, NamedSubject(node, "workload", index), "",
+                                WorkloadFields(), line_hint);
+  if (!opened.ok()) return opened.status();
+  MapReader& r = *opened;
+  WorkloadSpec s;
+  AIRTIME_RETURN_IF_ERROR(r.Require("name"));
+  AIRTIME_RETURN_IF_ERROR(r.String("name", &s.name));
+  s.source = file.Where(r.line());
+
+  if (r.Has("kind")) {
+    std::string kind;
+    AIRTIME_RETURN_IF_ERROR(r.String("kind", &kind));
+    auto k = ParseKind(kind);
+    if (!k.ok()) {
+      std::vector<std::string> kinds;
+      for (int i = 0; i < kWorkloadKindCount; ++i)
+        kinds.push_back(KindName(static_cast<WorkloadKind>(i)));
+      return r.Expected("kind", "one of " + Join(kinds, ", "), DidYouMean(kind, kinds));
+    }
+    s.kind = *k;
+  }
+  AIRTIME_RETURN_IF_ERROR(CheckKindFields(r, s));
+  AIRTIME_RETURN_IF_ERROR(r.String("tenant", &s.tenant));
+  AIRTIME_RETURN_IF_ERROR(r.Int("priority", &s.priority, std::numeric_limits<int>::min()));
+  AIRTIME_RETURN_IF_ERROR(ReadShape(r, catalog, &s.shape));
+
+  // Work and speed.
+  AIRTIME_RETURN_IF_ERROR(r.OneOf("work", "duration"));
+  if (!s.is_service()) {
+    const char* key = r.Has("duration") ? "duration" : "work";
+    AIRTIME_RETURN_IF_ERROR(
+        r.Require(key, " (reference work at speed 1.0, e.g. work: 4h; 'duration' is a synonym)"));
+    DurationMs work = 0;
+    AIRTIME_RETURN_IF_ERROR(r.Duration(key, &work));
+    if (work <= 0) return r.Expected(key, "a positive duration");
+    s.work_seconds = ToSeconds(work);
+  }
+  if (r.Has("speed")) {
+    auto speed = r.SubAnyKeys("speed");
+    if (!speed.ok()) return speed.status();
+    for (const auto& e : speed->entries()) {
+      auto id = FindGpuType(catalog, e.key);
+      if (!id.ok())
+        return file.ErrorAt(file.Line(e.key_node, r.LineOf("speed")),
+                            r.FieldName("speed") + ": " + id.status().message());
+      double v = 0;
+      AIRTIME_RETURN_IF_ERROR(speed->Number(e.key, &v, 0, kInf, /*lo_open=*/true));
+      s.speed_overrides.push_back({*id, v});
+    }
+  }
+  AIRTIME_RETURN_IF_ERROR(r.Number("utilization", &s.utilization, 0, 1, /*lo_open=*/true));
+
+  // Time.
+  AIRTIME_RETURN_IF_ERROR(r.OneOf("submit_at", "arrival"));
+  AIRTIME_RETURN_IF_ERROR(r.Duration(r.Has("arrival") ? "arrival" : "submit_at", &s.submit_at));
+  AIRTIME_RETURN_IF_ERROR(r.OneOf("deadline", "deadline_after"));
+  if (r.Has("deadline")) {
+    DurationMs d = 0;
+    AIRTIME_RETURN_IF_ERROR(r.Duration("deadline", &d));
+    if (d < s.submit_at)
+      return r.FieldError("deadline", "expected a time at or after submission (" +
+                                          FormatDuration(s.submit_at) + "), found " +
+                                          FormatDuration(d) +
+                                          " (use deadline_after for a relative deadline)");
+    s.deadline = d;
+  }
+  if (r.Has("deadline_after")) {
+    DurationMs d = 0;
+    AIRTIME_RETURN_IF_ERROR(r.Duration("deadline_after", &d));
+    s.deadline = s.submit_at + d;
+  }
+
+  // Preemption.
+  auto ckpt = r.Sub("checkpoint", {"interval", "restart_cost"});
+  if (!ckpt.ok()) return ckpt.status();
+  AIRTIME_RETURN_IF_ERROR(ckpt->Duration("interval", &s.checkpoint_interval));
+  AIRTIME_RETURN_IF_ERROR(ckpt->Duration("restart_cost", &s.restart_cost));
+  AIRTIME_RETURN_IF_ERROR(r.Bool("preemptible", &s.preemptible));
+  AIRTIME_RETURN_IF_ERROR(r.Duration("preempt_grace", &s.preempt_grace));
+
+  if (s.is_service()) AIRTIME_RETURN_IF_ERROR(ReadRealtime(r, &s, traces));
+
+  // Value.
+  auto value = r.Sub("value", {"per_1k_requests", "on_completion", "decay_after_deadline"});
+  if (!value.ok()) return value.status();
+  if (s.is_service()) {
+    for (const char* f : {"on_completion", "decay_after_deadline"})
+      if (value->Has(f))
+        return value->FieldError(f,
+                                 "a realtime service earns per_1k_requests, not " + std::string(f));
+    AIRTIME_RETURN_IF_ERROR(value->Number("per_1k_requests", &s.value.per_1k_requests, 0, kInf));
+  } else {
+    if (value->Has("per_1k_requests"))
+      return value->FieldError("per_1k_requests",
+                               "only a realtime service earns per request; use on_completion");
+    AIRTIME_RETURN_IF_ERROR(value->Number("on_completion", &s.value.on_completion, 0, kInf));
+    AIRTIME_RETURN_IF_ERROR(value->Duration("decay_after_deadline", &s.value.decay_after_deadline));
+  }
+
+  AIRTIME_RETURN_IF_ERROR(ValidateSpec(s, catalog));
+  return s;
+}
+
+}  // namespace airtime::yaml_internal

@@ -1,0 +1,197 @@
+#include "airtime/config/workload_yaml.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "airtime/base/strings.h"
+#include "airtime/config/scenario_parts.h"
+#include "airtime/config/yaml_reader.h"
+
+namespace airtime {
+namespace {
+
+using yaml_internal::MapReader;
+using yaml_internal::YamlFile;
+
+const std::vector<std::string> kTopLevelKeys = {"workloads", "events", "traces"};
+
+void SortEvents(std::vector<ScenarioEvent>* events) {
+  std::stable_sort(events->begin(), events->end(),
+                   [](const ScenarioEvent& a, const ScenarioEvent& b) { return a.at < b.at; });
+}
+
+// Accumulates one file's scenario, checking that workload names are unique.
+class ScenarioBuilder {
+ public:
+  ScenarioBuilder(const YamlFile& file, const GpuCatalog& catalog)
+      : file_(file), catalog_(catalog) {}
+
+  Status AddWorkload(const YAML::Node& node, size_t index, int line_hint) {
+    auto spec =
+        yaml_internal::ParseWorkload(file_, node, index, line_hint, catalog_, &scenario_.traces);
+    if (!spec.ok()) return spec.status();
+    auto [it, inserted] = sources_.emplace(spec->name, spec->source);
+    if (!inserted)
+      return InvalidArgument(spec->source + ": workload '" + spec->name +
+                             "': duplicate name (first defined at " + it->second + ")");
+    scenario_.workloads.push_back(std::move(*spec));
+    return OkStatus();
+  }
+
+  Status AddWorkloadList(const YAML::Node& list, int line) {
+    size_t i = 0;
+    for (const auto& item : list) AIRTIME_RETURN_IF_ERROR(AddWorkload(item, i++, line));
+    return OkStatus();
+  }
+
+  // A mapping with workloads:, events: and traces: keys.
+  Status AddSections(const YAML::Node& doc) {
+    auto opened = MapReader::Open(file_, doc, "scenario", "", kTopLevelKeys, 1);
+    if (!opened.ok()) return opened.status();
+    const MapReader& r = *opened;
+    if (r.Has("workloads")) {
+      YAML::Node list = r.Get("workloads");
+      if (!list.IsSequence()) return r.Expected("workloads", "a list of workloads");
+      AIRTIME_RETURN_IF_ERROR(AddWorkloadList(list, r.LineOf("workloads")));
+    }
+    if (r.Has("events")) {
+      YAML::Node list = r.Get("events");
+      if (!list.IsSequence()) return r.Expected("events", "a list of events");
+      size_t i = 0;
+      for (const auto& item : list) {
+        auto ev = yaml_internal::ParseEvent(file_, item, i++, r.LineOf("events"));
+        if (!ev.ok()) return ev.status();
+        scenario_.events.push_back(std::move(*ev));
+      }
+    }
+    if (r.Has("traces")) {
+      YAML::Node list = r.Get("traces");
+      if (!list.IsSequence()) return r.Expected("traces", "a list of trace sources");
+      size_t i = 0;
+      for (const auto& item : list) {
+        auto t = yaml_internal::ParseTrace(file_, item, "trace #" + std::to_string(++i), "",
+                                           r.LineOf("traces"));
+        if (!t.ok()) return t.status();
+        scenario_.traces.push_back(std::move(*t));
+      }
+    }
+    return OkStatus();
+  }
+
+  Status AddDocument(const YAML::Node& doc) {
+    if (doc.IsNull()) return OkStatus();  // an empty document
+    if (doc.IsSequence()) return AddWorkloadList(doc, file_.Line(doc, 1));
+    if (!doc.IsMap())
+      return file_.ErrorAt(file_.Line(doc, 1),
+                           "expected a workload, a list of workloads or a mapping with "
+                           "workloads:, events:, traces:, found " +
+                               yaml_internal::DescribeFound(doc));
+    bool sections = false;
+    for (const auto& key : kTopLevelKeys) sections = sections || doc[key].IsDefined();
+    if (sections) return AddSections(doc);
+    // A single workload; a key that looks like a misspelt section name is reported as such.
+    if (!doc["name"].IsDefined()) {
+      for (const auto& kv : doc) {
+        if (!kv.first.IsScalar()) continue;
+        std::string hint = yaml_internal::DidYouMean(kv.first.Scalar(), kTopLevelKeys);
+        if (!hint.empty())
+          return file_.ErrorAt(file_.Line(kv.first, 1),
+                               "unknown top-level key '" + kv.first.Scalar() + "'" + hint);
+      }
+    }
+    return AddWorkload(doc, 0, 1);
+  }
+
+  Scenario Finish() && {
+    SortEvents(&scenario_.events);
+    return std::move(scenario_);
+  }
+
+ private:
+  const YamlFile& file_;
+  const GpuCatalog& catalog_;
+  Scenario scenario_;
+  std::map<std::string, std::string> sources_;  // workload name -> "file:line"
+};
+
+}  // namespace
+
+const char* ScenarioEventTypeName(ScenarioEvent::Type t) {
+  switch (t) {
+    case ScenarioEvent::kNodeDown:
+      return "node_down";
+    case ScenarioEvent::kNodeUp:
+      return "node_up";
+    case ScenarioEvent::kPriority:
+      return "priority";
+    case ScenarioEvent::kCancel:
+      return "cancel";
+  }
+  return "?";
+}
+
+StatusOr<Scenario> ParseWorkloadYaml(std::string_view text, std::string_view filename,
+                                     const GpuCatalog& catalog) {
+  YamlFile file{std::string(filename)};
+  auto docs = file.LoadAll(text);
+  if (!docs.ok()) return docs.status();
+  ScenarioBuilder builder(file, catalog);
+  try {
+    for (const auto& doc : *docs) AIRTIME_RETURN_IF_ERROR(builder.AddDocument(doc));
+  } catch (const YAML::Exception& e) {  // not expected: the readers avoid throwing calls
+    return file.ErrorAt(e.mark.is_null() ? 1 : e.mark.line + 1, "YAML error: " + e.msg);
+  }
+  return std::move(builder).Finish();
+}
+
+StatusOr<Scenario> LoadWorkloadYaml(const std::string& path, const GpuCatalog& catalog) {
+  auto text = yaml_internal::ReadFileToString(path);
+  if (!text.ok()) return text.status();
+  return ParseWorkloadYaml(*text, path, catalog);
+}
+
+Status MergeScenario(Scenario* into, Scenario more) {
+  std::map<std::string, const WorkloadSpec*> names;
+  for (const auto& w : into->workloads) names.emplace(w.name, &w);
+  for (const auto& w : more.workloads) {
+    auto it = names.find(w.name);
+    if (it != names.end())
+      return InvalidArgument(w.source + ": workload '" + w.name +
+                             "': duplicate name (first defined at " + it->second->source + ")");
+  }
+  for (auto& w : more.workloads) into->workloads.push_back(std::move(w));
+  for (auto& e : more.events) into->events.push_back(std::move(e));
+  for (auto& t : more.traces) into->traces.push_back(std::move(t));
+  SortEvents(&into->events);
+  return OkStatus();
+}
+
+StatusOr<Scenario> LoadWorkloadYamlFiles(const std::vector<std::string>& paths,
+                                         const GpuCatalog& catalog) {
+  Scenario all;
+  for (const auto& path : paths) {
+    auto one = LoadWorkloadYaml(path, catalog);
+    if (!one.ok()) return one.status();
+    AIRTIME_RETURN_IF_ERROR(MergeScenario(&all, std::move(*one)));
+  }
+  return all;
+}
+
+Status CheckEventTargets(const Scenario& scenario, const Cluster& cluster) {
+  std::vector<std::string> nodes, workloads;
+  for (const auto& n : cluster.nodes()) nodes.push_back(n.name);
+  for (const auto& w : scenario.workloads) workloads.push_back(w.name);
+  for (const auto& e : scenario.events) {
+    const bool on_node = e.type == ScenarioEvent::kNodeDown || e.type == ScenarioEvent::kNodeUp;
+    const auto& names = on_node ? nodes : workloads;
+    if (std::find(names.begin(), names.end(), e.target) != names.end()) continue;
+    std::string what = on_node ? "a node of cluster '" + cluster.name() + "'" : "a workload";
+    return InvalidArgument(e.source + ": event " + ScenarioEventTypeName(e.type) + ": expected " +
+                           what + ", found '" + e.target + "'" +
+                           yaml_internal::DidYouMean(e.target, names));
+  }
+  return OkStatus();
+}
+
+}  // namespace airtime

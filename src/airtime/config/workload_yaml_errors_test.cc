@@ -1,0 +1,157 @@
+// Every class of error the workload loader reports, with its file, line and field.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "airtime/config/workload_yaml.h"
+
+namespace airtime {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// Parses `text` as "w.yaml"; expects an InvalidArgument starting with "w.yaml:<line>: " that
+// contains every one of `parts`.
+void ExpectError(const std::string& text, int line, const std::vector<std::string>& parts) {
+  auto s = ParseWorkloadYaml(text, "w.yaml");
+  ASSERT_FALSE(s.ok()) << "parsed:\n" << text;
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.status().message(), StartsWith("w.yaml:" + std::to_string(line) + ": "));
+  for (const auto& p : parts) EXPECT_THAT(s.status().message(), HasSubstr(p));
+}
+
+// A batch job named "j" on line 1 with `extra` fields (one per line, from line 3 on).
+std::string Job(const std::string& extra) { return "name: j\nwork: 1h\n" + extra; }
+// A realtime service named "s" with a valid SLO; `extra` starts on line 4.
+std::string Service(const std::string& extra) {
+  return "name: s\nkind: realtime\nslo: {latency_ms: 100, capacity_rps: 10}\n" + extra;
+}
+
+TEST(WorkloadYamlErrorsTest, UnknownFieldWithSuggestion) {
+  ExpectError(Job("gpu_typ: H100\n"), 3,
+              {"workload 'j'", "unknown field 'gpu_typ'", "did you mean 'gpu_type'?"});
+  ExpectError(Job("colour: red\n"), 3, {"unknown field 'colour'", "known fields: name, kind"});
+  ExpectError(Job("checkpoint: {intervall: 1h}\n"), 3,
+              {"unknown field 'checkpoint.intervall'", "did you mean 'interval'?"});
+  ExpectError("workload:\n  - {name: a}\n", 1,
+              {"unknown top-level key 'workload'", "did you mean 'workloads'?"});
+  ExpectError("workloads: []\nevent: []\n", 2,
+              {"scenario", "unknown field 'event'", "did you mean 'events'?"});
+}
+
+TEST(WorkloadYamlErrorsTest, WrongTypes) {
+  ExpectError(Job("gpus: two\n"), 3,
+              {"workload 'j'", "field 'gpus'", "expected an integer >= 0", "found 'two'"});
+  ExpectError(Job("priority: high\n"), 3,
+              {"field 'priority'", "expected an integer, found 'high'"});
+  ExpectError(Job("preemptible: sometimes\n"), 3,
+              {"field 'preemptible'", "expected true or false", "found 'sometimes'"});
+  ExpectError(Job("deadline:\n"), 3, {"field 'deadline'", "found nothing"});
+  ExpectError(Job("submit_at: soon\n"), 3,
+              {"field 'submit_at'", "expected a duration such as 90s, 15m, 2h", "found 'soon'"});
+  ExpectError(Job("tenant: [a, b]\n"), 3,
+              {"field 'tenant'", "expected a non-empty string", "found a list"});
+  ExpectError(Job("checkpoint: 30m\n"), 3,
+              {"field 'checkpoint'", "expected a mapping", "found '30m'"});
+  ExpectError(Job("gpu_type: {H100: 1}\n"), 3,
+              {"field 'gpu_type'", "expected a name or a list of names", "found a mapping"});
+  ExpectError("- 42\n", 1, {"workload #1", "expected a mapping", "found '42'"});
+  ExpectError("just text\n", 1, {"expected a workload", "found 'just text'"});
+  ExpectError("workloads: {name: a}\n", 1, {"field 'workloads'", "expected a list of workloads"});
+}
+
+TEST(WorkloadYamlErrorsTest, OutOfRange) {
+  ExpectError(Job("gpu_fraction: 1.5\n"), 3,
+              {"field 'gpu_fraction'", "expected a number in (0, 1]", "found '1.5'"});
+  ExpectError(Job("gpu_fraction: 0\n"), 3, {"field 'gpu_fraction'", "found '0'"});
+  ExpectError(Job("utilization: 0\n"), 3, {"field 'utilization'", "found '0'"});
+  ExpectError(Job("gpus: -2\n"), 3, {"field 'gpus'", "found '-2'"});
+  ExpectError(Job("memory_gb: 500\n"), 3,
+              {"field 'memory_gb'", "no allowed GPU type has that much memory", "H200"});
+  ExpectError(Job("gpu_type: T4\nmemory_gb: 20\n"), 4, {"field 'memory_gb'", "T4 with 16 GB"});
+  ExpectError(Job("speed: {T4: 0}\n"), 3, {"field 'speed.T4'", "expected a number > 0"});
+  ExpectError(Job("submit_at: 5h\ndeadline: 2h\n"), 4,
+              {"field 'deadline'", "at or after submission (5h", "found 2h"});
+  ExpectError("name: j\nwork: 0s\n", 2, {"field 'work'", "expected a positive duration"});
+  ExpectError(Job("locality: planet\n"), 3,
+              {"field 'locality'", "expected one of node, nvlink, rack, any", "found 'planet'"});
+  ExpectError(Job("kind: trainig\n"), 3,
+              {"field 'kind'", "expected one of realtime, batch",
+               "found 'trainig' (did you mean 'training'?)"});
+  ExpectError(Service("slo: {latency_ms: 100, capacity_rps: 10}\n"), 4,
+              {"field 'slo' given twice (first at line 3)"});
+  ExpectError(
+      "name: s\nkind: realtime\nslo:\n  latency_ms: 100\n  capacity_rps: 10\n"
+      "  min_replicas: 4\n  max_replicas: 2\n",
+      7, {"field 'slo.max_replicas'", "expected at least min_replicas (4)", "found 2"});
+  ExpectError(Service("demand:\n  - {at: 2h, rps: 5}\n  - {at: 1h, rps: 5}\n"), 6,
+              {"field 'demand[1].at'", "expected points in time order"});
+  ExpectError(Service("demand:\n  - {at: 0, rps: -5}\n"), 5,
+              {"field 'demand[0].rps'", "found '-5'"});
+}
+
+TEST(WorkloadYamlErrorsTest, UnknownGpuTypeNamesTheKnownOnes) {
+  ExpectError(Job("gpu_type:\n  - H100\n  - H1OO\n"), 5,
+              {"workload 'j'", "field 'gpu_type'", "found 'H1OO'", "known: H200, H100, A100-80GB",
+               "did you mean 'H100'?"});
+  ExpectError(Job("speed: {Z9: 1}\n"), 3, {"field 'speed'", "found 'Z9'", "known: H200"});
+  ExpectError(Job("gpu_type: H100\nprefer: A100\n"), 4,
+              {"field 'prefer'", "expected one of the allowed types (gpu_type: H100)",
+               "found 'A100-40GB'"});
+  ExpectError(Job("mig: 3g.20gb\ngpu_type: H100\n"), 3,
+              {"field 'mig'", "expected a MIG profile", "3g.40gb", "found '3g.20gb'"});
+  ExpectError(Job("mig: 1g.10gb\ngpu_type: T4\n"), 3, {"field 'mig'", "(T4) supports MIG"});
+}
+
+TEST(WorkloadYamlErrorsTest, MissingRequiredFields) {
+  ExpectError("- work: 1h\n", 1, {"workload #1", "missing required field 'name'"});
+  ExpectError("- {name: a, work: 1h}\n- {name: b}\n", 2,
+              {"workload 'b'", "missing required field 'work'", "'duration' is a synonym"});
+  ExpectError("name: s\nkind: realtime\n", 1, {"workload 's'", "missing required field 'slo'"});
+  ExpectError("name: s\nkind: realtime\nslo: {latency_ms: 100}\n", 3,
+              {"missing required field 'slo.capacity_rps'"});
+  ExpectError("events:\n  - {node_down: n}\n", 2, {"event #1", "missing required field 'at'"});
+  ExpectError("events:\n  - {at: 1h, priority: {workload: x}}\n", 2,
+              {"missing required field 'priority.value'"});
+  ExpectError("traces:\n  - {format: azure}\n", 2, {"trace #1", "missing required field 'file'"});
+}
+
+TEST(WorkloadYamlErrorsTest, ConflictingAndKindSpecificFields) {
+  ExpectError(Job("gpu_fraction: 0.5\nmig: 1g.10gb\n"), 4,
+              {"field 'mig'", "either 'gpu_fraction' or 'mig', not both"});
+  ExpectError(Job("duration: 2h\n"), 3, {"either 'work' or 'duration'"});
+  ExpectError(Job("submit_at: 1h\narrival: 2h\n"), 4, {"either 'submit_at' or 'arrival'"});
+  ExpectError(Job("demand: [{at: 0, rps: 1}]\n"), 3,
+              {"field 'demand'", "only a realtime workload", "kind batch"});
+  ExpectError(Service("work: 1h\n"), 4, {"field 'work'", "runs until cancelled"});
+  ExpectError(Service("deadline: 2h\n"), 4, {"field 'deadline'", "runs until cancelled"});
+  ExpectError(Service("value: {on_completion: 5}\n"), 4,
+              {"field 'value.on_completion'", "per_1k_requests"});
+  ExpectError(Job("value: {per_1k_requests: 5}\n"), 3, {"field 'value.per_1k_requests'"});
+  ExpectError("events:\n  - {at: 1h, node_down: a, cancel: b}\n", 2,
+              {"event #1", "exactly one of node_down, node_up, priority, cancel",
+               "found node_down and cancel"});
+  ExpectError("events:\n  - {at: 1h}\n", 2, {"found none"});
+  ExpectError("traces:\n  - {format: azure, file: a.csv, opts: [1]}\n", 2,
+              {"trace #1", "field 'opts'", "found a list"});
+}
+
+TEST(WorkloadYamlErrorsTest, ValidateSpecRunsWithSource) {
+  // A fraction below 1 with several GPUs is a cross-field rule of ValidateSpec.
+  ExpectError("\n- name: frac\n  gpus: 2\n  gpu_fraction: 0.5\n  work: 1h\n", 2,
+              {"workload 'frac'", "field 'gpu_fraction'", "only with gpus: 1"});
+  ExpectError("- name: idle\n  gpus: 0\n  work: 1h\n", 1, {"workload 'idle'", "field 'gpus'"});
+}
+
+TEST(WorkloadYamlErrorsTest, DuplicateNamesAcrossDocumentsNameBothLines) {
+  ExpectError("- {name: a, work: 1h}\n---\n- {name: b, work: 1h}\n- {name: a, work: 2h}\n", 4,
+              {"workload 'a'", "duplicate name", "first defined at w.yaml:1"});
+}
+
+TEST(WorkloadYamlErrorsTest, SyntaxErrorGivesTheLine) {
+  ExpectError("- name: a\n  work: 1h\n- name: b\n  work: [1h\n", 5, {"YAML syntax error"});
+  ExpectError("name: a\n  work: 1h\n bad\n", 2, {"YAML syntax error"});
+}
+
+}  // namespace
+}  // namespace airtime
