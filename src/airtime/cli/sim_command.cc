@@ -1,0 +1,120 @@
+#include "airtime/cli/sim_command.h"
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "airtime/base/strings.h"
+#include "airtime/sim/report.h"
+#include "airtime/sim/sim_input.h"
+#include "airtime/sim/simulator.h"
+
+namespace airtime {
+namespace {
+
+struct SimArgs {
+  std::string cluster;
+  std::vector<std::string> workloads;
+  std::string policies = "fifo,static,bestfit";
+  uint64_t seed = 1;
+  std::string json;
+  std::string horizon;
+  bool skip_bad_rows = false;
+  bool quiet = false;
+  // Protocol mode.
+  std::string protocol;
+  std::string nodes, pods;
+  int seeds = 10;
+};
+
+std::vector<std::string> SplitPolicies(const std::string& list) {
+  std::vector<std::string> out;
+  for (auto p : Split(list, ',')) {
+    auto t = Trim(p);
+    if (!t.empty()) out.emplace_back(t);
+  }
+  return out;
+}
+
+int RunScenario(const SimArgs& a) {
+  if (a.cluster.empty() || a.workloads.empty()) {
+    std::cerr << "airtime sim: --cluster and --workload are required (or --protocol fgd)\n";
+    return 2;
+  }
+  SimOptions opt;
+  opt.seed = a.seed;
+  if (!a.horizon.empty()) {
+    auto h = ParseDurationMs(a.horizon);
+    if (!h || *h <= 0) {
+      std::cerr << "airtime sim: --horizon: expected a duration such as 24h, got '" << a.horizon << "'\n";
+      return 2;
+    }
+    opt.horizon = *h;
+  }
+  auto input = LoadSimInput(a.cluster, a.workloads, LoadOptions{a.skip_bad_rows});
+  if (!input.ok()) {
+    std::cerr << "airtime sim: " << input.status().message() << "\n";
+    return 1;
+  }
+  if (!a.quiet) {
+    std::cout << "cluster " << input->cluster.name() << ": " << input->cluster.node_count()
+              << " nodes, " << input->cluster.gpu_count() << " GPUs; " << input->workloads.size()
+              << " workloads\n";
+    for (const auto& n : input->notes) std::cout << "  " << n << "\n";
+  }
+  std::vector<SimResult> results;
+  for (const std::string& p : SplitPolicies(a.policies)) {
+    auto r = Simulate(*input, p, opt);
+    if (!r.ok()) {
+      std::cerr << "airtime sim: " << r.status().message() << "\n";
+      return 2;
+    }
+    for (const auto& e : r->event_errors) std::cerr << "warning: " << r->policy << ": " << e << "\n";
+    results.push_back(std::move(*r));
+  }
+  if (!a.quiet) std::cout << "\n" << ResultsTable(results);
+  if (!a.json.empty()) {
+    std::ofstream f(a.json);
+    f << ReportToJson(*input, results, a.seed).dump(2) << "\n";
+    if (!f) {
+      std::cerr << "airtime sim: cannot write " << a.json << "\n";
+      return 1;
+    }
+    if (!a.quiet) std::cout << "\nreport written to " << a.json << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int RunProtocol(const std::string& protocol, const std::string& nodes, const std::string& pods,
+                const std::vector<std::string>& policies, int seeds, const std::string& json,
+                bool quiet);
+
+void AddSimCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<SimArgs>();
+  CLI::App* sim = app.add_subcommand("sim", "replay workloads on a simulated cluster under several policies");
+  sim->add_option("--cluster", args->cluster, "cluster YAML file");
+  sim->add_option("--workload", args->workloads, "workload YAML file (repeatable)");
+  sim->add_option("--policy", args->policies, "policies to compare, comma-separated (name or name:key=value)")
+      ->capture_default_str();
+  sim->add_option("--seed", args->seed, "seed for tie-breaking")->capture_default_str();
+  sim->add_option("--json", args->json, "write the JSON report here");
+  sim->add_option("--horizon", args->horizon, "stop the replay at this time (e.g. 24h)");
+  sim->add_flag("--skip-bad-rows", args->skip_bad_rows, "skip and count broken trace rows instead of failing");
+  sim->add_flag("-q,--quiet", args->quiet, "print nothing but errors");
+  sim->add_option("--protocol", args->protocol, "run a placement protocol instead of a replay (fgd)");
+  sim->add_option("--nodes", args->nodes, "protocol: node list CSV");
+  sim->add_option("--pods", args->pods, "protocol: pod list CSV");
+  sim->add_option("--seeds", args->seeds, "protocol: number of seeds (from 42)")->capture_default_str();
+  sim->callback([args, exit_code] {
+    if (!args->protocol.empty()) {
+      *exit_code = RunProtocol(args->protocol, args->nodes, args->pods, SplitPolicies(args->policies),
+                               args->seeds, args->json, args->quiet);
+    } else {
+      *exit_code = RunScenario(*args);
+    }
+  });
+}
+
+}  // namespace airtime

@@ -1,0 +1,126 @@
+#include "airtime/sim/report.h"
+
+#include <cstdio>
+
+namespace airtime {
+namespace {
+
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string Pad(const std::string& s, size_t w) {
+  return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
+}
+
+}  // namespace
+
+nlohmann::json PercentilesToJson(const Percentiles& p) {
+  return {{"count", p.count}, {"p50", p.p50}, {"p99", p.p99}, {"mean", p.mean}, {"max", p.max}};
+}
+
+nlohmann::json ResultToJson(const SimResult& r) {
+  nlohmann::json ledger = nlohmann::json::object();
+  for (int b = 0; b < kBucketCount; ++b)
+    ledger[BucketName(static_cast<Bucket>(b))] = r.ledger.gpu_hours(static_cast<Bucket>(b));
+  ledger["installed_gpu_hours"] = r.ledger.installed_gpu_hours();
+  const MetricsSummary& m = r.metrics;
+  nlohmann::json kinds = nlohmann::json::object();
+  for (int k = 0; k < kWorkloadKindCount; ++k) {
+    const KindMetrics& km = m.kinds[static_cast<size_t>(k)];
+    kinds[KindName(static_cast<WorkloadKind>(k))] = {
+        {"submitted", km.submitted},
+        {"started", km.started},
+        {"completed", km.completed},
+        {"with_deadline", km.with_deadline},
+        {"deadline_met", km.deadline_met},
+        {"value", km.value},
+        {"queueing_delay_s", PercentilesToJson(ComputePercentiles(km.queue_delay_s))},
+        {"jct_s", PercentilesToJson(ComputePercentiles(km.jct_s))},
+    };
+  }
+  double tenant_total = 0;
+  for (const auto& [t, v] : m.tenant_gpu_ms) tenant_total += v;
+  nlohmann::json tenants = nlohmann::json::object();
+  for (const auto& [t, v] : m.tenant_gpu_ms)
+    tenants[t] = {{"gpu_hours", v / 3.6e6}, {"share", tenant_total > 0 ? v / tenant_total : 0}};
+  nlohmann::json blocked = nlohmann::json::object();
+  for (const auto& [shape, v] : r.shape_blocked) blocked[shape] = static_cast<double>(v) / 3.6e9;
+  return {
+      {"policy", r.policy},
+      {"description", r.policy_description},
+      {"ledger", ledger},
+      {"value", m.value},
+      {"return_per_gpu_hour", r.return_per_gpu_hour()},
+      {"allocation_rate", r.allocation_rate()},
+      {"slo_attainment", m.slo_attainment},
+      {"requests", m.requests},
+      {"requests_in_slo", m.requests_in_slo},
+      {"deadline_hit_rate", m.deadline_hit_rate},
+      {"kinds", kinds},
+      {"tenants", tenants},
+      {"shape_blocked_gpu_hours", blocked},
+      {"preemptions", m.preemptions},
+      {"failures", m.failures},
+      {"events", r.events},
+      {"end_s", ToSeconds(r.end)},
+      {"wall_seconds", r.wall_seconds},
+      {"event_errors", r.event_errors},
+  };
+}
+
+nlohmann::json ReportToJson(const SimInput& input, const std::vector<SimResult>& results,
+                            uint64_t seed) {
+  nlohmann::json policies = nlohmann::json::array();
+  for (const auto& r : results) policies.push_back(ResultToJson(r));
+  return {{"cluster", {{"name", input.cluster.name()},
+                       {"nodes", input.cluster.node_count()},
+                       {"gpus", input.cluster.gpu_count()}}},
+          {"workloads", input.workloads.size()},
+          {"seed", seed},
+          {"notes", input.notes},
+          {"policies", policies}};
+}
+
+std::string ResultsTable(const std::vector<SimResult>& results) {
+  std::string out;
+  const size_t w = 11;
+  auto row = [&](const std::string& label, auto cell) {
+    out += label + std::string(label.size() < 26 ? 26 - label.size() : 0, ' ');
+    for (const auto& r : results) out += Pad(cell(r), w);
+    out += "\n";
+  };
+  row("policy", [](const SimResult& r) { return r.policy; });
+  row("return / installed GPU-h", [](const SimResult& r) { return Fmt("%.3f", r.return_per_gpu_hour()); });
+  row("value", [](const SimResult& r) { return Fmt("%.1f", r.metrics.value); });
+  row("allocation rate", [](const SimResult& r) { return Fmt("%.1f%%", 100 * r.allocation_rate()); });
+  row("realtime SLO attainment", [](const SimResult& r) { return Fmt("%.2f%%", 100 * r.metrics.slo_attainment); });
+  row("batch deadlines met", [](const SimResult& r) { return Fmt("%.1f%%", 100 * r.metrics.deadline_hit_rate); });
+  row("preemptions", [](const SimResult& r) { return std::to_string(r.metrics.preemptions); });
+  out += "ledger (% of installed GPU-hours)\n";
+  for (int b = 0; b < kBucketCount; ++b) {
+    const auto bucket = static_cast<Bucket>(b);
+    row(std::string("  ") + BucketName(bucket), [&](const SimResult& r) {
+      const double inst = r.ledger.installed_gpu_hours();
+      return Fmt("%.1f%%", inst > 0 ? 100 * r.ledger.gpu_hours(bucket) / inst : 0);
+    });
+  }
+  row("  installed GPU-hours", [](const SimResult& r) { return Fmt("%.0f", r.ledger.installed_gpu_hours()); });
+  out += "queueing delay p50 / p99 (minutes; unstarted work counted to the end)\n";
+  for (int k = 0; k < kWorkloadKindCount; ++k) {
+    bool any = false;
+    for (const auto& r : results) any |= r.metrics.kinds[static_cast<size_t>(k)].submitted > 0;
+    if (!any) continue;
+    row(std::string("  ") + KindName(static_cast<WorkloadKind>(k)), [&](const SimResult& r) {
+      auto p = ComputePercentiles(r.metrics.kinds[static_cast<size_t>(k)].queue_delay_s);
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.0f/%.0f", p.p50 / 60, p.p99 / 60);
+      return std::string(buf);
+    });
+  }
+  return out;
+}
+
+}  // namespace airtime

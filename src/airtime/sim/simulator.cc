@@ -1,0 +1,191 @@
+#include "airtime/sim/simulator.h"
+
+#include <chrono>
+#include <queue>
+#include <unordered_set>
+
+#include "airtime/engine/engine.h"
+#include "airtime/policies/registry.h"
+
+namespace airtime {
+namespace {
+
+// What a queued simulator event is; at equal times the lower class goes first, so work
+// that ends frees its GPUs before new work arrives at the same instant.
+enum class Kind : uint8_t { kCompletion, kScenario, kDemand, kArrival, kTimer };
+
+struct Pending {
+  TimeMs at;
+  Kind kind;
+  int64_t seq;
+  int64_t a;  // allocation id, scenario event index, workload index
+  double rps;
+
+  bool operator>(const Pending& o) const {
+    if (at != o.at) return at > o.at;
+    if (kind != o.kind) return kind > o.kind;
+    return seq > o.seq;
+  }
+};
+
+class Run {
+ public:
+  Run(const SimInput& in, Engine& engine, const SimOptions& opt)
+      : in_(in), engine_(engine), opt_(opt), ledger_(engine), metrics_(engine) {}
+
+  SimResult Go() {
+    for (size_t i = 0; i < in_.workloads.size(); ++i)
+      Push(in_.workloads[i].submit_at, Kind::kArrival, static_cast<int64_t>(i));
+    for (size_t i = 0; i < in_.events.size(); ++i)
+      Push(in_.events[i].at, Kind::kScenario, static_cast<int64_t>(i));
+    SimResult r;
+    TimeMs last = 0;
+    while (!queue_.empty()) {
+      Pending p = queue_.top();
+      if (p.at > opt_.horizon) break;
+      queue_.pop();
+      if (p.kind == Kind::kCompletion && !live_.count(p.a)) continue;  // preempted meanwhile
+      Event ev;
+      if (!ToEvent(p, &ev)) continue;
+      ledger_.Advance(p.at);
+      metrics_.Advance(p.at);
+      const auto t0 = std::chrono::steady_clock::now();
+      const CycleResult& cycle = engine_.Handle(ev);
+      if (opt_.time_cycles)
+        r.cycle_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+      ++r.events;
+      last = p.at;
+      if (!cycle.event_status.ok() && r.event_errors.size() < 10)
+        r.event_errors.push_back(FormatTime(p.at) + ": " + cycle.event_status.message());
+      if (p.kind == Kind::kArrival && cycle.arrived != kNoWorkload) OnArrived(static_cast<size_t>(p.a), cycle.arrived);
+      Actuate(cycle);
+      ledger_.Observe(cycle);
+      metrics_.Observe(cycle);
+    }
+    r.end = opt_.horizon != kNever ? opt_.horizon : last;
+    ledger_.Advance(r.end);
+    metrics_.Finish(r.end);
+    r.ledger = ledger_.totals();
+    r.shape_blocked = ledger_.shape_blocked();
+    r.metrics = metrics_.summary();
+    r.policy = engine_.policy().name;
+    r.policy_description = engine_.policy().description;
+    return r;
+  }
+
+ private:
+  void Push(TimeMs at, Kind kind, int64_t a, double rps = 0) {
+    queue_.push({at, kind, seq_++, a, rps});
+  }
+
+  bool ToEvent(const Pending& p, Event* ev) {
+    switch (p.kind) {
+      case Kind::kArrival:
+        *ev = Event::Arrival(p.at, in_.workloads[static_cast<size_t>(p.a)]);
+        return true;
+      case Kind::kCompletion:
+        live_.erase(p.a);
+        *ev = Event::Completion(p.at, p.a);
+        return true;
+      case Kind::kDemand:
+        *ev = Event::Demand(p.at, static_cast<WorkloadId>(p.a), p.rps);
+        return true;
+      case Kind::kTimer:
+        *ev = Event::Timer(p.at);
+        return true;
+      case Kind::kScenario: {
+        const ScenarioEvent& s = in_.events[static_cast<size_t>(p.a)];
+        if (s.type == ScenarioEvent::kNodeDown || s.type == ScenarioEvent::kNodeUp) {
+          NodeIndex node = -1;
+          for (size_t n = 0; n < in_.cluster.node_count(); ++n)
+            if (in_.cluster.node(static_cast<NodeIndex>(n)).name == s.target) node = static_cast<NodeIndex>(n);
+          *ev = s.type == ScenarioEvent::kNodeDown ? Event::NodeDown(p.at, node) : Event::NodeUp(p.at, node);
+          return true;
+        }
+        auto id = engine_.FindByName(s.target);
+        if (!id) return false;  // the workload has not arrived (or never will): nothing to change
+        *ev = s.type == ScenarioEvent::kCancel ? Event::Cancel(p.at, *id)
+                                               : Event::Priority(p.at, *id, s.priority);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void OnArrived(size_t index, WorkloadId id) {
+    const WorkloadSpec& spec = in_.workloads[index];
+    if (!spec.is_service()) return;
+    // The demand in force at arrival, then every later change.
+    double initial = 0;
+    for (const DemandPoint& d : spec.realtime.demand) {
+      if (d.at <= spec.submit_at) {
+        initial = d.rps;
+      } else {
+        Push(d.at, Kind::kDemand, id, d.rps);
+      }
+    }
+    Push(spec.submit_at, Kind::kDemand, id, initial);
+  }
+
+  void Actuate(const CycleResult& cycle) {
+    for (const Decision& d : cycle.decisions) {
+      switch (d.type) {
+        case DecisionType::kStart:
+          if (d.expected_end != kNever) {
+            live_.insert(d.allocation);
+            Push(d.expected_end, Kind::kCompletion, d.allocation);
+          }
+          if (d.ready_at > cycle.at) Push(d.ready_at, Kind::kTimer, 0);
+          break;
+        case DecisionType::kPreempt:
+        case DecisionType::kRelease:
+          live_.erase(d.allocation);
+          break;
+        case DecisionType::kHold:
+          if (d.until != kNever) Push(d.until, Kind::kTimer, 0);
+          break;
+        case DecisionType::kScale:
+        case DecisionType::kUnhold:
+          break;
+      }
+    }
+  }
+
+  const SimInput& in_;
+  Engine& engine_;
+  const SimOptions& opt_;
+  Ledger ledger_;
+  Metrics metrics_;
+  std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> queue_;
+  int64_t seq_ = 0;
+  std::unordered_set<AllocationId> live_;
+};
+
+}  // namespace
+
+double SimResult::return_per_gpu_hour() const {
+  const double h = ledger.installed_gpu_hours();
+  return h > 0 ? metrics.value / h : 0;
+}
+
+double SimResult::allocation_rate() const {
+  if (ledger.installed_milli_ms == 0) return 0;
+  const auto& m = ledger.milli_ms;
+  const int64_t held = m[static_cast<size_t>(Bucket::kUseful)] + m[static_cast<size_t>(Bucket::kIdleHeld)] +
+                       m[static_cast<size_t>(Bucket::kLowValueBusy)] + m[static_cast<size_t>(Bucket::kLost)];
+  return static_cast<double>(held) / static_cast<double>(ledger.installed_milli_ms);
+}
+
+StatusOr<SimResult> Simulate(const SimInput& input, const std::string& policy_spec,
+                             const SimOptions& options) {
+  auto policy = PolicyRegistry::Builtin().Make(policy_spec, input.cluster);
+  if (!policy.ok()) return policy.status();
+  Engine engine(input.cluster, std::move(*policy), EngineOptions{options.seed});
+  const auto t0 = std::chrono::steady_clock::now();
+  Run run(input, engine, options);
+  SimResult r = run.Go();
+  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace airtime

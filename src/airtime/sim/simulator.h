@@ -1,0 +1,47 @@
+// Simulator: replays a SimInput through the engine on a virtual clock.
+//
+// The simulator is the world: it turns workload arrivals, demand curves and timed scenario
+// events into engine events, carries out the engine's decisions (a started job completes
+// when its work is done, a preempted one never does, a replica is ready after its cold
+// start) and feeds the ledger and the metrics between events. It drives the same Engine the
+// daemon drives; only the clock and the actuator differ. Deterministic for a given input,
+// policy and seed. One Simulate call is independent of any other (thread-compatible).
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "airtime/base/status.h"
+#include "airtime/ledger/ledger.h"
+#include "airtime/ledger/metrics.h"
+#include "airtime/sim/sim_input.h"
+
+namespace airtime {
+
+struct SimOptions {
+  uint64_t seed = 1;          // engine tie-breaking
+  TimeMs horizon = kNever;    // stop here; kNever: when no event is left
+  bool time_cycles = false;   // measure each decision cycle's wall time
+};
+
+struct SimResult {
+  std::string policy;
+  std::string policy_description;
+  TimeMs end = 0;
+  LedgerTotals ledger;
+  std::unordered_map<std::string, int64_t> shape_blocked;  // milli-GPU-ms per shape
+  MetricsSummary metrics;
+  size_t events = 0;
+  std::vector<double> cycle_us;           // per cycle, when SimOptions::time_cycles
+  double wall_seconds = 0;
+  std::vector<std::string> event_errors;  // events the engine refused (first 10)
+
+  double return_per_gpu_hour() const;
+  double allocation_rate() const;  // allocated GPU-time / installed GPU-time
+};
+
+StatusOr<SimResult> Simulate(const SimInput& input, const std::string& policy_spec,
+                             const SimOptions& options = {});
+
+}  // namespace airtime
