@@ -62,16 +62,14 @@ int RunScenario(const SimArgs& a) {
               << " workloads\n";
     for (const auto& n : input->notes) std::cout << "  " << n << "\n";
   }
-  std::vector<SimResult> results;
-  for (const std::string& p : SplitPolicies(a.policies)) {
-    auto r = Simulate(*input, p, opt);
-    if (!r.ok()) {
-      std::cerr << "airtime sim: " << r.status().message() << "\n";
-      return 2;
-    }
-    for (const auto& e : r->event_errors) std::cerr << "warning: " << r->policy << ": " << e << "\n";
-    results.push_back(std::move(*r));
+  auto run = SimulatePolicies(*input, SplitPolicies(a.policies), opt);
+  if (!run.ok()) {
+    std::cerr << "airtime sim: " << run.status().message() << "\n";
+    return 2;
   }
+  std::vector<SimResult>& results = *run;
+  for (const auto& r : results)
+    for (const auto& e : r.event_errors) std::cerr << "warning: " << r.policy << ": " << e << "\n";
   if (!a.quiet) std::cout << "\n" << ResultsTable(results);
   if (!a.json.empty()) {
     std::ofstream f(a.json);

@@ -1,5 +1,6 @@
 #include "airtime/sim/simulator.h"
 
+#include <algorithm>
 #include <chrono>
 #include <queue>
 #include <unordered_set>
@@ -186,6 +187,29 @@ StatusOr<SimResult> Simulate(const SimInput& input, const std::string& policy_sp
   SimResult r = run.Go();
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
+}
+
+StatusOr<std::vector<SimResult>> SimulatePolicies(const SimInput& input,
+                                                  const std::vector<std::string>& policy_specs,
+                                                  const SimOptions& options) {
+  std::vector<SimResult> results;
+  TimeMs end = 0;
+  for (const std::string& spec : policy_specs) {
+    auto r = Simulate(input, spec, options);
+    if (!r.ok()) return r.status();
+    end = std::max(end, r->end);
+    results.push_back(std::move(*r));
+  }
+  if (options.horizon != kNever) return results;
+  SimOptions common = options;
+  common.horizon = end;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i].end == end) continue;
+    auto r = Simulate(input, policy_specs[i], common);
+    if (!r.ok()) return r.status();
+    results[i] = std::move(*r);
+  }
+  return results;
 }
 
 }  // namespace airtime

@@ -44,4 +44,11 @@ struct SimResult {
 StatusOr<SimResult> Simulate(const SimInput& input, const std::string& policy_spec,
                              const SimOptions& options = {});
 
+// Runs every policy on the same input. Without a horizon, all runs are brought to the same
+// end (the latest of the runs' own ends) so that installed GPU-hours are equal and returns
+// per installed GPU-hour compare like for like.
+StatusOr<std::vector<SimResult>> SimulatePolicies(const SimInput& input,
+                                                  const std::vector<std::string>& policy_specs,
+                                                  const SimOptions& options = {});
+
 }  // namespace airtime

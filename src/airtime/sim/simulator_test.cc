@@ -1,0 +1,138 @@
+#include "airtime/sim/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include "airtime/engine/test_util.h"
+#include "airtime/sim/random_scenario.h"
+#include "airtime/sim/report.h"
+
+namespace airtime {
+namespace {
+
+using testing::MakeCluster;
+using testing::MakeJob;
+using testing::MakeService;
+
+// The ledger's central promise: every installed GPU-second lands in exactly one bucket.
+// Checked exactly (integer milli-GPU-ms) on random scenarios under every policy.
+TEST(LedgerPropertyTest, BucketsAddUpToInstalledOnRandomScenarios) {
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    SimInput in = RandomScenario(seed);
+    for (const char* policy : {"fifo", "static", "bestfit"}) {
+      auto r = Simulate(in, policy, SimOptions{seed, kNever, false});
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      const LedgerTotals& t = r->ledger;
+      EXPECT_EQ(t.sum(), t.installed_milli_ms) << "seed " << seed << " " << policy;
+      EXPECT_EQ(t.installed_milli_ms, 1000 * static_cast<int64_t>(in.cluster.gpu_count()) * r->end);
+      for (int b = 0; b < kBucketCount; ++b)
+        EXPECT_GE(t.milli_ms[static_cast<size_t>(b)], 0) << BucketName(static_cast<Bucket>(b));
+      EXPECT_LE(r->allocation_rate(), 1.0 + 1e-12);
+      EXPECT_GE(r->metrics.slo_attainment, 0.0);
+      EXPECT_LE(r->metrics.slo_attainment, 1.0 + 1e-12);
+    }
+  }
+}
+
+TEST(SimulatorTest, SameInputSameReport) {
+  SimInput in = RandomScenario(11);
+  auto a = Simulate(in, "bestfit", SimOptions{3, kNever, false});
+  auto b = Simulate(in, "bestfit", SimOptions{3, kNever, false});
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto ja = ResultToJson(*a), jb = ResultToJson(*b);
+  ja.erase("wall_seconds");
+  jb.erase("wall_seconds");
+  EXPECT_EQ(ja.dump(), jb.dump());
+}
+
+TEST(SimulatorTest, JobsRunToCompletionAndEarnTheirValue) {
+  Cluster c = MakeCluster({{"A100-80GB", 4, 1}});
+  std::vector<WorkloadSpec> ws = {MakeJob("a", WorkloadKind::kTraining, 4, 3600),
+                                  MakeJob("b", WorkloadKind::kBatch, 2, 1800, 10 * kSecond)};
+  ws[1].deadline = 2 * kHour;
+  ws[0].value.on_completion = 100;  // denser than b: its GPUs are not low-value-busy
+  SimInput in = MakeSimInput(c, ws);
+  auto r = Simulate(in, "fifo");
+  ASSERT_TRUE(r.ok());
+  // a: 0..1h on 4 GPUs; b waits until 1h, runs 30 min on 2 GPUs.
+  EXPECT_EQ(r->end, kHour + 30 * kMinute);
+  EXPECT_DOUBLE_EQ(r->metrics.value, 110);
+  EXPECT_DOUBLE_EQ(r->metrics.deadline_hit_rate, 1.0);
+  EXPECT_NEAR(r->ledger.gpu_hours(Bucket::kUseful), 5.0, 1e-9);
+  // While b waited, nothing else could run: 0 free GPUs; afterwards 2 GPUs free, no demand.
+  EXPECT_NEAR(r->ledger.gpu_hours(Bucket::kFreeNoDemand), 1.0, 1e-9);
+  const auto& batch = r->metrics.kinds[static_cast<size_t>(WorkloadKind::kBatch)];
+  ASSERT_EQ(batch.queue_delay_s.size(), 1u);
+  EXPECT_DOUBLE_EQ(batch.queue_delay_s[0], 3590);
+}
+
+TEST(SimulatorTest, LowerValueWorkHoldingAWantedShapeIsLowValueBusy) {
+  Cluster c = MakeCluster({{"A100-80GB", 4, 1}});
+  std::vector<WorkloadSpec> ws = {MakeJob("cheap", WorkloadKind::kBatch, 4, 3600),
+                                  MakeJob("dear", WorkloadKind::kTraining, 2, 1800, 0)};
+  ws[0].value.on_completion = 1;
+  ws[1].value.on_completion = 100;
+  auto r = Simulate(MakeSimInput(c, ws), "fifo");
+  ASSERT_TRUE(r.ok());
+  // cheap holds all 4 GPUs for an hour while dear waits: 4 GPU-hours low-value-busy.
+  EXPECT_NEAR(r->ledger.gpu_hours(Bucket::kLowValueBusy), 4.0, 1e-9);
+  EXPECT_NEAR(r->ledger.gpu_hours(Bucket::kUseful), 1.0, 1e-9);
+}
+
+TEST(SimulatorTest, HeadOfLineBlockingShowsAsBlocked) {
+  Cluster c = MakeCluster({{"H100", 8, 1}});
+  std::vector<WorkloadSpec> ws = {MakeJob("a", WorkloadKind::kTraining, 4, 3600 * 1.8),
+                                  MakeJob("big", WorkloadKind::kTraining, 8, 3600 * 1.8, 1),
+                                  MakeJob("small", WorkloadKind::kBatch, 1, 3600 * 1.8, 2)};
+  SimInput in = MakeSimInput(c, ws);
+  auto fifo = Simulate(in, "fifo");
+  ASSERT_TRUE(fifo.ok());
+  // For the first hour 4 GPUs are free while 'small' could use one and waits behind 'big':
+  // 1 GPU-hour blocked (small's demand), 3 stranded for 'big' (enough by count, not by place).
+  EXPECT_NEAR(fifo->ledger.gpu_hours(Bucket::kBlocked), 1.0, 1e-6);
+  EXPECT_NEAR(fifo->ledger.gpu_hours(Bucket::kStranded), 3.0, 1e-6);
+  auto bestfit = Simulate(in, "bestfit");
+  EXPECT_NEAR(bestfit->ledger.gpu_hours(Bucket::kBlocked), 0.0, 1e-9);
+}
+
+TEST(SimulatorTest, ServiceDemandDrivesReplicasAndSlo) {
+  Cluster c = MakeCluster({{"L40S", 2, 1}});
+  WorkloadSpec svc = MakeService("svc", 10);
+  svc.realtime.cold_start = 0;
+  svc.realtime.demand = {{0, 10}, {kHour, 40}, {2 * kHour, 0}};
+  SimInput in = MakeSimInput(c, {svc});
+  auto r = Simulate(in, "fifo");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->end, 2 * kHour);
+  // Hour 1: 10 rps served by one replica. Hour 2: 40 rps, only 2 replicas fit: 20 served.
+  EXPECT_NEAR(r->metrics.requests, 3600 * 50, 1e-6);
+  EXPECT_NEAR(r->metrics.requests_in_slo, 3600 * 30, 1e-6);
+  EXPECT_NEAR(r->metrics.value, 108, 1e-9);
+  EXPECT_NEAR(r->ledger.gpu_hours(Bucket::kUseful), 3.0, 1e-6);
+}
+
+TEST(SimulatorTest, PreemptedWorkIsLost) {
+  Cluster c = MakeCluster({{"A100-80GB", 8, 1}});
+  WorkloadSpec t = MakeJob("t", WorkloadKind::kTraining, 8, 4 * 3600);
+  t.checkpoint_interval = kHour;
+  std::vector<ScenarioEvent> ev = {{90 * kMinute, ScenarioEvent::kNodeDown, "A100-80GB-0", 0, "x"},
+                                   {2 * kHour, ScenarioEvent::kNodeUp, "A100-80GB-0", 0, "x"}};
+  SimInput in = MakeSimInput(c, {t}, ev);
+  auto r = Simulate(in, "fifo");
+  ASSERT_TRUE(r.ok());
+  EXPECT_NEAR(r->ledger.gpu_hours(Bucket::kLost), 8 * 0.5, 1e-6);
+  EXPECT_NEAR(r->ledger.gpu_hours(Bucket::kDown), 8 * 0.5, 1e-6);
+  // 1 h kept + 3 h more after the node returns at 2 h.
+  EXPECT_EQ(r->end, 5 * kHour);
+  EXPECT_NEAR(r->ledger.gpu_hours(Bucket::kUseful), 8 * 4.0, 1e-6);
+}
+
+TEST(SimulatorTest, PoliciesShareAHorizon) {
+  SimInput in = RandomScenario(5);
+  auto rs = SimulatePolicies(in, {"fifo", "bestfit"});
+  ASSERT_TRUE(rs.ok());
+  EXPECT_EQ((*rs)[0].end, (*rs)[1].end);
+  EXPECT_FALSE(SimulatePolicies(in, {"fifo", "nope"}).ok());
+}
+
+}  // namespace
+}  // namespace airtime
