@@ -1,0 +1,161 @@
+// airtime_bench: speed figures of the scheduling core, printed as `name: value unit`.
+//
+//   philly_*     replays the whole Philly trace (82,247 jobs) on a 2,000-GPU cluster
+//                (250 nodes x 8 V100, the trace's reference type) through the simulator
+//   synthetic_*  10,000 GPUs (1,250 nodes x 8 H100) kept full, with 10,000 workloads
+//                waiting; each measured cycle is one completion (and so one start) or one
+//                arrival
+// Wall times are of this machine, which is shared and noisy: compare ratios between runs
+// on the same machine, and use the p99 against the target (1 ms per cycle).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "airtime/base/rng.h"
+#include "airtime/engine/engine.h"
+#include "airtime/ledger/metrics.h"
+#include "airtime/policies/registry.h"
+#include "airtime/sim/simulator.h"
+#include "airtime/traces/philly.h"
+
+namespace airtime {
+namespace {
+
+void Print(const std::string& name, double value, const char* unit) {
+  std::printf("%s: %.6g %s\n", name.c_str(), value, unit);
+}
+
+Cluster UniformCluster(const char* type, int nodes, int gpus_per_node) {
+  std::vector<Node> ns;
+  for (int i = 0; i < nodes; ++i) {
+    Node n;
+    n.name = "n" + std::to_string(i);
+    n.gpu_type = *GpuCatalog::Builtin().Find(type);
+    n.gpu_count = gpus_per_node;
+    n.nvlink_domain = "d" + std::to_string(i / 4);
+    ns.push_back(n);
+  }
+  return *Cluster::Build(type, ns);
+}
+
+int Philly(const std::string& traces, const std::string& policy) {
+  const std::string path = traces + "/philly/philly.csv";
+  if (!std::filesystem::exists(path)) {
+    std::printf("philly: skipped (no %s)\n", path.c_str());
+    return 0;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  auto jobs = ImportPhilly(path);
+  if (!jobs.ok()) {
+    std::fprintf(stderr, "%s\n", jobs.status().ToString().c_str());
+    return 1;
+  }
+  const double import_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  SimInput in = MakeSimInput(UniformCluster("V100", 250, 8), std::move(*jobs));
+  auto r = Simulate(in, policy, SimOptions{1, kNever, true});
+  if (!r.ok()) {
+    std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
+    return 1;
+  }
+  const std::string p = "philly_" + policy + "_";
+  Print(p + "jobs", static_cast<double>(in.workloads.size()), "jobs");
+  Print(p + "import_wall", import_s, "s");
+  Print(p + "replay_wall", r->wall_seconds, "s");
+  Print(p + "events", static_cast<double>(r->events), "events");
+  Print(p + "events_per_second", static_cast<double>(r->events) / r->wall_seconds, "events/s");
+  auto c = ComputePercentiles(r->cycle_us);
+  Print(p + "cycle_p50", c.p50, "us");
+  Print(p + "cycle_p99", c.p99, "us");
+  Print(p + "cycle_max", c.max, "us");
+  Print(p + "allocation_rate", 100 * r->allocation_rate(), "%");
+  Print(p + "simulated_days", ToHours(r->end) / 24, "days");
+  return 0;
+}
+
+int Synthetic(const std::string& policy, int gpus, int waiting, int cycles) {
+  const int nodes = gpus / 8;
+  Cluster c = UniformCluster("H100", nodes, 8);
+  auto pol = PolicyRegistry::Builtin().Make(policy, c);
+  if (!pol.ok()) {
+    std::fprintf(stderr, "%s\n", pol.status().ToString().c_str());
+    return 1;
+  }
+  Engine e(c, std::move(*pol), EngineOptions{1});
+  Rng rng(99);
+  TimeMs now = 0;
+  std::vector<AllocationId> running;
+  auto job = [&](const std::string& name, int g) {
+    WorkloadSpec s;
+    s.name = name;
+    s.kind = static_cast<WorkloadKind>(1 + rng.Below(6));
+    s.shape.gpu_count = g;
+    s.work_seconds = 3600;
+    s.value.on_completion = 1 + static_cast<double>(rng.Below(100));
+    return s;
+  };
+  // Fill the cluster with 1-, 2-, 4- and 8-GPU jobs.
+  int filled = 0, k = 0;
+  while (filled < gpus) {
+    const int g = std::min(gpus - filled, 1 << rng.Below(4));
+    const auto& r = e.Handle(Event::Arrival(now, job("run" + std::to_string(k++), g)));
+    for (const auto& d : r.decisions)
+      if (d.type == DecisionType::kStart) running.push_back(d.allocation);
+    filled += g;
+  }
+  // Queue `waiting` workloads of mixed shapes: they cannot start while the cluster is full.
+  for (int i = 0; i < waiting; ++i) e.Handle(Event::Arrival(now, job("wait" + std::to_string(i), 1 << rng.Below(4))));
+  std::vector<double> us;
+  us.reserve(static_cast<size_t>(cycles));
+  for (int i = 0; i < cycles; ++i) {
+    now += 1000;
+    Event ev;
+    if (i % 2 == 0 && !running.empty()) {
+      const size_t pick = rng.Below(running.size());
+      ev = Event::Completion(now, running[pick]);
+      running.erase(running.begin() + static_cast<long>(pick));
+    } else {
+      ev = Event::Arrival(now, job("more" + std::to_string(i), 1 << rng.Below(4)));
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto& r = e.Handle(ev);
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    for (const auto& d : r.decisions)
+      if (d.type == DecisionType::kStart) running.push_back(d.allocation);
+  }
+  const std::string p = "synthetic_" + policy + "_";
+  Print(p + "gpus", gpus, "GPUs");
+  Print(p + "waiting", static_cast<double>(e.queue().size()), "workloads");
+  auto pc = ComputePercentiles(us);
+  Print(p + "cycle_p50", pc.p50, "us");
+  Print(p + "cycle_p99", pc.p99, "us");
+  Print(p + "cycle_max", pc.max, "us");
+  Print(p + "cycles_per_second", 1e6 / pc.mean, "cycles/s");
+  return 0;
+}
+
+}  // namespace
+}  // namespace airtime
+
+int main(int argc, char** argv) {
+  std::string traces = "../shared/traces";
+  std::string only;
+  std::vector<std::string> policies = {"fifo", "bestfit"};
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--traces") && i + 1 < argc) traces = argv[++i];
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!std::strcmp(argv[i], "--policy") && i + 1 < argc) policies = {argv[++i]};
+    else {
+      std::fprintf(stderr, "usage: airtime_bench [--traces DIR] [--only philly|synthetic] [--policy P]\n");
+      return 2;
+    }
+  }
+  int rc = 0;
+  for (const auto& p : policies) {
+    if (only.empty() || only == "synthetic") rc |= airtime::Synthetic(p, 10000, 10000, 2000);
+    if (only.empty() || only == "philly") rc |= airtime::Philly(traces, p);
+  }
+  return rc;
+}
