@@ -53,7 +53,8 @@ int Philly(const std::string& traces, const std::string& policy) {
     std::fprintf(stderr, "%s\n", jobs.status().ToString().c_str());
     return 1;
   }
-  const double import_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double import_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   SimInput in = MakeSimInput(UniformCluster("V100", 250, 8), std::move(*jobs));
   auto r = Simulate(in, policy, SimOptions{1, kNever, true});
   if (!r.ok()) {
@@ -106,7 +107,8 @@ int Synthetic(const std::string& policy, int gpus, int waiting, int cycles) {
     filled += g;
   }
   // Queue `waiting` workloads of mixed shapes: they cannot start while the cluster is full.
-  for (int i = 0; i < waiting; ++i) e.Handle(Event::Arrival(now, job("wait" + std::to_string(i), 1 << rng.Below(4))));
+  for (int i = 0; i < waiting; ++i)
+    e.Handle(Event::Arrival(now, job("wait" + std::to_string(i), 1 << rng.Below(4))));
   std::vector<double> us;
   us.reserve(static_cast<size_t>(cycles));
   for (int i = 0; i < cycles; ++i) {
@@ -121,7 +123,8 @@ int Synthetic(const std::string& policy, int gpus, int waiting, int cycles) {
     }
     const auto t0 = std::chrono::steady_clock::now();
     const auto& r = e.Handle(ev);
-    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    us.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     for (const auto& d : r.decisions)
       if (d.type == DecisionType::kStart) running.push_back(d.allocation);
   }
@@ -144,11 +147,15 @@ int main(int argc, char** argv) {
   std::string only;
   std::vector<std::string> policies = {"fifo", "bestfit"};
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--traces") && i + 1 < argc) traces = argv[++i];
-    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
-    else if (!std::strcmp(argv[i], "--policy") && i + 1 < argc) policies = {argv[++i]};
+    if (!std::strcmp(argv[i], "--traces") && i + 1 < argc)
+      traces = argv[++i];
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
+      only = argv[++i];
+    else if (!std::strcmp(argv[i], "--policy") && i + 1 < argc)
+      policies = {argv[++i]};
     else {
-      std::fprintf(stderr, "usage: airtime_bench [--traces DIR] [--only philly|synthetic] [--policy P]\n");
+      std::fprintf(stderr,
+                   "usage: airtime_bench [--traces DIR] [--only philly|synthetic] [--policy P]\n");
       return 2;
     }
   }

@@ -59,7 +59,7 @@ inline Status Internal(std::string m) { return Status(StatusCode::kInternal, std
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  StatusOr(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   StatusOr(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
     assert(!status_.ok() && "StatusOr needs a non-OK status or a value");
   }
@@ -82,8 +82,8 @@ class [[nodiscard]] StatusOr {
 }  // namespace airtime
 
 // Returns early from the enclosing function when `expr` yields a non-OK Status.
-#define AIRTIME_RETURN_IF_ERROR(expr)       \
-  do {                                      \
-    ::airtime::Status _st = (expr);         \
-    if (!_st.ok()) return _st;              \
+#define AIRTIME_RETURN_IF_ERROR(expr) \
+  do {                                \
+    ::airtime::Status _st = (expr);   \
+    if (!_st.ok()) return _st;        \
   } while (0)

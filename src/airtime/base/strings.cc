@@ -57,9 +57,9 @@ std::optional<int64_t> ParseDurationMs(std::string_view s) {
     std::string_view suffix;
     double ms;
   };
-  static constexpr Unit kUnits[] = {{"ms", 1},           {"s", 1000},           {"m", 60000},
-                                    {"min", 60000},      {"h", 3600000},        {"d", 86400000},
-                                    {"sec", 1000},       {"hour", 3600000},     {"day", 86400000}};
+  static constexpr Unit kUnits[] = {{"ms", 1},      {"s", 1000},       {"m", 60000},
+                                    {"min", 60000}, {"h", 3600000},    {"d", 86400000},
+                                    {"sec", 1000},  {"hour", 3600000}, {"day", 86400000}};
   double scale = 1000;  // bare numbers are seconds
   std::string_view num = s;
   size_t best = 0;

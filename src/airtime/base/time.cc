@@ -33,7 +33,8 @@ std::string FormatDuration(DurationMs d) {
     std::snprintf(buf, sizeof buf, "%s%lldh%02lldm", sign, (long long)(a / 3600),
                   (long long)(a % 3600 / 60));
   } else if (a >= 60) {
-    std::snprintf(buf, sizeof buf, "%s%lldm%02llds", sign, (long long)(a / 60), (long long)(a % 60));
+    std::snprintf(buf, sizeof buf, "%s%lldm%02llds", sign, (long long)(a / 60),
+                  (long long)(a % 60));
   } else {
     std::snprintf(buf, sizeof buf, "%s%llds", sign, (long long)a);
   }

@@ -18,6 +18,7 @@ struct SimArgs {
   std::string policies = "fifo,static,bestfit";
   uint64_t seed = 1;
   std::string json;
+  std::string decisions;
   std::string horizon;
   bool skip_bad_rows = false;
   bool quiet = false;
@@ -46,7 +47,8 @@ int RunScenario(const SimArgs& a) {
   if (!a.horizon.empty()) {
     auto h = ParseDurationMs(a.horizon);
     if (!h || *h <= 0) {
-      std::cerr << "airtime sim: --horizon: expected a duration such as 24h, got '" << a.horizon << "'\n";
+      std::cerr << "airtime sim: --horizon: expected a duration such as 24h, got '" << a.horizon
+                << "'\n";
       return 2;
     }
     opt.horizon = *h;
@@ -62,15 +64,42 @@ int RunScenario(const SimArgs& a) {
               << " workloads\n";
     for (const auto& n : input->notes) std::cout << "  " << n << "\n";
   }
-  auto run = SimulatePolicies(*input, SplitPolicies(a.policies), opt);
+  const std::vector<std::string> policies = SplitPolicies(a.policies);
+  auto run = SimulatePolicies(*input, policies, opt);
   if (!run.ok()) {
     std::cerr << "airtime sim: " << run.status().message() << "\n";
     return 2;
   }
   std::vector<SimResult>& results = *run;
+  if (!a.decisions.empty()) {
+    // A second, logged replay per policy over the same horizon (identical decisions).
+    for (size_t i = 0; i < policies.size(); ++i) {
+      const std::string path =
+          policies.size() == 1 ? a.decisions : a.decisions + "." + results[i].policy;
+      std::ofstream log(path);
+      SimOptions logged = opt;
+      logged.horizon = results[i].end;
+      logged.decision_log = &log;
+      auto r = Simulate(*input, policies[i], logged);
+      if (!r.ok() || !log) {
+        std::cerr << "airtime sim: cannot write " << path << "\n";
+        return 1;
+      }
+    }
+  }
   for (const auto& r : results)
     for (const auto& e : r.event_errors) std::cerr << "warning: " << r.policy << ": " << e << "\n";
-  if (!a.quiet) std::cout << "\n" << ResultsTable(results);
+  if (!a.quiet) {
+    std::cout << "\n" << ResultsTable(results);
+    for (const auto& r : results) {
+      if (r.waiting_at_end_count == 0) continue;
+      std::cout << "\n"
+                << r.policy << ": " << r.waiting_at_end_count
+                << " workload(s) still waiting at the end, e.g.\n";
+      for (size_t i = 0; i < r.waiting_at_end.size() && i < 3; ++i)
+        std::cout << "  " << r.waiting_at_end[i] << "\n";
+    }
+  }
   if (!a.json.empty()) {
     std::ofstream f(a.json);
     f << ReportToJson(*input, results, a.seed).dump(2) << "\n";
@@ -91,24 +120,33 @@ int RunProtocol(const std::string& protocol, const std::string& nodes, const std
 
 void AddSimCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<SimArgs>();
-  CLI::App* sim = app.add_subcommand("sim", "replay workloads on a simulated cluster under several policies");
+  CLI::App* sim =
+      app.add_subcommand("sim", "replay workloads on a simulated cluster under several policies");
   sim->add_option("--cluster", args->cluster, "cluster YAML file");
   sim->add_option("--workload", args->workloads, "workload YAML file (repeatable)");
-  sim->add_option("--policy", args->policies, "policies to compare, comma-separated (name or name:key=value)")
+  sim->add_option("--policy", args->policies,
+                  "policies to compare, comma-separated (name or name:key=value)")
       ->capture_default_str();
   sim->add_option("--seed", args->seed, "seed for tie-breaking")->capture_default_str();
   sim->add_option("--json", args->json, "write the JSON report here");
   sim->add_option("--horizon", args->horizon, "stop the replay at this time (e.g. 24h)");
-  sim->add_flag("--skip-bad-rows", args->skip_bad_rows, "skip and count broken trace rows instead of failing");
+  sim->add_option(
+      "--decisions", args->decisions,
+      "write every decision and, at the end, why each waiting workload waits (JSON lines; "
+      "with several policies, one file per policy: FILE.<policy>)");
+  sim->add_flag("--skip-bad-rows", args->skip_bad_rows,
+                "skip and count broken trace rows instead of failing");
   sim->add_flag("-q,--quiet", args->quiet, "print nothing but errors");
-  sim->add_option("--protocol", args->protocol, "run a placement protocol instead of a replay (fgd)");
+  sim->add_option("--protocol", args->protocol,
+                  "run a placement protocol instead of a replay (fgd)");
   sim->add_option("--nodes", args->nodes, "protocol: node list CSV");
   sim->add_option("--pods", args->pods, "protocol: pod list CSV");
-  sim->add_option("--seeds", args->seeds, "protocol: number of seeds (from 42)")->capture_default_str();
+  sim->add_option("--seeds", args->seeds, "protocol: number of seeds (from 42)")
+      ->capture_default_str();
   sim->callback([args, exit_code] {
     if (!args->protocol.empty()) {
-      *exit_code = RunProtocol(args->protocol, args->nodes, args->pods, SplitPolicies(args->policies),
-                               args->seeds, args->json, args->quiet);
+      *exit_code = RunProtocol(args->protocol, args->nodes, args->pods,
+                               SplitPolicies(args->policies), args->seeds, args->json, args->quiet);
     } else {
       *exit_code = RunScenario(*args);
     }

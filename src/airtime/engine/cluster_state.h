@@ -20,16 +20,16 @@ struct GpuSlot {
   int8_t mig_slices = 0;   // compute slices held by MIG instances (of 7)
   int8_t holders = 0;      // allocations on this GPU
   ShareMode mode = ShareMode::kWhole;  // meaningful while holders > 0
-  bool reserved = false;   // held free on purpose (headroom); not offered to placement
+  bool reserved = false;               // held free on purpose (headroom); not offered to placement
   float memory_used_gb = 0;
 };
 
 struct NodeSummary {
   bool up = true;
-  int free_whole = 0;        // GPUs with nothing on them, not reserved
-  int max_free_milli = 0;    // largest share free on one fraction-mode or empty GPU
-  int max_free_slices = 0;   // largest MIG slice count free on one GPU (MIG nodes)
-  int free_milli = 0;        // GPU capacity free on the node, in milli-GPUs (not reserved)
+  int free_whole = 0;       // GPUs with nothing on them, not reserved
+  int max_free_milli = 0;   // largest share free on one fraction-mode or empty GPU
+  int max_free_slices = 0;  // largest MIG slice count free on one GPU (MIG nodes)
+  int free_milli = 0;       // GPU capacity free on the node, in milli-GPUs (not reserved)
   int64_t cpu_free = 0;
   int64_t memory_free = 0;
 };
@@ -43,10 +43,16 @@ class ClusterState {
   const NodeSummary& node(NodeIndex n) const { return nodes_[static_cast<size_t>(n)]; }
   // Free whole GPUs per type (up nodes, not reserved).
   int free_whole_of_type(GpuTypeId t) const { return free_whole_by_type_[static_cast<size_t>(t)]; }
-  int64_t free_milli_of_type(GpuTypeId t) const { return free_milli_by_type_[static_cast<size_t>(t)]; }
+  int64_t free_milli_of_type(GpuTypeId t) const {
+    return free_milli_by_type_[static_cast<size_t>(t)];
+  }
   // Free capacity on reserved GPUs of up nodes, and all capacity of down nodes, per type.
-  int64_t reserved_milli_of_type(GpuTypeId t) const { return reserved_milli_by_type_[static_cast<size_t>(t)]; }
-  int64_t down_milli_of_type(GpuTypeId t) const { return down_milli_by_type_[static_cast<size_t>(t)]; }
+  int64_t reserved_milli_of_type(GpuTypeId t) const {
+    return reserved_milli_by_type_[static_cast<size_t>(t)];
+  }
+  int64_t down_milli_of_type(GpuTypeId t) const {
+    return down_milli_by_type_[static_cast<size_t>(t)];
+  }
   int64_t allocated_milli() const { return allocated_milli_; }
 
   // Whether `shape` fits on node `n` alone, counting GPUs, shares, slices, CPU and memory.

@@ -4,12 +4,18 @@ namespace airtime {
 
 const char* DecisionTypeName(DecisionType t) {
   switch (t) {
-    case DecisionType::kStart: return "start";
-    case DecisionType::kPreempt: return "preempt";
-    case DecisionType::kRelease: return "release";
-    case DecisionType::kScale: return "scale";
-    case DecisionType::kHold: return "hold";
-    case DecisionType::kUnhold: return "unhold";
+    case DecisionType::kStart:
+      return "start";
+    case DecisionType::kPreempt:
+      return "preempt";
+    case DecisionType::kRelease:
+      return "release";
+    case DecisionType::kScale:
+      return "scale";
+    case DecisionType::kHold:
+      return "hold";
+    case DecisionType::kUnhold:
+      return "unhold";
   }
   return "?";
 }

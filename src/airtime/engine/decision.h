@@ -21,13 +21,13 @@ struct Decision {
   DecisionType type = DecisionType::kStart;
   WorkloadId workload = kNoWorkload;
   AllocationId allocation = kNoAllocation;
-  int replica = 0;           // services: which replica
-  Placement placement;       // kStart: where; kHold/kUnhold: the GPUs
-  TimeMs ready_at = 0;       // kStart: when it does useful work (after cold start / restart)
+  int replica = 0;               // services: which replica
+  Placement placement;           // kStart: where; kHold/kUnhold: the GPUs
+  TimeMs ready_at = 0;           // kStart: when it does useful work (after cold start / restart)
   TimeMs expected_end = kNever;  // kStart: when the work would finish undisturbed
-  DurationMs waited = 0;     // kStart: how long it waited in the queue before this start
-  int replicas = 0;          // kScale: the new target
-  TimeMs until = kNever;     // kHold: how long
+  DurationMs waited = 0;         // kStart: how long it waited in the queue before this start
+  int replicas = 0;              // kScale: the new target
+  TimeMs until = kNever;         // kHold: how long
   std::string reason;
 };
 

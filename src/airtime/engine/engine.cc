@@ -21,6 +21,9 @@ Engine::Engine(const Cluster& cluster, Policy policy, EngineOptions options)
     }
     max_node_gpus_ = std::max(max_node_gpus_, node.gpu_count);
   }
+  tie_rank_.resize(cluster.node_count());
+  for (size_t n = 0; n < tie_rank_.size(); ++n) tie_rank_[n] = static_cast<int32_t>(n);
+  if (options.seed != 0) rng_.Shuffle(tie_rank_);
 }
 
 const CycleResult& Engine::Handle(const Event& event) {

@@ -30,7 +30,10 @@
 namespace airtime {
 
 struct EngineOptions {
-  // Seeds the tie-breaking between equally scored nodes. 0: ties go to the lowest node index.
+  // Seeds the tie-breaking between equally scored nodes: the engine draws one random order
+  // of the nodes at construction and a tie goes to the node earliest in it (as the FGD
+  // reference simulator does, which ranks nodes by a seeded permutation of their names).
+  // 0: ties go to the lowest node index.
   uint64_t seed = 0;
 };
 
@@ -38,19 +41,19 @@ struct EngineOptions {
 struct Stopped {
   AllocationId allocation = kNoAllocation;
   WorkloadId workload = kNoWorkload;
-  bool completed = false;     // finished its work (jobs) or exited cleanly (replicas)
-  double lost_gpu_ms = 0;     // GPU-milliseconds of work thrown away (milli-weighted / 1000)
+  bool completed = false;  // finished its work (jobs) or exited cleanly (replicas)
+  double lost_gpu_ms = 0;  // GPU-milliseconds of work thrown away (milli-weighted / 1000)
 };
 
 struct CycleResult {
   TimeMs at = 0;
   EventType trigger = EventType::kTimer;
-  Status event_status;                  // a malformed event (unknown id) is refused here
+  Status event_status;  // a malformed event (unknown id) is refused here
   std::vector<Decision> decisions;
   // One entry per waiting workload, in queue order.
   std::vector<std::pair<WorkloadId, WaitInfo>> waiting;
   std::vector<Stopped> stopped;
-  WorkloadId arrived = kNoWorkload;     // kArrival: the id given to the new workload
+  WorkloadId arrived = kNoWorkload;  // kArrival: the id given to the new workload
 };
 
 class Engine {
@@ -133,6 +136,7 @@ class Engine {
   std::map<std::string, int> fit_classes_;  // shape+filter key -> class id
   std::vector<int8_t> class_fit_;           // per cycle: 0 unknown, 1 fits, 2 does not fit
   std::vector<std::vector<NodeIndex>> nodes_of_type_;
+  std::vector<int32_t> tie_rank_;  // per node: its place in the tie-breaking order
   int max_node_gpus_ = 0;
   std::map<int32_t, int> domain_gpus_, rack_gpus_;  // installed GPUs per NVLink domain / rack
 

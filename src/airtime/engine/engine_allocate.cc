@@ -45,7 +45,6 @@ std::optional<Placement> Engine::FindSingleNode(const Job& job, bool first_fit) 
   const bool scored = !first_fit && !policy_.scores.empty();
   NodeIndex best = -1;
   double best_score = 0;
-  uint64_t ties = 0;
   auto consider = [&](NodeIndex n) {
     if (!state_.FitsOnNode(shape, n) || !NodeAllowed(job, n)) return false;
     if (!scored) {
@@ -53,15 +52,15 @@ std::optional<Placement> Engine::FindSingleNode(const Job& job, bool first_fit) 
       return true;  // first fit: stop here
     }
     double score = 0;
-    for (const auto& [plugin, weight] : policy_.scores) score += weight * plugin->Score(job, n, *this);
+    for (const auto& [plugin, weight] : policy_.scores)
+      score += weight * plugin->Score(job, n, *this);
     const double eps = 1e-9 * std::max(1.0, std::fabs(best_score));
     if (best < 0 || score > best_score + eps) {
       best = n;
       best_score = score;
-      ties = 1;
-    } else if (std::fabs(score - best_score) <= eps) {
-      ++ties;
-      if (options_.seed != 0 && rng_.Below(ties) == 0) best = n;
+    } else if (std::fabs(score - best_score) <= eps &&
+               tie_rank_[static_cast<size_t>(n)] < tie_rank_[static_cast<size_t>(best)]) {
+      best = n;  // a tie: the node earlier in the seeded order
     }
     return false;
   };
@@ -84,7 +83,19 @@ std::optional<Placement> Engine::FindSingleNode(const Job& job, bool first_fit) 
   if (best < 0) return std::nullopt;
   Placement p;
   p.host_node = best;
-  if (shape.gpu_count > 0) state_.SelectOnNode(shape, best, shape.gpu_count, &p.gpus);
+  if (shape.gpu_count > 0) {
+    bool chosen = false;
+    if (scored) {
+      for (const auto& scorer : policy_.scores) {
+        if (scorer.first->SelectGpus(job, best, *this, &p.gpus)) {
+          chosen = true;
+          break;
+        }
+        p.gpus.clear();
+      }
+    }
+    if (!chosen) state_.SelectOnNode(shape, best, shape.gpu_count, &p.gpus);
+  }
   state_.FillPlacement(shape, &p);
   return p;
 }

@@ -39,7 +39,8 @@ std::string Engine::Explain(WorkloadId id) const {
         const Allocation* a = allocation(job.allocations.front());
         std::string s = "running on " + GpuList(*cluster_, a->placement.gpus) + " since " +
                         FormatTime(a->started);
-        if (a->expected_end != kNever) s += ", expected to finish at " + FormatTime(a->expected_end);
+        if (a->expected_end != kNever)
+          s += ", expected to finish at " + FormatTime(a->expected_end);
         return s;
       }
     case JobPhase::kPending:
@@ -56,7 +57,8 @@ std::string Engine::Explain(WorkloadId id) const {
     case WaitReason::kNoSuchHardware: {
       std::vector<std::string> installed;
       for (size_t t = 0; t < catalog().size(); ++t)
-        if (cluster_->gpus_per_type()[t] > 0) installed.push_back(catalog().type(static_cast<GpuTypeId>(t)).name);
+        if (cluster_->gpus_per_type()[t] > 0)
+          installed.push_back(catalog().type(static_cast<GpuTypeId>(t)).name);
       return prefix + "; no installed GPU can ever take it (the cluster has " +
              Join(installed, ", ") + "): change gpu_type, memory_gb or mig";
     }
@@ -65,7 +67,8 @@ std::string Engine::Explain(WorkloadId id) const {
              " domain has that many GPUs of an allowed type: ask for fewer GPUs or a wider "
              "locality (nvlink, rack, any)";
     case WaitReason::kBehindHead: {
-      const std::string head = w.blocker >= 0 ? jobs_[static_cast<size_t>(w.blocker)].s().name : "?";
+      const std::string head =
+          w.blocker >= 0 ? jobs_[static_cast<size_t>(w.blocker)].s().name : "?";
       return prefix + "; queued behind '" + head + "' in " + policy_.name + " order" +
              (w.fits_now ? " although it would fit now (head-of-line blocking)"
                          : " and would not fit now either");
@@ -74,7 +77,8 @@ std::string Engine::Explain(WorkloadId id) const {
     case WaitReason::kNoFit:
       break;
   }
-  std::snprintf(buf, sizeof buf, "; %d whole GPU(s) of an allowed type free (%.2f GPUs of capacity)",
+  std::snprintf(buf, sizeof buf,
+                "; %d whole GPU(s) of an allowed type free (%.2f GPUs of capacity)",
                 w.free_compatible, static_cast<double>(w.free_compatible_milli) / 1000.0);
   std::string s = prefix + buf;
   if (spec.shape.mode == ShareMode::kWhole && w.free_compatible >= spec.shape.gpu_count)
@@ -94,7 +98,8 @@ std::string Engine::Explain(WorkloadId id) const {
       const Job& h = jobs_[static_cast<size_t>(next->workload)];
       s += "; the next to free up is '" + h.s().name + "' (" + KindName(h.s().kind) +
            ", priority " + std::to_string(h.priority) + ") on " +
-           GpuList(*cluster_, next->placement.gpus) + ", expected at " + FormatTime(next->expected_end);
+           GpuList(*cluster_, next->placement.gpus) + ", expected at " +
+           FormatTime(next->expected_end);
     }
   }
   return s;

@@ -28,8 +28,10 @@ TEST(EngineTest, FifoBlocksBehindHeadBestFitDoesNot) {
   Cluster c = MakeCluster({{"H100", 8, 1}});
   for (const char* policy : {"fifo", "bestfit"}) {
     Engine e = MakeEngine(c, policy);
-    EXPECT_EQ(Starts(e.Handle(Event::Arrival(0, MakeJob("a", WorkloadKind::kTraining, 4, 3600)))), 1);
-    EXPECT_EQ(Starts(e.Handle(Event::Arrival(1, MakeJob("b", WorkloadKind::kTraining, 8, 3600)))), 0);
+    EXPECT_EQ(Starts(e.Handle(Event::Arrival(0, MakeJob("a", WorkloadKind::kTraining, 4, 3600)))),
+              1);
+    EXPECT_EQ(Starts(e.Handle(Event::Arrival(1, MakeJob("b", WorkloadKind::kTraining, 8, 3600)))),
+              0);
     const CycleResult& r = e.Handle(Event::Arrival(2, MakeJob("c", WorkloadKind::kBatch, 1, 60)));
     if (std::string(policy) == "fifo") {
       EXPECT_EQ(Starts(r), 0);
@@ -203,14 +205,16 @@ TEST(EngineTest, SameEventsSameDecisions) {
         live.erase(live.begin() + static_cast<long>(k));
       } else {
         int gpus = static_cast<int>(1 + rng.Below(8));
-        r = &e.Handle(Event::Arrival(t, MakeJob("j" + std::to_string(i), WorkloadKind::kTraining, gpus, 600)));
+        r = &e.Handle(Event::Arrival(
+            t, MakeJob("j" + std::to_string(i), WorkloadKind::kTraining, gpus, 600)));
       }
       for (const auto& d : r->decisions) {
         log += std::to_string(d.allocation) + ":";
         for (GpuIndex g : d.placement.gpus) log += std::to_string(g) + ",";
         if (d.type == DecisionType::kStart) live.push_back(d.allocation);
       }
-      for (const auto& [id, w] : r->waiting) log += "w" + std::to_string(id) + WaitReasonName(w.reason);
+      for (const auto& [id, w] : r->waiting)
+        log += "w" + std::to_string(id) + WaitReasonName(w.reason);
     }
     return log;
   };

@@ -4,15 +4,24 @@ namespace airtime {
 
 const char* EventTypeName(EventType t) {
   switch (t) {
-    case EventType::kArrival: return "arrival";
-    case EventType::kCompletion: return "completion";
-    case EventType::kFailure: return "failure";
-    case EventType::kDemandChange: return "demand";
-    case EventType::kPriorityChange: return "priority";
-    case EventType::kCancel: return "cancel";
-    case EventType::kNodeDown: return "node-down";
-    case EventType::kNodeUp: return "node-up";
-    case EventType::kTimer: return "timer";
+    case EventType::kArrival:
+      return "arrival";
+    case EventType::kCompletion:
+      return "completion";
+    case EventType::kFailure:
+      return "failure";
+    case EventType::kDemandChange:
+      return "demand";
+    case EventType::kPriorityChange:
+      return "priority";
+    case EventType::kCancel:
+      return "cancel";
+    case EventType::kNodeDown:
+      return "node-down";
+    case EventType::kNodeUp:
+      return "node-up";
+    case EventType::kTimer:
+      return "timer";
   }
   return "?";
 }

@@ -5,8 +5,8 @@
 
 namespace airtime {
 
-using WorkloadId = int32_t;     // index of a workload in the engine, in arrival order
-using AllocationId = int64_t;   // one placement of a workload (a run, or a service replica)
+using WorkloadId = int32_t;    // index of a workload in the engine, in arrival order
+using AllocationId = int64_t;  // one placement of a workload (a run, or a service replica)
 inline constexpr WorkloadId kNoWorkload = -1;
 inline constexpr AllocationId kNoAllocation = -1;
 

@@ -6,22 +6,32 @@ namespace airtime {
 
 const char* JobPhaseName(JobPhase p) {
   switch (p) {
-    case JobPhase::kPending: return "pending";
-    case JobPhase::kRunning: return "running";
-    case JobPhase::kDone: return "done";
-    case JobPhase::kCancelled: return "cancelled";
+    case JobPhase::kPending:
+      return "pending";
+    case JobPhase::kRunning:
+      return "running";
+    case JobPhase::kDone:
+      return "done";
+    case JobPhase::kCancelled:
+      return "cancelled";
   }
   return "?";
 }
 
 const char* WaitReasonName(WaitReason r) {
   switch (r) {
-    case WaitReason::kNone: return "none";
-    case WaitReason::kNoFit: return "no-fit";
-    case WaitReason::kBehindHead: return "behind-head";
-    case WaitReason::kNoSuchHardware: return "no-such-hardware";
-    case WaitReason::kTooLarge: return "too-large";
-    case WaitReason::kPolicy: return "policy";
+    case WaitReason::kNone:
+      return "none";
+    case WaitReason::kNoFit:
+      return "no-fit";
+    case WaitReason::kBehindHead:
+      return "behind-head";
+    case WaitReason::kNoSuchHardware:
+      return "no-such-hardware";
+    case WaitReason::kTooLarge:
+      return "too-large";
+    case WaitReason::kPolicy:
+      return "policy";
   }
   return "?";
 }

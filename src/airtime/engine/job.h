@@ -33,10 +33,10 @@ const char* WaitReasonName(WaitReason r);
 
 struct WaitInfo {
   WaitReason reason = WaitReason::kNone;
-  WorkloadId blocker = kNoWorkload;  // kBehindHead: the workload at the head
-  bool fits_now = false;             // kBehindHead: it would fit if the order allowed
-  int free_compatible = 0;           // free whole GPUs of allowed types
-  int64_t free_compatible_milli = 0; // free capacity of allowed types (milli-GPU)
+  WorkloadId blocker = kNoWorkload;   // kBehindHead: the workload at the head
+  bool fits_now = false;              // kBehindHead: it would fit if the order allowed
+  int free_compatible = 0;            // free whole GPUs of allowed types
+  int64_t free_compatible_milli = 0;  // free capacity of allowed types (milli-GPU)
 };
 
 struct Allocation {
@@ -45,8 +45,8 @@ struct Allocation {
   int replica = 0;
   Placement placement;
   TimeMs started = 0;
-  TimeMs ready_at = 0;       // cold start or restart overhead ends
-  RunSegment segment;        // jobs: drives progress
+  TimeMs ready_at = 0;  // cold start or restart overhead ends
+  RunSegment segment;   // jobs: drives progress
   TimeMs expected_end = kNever;
 };
 
@@ -61,22 +61,22 @@ struct Job {
 
   // Queue bookkeeping.
   bool queued = false;
-  int64_t seq = 0;           // arrival order into the queue
-  double key0 = 0, key1 = 0; // policy sort key
+  int64_t seq = 0;            // arrival order into the queue
+  double key0 = 0, key1 = 0;  // policy sort key
   TimeMs queued_since = 0;
 
   // Timing.
   TimeMs submitted = 0;
   TimeMs first_start = kNever;
   TimeMs finished = kNever;
-  DurationMs waited = 0;     // total time spent waiting in the queue
+  DurationMs waited = 0;  // total time spent waiting in the queue
 
   // Progress (jobs).
-  double work_saved = 0;     // reference-seconds kept across stops
+  double work_saved = 0;  // reference-seconds kept across stops
   int preemptions = 0;
   int failures = 0;
   TimeMs last_stopped = kNever;
-  double lost_gpu_ms = 0;    // GPU-milliseconds of work thrown away
+  double lost_gpu_ms = 0;  // GPU-milliseconds of work thrown away
 
   // Services.
   double demand_rps = 0;

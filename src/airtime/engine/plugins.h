@@ -64,6 +64,14 @@ class ScorePlugin {
   virtual std::string_view name() const = 0;
   // Higher is better. Called only for nodes where the shape fits and every filter allows.
   virtual double Score(const Job& job, NodeIndex node, const Engine& engine) const = 0;
+  // Optional device choice on the node the engine picked (a single-node placement): appends
+  // job.s().shape.gpu_count GPUs of `node` that can take the shape and returns true, or
+  // returns false to leave the choice to the engine (tightest share first, then lowest
+  // index). The first scorer, in policy order, that returns true decides.
+  virtual bool SelectGpus(const Job& /*job*/, NodeIndex /*node*/, const Engine& /*engine*/,
+                          std::vector<GpuIndex>* /*out*/) const {
+    return false;
+  }
 };
 
 class PreemptPlugin {
@@ -94,12 +102,12 @@ class CyclePlugin {
 struct Policy {
   std::string name;
   std::string description;
-  std::unique_ptr<QueueSortPlugin> queue_sort;          // required
-  std::unique_ptr<OrderPlugin> order;                   // null: every workload may be passed
+  std::unique_ptr<QueueSortPlugin> queue_sort;  // required
+  std::unique_ptr<OrderPlugin> order;           // null: every workload may be passed
   std::vector<std::unique_ptr<FilterPlugin>> filters;
   std::vector<std::pair<std::unique_ptr<ScorePlugin>, double>> scores;  // (plug-in, weight)
-  std::unique_ptr<PreemptPlugin> preempt;               // null: never preempt
-  std::unique_ptr<ScalePlugin> scale;                   // null: replicas follow demand
+  std::unique_ptr<PreemptPlugin> preempt;                               // null: never preempt
+  std::unique_ptr<ScalePlugin> scale;  // null: replicas follow demand
   std::vector<std::unique_ptr<CyclePlugin>> cycle;
 };
 

@@ -14,18 +14,18 @@ namespace airtime {
 
 struct RunSegment {
   TimeMs start = 0;
-  DurationMs overhead = 0;  // restart cost paid before progress resumes
-  double speed = 1.0;       // reference-seconds of work per second
-  double work_at_start = 0; // work already saved when the segment began
+  DurationMs overhead = 0;   // restart cost paid before progress resumes
+  double speed = 1.0;        // reference-seconds of work per second
+  double work_at_start = 0;  // work already saved when the segment began
 };
 
 // When the segment finishes the spec's work (kNever for services or zero speed).
 TimeMs SegmentEnd(const WorkloadSpec& spec, const RunSegment& seg);
 
 struct StopOutcome {
-  double work_saved = 0;     // work kept (reference-seconds), including work_at_start
-  DurationMs kept_ms = 0;    // wall time of the segment whose progress is kept
-  DurationMs lost_ms = 0;    // wall time of the segment thrown away (incl. the overhead)
+  double work_saved = 0;   // work kept (reference-seconds), including work_at_start
+  DurationMs kept_ms = 0;  // wall time of the segment whose progress is kept
+  DurationMs lost_ms = 0;  // wall time of the segment thrown away (incl. the overhead)
 };
 
 // Stopping the segment at `at` (preemption or failure).

@@ -7,15 +7,24 @@ namespace airtime {
 
 const char* BucketName(Bucket b) {
   switch (b) {
-    case Bucket::kUseful: return "useful";
-    case Bucket::kIdleHeld: return "idle_held";
-    case Bucket::kLowValueBusy: return "low_value_busy";
-    case Bucket::kLost: return "lost";
-    case Bucket::kStranded: return "stranded";
-    case Bucket::kReservedHeadroom: return "reserved_headroom";
-    case Bucket::kFreeNoDemand: return "free_no_demand";
-    case Bucket::kBlocked: return "blocked";
-    case Bucket::kDown: return "down";
+    case Bucket::kUseful:
+      return "useful";
+    case Bucket::kIdleHeld:
+      return "idle_held";
+    case Bucket::kLowValueBusy:
+      return "low_value_busy";
+    case Bucket::kLost:
+      return "lost";
+    case Bucket::kStranded:
+      return "stranded";
+    case Bucket::kReservedHeadroom:
+      return "reserved_headroom";
+    case Bucket::kFreeNoDemand:
+      return "free_no_demand";
+    case Bucket::kBlocked:
+      return "blocked";
+    case Bucket::kDown:
+      return "down";
   }
   return "?";
 }
@@ -40,7 +49,8 @@ Ledger::Ledger(const Engine& engine) : engine_(&engine), last_(engine.now()), ac
 void Ledger::Advance(TimeMs to) {
   if (to <= last_) return;
   const int64_t dt = to - last_;
-  for (int b = 0; b < kBucketCount; ++b) totals_.milli_ms[static_cast<size_t>(b)] += rate_[static_cast<size_t>(b)] * dt;
+  for (int b = 0; b < kBucketCount; ++b)
+    totals_.milli_ms[static_cast<size_t>(b)] += rate_[static_cast<size_t>(b)] * dt;
   totals_.installed_milli_ms += installed_milli_ * dt;
   for (const auto& [shape, rate] : shape_blocked_rate_) shape_blocked_[shape] += rate * dt;
   last_ = to;
@@ -159,10 +169,12 @@ void Ledger::Classify() {
   if (top_waiting_density >= 0 && !held.empty()) {
     std::vector<std::pair<double, ClassDemand>> order;
     for (const auto& [k, cd] : classes) order.push_back({cd.density, cd});
-    std::stable_sort(order.begin(), order.end(), [](auto& x, auto& y) { return x.first > y.first; });
+    std::stable_sort(order.begin(), order.end(),
+                     [](auto& x, auto& y) { return x.first > y.first; });
     std::vector<size_t> idx(held.size());
     for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-    std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) { return held[x].density < held[y].density; });
+    std::stable_sort(idx.begin(), idx.end(),
+                     [&](size_t x, size_t y) { return held[x].density < held[y].density; });
     for (const auto& [density, cd] : order) {
       int64_t covered = 0;
       for (size_t i : idx) {

@@ -85,11 +85,12 @@ void Metrics::Recompute() {
     if (job.phase == JobPhase::kCancelled) continue;
     int ready = 0;
     for (AllocationId a : job.allocations) ready += e.allocation(a)->ready_at <= e.now() ? 1 : 0;
-    service_rates_.push_back({id, job.demand_rps, ready * job.s().realtime.capacity_rps,
-                              job.s().value.per_1k_requests});
+    service_rates_.push_back(
+        {id, job.demand_rps, ready * job.s().realtime.capacity_rps, job.s().value.per_1k_requests});
   }
   std::map<std::string, int64_t> tenants;
-  for (const auto& [aid, a] : e.allocations()) tenants[e.job(a.workload).s().tenant] += a.placement.total_milli();
+  for (const auto& [aid, a] : e.allocations())
+    tenants[e.job(a.workload).s().tenant] += a.placement.total_milli();
   tenant_rates_.assign(tenants.begin(), tenants.end());
 }
 
@@ -106,7 +107,8 @@ void Metrics::Finish(TimeMs end) {
       const bool met = job.phase == JobPhase::kDone && job.finished <= *job.s().deadline;
       k.deadline_met += met ? 1 : 0;
       const auto kind = job.s().kind;
-      if (kind == WorkloadKind::kBatch || kind == WorkloadKind::kEmbed || kind == WorkloadKind::kEval) {
+      if (kind == WorkloadKind::kBatch || kind == WorkloadKind::kEmbed ||
+          kind == WorkloadKind::kEval) {
         ++s_.with_deadline;
         s_.deadline_met += met ? 1 : 0;
       }
@@ -114,8 +116,9 @@ void Metrics::Finish(TimeMs end) {
     if (!job.is_service()) s_.failures += static_cast<size_t>(job.failures);
   }
   s_.slo_attainment = s_.requests > 0 ? s_.requests_in_slo / s_.requests : 1.0;
-  s_.deadline_hit_rate =
-      s_.with_deadline > 0 ? static_cast<double>(s_.deadline_met) / static_cast<double>(s_.with_deadline) : 1.0;
+  s_.deadline_hit_rate = s_.with_deadline > 0 ? static_cast<double>(s_.deadline_met) /
+                                                    static_cast<double>(s_.with_deadline)
+                                              : 1.0;
 }
 
 }  // namespace airtime

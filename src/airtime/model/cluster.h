@@ -22,8 +22,8 @@ struct Node {
   std::string name;
   GpuTypeId gpu_type = kNoGpuType;
   int gpu_count = 0;
-  int64_t cpu_milli = 0;   // 0: not tracked
-  int64_t memory_mib = 0;  // 0: not tracked
+  int64_t cpu_milli = 0;      // 0: not tracked
+  int64_t memory_mib = 0;     // 0: not tracked
   std::string nvlink_domain;  // empty: the node is its own domain
   std::string rack;
   std::string pool;  // optional label used by partitioning policies ("inference", "training")

@@ -62,8 +62,7 @@ StatusOr<GpuTypeId> GpuCatalog::Find(std::string_view name) const {
     for (const auto& a : types_[i].aliases)
       if (ToLower(a) == want) return static_cast<GpuTypeId>(i);
   }
-  return NotFound("unknown GPU type '" + std::string(name) + "' (known: " + NamesForError() +
-                  ")");
+  return NotFound("unknown GPU type '" + std::string(name) + "' (known: " + NamesForError() + ")");
 }
 
 std::string GpuCatalog::NamesForError() const {

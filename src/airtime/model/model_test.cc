@@ -9,8 +9,8 @@ namespace {
 
 TEST(GpuCatalogTest, KnowsTheRequiredTypes) {
   const auto& c = GpuCatalog::Builtin();
-  for (const char* n : {"H200", "H100", "A100-80GB", "A100-40GB", "L40S", "L4", "A10", "T4",
-                        "V100", "P100", "G2", "G3", "MISC", "v100m16", "V100M32"}) {
+  for (const char* n : {"H200", "H100", "A100-80GB", "A100-40GB", "L40S", "L4", "A10", "T4", "V100",
+                        "P100", "G2", "G3", "MISC", "v100m16", "V100M32"}) {
     EXPECT_TRUE(c.Find(n).ok()) << n;
   }
   auto h100 = c.Find("H100");

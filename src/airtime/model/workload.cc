@@ -9,13 +9,20 @@ namespace airtime {
 
 const char* KindName(WorkloadKind k) {
   switch (k) {
-    case WorkloadKind::kRealtime: return "realtime";
-    case WorkloadKind::kBatch: return "batch";
-    case WorkloadKind::kTraining: return "training";
-    case WorkloadKind::kFinetune: return "finetune";
-    case WorkloadKind::kQuantize: return "quantize";
-    case WorkloadKind::kEmbed: return "embed";
-    case WorkloadKind::kEval: return "eval";
+    case WorkloadKind::kRealtime:
+      return "realtime";
+    case WorkloadKind::kBatch:
+      return "batch";
+    case WorkloadKind::kTraining:
+      return "training";
+    case WorkloadKind::kFinetune:
+      return "finetune";
+    case WorkloadKind::kQuantize:
+      return "quantize";
+    case WorkloadKind::kEmbed:
+      return "embed";
+    case WorkloadKind::kEval:
+      return "eval";
   }
   return "?";
 }
@@ -37,25 +44,32 @@ StatusOr<WorkloadKind> ParseKind(std::string_view s) {
 }
 
 bool IsInferenceKind(WorkloadKind k) {
-  return k == WorkloadKind::kRealtime || k == WorkloadKind::kBatch ||
-         k == WorkloadKind::kEmbed || k == WorkloadKind::kEval;
+  return k == WorkloadKind::kRealtime || k == WorkloadKind::kBatch || k == WorkloadKind::kEmbed ||
+         k == WorkloadKind::kEval;
 }
 
 const char* ShareModeName(ShareMode m) {
   switch (m) {
-    case ShareMode::kWhole: return "whole";
-    case ShareMode::kMig: return "mig";
-    case ShareMode::kFraction: return "fraction";
+    case ShareMode::kWhole:
+      return "whole";
+    case ShareMode::kMig:
+      return "mig";
+    case ShareMode::kFraction:
+      return "fraction";
   }
   return "?";
 }
 
 const char* LocalityName(Locality l) {
   switch (l) {
-    case Locality::kAny: return "any";
-    case Locality::kNode: return "node";
-    case Locality::kNvlinkDomain: return "nvlink";
-    case Locality::kRack: return "rack";
+    case Locality::kAny:
+      return "any";
+    case Locality::kNode:
+      return "node";
+    case Locality::kNvlinkDomain:
+      return "nvlink";
+    case Locality::kRack:
+      return "rack";
   }
   return "?";
 }
@@ -67,8 +81,10 @@ bool Shape::AllowsType(GpuTypeId t) const {
 
 int64_t Shape::TotalMilli(const GpuCatalog& catalog) const {
   switch (mode) {
-    case ShareMode::kWhole: return 1000LL * gpu_count;
-    case ShareMode::kFraction: return static_cast<int64_t>(gpu_milli) * gpu_count;
+    case ShareMode::kWhole:
+      return 1000LL * gpu_count;
+    case ShareMode::kFraction:
+      return static_cast<int64_t>(gpu_milli) * gpu_count;
     case ShareMode::kMig: {
       for (size_t i = 0; i < catalog.size(); ++i) {
         auto t = static_cast<GpuTypeId>(i);
@@ -92,8 +108,12 @@ std::string Shape::Describe(const GpuCatalog& catalog) const {
     s += Join(names, "|");
   }
   switch (mode) {
-    case ShareMode::kWhole: s += " (whole)"; break;
-    case ShareMode::kMig: s += " (MIG " + mig_profile + ")"; break;
+    case ShareMode::kWhole:
+      s += " (whole)";
+      break;
+    case ShareMode::kMig:
+      s += " (MIG " + mig_profile + ")";
+      break;
     case ShareMode::kFraction: {
       char buf[32];
       std::snprintf(buf, sizeof buf, " (%.3g of a GPU)", gpu_milli / 1000.0);
@@ -103,7 +123,9 @@ std::string Shape::Describe(const GpuCatalog& catalog) const {
   }
   if (memory_gb > 0) s += ", " + std::to_string(static_cast<int>(memory_gb)) + " GB each";
   if (gpu_count > 1 && locality != Locality::kAny)
-    s += locality == Locality::kNode ? ", on one node" : std::string(", in one ") + LocalityName(locality) + " domain";
+    s += locality == Locality::kNode
+             ? ", on one node"
+             : std::string(", in one ") + LocalityName(locality) + " domain";
   return s;
 }
 

@@ -48,12 +48,12 @@ const char* LocalityName(Locality l);
 struct Shape {
   int gpu_count = 1;  // 0: a host-only task (CPU and memory on a GPU node, as in openb)
   ShareMode mode = ShareMode::kWhole;
-  int gpu_milli = 1000;         // kFraction: share of one GPU, 1..1000
-  std::string mig_profile;      // kMig: e.g. "3g.40gb"
-  double memory_gb = 0;         // GPU memory needed on each GPU (0: any)
+  int gpu_milli = 1000;                    // kFraction: share of one GPU, 1..1000
+  std::string mig_profile;                 // kMig: e.g. "3g.40gb"
+  double memory_gb = 0;                    // GPU memory needed on each GPU (0: any)
   std::vector<GpuTypeId> allowed_types;    // empty: any type
   std::vector<GpuTypeId> preferred_types;  // tried first when placement has a choice
-  bool gang = true;             // all GPUs start together (always true for now)
+  bool gang = true;                        // all GPUs start together (always true for now)
   Locality locality = Locality::kNode;
   int64_t cpu_milli = 0;   // host CPU on the node, per workload (0: none)
   int64_t memory_mib = 0;  // host memory on the node, per workload (0: none)
@@ -88,7 +88,7 @@ struct RealtimeProfile {
   double capacity_rps = 0;  // requests/s one replica serves within the SLO
   int min_replicas = 0;
   int max_replicas = 1 << 20;
-  DurationMs cold_start = 0;  // model load before a new replica serves
+  DurationMs cold_start = 0;        // model load before a new replica serves
   std::vector<DemandPoint> demand;  // sorted by time
 
   // Replicas needed to serve `rps` within the SLO, clamped to [min, max].

@@ -1,4 +1,5 @@
 #include "airtime/policies/bestfit.h"
+#include "airtime/policies/fgd.h"
 #include "airtime/policies/fifo.h"
 #include "airtime/policies/registry.h"
 #include "airtime/policies/static_partition.h"
@@ -9,6 +10,7 @@ void RegisterBuiltinPolicies(PolicyRegistry& registry) {
   RegisterFifo(registry);
   RegisterStatic(registry);
   RegisterBestFit(registry);
+  RegisterFgd(registry);
 }
 
 }  // namespace airtime

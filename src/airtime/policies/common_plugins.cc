@@ -18,8 +18,8 @@ double BestFitScore::Score(const Job& job, NodeIndex node, const Engine& engine)
   const int64_t gpu_left = s.free_milli - shape.TotalMilli(engine.catalog());
   const Node& n = engine.cluster().node(node);
   const int64_t cpu_left = n.cpu_milli > 0 ? s.cpu_free - shape.cpu_milli : 0;
-  const double left = 0.5 * static_cast<double>(gpu_left) / 8000.0 +
-                      0.5 * static_cast<double>(cpu_left) / 128000.0;
+  const double left =
+      0.5 * static_cast<double>(gpu_left) / 8000.0 + 0.5 * static_cast<double>(cpu_left) / 128000.0;
   return -left;
 }
 

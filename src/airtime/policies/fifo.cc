@@ -7,16 +7,15 @@
 namespace airtime {
 
 void RegisterFifo(PolicyRegistry& registry) {
-  registry.Register(
-      "fifo", "strict first come, first served; first fit; head-of-line blocking", {},
-      [](const Cluster&, const PolicyParams&) -> StatusOr<Policy> {
-        Policy p;
-        p.name = "fifo";
-        p.description = "strict FIFO, first fit";
-        p.queue_sort = std::make_unique<ArrivalOrder>();
-        p.order = std::make_unique<StrictOrder>();
-        return p;
-      });
+  registry.Register("fifo", "strict first come, first served; first fit; head-of-line blocking", {},
+                    [](const Cluster&, const PolicyParams&) -> StatusOr<Policy> {
+                      Policy p;
+                      p.name = "fifo";
+                      p.description = "strict FIFO, first fit";
+                      p.queue_sort = std::make_unique<ArrivalOrder>();
+                      p.order = std::make_unique<StrictOrder>();
+                      return p;
+                    });
 }
 
 }  // namespace airtime

@@ -10,7 +10,9 @@ StatusOr<double> PolicyParams::GetDouble(const std::string& key, double fallback
   auto it = values.find(key);
   if (it == values.end()) return fallback;
   auto v = ParseDouble(it->second);
-  if (!v) return InvalidArgument("policy parameter '" + key + "': expected a number, got '" + it->second + "'");
+  if (!v)
+    return InvalidArgument("policy parameter '" + key + "': expected a number, got '" + it->second +
+                           "'");
   return *v;
 }
 

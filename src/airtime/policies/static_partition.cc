@@ -50,7 +50,8 @@ std::vector<int> AssignPools(const Cluster& cluster, double inference_share) {
     }
   }
   for (const auto& nodes : unlabelled) {
-    const auto k = static_cast<size_t>(std::llround(inference_share * static_cast<double>(nodes.size())));
+    const auto k =
+        static_cast<size_t>(std::llround(inference_share * static_cast<double>(nodes.size())));
     for (size_t j = 0; j < nodes.size(); ++j) pools[static_cast<size_t>(nodes[j])] = j < k ? 0 : 1;
   }
   return pools;
@@ -59,7 +60,8 @@ std::vector<int> AssignPools(const Cluster& cluster, double inference_share) {
 void RegisterStatic(PolicyRegistry& registry) {
   registry.Register(
       "static", "separate inference and training pools, strict FIFO and first fit in each",
-      {"inference_share"}, [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
+      {"inference_share"},
+      [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
         auto share = params.GetDouble("inference_share", 0.5);
         if (!share.ok()) return share.status();
         if (*share < 0 || *share > 1)

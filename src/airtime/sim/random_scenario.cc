@@ -85,7 +85,8 @@ SimInput RandomScenario(uint64_t seed, const RandomScenarioOptions& o) {
       const std::string node = "n" + std::to_string(rng.Below(static_cast<uint64_t>(o.nodes)));
       const TimeMs at = static_cast<TimeMs>(rng.Below(static_cast<uint64_t>(o.span)));
       events.push_back({at, ScenarioEvent::kNodeDown, node, 0, "random"});
-      events.push_back({at + static_cast<TimeMs>(rng.Below(2 * kHour)), ScenarioEvent::kNodeUp, node, 0, "random"});
+      events.push_back({at + static_cast<TimeMs>(rng.Below(2 * kHour)), ScenarioEvent::kNodeUp,
+                        node, 0, "random"});
     }
   }
   if (o.cancels) {

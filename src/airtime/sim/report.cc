@@ -68,6 +68,7 @@ nlohmann::json ResultToJson(const SimResult& r) {
       {"end_s", ToSeconds(r.end)},
       {"wall_seconds", r.wall_seconds},
       {"event_errors", r.event_errors},
+      {"waiting_at_end", {{"count", r.waiting_at_end_count}, {"first", r.waiting_at_end}}},
   };
 }
 
@@ -75,9 +76,10 @@ nlohmann::json ReportToJson(const SimInput& input, const std::vector<SimResult>&
                             uint64_t seed) {
   nlohmann::json policies = nlohmann::json::array();
   for (const auto& r : results) policies.push_back(ResultToJson(r));
-  return {{"cluster", {{"name", input.cluster.name()},
-                       {"nodes", input.cluster.node_count()},
-                       {"gpus", input.cluster.gpu_count()}}},
+  return {{"cluster",
+           {{"name", input.cluster.name()},
+            {"nodes", input.cluster.node_count()},
+            {"gpus", input.cluster.gpu_count()}}},
           {"workloads", input.workloads.size()},
           {"seed", seed},
           {"notes", input.notes},
@@ -93,11 +95,15 @@ std::string ResultsTable(const std::vector<SimResult>& results) {
     out += "\n";
   };
   row("policy", [](const SimResult& r) { return r.policy; });
-  row("return / installed GPU-h", [](const SimResult& r) { return Fmt("%.3f", r.return_per_gpu_hour()); });
+  row("return / installed GPU-h",
+      [](const SimResult& r) { return Fmt("%.3f", r.return_per_gpu_hour()); });
   row("value", [](const SimResult& r) { return Fmt("%.1f", r.metrics.value); });
-  row("allocation rate", [](const SimResult& r) { return Fmt("%.1f%%", 100 * r.allocation_rate()); });
-  row("realtime SLO attainment", [](const SimResult& r) { return Fmt("%.2f%%", 100 * r.metrics.slo_attainment); });
-  row("batch deadlines met", [](const SimResult& r) { return Fmt("%.1f%%", 100 * r.metrics.deadline_hit_rate); });
+  row("allocation rate",
+      [](const SimResult& r) { return Fmt("%.1f%%", 100 * r.allocation_rate()); });
+  row("realtime SLO attainment",
+      [](const SimResult& r) { return Fmt("%.2f%%", 100 * r.metrics.slo_attainment); });
+  row("batch deadlines met",
+      [](const SimResult& r) { return Fmt("%.1f%%", 100 * r.metrics.deadline_hit_rate); });
   row("preemptions", [](const SimResult& r) { return std::to_string(r.metrics.preemptions); });
   out += "ledger (% of installed GPU-hours)\n";
   for (int b = 0; b < kBucketCount; ++b) {
@@ -107,7 +113,8 @@ std::string ResultsTable(const std::vector<SimResult>& results) {
       return Fmt("%.1f%%", inst > 0 ? 100 * r.ledger.gpu_hours(bucket) / inst : 0);
     });
   }
-  row("  installed GPU-hours", [](const SimResult& r) { return Fmt("%.0f", r.ledger.installed_gpu_hours()); });
+  row("  installed GPU-hours",
+      [](const SimResult& r) { return Fmt("%.0f", r.ledger.installed_gpu_hours()); });
   out += "queueing delay p50 / p99 (minutes; unstarted work counted to the end)\n";
   for (int k = 0; k < kWorkloadKindCount; ++k) {
     bool any = false;

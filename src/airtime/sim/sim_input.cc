@@ -47,8 +47,8 @@ StatusOr<AzureOptions> ParseAzureOptions(const TraceSource& t, bool skip_bad_row
 }
 
 std::string StatsNote(const TraceSource& t, const ImportStats& s) {
-  std::string n = t.format + " trace " + t.path + ": " + std::to_string(s.rows_imported) +
-                  " rows imported";
+  std::string n =
+      t.format + " trace " + t.path + ": " + std::to_string(s.rows_imported) + " rows imported";
   if (s.rows_skipped) n += ", " + std::to_string(s.rows_skipped) + " broken rows skipped";
   if (!s.first_errors.empty()) n += " (first: " + s.first_errors.front() + ")";
   return n;
@@ -59,8 +59,9 @@ std::string StatsNote(const TraceSource& t, const ImportStats& s) {
 SimInput MakeSimInput(Cluster cluster, std::vector<WorkloadSpec> workloads,
                       std::vector<ScenarioEvent> events) {
   SimInput in{std::move(cluster), std::move(workloads), std::move(events), {}};
-  std::stable_sort(in.workloads.begin(), in.workloads.end(),
-                   [](const WorkloadSpec& a, const WorkloadSpec& b) { return a.submit_at < b.submit_at; });
+  std::stable_sort(
+      in.workloads.begin(), in.workloads.end(),
+      [](const WorkloadSpec& a, const WorkloadSpec& b) { return a.submit_at < b.submit_at; });
   std::stable_sort(in.events.begin(), in.events.end(),
                    [](const ScenarioEvent& a, const ScenarioEvent& b) { return a.at < b.at; });
   return in;
@@ -78,7 +79,8 @@ StatusOr<SimInput> LoadSimInput(const std::string& cluster_path,
     auto target = t.options.find("target");
     if (t.format == "azure") {
       if (target == t.options.end())
-        return InvalidArgument(t.source + ": an azure trace gives a demand curve and needs "
+        return InvalidArgument(t.source +
+                               ": an azure trace gives a demand curve and needs "
                                "target: <realtime workload>");
       auto it = std::find_if(scenario->workloads.begin(), scenario->workloads.end(),
                              [&](const WorkloadSpec& w) { return w.name == target->second; });
@@ -89,7 +91,8 @@ StatusOr<SimInput> LoadSimInput(const std::string& cluster_path,
       if (!opts.ok()) return opts.status();
       ImportStats stats;
       auto curve = ImportAzureDemand(t.path, *opts, &stats);
-      if (!curve.ok()) return Status(curve.status().code(), t.source + ": " + curve.status().message());
+      if (!curve.ok())
+        return Status(curve.status().code(), t.source + ": " + curve.status().message());
       // The curve starts at the workload's submission.
       for (DemandPoint& p : *curve) p.at += it->submit_at;
       it->realtime.demand = std::move(*curve);
@@ -114,7 +117,8 @@ StatusOr<SimInput> LoadSimInput(const std::string& cluster_path,
   for (const auto& w : scenario->workloads) {
     auto [it, fresh] = seen.emplace(w.name, w.source);
     if (!fresh)
-      return InvalidArgument(w.source + ": workload name '" + w.name + "' is also used at " + it->second);
+      return InvalidArgument(w.source + ": workload name '" + w.name + "' is also used at " +
+                             it->second);
   }
   SimInput in = MakeSimInput(std::move(*cluster), std::move(scenario->workloads),
                              std::move(scenario->events));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <queue>
 #include <unordered_set>
 
@@ -53,17 +54,32 @@ class Run {
       const auto t0 = std::chrono::steady_clock::now();
       const CycleResult& cycle = engine_.Handle(ev);
       if (opt_.time_cycles)
-        r.cycle_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+        r.cycle_us.push_back(
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                .count());
       ++r.events;
       last = p.at;
       if (!cycle.event_status.ok() && r.event_errors.size() < 10)
         r.event_errors.push_back(FormatTime(p.at) + ": " + cycle.event_status.message());
-      if (p.kind == Kind::kArrival && cycle.arrived != kNoWorkload) OnArrived(static_cast<size_t>(p.a), cycle.arrived);
+      if (p.kind == Kind::kArrival && cycle.arrived != kNoWorkload)
+        OnArrived(static_cast<size_t>(p.a), cycle.arrived);
       Actuate(cycle);
+      if (opt_.decision_log) LogDecisions(cycle);
       ledger_.Observe(cycle);
       metrics_.Observe(cycle);
     }
     r.end = opt_.horizon != kNever ? opt_.horizon : last;
+    r.waiting_at_end_count = engine_.queue().size();
+    for (WorkloadId id : engine_.queue()) {
+      const std::string why = engine_.job(id).s().name + ": " + engine_.Explain(id);
+      if (r.waiting_at_end.size() < 20) r.waiting_at_end.push_back(why);
+      if (opt_.decision_log)
+        *opt_.decision_log << nlohmann::json{{"t_s", ToSeconds(r.end)},
+                                             {"waiting", engine_.job(id).s().name},
+                                             {"why", engine_.Explain(id)}}
+                                  .dump()
+                           << "\n";
+    }
     ledger_.Advance(r.end);
     metrics_.Finish(r.end);
     r.ledger = ledger_.totals();
@@ -99,8 +115,10 @@ class Run {
         if (s.type == ScenarioEvent::kNodeDown || s.type == ScenarioEvent::kNodeUp) {
           NodeIndex node = -1;
           for (size_t n = 0; n < in_.cluster.node_count(); ++n)
-            if (in_.cluster.node(static_cast<NodeIndex>(n)).name == s.target) node = static_cast<NodeIndex>(n);
-          *ev = s.type == ScenarioEvent::kNodeDown ? Event::NodeDown(p.at, node) : Event::NodeUp(p.at, node);
+            if (in_.cluster.node(static_cast<NodeIndex>(n)).name == s.target)
+              node = static_cast<NodeIndex>(n);
+          *ev = s.type == ScenarioEvent::kNodeDown ? Event::NodeDown(p.at, node)
+                                                   : Event::NodeUp(p.at, node);
           return true;
         }
         auto id = engine_.FindByName(s.target);
@@ -126,6 +144,26 @@ class Run {
       }
     }
     Push(spec.submit_at, Kind::kDemand, id, initial);
+  }
+
+  void LogDecisions(const CycleResult& cycle) {
+    for (const Decision& d : cycle.decisions) {
+      nlohmann::json j = {{"t_s", ToSeconds(cycle.at)},
+                          {"decision", DecisionTypeName(d.type)},
+                          {"reason", d.reason}};
+      if (d.workload != kNoWorkload) j["workload"] = engine_.job(d.workload).s().name;
+      if (d.allocation != kNoAllocation) j["allocation"] = d.allocation;
+      if (!d.placement.gpus.empty()) {
+        std::vector<std::string> gpus;
+        for (GpuIndex g : d.placement.gpus) gpus.push_back(in_.cluster.gpu_name(g));
+        j["gpus"] = gpus;
+        if (d.placement.mode != ShareMode::kWhole) j["share_milli"] = d.placement.milli;
+      }
+      if (d.type == DecisionType::kScale) j["replicas"] = d.replicas;
+      if (d.type == DecisionType::kStart && d.expected_end != kNever)
+        j["expected_end_s"] = ToSeconds(d.expected_end);
+      *opt_.decision_log << j.dump() << "\n";
+    }
   }
 
   void Actuate(const CycleResult& cycle) {
@@ -172,8 +210,9 @@ double SimResult::return_per_gpu_hour() const {
 double SimResult::allocation_rate() const {
   if (ledger.installed_milli_ms == 0) return 0;
   const auto& m = ledger.milli_ms;
-  const int64_t held = m[static_cast<size_t>(Bucket::kUseful)] + m[static_cast<size_t>(Bucket::kIdleHeld)] +
-                       m[static_cast<size_t>(Bucket::kLowValueBusy)] + m[static_cast<size_t>(Bucket::kLost)];
+  const int64_t held =
+      m[static_cast<size_t>(Bucket::kUseful)] + m[static_cast<size_t>(Bucket::kIdleHeld)] +
+      m[static_cast<size_t>(Bucket::kLowValueBusy)] + m[static_cast<size_t>(Bucket::kLost)];
   return static_cast<double>(held) / static_cast<double>(ledger.installed_milli_ms);
 }
 

@@ -8,6 +8,7 @@
 // policy and seed. One Simulate call is independent of any other (thread-compatible).
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -20,9 +21,12 @@
 namespace airtime {
 
 struct SimOptions {
-  uint64_t seed = 1;          // engine tie-breaking
-  TimeMs horizon = kNever;    // stop here; kNever: when no event is left
-  bool time_cycles = false;   // measure each decision cycle's wall time
+  uint64_t seed = 1;         // engine tie-breaking
+  TimeMs horizon = kNever;   // stop here; kNever: when no event is left
+  bool time_cycles = false;  // measure each decision cycle's wall time
+  // When set, every decision is written here as one JSON object per line, and at the end
+  // every workload still waiting with its explanation.
+  std::ostream* decision_log = nullptr;
 };
 
 struct SimResult {
@@ -33,9 +37,12 @@ struct SimResult {
   std::unordered_map<std::string, int64_t> shape_blocked;  // milli-GPU-ms per shape
   MetricsSummary metrics;
   size_t events = 0;
-  std::vector<double> cycle_us;           // per cycle, when SimOptions::time_cycles
+  std::vector<double> cycle_us;  // per cycle, when SimOptions::time_cycles
   double wall_seconds = 0;
   std::vector<std::string> event_errors;  // events the engine refused (first 10)
+  // Workloads still waiting at the end, with why ("name: explanation"), first 20.
+  std::vector<std::string> waiting_at_end;
+  size_t waiting_at_end_count = 0;
 
   double return_per_gpu_hour() const;
   double allocation_rate() const;  // allocated GPU-time / installed GPU-time
