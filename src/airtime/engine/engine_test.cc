@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "airtime/engine/test_util.h"
 #include "airtime/policies/registry.h"
 
@@ -221,6 +223,37 @@ TEST(EngineTest, SameEventsSameDecisions) {
   EXPECT_EQ(run(5), run(5));
   EXPECT_EQ(run(0), run(0));
   EXPECT_NE(run(5), run(6));
+}
+
+// Ties between equally scored nodes follow one seeded order of the nodes, drawn when the
+// engine is built (the FGD reference ranks nodes by a seeded permutation of their names): the
+// node that wins a tie wins the same tie again, rather than a fresh draw per decision.
+TEST(EngineTest, TiesFollowOneSeededNodeOrder) {
+  Cluster c = MakeCluster({{"H100", 8, 6}});
+  auto first_choice = [&](uint64_t seed, int repeats) {
+    Engine e = MakeEngine(c, "bestfit", seed);
+    NodeIndex node = -1;
+    for (int i = 0; i < repeats; ++i) {
+      const auto& r = e.Handle(
+          Event::Arrival(i, MakeJob("j" + std::to_string(i), WorkloadKind::kBatch, 1, 60)));
+      EXPECT_EQ(r.decisions.size(), 1u);
+      const NodeIndex n = c.gpu(r.decisions[0].placement.gpus[0]).node;
+      if (node >= 0) {
+        EXPECT_EQ(n, node) << "seed " << seed << " repeat " << i;
+      }
+      node = n;
+      e.Handle(Event::Cancel(i, r.arrived));  // all nodes empty again: the same tie
+    }
+    return node;
+  };
+  EXPECT_EQ(first_choice(0, 3), 0);  // no seed: the lowest index
+  std::set<NodeIndex> chosen;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    const NodeIndex n = first_choice(seed, 4);
+    EXPECT_EQ(first_choice(seed, 1), n);
+    chosen.insert(n);
+  }
+  EXPECT_GE(chosen.size(), 4u);
 }
 
 }  // namespace

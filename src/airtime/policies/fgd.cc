@@ -295,7 +295,7 @@ void RegisterFgd(PolicyRegistry& registry) {
       "arrival order, skip what does not fit, FGD placement (least growth of expected GPU "
       "fragmentation; ATC'23)",
       {"quantize", "coverage"}, [](const Cluster&, const PolicyParams& params) -> StatusOr<Policy> {
-        auto quantize = params.GetDouble("quantize", 0);
+        auto quantize = params.GetDouble("quantize", 1);
         if (!quantize.ok()) return quantize.status();
         auto coverage = params.GetDouble("coverage", 0.95);
         if (!coverage.ok()) return coverage.status();
