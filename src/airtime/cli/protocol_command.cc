@@ -1,14 +1,94 @@
-// `airtime sim --protocol fgd`: the FGD placement experiment (wired once airtime_fgd lands).
+// `airtime sim --protocol fgd`: the FGD placement experiment through the engine.
+#include <cmath>
+#include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-namespace airtime {
+#include "airtime/fgd/fgd_protocol.h"
 
-int RunProtocol(const std::string& protocol, const std::string&, const std::string&,
-                const std::vector<std::string>&, int, const std::string&, bool) {
-  std::cerr << "airtime sim: protocol '" << protocol << "' is not available in this build\n";
-  return 2;
+namespace airtime {
+namespace {
+
+nlohmann::json CurveJson(const FgdCurve& c) {
+  nlohmann::json a = nlohmann::json::array();
+  for (int b = 0; b < kFgdBins; ++b) {
+    const double v = c.at(b);
+    a.push_back(std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v));
+  }
+  return a;
+}
+
+}  // namespace
+
+int RunProtocol(const std::string& protocol, const std::string& nodes, const std::string& pods,
+                const std::vector<std::string>& policies, int seeds, const std::string& json,
+                bool quiet) {
+  if (protocol != "fgd") {
+    std::cerr << "airtime sim: unknown protocol '" << protocol << "' (known: fgd)\n";
+    return 2;
+  }
+  if (nodes.empty() || pods.empty()) {
+    std::cerr << "airtime sim --protocol fgd: --nodes and --pods are required\n";
+    return 2;
+  }
+  if (seeds < 1) {
+    std::cerr << "airtime sim --protocol fgd: --seeds must be at least 1\n";
+    return 2;
+  }
+  FgdOptions o;
+  o.nodes_csv = nodes;
+  o.pods_csv = pods;
+  o.policies = policies;
+  o.seeds = seeds;
+  auto report = RunFgdProtocol(o);
+  if (!report.ok()) {
+    std::cerr << "airtime sim: " << report.status().message() << "\n";
+    return 1;
+  }
+  if (!quiet) {
+    std::printf("FGD protocol: %zu pods, %lld milli-GPU capacity, seeds %d from %llu\n",
+                report->original_pods, static_cast<long long>(report->capacity_milli), seeds,
+                static_cast<unsigned long long>(o.first_seed));
+    std::printf("%-22s %10s %10s %10s %10s %10s\n", "policy", "@50%", "@80%", "@100%", "@130%",
+                "failed");
+    for (const auto& p : report->policies) {
+      std::printf("%-22s %10.2f %10.2f %10.2f %10.2f %10lld\n", p.policy.c_str(), p.mean.at(50),
+                  p.mean.at(80), p.mean.at(100), p.mean.at(130),
+                  static_cast<long long>(p.pods_failed));
+    }
+  }
+  if (!json.empty()) {
+    nlohmann::json out = {{"protocol", "fgd"},
+                          {"nodes", report->nodes_csv},
+                          {"pods", report->pods_csv},
+                          {"capacity_milli_gpu", report->capacity_milli},
+                          {"seeds", seeds},
+                          {"first_seed", o.first_seed},
+                          {"policies", nlohmann::json::array()}};
+    for (const auto& p : report->policies) {
+      nlohmann::json per_seed = nlohmann::json::array();
+      for (const auto& s : p.seeds)
+        per_seed.push_back({{"seed", s.seed},
+                            {"pods_arrived", s.pods_arrived},
+                            {"pods_failed", s.pods_failed},
+                            {"allocation_ratio", CurveJson(s.curve)}});
+      out["policies"].push_back({{"policy", p.policy},
+                                 {"allocation_ratio", CurveJson(p.mean)},
+                                 {"pods_arrived", p.pods_arrived},
+                                 {"pods_failed", p.pods_failed},
+                                 {"wall_seconds", p.wall_seconds},
+                                 {"per_seed", per_seed}});
+    }
+    std::ofstream f(json);
+    f << out.dump(2) << "\n";
+    if (!f) {
+      std::cerr << "airtime sim: cannot write " << json << "\n";
+      return 1;
+    }
+  }
+  return 0;
 }
 
 }  // namespace airtime

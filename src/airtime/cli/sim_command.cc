@@ -143,10 +143,12 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   sim->add_option("--pods", args->pods, "protocol: pod list CSV");
   sim->add_option("--seeds", args->seeds, "protocol: number of seeds (from 42)")
       ->capture_default_str();
-  sim->callback([args, exit_code] {
+  sim->callback([args, exit_code, sim] {
     if (!args->protocol.empty()) {
-      *exit_code = RunProtocol(args->protocol, args->nodes, args->pods,
-                               SplitPolicies(args->policies), args->seeds, args->json, args->quiet);
+      // The protocol measures placement: compare the placement policies unless told otherwise.
+      const std::string policies = sim->count("--policy") ? args->policies : "bestfit,fgd";
+      *exit_code = RunProtocol(args->protocol, args->nodes, args->pods, SplitPolicies(policies),
+                               args->seeds, args->json, args->quiet);
     } else {
       *exit_code = RunScenario(*args);
     }
