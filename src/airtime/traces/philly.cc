@@ -79,6 +79,10 @@ StatusOr<std::vector<WorkloadSpec>> ImportPhilly(const std::string& path,
     return InvalidArgument("philly: reference_type " + std::to_string(ref) +
                            " is not in the GPU catalogue");
   if (options.gpus_per_node < 1) return InvalidArgument("philly: gpus_per_node must be >= 1");
+  if (!(options.value_per_gpu_hour >= 0))
+    return InvalidArgument("philly: value_per_gpu_hour must be >= 0");
+  if (!(options.utilization > 0 && options.utilization <= 1))
+    return InvalidArgument("philly: utilization must be in (0, 1]");
   const double ref_speed = catalog.type(ref).relative_speed;
 
   auto reader = CsvReader::Open(path);
@@ -130,7 +134,12 @@ StatusOr<std::vector<WorkloadSpec>> ImportPhilly(const std::string& path,
     WorkloadSpec& w = specs[i];
     w.name = "philly-" + std::to_string(row.row);
     w.kind = WorkloadKind::kTraining;
-    w.tenant.assign(row.cluster);
+    if (options.tenant.empty()) {
+      w.tenant.assign(row.cluster);
+    } else {
+      w.tenant = options.tenant;
+    }
+    w.priority = options.priority;
     w.shape.gpu_count = row.gpus;
     w.shape.mode = ShareMode::kWhole;
     w.shape.locality = row.gpus <= options.gpus_per_node ? Locality::kNode : Locality::kAny;
@@ -139,6 +148,8 @@ StatusOr<std::vector<WorkloadSpec>> ImportPhilly(const std::string& path,
     w.checkpoint_interval = options.checkpoint_interval;
     w.restart_cost = options.restart_cost;
     w.preemptible = options.preemptible;
+    w.utilization = options.utilization;
+    w.value.on_completion = options.value_per_gpu_hour * row.gpus * row.duration_s / 3600.0;
     w.source = source_prefix + std::to_string(row.line);
   }
   st->rows_imported = specs.size();

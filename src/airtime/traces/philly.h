@@ -5,8 +5,8 @@
 // `gpu_time` (= duration x num_gpus) is redundant and ignored.
 //
 // Each job becomes a training WorkloadSpec:
-//   name "philly-<row>" (1-based data row in the file), tenant = the virtual cluster,
-//   source "philly.csv:<line>";
+//   name "philly-<row>" (1-based data row in the file), tenant = the virtual cluster (or
+//   `tenant` when set), priority from the options, source "philly.csv:<line>";
 //   shape: num_gpus whole GPUs of any type, gang; locality kNode when num_gpus <=
 //   gpus_per_node, else kAny (Philly placed large jobs across servers);
 //   submit_at = timestamp - earliest timestamp among the file's good rows, in ms (so
@@ -14,7 +14,9 @@
 //   job's when rebase_to_first_job;
 //   work_seconds = duration x relative speed of `reference_type` (default V100), so the
 //   job runs exactly `duration` on that type and proportionally on others;
-//   checkpoint_interval, restart_cost, preemptible from the options.
+//   checkpoint_interval, restart_cost, preemptible, utilization from the options;
+//   value.on_completion = value_per_gpu_hour x num_gpus x duration in hours (the trace
+//   carries no value; 0 by default), so a job's worth follows its recorded GPU-hours.
 // Result sorted by (submit_at, line). `limit` keeps the earliest N selected jobs (the file
 // is not in time order, so its first N rows would be an arbitrary sample).
 //
@@ -45,6 +47,10 @@ struct PhillyOptions : ImportOptions {
   DurationMs restart_cost = 2 * kMinute;
   bool preemptible = true;
   bool rebase_to_first_job = false;  // time 0 = first selected job, not the file's first row
+  std::string tenant;                // every job's tenant; empty: its virtual cluster
+  int priority = 0;                  // every job's priority
+  double value_per_gpu_hour = 0;     // completion value per recorded GPU-hour (>= 0)
+  double utilization = 1.0;          // share of held GPU time that computes, (0, 1]
 };
 
 StatusOr<std::vector<WorkloadSpec>> ImportPhilly(const std::string& path,

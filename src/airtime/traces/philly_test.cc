@@ -105,6 +105,37 @@ TEST(PhillyTest, ReferenceTypeAndCheckpointOptions) {
   EXPECT_FALSE(ImportPhilly(kHead, o).ok());
 }
 
+TEST(PhillyTest, TenantPriorityAndValueOptions) {
+  auto plain = ImportPhilly(kHead);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->front().priority, 0);
+  EXPECT_EQ(plain->front().value.on_completion, 0);
+
+  PhillyOptions o;
+  o.tenant = "research";
+  o.priority = -5;
+  o.value_per_gpu_hour = 2.5;
+  o.utilization = 0.5;
+  auto jobs = ImportPhilly(kHead, o);
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  for (const auto& j : *jobs) {
+    EXPECT_EQ(j.tenant, "research");
+    EXPECT_EQ(j.priority, -5);
+    EXPECT_EQ(j.utilization, 0.5);
+  }
+  // Line 4: 860662 s on 1 GPU; line 55: 193256 s on 8 GPUs.
+  EXPECT_DOUBLE_EQ(jobs->front().value.on_completion, 2.5 * 860662.0 / 3600);
+  EXPECT_EQ((*jobs)[2].source, "philly_head200.csv:55");
+  EXPECT_DOUBLE_EQ((*jobs)[2].value.on_completion, 2.5 * 8 * 193256.0 / 3600);
+  for (const auto& j : *jobs) EXPECT_TRUE(ValidateSpec(j, GpuCatalog::Builtin()).ok()) << j.name;
+
+  o.utilization = 0;
+  EXPECT_FALSE(ImportPhilly(kHead, o).ok());
+  o.utilization = 1;
+  o.value_per_gpu_hour = -1;
+  EXPECT_FALSE(ImportPhilly(kHead, o).ok());
+}
+
 TEST(PhillyTest, BrokenRowsNameFileLineAndColumn) {
   auto jobs = ImportPhilly(kBad);
   ASSERT_FALSE(jobs.ok());

@@ -1,5 +1,6 @@
 #include "airtime/traces/trace_source.h"
 
+#include <cmath>
 #include <optional>
 
 #include "airtime/base/strings.h"
@@ -49,6 +50,16 @@ class OptionReader {
     auto i = ParseInt(*v);
     if (!i || *i < min) return Bad(name, "an integer >= " + std::to_string(min), *v);
     *out = *i;
+    return OkStatus();
+  }
+
+  // A finite number >= 0.
+  Status NonNegative(const std::string& name, double* out) {
+    const std::string* v = Get(name);
+    if (!v) return OkStatus();
+    auto d = ParseDouble(*v);
+    if (!d || !std::isfinite(*d) || *d < 0) return Bad(name, "a number >= 0", *v);
+    *out = *d;
     return OkStatus();
   }
 
@@ -108,6 +119,21 @@ StatusOr<PhillyOptions> ReadPhillyOptions(OptionReader& r) {
   AIRTIME_RETURN_IF_ERROR(r.Duration("restart_cost", &o.restart_cost));
   AIRTIME_RETURN_IF_ERROR(r.Bool("preemptible", &o.preemptible));
   AIRTIME_RETURN_IF_ERROR(r.Bool("rebase_to_first_job", &o.rebase_to_first_job));
+  if (const std::string* v = r.Get("tenant")) {
+    o.tenant = std::string(Trim(*v));
+    if (o.tenant.empty()) return r.Bad("tenant", "a tenant name", *v);
+  }
+  int64_t priority = o.priority;
+  AIRTIME_RETURN_IF_ERROR(r.Int("priority", -(int64_t{1} << 30), &priority));
+  if (priority > (int64_t{1} << 30))
+    return r.Bad("priority", "an integer <= 1073741824", std::to_string(priority));
+  o.priority = static_cast<int>(priority);
+  AIRTIME_RETURN_IF_ERROR(r.NonNegative("value_per_gpu_hour", &o.value_per_gpu_hour));
+  if (const std::string* v = r.Get("utilization")) {
+    auto u = ParseDouble(*v);
+    if (!u || !(*u > 0 && *u <= 1)) return r.Bad("utilization", "a share in (0, 1]", *v);
+    o.utilization = *u;
+  }
   AIRTIME_RETURN_IF_ERROR(r.CheckAllUsed());
   return o;
 }

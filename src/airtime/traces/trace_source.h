@@ -13,6 +13,10 @@
 //   restart_cost         duration (default 2m)
 //   preemptible          true/false (default true)
 //   rebase_to_first_job  true/false (default false)
+//   tenant               every job's tenant (default: its virtual cluster)
+//   priority             integer, every job's priority (default 0)
+//   value_per_gpu_hour   number >= 0: completion value per recorded GPU-hour (default 0)
+//   utilization          number in (0, 1]: share of held GPU time that computes (default 1)
 // "openb" (a pod list) takes only the common options; its workloads come sorted by
 // (submit_at, line) like Philly's. An unknown format or option is InvalidArgument naming
 // it and listing the known ones; a malformed value names the option. Thread-safe.

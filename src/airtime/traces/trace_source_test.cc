@@ -44,6 +44,35 @@ TEST(TraceSourceTest, DispatchesPhillyWithParsedOptions) {
     EXPECT_EQ(w.shape.locality, w.shape.gpu_count <= 2 ? Locality::kNode : Locality::kAny);
 }
 
+TEST(TraceSourceTest, PhillyTenantPriorityAndValue) {
+  auto jobs = ImportWorkloadTrace("philly", kPhilly,
+                                  {{"limit", "1"},
+                                   {"tenant", "research"},
+                                   {"priority", "-3"},
+                                   {"value_per_gpu_hour", "2"},
+                                   {"utilization", "0.5"}});
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ(jobs->front().tenant, "research");
+  EXPECT_EQ(jobs->front().priority, -3);
+  EXPECT_DOUBLE_EQ(jobs->front().value.on_completion, 2 * 860662.0 / 3600);
+  EXPECT_EQ(jobs->front().utilization, 0.5);
+
+  auto r = ImportWorkloadTrace("philly", kPhilly, {{"value_per_gpu_hour", "-1"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("option 'value_per_gpu_hour': expected a number >= 0, got '-1'"));
+  r = ImportWorkloadTrace("philly", kPhilly, {{"value_per_gpu_hour", "inf"}});
+  EXPECT_FALSE(r.ok());
+  r = ImportWorkloadTrace("philly", kPhilly, {{"utilization", "1.5"}});
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("option 'utilization': expected a share in (0, 1], got '1.5'"));
+  r = ImportWorkloadTrace("philly", kPhilly, {{"priority", "high"}});
+  EXPECT_THAT(r.status().message(), HasSubstr("option 'priority'"));
+  r = ImportWorkloadTrace("philly", kPhilly, {{"tenant", " "}});
+  EXPECT_THAT(r.status().message(), HasSubstr("option 'tenant'"));
+}
+
 TEST(TraceSourceTest, DispatchesOpenb) {
   auto pods = ImportWorkloadTrace("openb", kOpenb, {{"limit", "10"}, {"skip_bad_rows", "1"}});
   ASSERT_TRUE(pods.ok()) << pods.status().ToString();
