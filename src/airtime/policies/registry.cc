@@ -43,16 +43,17 @@ StatusOr<Policy> PolicyRegistry::Make(std::string_view spec, const Cluster& clus
     return InvalidArgument("unknown policy '" + name + "' (known: " + Join(names(), ", ") + ")");
   PolicyParams params;
   for (size_t i = 1; i < parts.size(); ++i) {
-    auto kv = Split(parts[i], '=');
-    std::string key(Trim(kv[0]));
-    if (kv.size() != 2 || key.empty())
+    // Split at the first '=': a value may hold '=' itself ("quota=research=16;product=32").
+    const size_t eq = parts[i].find('=');
+    std::string key(Trim(parts[i].substr(0, eq)));
+    if (eq == std::string_view::npos || key.empty())
       return InvalidArgument("policy '" + name + "': parameter '" + std::string(parts[i]) +
                              "' is not key=value");
     const auto& known = it->second.params;
     if (std::find(known.begin(), known.end(), key) == known.end())
       return InvalidArgument("policy '" + name + "': unknown parameter '" + key + "' (known: " +
                              (known.empty() ? std::string("none") : Join(known, ", ")) + ")");
-    params.values[key] = std::string(Trim(kv[1]));
+    params.values[key] = std::string(Trim(parts[i].substr(eq + 1)));
   }
   auto policy = it->second.factory(cluster, params);
   if (policy.ok() && policy->name.empty()) policy->name = name;

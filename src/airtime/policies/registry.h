@@ -1,8 +1,10 @@
 // PolicyRegistry: the policies airtime ships, by name.
 //
 // A policy is built per engine from a spec string "name" or "name:key=value:key=value"
-// (for example "static:inference_share=0.4"). The registry is explicit: the built-in
-// policies are added by RegisterBuiltinPolicies, nothing registers itself at start-up.
+// (for example "static:inference_share=0.4"). A value runs from the first '=' to the next
+// ':' and may itself hold '=' ("kai:quota=research=16;product=32"). The registry is
+// explicit: the built-in policies are added by RegisterBuiltinPolicies, nothing registers
+// itself at start-up.
 #pragma once
 
 #include <functional>
