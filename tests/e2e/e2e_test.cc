@@ -1,0 +1,296 @@
+// End-to-end tests: start the real `airtime` binary and check what a user sees -- the exit
+// status, the messages and the JSON report.
+//
+// Run as `e2e_test --airtime=PATH [gtest flags]`; tests/CMakeLists.txt registers each test
+// with ctest, passing the binary built in the same tree. Inputs: examples/mixed-day/ (the
+// main demo) and the small files of tests/data/e2e/.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string g_airtime;  // --airtime=PATH
+
+const std::string kSourceDir = AIRTIME_SOURCE_DIR;
+const std::string kData = kSourceDir + "/tests/data/e2e/";
+const std::string kMixedDay = kSourceDir + "/examples/mixed-day/";
+
+std::string Quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// The current test's folder for outputs, emptied when the test first asks for it.
+std::string TempDir() {
+  static std::set<std::string> fresh;
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  fs::path dir = fs::path(::testing::TempDir()) / ("airtime_e2e_" + std::to_string(getpid()) + "_" +
+                                                   info->test_suite_name() + "_" + info->name());
+  if (fresh.insert(dir.string()).second) fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// Runs `airtime ARGS...`, capturing stdout and stderr.
+Outcome Airtime(const std::vector<std::string>& args) {
+  const std::string err_path = TempDir() + "/stderr.txt";
+  std::string cmd = Quote(g_airtime);
+  for (const auto& a : args) cmd += " " + Quote(a);
+  cmd += " 2>" + Quote(err_path);
+  Outcome r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) {
+    ADD_FAILURE() << "popen failed: " << cmd;
+    return r;
+  }
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.err = ReadFile(err_path);
+  return r;
+}
+
+// The mixed day's input as scripts/demo.sh passes it: cluster.yaml, and every other *.yaml
+// of the folder as a workload file.
+std::vector<std::string> MixedDayInputArgs() {
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(kMixedDay)) {
+    const auto name = e.path().filename().string();
+    if (e.is_regular_file() && e.path().extension() == ".yaml" && name != "cluster.yaml")
+      files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> args = {"sim", "--cluster", kMixedDay + "cluster.yaml"};
+  for (const auto& f : files) {
+    args.push_back("--workload");
+    args.push_back(f);
+  }
+  return args;
+}
+
+std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+const char* const kPolicies[] = {"fifo", "static", "bestfit"};
+const char* const kKinds[] = {"realtime", "batch", "training", "finetune",
+                              "quantize", "embed", "eval"};
+
+// Fails unless `v` is a finite number, naming `what`.
+double Number(const nlohmann::json& v, const std::string& what) {
+  EXPECT_TRUE(v.is_number()) << what << " is not a number: " << v.dump();
+  if (!v.is_number()) return NAN;
+  double d = v.get<double>();
+  EXPECT_TRUE(std::isfinite(d)) << what;
+  return d;
+}
+
+// (a) + (b): the mixed day under fifo, static and bestfit, twice with one seed.
+TEST(MixedDay, ReportIsCompleteConsistentAndDeterministic) {
+  const std::string dir = TempDir();
+  const auto args = Concat(MixedDayInputArgs(), {"--policy", "fifo,static,bestfit", "--horizon",
+                                                 "24h", "--seed", "7", "--quiet", "--json"});
+  Outcome first = Airtime(Concat(args, {dir + "/first.json"}));
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(first.out, "");  // --quiet
+  Outcome second = Airtime(Concat(args, {dir + "/second.json"}));
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(first.err, second.err);
+
+  const std::string text1 = ReadFile(dir + "/first.json");
+  const std::string text2 = ReadFile(dir + "/second.json");
+  ASSERT_FALSE(text1.empty());
+  // (b) Byte-identical once the wall-clock fields are blanked.
+  const std::regex wall("\"wall_seconds\": *[-+0-9.eE]+");
+  const std::string det1 = std::regex_replace(text1, wall, "\"wall_seconds\": 0");
+  const std::string det2 = std::regex_replace(text2, wall, "\"wall_seconds\": 0");
+  EXPECT_NE(det1, text1) << "no wall_seconds field was found";
+  EXPECT_TRUE(det1 == det2) << "two runs with --seed 7 wrote different reports";
+
+  // (a) One entry per policy, each complete and consistent.
+  const auto report = nlohmann::json::parse(text1);
+  EXPECT_EQ(report.at("seed"), 7);
+  const double gpus = Number(report.at("cluster").at("gpus"), "cluster.gpus");
+  EXPECT_GT(gpus, 0);
+  EXPECT_GT(report.at("workloads").get<int>(), 0);
+  const auto& policies = report.at("policies");
+  ASSERT_EQ(policies.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    const auto& p = policies[i];
+    const std::string name = kPolicies[i];
+    SCOPED_TRACE("policy " + name);
+    EXPECT_EQ(p.at("policy"), name);
+    EXPECT_DOUBLE_EQ(Number(p.at("end_s"), "end_s"), 24 * 3600.0);
+
+    const auto& ledger = p.at("ledger");
+    const double installed = Number(ledger.at("installed_gpu_hours"), "installed_gpu_hours");
+    EXPECT_NEAR(installed, gpus * 24, 1e-6 * gpus * 24);
+    double sum = 0;
+    int buckets = 0;
+    for (const auto& [bucket, hours] : ledger.items()) {
+      if (bucket == "installed_gpu_hours") continue;
+      const double h = Number(hours, "ledger." + bucket);
+      EXPECT_GE(h, 0) << bucket;
+      sum += h;
+      ++buckets;
+    }
+    EXPECT_GE(buckets, 7);
+    EXPECT_NEAR(sum, installed, 1e-6 * installed) << ledger.dump();
+
+    const double value = Number(p.at("value"), "value");
+    EXPECT_GT(value, 0);
+    EXPECT_NEAR(Number(p.at("return_per_gpu_hour"), "return_per_gpu_hour"), value / installed,
+                1e-9 * (1 + value / installed));
+    const double held = ledger.at("useful").get<double>() + ledger.at("idle_held").get<double>() +
+                        ledger.at("low_value_busy").get<double>() + ledger.at("lost").get<double>();
+    const double alloc = Number(p.at("allocation_rate"), "allocation_rate");
+    EXPECT_GT(alloc, 0);
+    EXPECT_LE(alloc, 1);
+    EXPECT_NEAR(alloc, held / installed, 1e-9);
+    const double slo = Number(p.at("slo_attainment"), "slo_attainment");
+    EXPECT_GT(slo, 0);
+    EXPECT_LE(slo, 1);
+    EXPECT_GT(Number(p.at("requests"), "requests"), 0);
+
+    const auto& kinds = p.at("kinds");
+    double kind_value = 0;
+    for (const char* kind : kKinds) {
+      SCOPED_TRACE(std::string("kind ") + kind);
+      ASSERT_TRUE(kinds.contains(kind));
+      const auto& k = kinds.at(kind);
+      EXPECT_GT(k.at("submitted").get<int>(), 0);  // the mixed day has every kind
+      const auto& q = k.at("queueing_delay_s");
+      const double p50 = Number(q.at("p50"), "p50"), p99 = Number(q.at("p99"), "p99");
+      EXPECT_GE(p50, 0);
+      EXPECT_LE(p50, p99);
+      EXPECT_LE(p99, 24 * 3600.0);
+      kind_value += Number(k.at("value"), "kind value");
+    }
+    EXPECT_NEAR(kind_value, value, 1e-6 * (1 + value));
+  }
+}
+
+// (c) Bad input: a clear message, a non-zero exit, no report.
+
+TEST(BadInput, TypoedWorkloadFieldNamesFileLineAndField) {
+  const std::string json = TempDir() + "/out.json";
+  Outcome r = Airtime({"sim", "--cluster", kData + "cluster.yaml", "--workload",
+                       kData + "typo_field.yaml", "--json", json});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("typo_field.yaml:7"), HasSubstr("gpu_typ")));
+  EXPECT_THAT(r.err, HasSubstr("gpu_type"));  // the field it most likely means
+  EXPECT_FALSE(fs::exists(json));
+}
+
+TEST(BadInput, UnknownGpuTypeInAWorkloadIsNamed) {
+  Outcome r = Airtime(
+      {"sim", "--cluster", kData + "cluster.yaml", "--workload", kData + "unknown_gpu.yaml"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("unknown_gpu.yaml:6"), HasSubstr("H900")));
+  EXPECT_THAT(r.err, HasSubstr("H100"));  // lists the known types
+}
+
+TEST(BadInput, UnknownGpuTypeInAClusterIsNamed) {
+  Outcome r = Airtime(
+      {"sim", "--cluster", kData + "cluster_unknown_gpu.yaml", "--workload", kData + "ok.yaml"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("cluster_unknown_gpu.yaml:6"), HasSubstr("H900")));
+}
+
+TEST(BadInput, BrokenTraceRowNamesFileAndLine) {
+  const std::string json = TempDir() + "/out.json";
+  Outcome r = Airtime({"sim", "--cluster", kData + "cluster.yaml", "--workload",
+                       kData + "broken_trace.yaml", "--json", json});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err,
+              AllOf(HasSubstr("philly_broken.csv:3"), HasSubstr("duration"), HasSubstr("abc")));
+  EXPECT_THAT(r.err, HasSubstr("broken_trace.yaml:5"));  // the trace entry that imported it
+  EXPECT_FALSE(fs::exists(json));
+}
+
+TEST(BadInput, SkipBadRowsImportsTheRestAndCountsTheSkippedRow) {
+  const std::string json = TempDir() + "/out.json";
+  Outcome r =
+      Airtime({"sim", "--cluster", kData + "cluster.yaml", "--workload",
+               kData + "broken_trace.yaml", "--policy", "fifo", "--skip-bad-rows", "--json", json});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("2 rows imported"), HasSubstr("1 broken rows skipped"),
+                           HasSubstr("philly_broken.csv:3")));
+  const auto report = nlohmann::json::parse(ReadFile(json));
+  EXPECT_EQ(report.at("workloads"), 3);  // batch-a and the two good rows
+  ASSERT_EQ(report.at("notes").size(), 1u);
+  EXPECT_THAT(report.at("notes")[0].get<std::string>(),
+              AllOf(HasSubstr("2 rows imported"), HasSubstr("1 broken rows skipped")));
+  ASSERT_EQ(report.at("policies").size(), 1u);
+  EXPECT_EQ(report.at("policies")[0].at("kinds").at("training").at("completed"), 2);
+}
+
+TEST(BadInput, UnknownPolicyIsNamedWithTheKnownOnes) {
+  const std::string json = TempDir() + "/out.json";
+  Outcome r = Airtime({"sim", "--cluster", kData + "cluster.yaml", "--workload", kData + "ok.yaml",
+                       "--policy", "fifo,bestfti", "--json", json});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("bestfti"), HasSubstr("bestfit"), HasSubstr("static")));
+  EXPECT_THAT(r.err, Not(HasSubstr("Segmentation")));
+  EXPECT_FALSE(fs::exists(json));
+}
+
+TEST(GoodInput, SmallScenarioRuns) {
+  Outcome r = Airtime({"sim", "--cluster", kData + "cluster.yaml", "--workload", kData + "ok.yaml",
+                       "--policy", "fifo,static,bestfit"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("fifo"), HasSubstr("static"), HasSubstr("bestfit"),
+                           HasSubstr("installed GPU-hours")));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--airtime=", 0) == 0) g_airtime = a.substr(10);
+  }
+  if (g_airtime.empty() || access(g_airtime.c_str(), X_OK) != 0) {
+    std::cerr << "e2e_test: pass the airtime binary as --airtime=PATH (got '" << g_airtime
+              << "')\n";
+    return 2;
+  }
+  return RUN_ALL_TESTS();
+}
