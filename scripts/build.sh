@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Configures and builds airtime.
+#
+# Usage: scripts/build.sh [BUILD_TYPE | asan]
+#   (none)          RelWithDebInfo into build/
+#   Debug, Release, RelWithDebInfo, MinSizeRel
+#                   that CMake build type into build/
+#   asan            AddressSanitizer + UndefinedBehaviorSanitizer (-DAIRTIME_SANITIZE=ON,
+#                   RelWithDebInfo, no benchmarks) into build-asan/
+# Environment:
+#   AIRTIME_JOBS       parallel compile jobs (default: nproc)
+#   AIRTIME_BUILD_DIR  build folder instead of build/ or build-asan/
+#   AIRTIME_CMAKE_ARGS extra arguments for the CMake configure step
+# The binary ends up at <build folder>/src/airtime/cli/airtime.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+kind="${1:-RelWithDebInfo}"
+jobs="${AIRTIME_JOBS:-$(nproc)}"
+
+args=()
+case "$kind" in
+  asan | ASAN | sanitize)
+    dir="${AIRTIME_BUILD_DIR:-$root/build-asan}"
+    args+=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DAIRTIME_SANITIZE=ON -DAIRTIME_BUILD_BENCH=OFF)
+    ;;
+  Debug | Release | RelWithDebInfo | MinSizeRel)
+    dir="${AIRTIME_BUILD_DIR:-$root/build}"
+    args+=(-DCMAKE_BUILD_TYPE="$kind" -DAIRTIME_SANITIZE=OFF)
+    ;;
+  -h | --help)
+    sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+    exit 0
+    ;;
+  *)
+    echo "build.sh: unknown build type '$kind' (expected Debug, Release, RelWithDebInfo," \
+      "MinSizeRel or asan)" >&2
+    exit 2
+    ;;
+esac
+
+# Ninja for a fresh folder when it is installed; a configured folder keeps its generator.
+if [[ ! -f "$dir/CMakeCache.txt" ]] && command -v ninja >/dev/null 2>&1; then
+  args+=(-G Ninja)
+fi
+# shellcheck disable=SC2206  # word splitting of the extra arguments is intended
+args+=(${AIRTIME_CMAKE_ARGS:-})
+
+echo "build.sh: $kind build in ${dir#"$root"/} with $jobs jobs"
+cmake -S "$root" -B "$dir" "${args[@]}"
+cmake --build "$dir" --parallel "$jobs"

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages that airtime's build, tests and format check need.
+#
+# Fast when everything is there: each package is checked with dpkg first, and apt-get runs
+# (update, then a non-interactive install of the missing packages only) just when one is
+# missing. Runs as root, or through sudo otherwise.
+#
+# Usage: scripts/install-deps.sh
+set -euo pipefail
+
+PACKAGES=(
+  build-essential    # GCC 12, make, libc headers
+  cmake              # 3.25 on Debian 12
+  ninja-build        # the generator scripts/build.sh prefers
+  git                # the format check lists tracked files
+  python3
+  clang-format       # scripts/check-format.sh (clang-format 14 on Debian 12)
+  nlohmann-json3-dev # JSON reports
+  libyaml-cpp-dev    # cluster and workload files
+  libcli11-dev       # the airtime command line
+  libspdlog-dev
+  libgtest-dev       # unit and end-to-end tests
+  libgmock-dev
+  libbenchmark-dev   # bench/
+)
+
+installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
+}
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  installed "$p" || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#PACKAGES[@]} packages are installed"
+  exit 0
+fi
+
+if [[ $(id -u) -eq 0 ]]; then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo)
+else
+  echo "install-deps: missing packages: ${missing[*]}" >&2
+  echo "install-deps: run this script as root, or install sudo" >&2
+  exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}"
+apt_opts=(-q -o Acquire::Retries=3 -o DPkg::Lock::Timeout=300)
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${apt_opts[@]}" update
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${apt_opts[@]}" install -y \
+  --no-install-recommends "${missing[@]}"

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The one test command: what CI runs (.ci/run) and what a developer runs before pushing.
+#
+# Steps, in order, each timed:
+#   1. scripts/install-deps.sh         (installs only what is missing)
+#   2. scripts/check-format.sh         (clang-format over every tracked *.h / *.cc)
+#   3. scripts/build.sh                (RelWithDebInfo into build/), then ctest there
+#   4. scripts/build.sh asan           (ASan + UBSan into build-asan/), then ctest there
+# A failing step does not stop the later ones (a format error still lets the tests run), but
+# a build that fails skips its ctest. Prints ctest's summary for both builds and a table of
+# the steps; exits 1 when any step failed.
+#
+# Environment:
+#   AIRTIME_JOBS         parallel compile and test jobs (default: nproc)
+#   AIRTIME_TEST_ASAN=0  skip the sanitizer build (quicker local runs; CI runs it)
+#   AIRTIME_BUILD_DIR, AIRTIME_ASAN_BUILD_DIR  build folders (default build/, build-asan/)
+#   CTEST_ARGS           extra ctest arguments, e.g. "-R Ledger"
+set -uo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root" || exit 2
+jobs="${AIRTIME_JOBS:-$(nproc)}"
+build_dir="${AIRTIME_BUILD_DIR:-$root/build}"
+asan_dir="${AIRTIME_ASAN_BUILD_DIR:-$root/build-asan}"
+export AIRTIME_JOBS="$jobs"
+# Sanitizers: leaks count as errors; UBSan stops at its first report, with a stack trace.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+summary=()
+failed=0
+start_all=$SECONDS
+
+# step NAME COMMAND...: runs a step, records its outcome and time; returns its status.
+step() {
+  local name="$1"
+  shift
+  local t0=$SECONDS rc=0
+  echo
+  echo "==== $name: $*"
+  "$@" || rc=$?
+  local dt=$((SECONDS - t0))
+  if ((rc == 0)); then
+    summary+=("$(printf '  %-22s ok      %4d s' "$name" "$dt")")
+  else
+    summary+=("$(printf '  %-22s FAILED  %4d s  (exit %d)' "$name" "$dt" "$rc")")
+    failed=1
+  fi
+  return "$rc"
+}
+
+skip() {
+  summary+=("$(printf '  %-22s skipped         (%s)' "$1" "$2")")
+}
+
+# run_ctest DIR: runs every test of a build, prints ctest's own summary at the end.
+run_ctest() {
+  local dir="$1" log rc=0
+  log="$(mktemp)"
+  # shellcheck disable=SC2086  # CTEST_ARGS is a list of arguments
+  ctest --test-dir "$dir" --output-on-failure --parallel "$jobs" --timeout 900 \
+    --no-tests=error ${CTEST_ARGS:-} 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  ctest_summaries+=("$(basename "$dir"): $(grep -E 'tests passed|tests failed' "$log" | tail -n 1)")
+  rm -f "$log"
+  return "$rc"
+}
+ctest_summaries=()
+
+step "install deps" scripts/install-deps.sh || true
+step "format check" scripts/check-format.sh || true
+
+if step "build" env AIRTIME_BUILD_DIR="$build_dir" scripts/build.sh RelWithDebInfo; then
+  step "tests" run_ctest "$build_dir" || true
+else
+  skip "tests" "the build failed"
+fi
+
+if [[ "${AIRTIME_TEST_ASAN:-1}" == 0 ]]; then
+  skip "asan build" "AIRTIME_TEST_ASAN=0"
+  skip "asan tests" "AIRTIME_TEST_ASAN=0"
+elif step "asan build" env AIRTIME_BUILD_DIR="$asan_dir" scripts/build.sh asan; then
+  step "asan tests" run_ctest "$asan_dir" || true
+else
+  skip "asan tests" "the sanitizer build failed"
+fi
+
+echo
+echo "==== summary ($((SECONDS - start_all)) s in all, $jobs jobs)"
+printf '%s\n' "${summary[@]}"
+if ((${#ctest_summaries[@]} > 0)); then
+  echo "ctest:"
+  printf '  %s\n' "${ctest_summaries[@]}"
+fi
+if ((failed)); then
+  echo "test.sh: FAILED"
+  exit 1
+fi
+echo "test.sh: all steps passed"
