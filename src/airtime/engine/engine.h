@@ -54,6 +54,9 @@ struct CycleResult {
   std::vector<std::pair<WorkloadId, WaitInfo>> waiting;
   std::vector<Stopped> stopped;
   WorkloadId arrived = kNoWorkload;  // kArrival: the id given to the new workload
+  // The earliest time a plug-in asked for another cycle (Engine::WakeAt); kNever: none. The
+  // driver feeds a timer event then unless another event comes first.
+  TimeMs wake_at = kNever;
 };
 
 class Engine {
@@ -96,6 +99,10 @@ class Engine {
   // Keeps GPUs free on purpose; emits kHold / kUnhold decisions.
   void Hold(const std::vector<GpuIndex>& gpus, TimeMs until, std::string reason);
   void Unhold(const std::vector<GpuIndex>& gpus, std::string reason);
+  // Asks for a decision cycle at `at` (at least 1 ms from now) even if no event comes; the
+  // earliest request of the cycle goes out as CycleResult::wake_at. Requests last one cycle:
+  // a plug-in that still needs the time asks again in the next one.
+  void WakeAt(TimeMs at);
   Rng& rng() { return rng_; }
 
  private:

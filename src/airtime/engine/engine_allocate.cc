@@ -214,6 +214,7 @@ void Engine::AllocatePass() {
       continue;
     }
     bool satisfied = false;
+    bool refused = false;
     while (true) {
       const size_t fc = static_cast<size_t>(job.fit_class);
       std::optional<Placement> p;
@@ -224,8 +225,11 @@ void Engine::AllocatePass() {
       }
       if (!p) {
         class_fit_[fc] = 2;
+        for (auto& permit : policy_.permits) permit->Unplaced(job, *this);
         break;
       }
+      for (auto& permit : policy_.permits) refused = refused || !permit->Permit(job, *p, *this);
+      if (refused) break;
       Start(job, std::move(*p));
       if (!job.is_service() || job.live_replicas() >= job.target_replicas) {
         satisfied = true;
@@ -237,10 +241,8 @@ void Engine::AllocatePass() {
       job.waited += now_ - job.queued_since;
       continue;
     }
-    if (job.wait.reason != WaitReason::kPolicy) {
-      job.wait = {};
-      job.wait.reason = WaitReason::kNoFit;
-    }
+    job.wait = {};
+    job.wait.reason = refused ? WaitReason::kPolicy : WaitReason::kNoFit;
     if (group >= 0) blocked.push_back({group, id});
     kept.push_back(id);
   }
@@ -304,6 +306,10 @@ void Engine::Hold(const std::vector<GpuIndex>& gpus, TimeMs until, std::string r
   d.reason = std::move(reason);
   for (GpuIndex g : gpus) state_.SetReserved(g, true);
   result_.decisions.push_back(std::move(d));
+}
+
+void Engine::WakeAt(TimeMs at) {
+  result_.wake_at = std::min(result_.wake_at, std::max(at, now_ + 1));
 }
 
 void Engine::Unhold(const std::vector<GpuIndex>& gpus, std::string reason) {

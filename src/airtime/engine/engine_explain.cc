@@ -73,7 +73,17 @@ std::string Engine::Explain(WorkloadId id) const {
              (w.fits_now ? " although it would fit now (head-of-line blocking)"
                          : " and would not fit now either");
     }
-    case WaitReason::kPolicy:
+    case WaitReason::kPolicy: {
+      std::vector<std::string> why;
+      for (const auto& p : policy_.permits) {
+        std::string w = p->WhyHeld(job, *this);
+        if (!w.empty()) why.push_back(std::move(w));
+      }
+      if (why.empty())
+        for (const auto& p : policy_.permits) why.push_back(std::string(p->name()));
+      return prefix + "; a place was free but policy '" + policy_.name +
+             "' held it back: " + Join(why, "; ");
+    }
     case WaitReason::kNoFit:
       break;
   }

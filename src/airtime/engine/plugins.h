@@ -9,7 +9,14 @@
 //      them by the weighted sum of Score plug-ins (no scorer: first fit) and lets the
 //      engine pick devices on the winner (tightest share first),
 //   5. calls Preempt for a workload that found no room, which may free some,
+//   5a. tells every Permit plug-in (Unplaced) about a workload that still found no room,
+//      and asks every Permit plug-in (Permit) whether a workload may take the placement
+//      found for it; one refusal keeps it waiting this cycle (WaitReason::kPolicy). This is
+//      how a plug-in learns, during the pass, which workload was the first left waiting (an
+//      EASY-backfill reservation) and vets what starts after it,
 //   6. runs every Cycle plug-in's AfterAllocate.
+// A plug-in that needs a cycle at a time when no event is due (a threshold crossed, a wait
+// grown too long) asks for one with Engine::WakeAt; the driver feeds a timer event then.
 // Plug-ins are stateless with respect to the engine or keep only their own bookkeeping;
 // they read engine state through `const Engine&` and change it only through the Engine
 // methods documented as callable from plug-ins. A plug-in instance belongs to one engine.
@@ -83,6 +90,22 @@ class PreemptPlugin {
   virtual bool MakeRoom(const Job& job, Engine& engine) = 0;
 };
 
+class PermitPlugin {
+ public:
+  virtual ~PermitPlugin() = default;
+  virtual std::string_view name() const = 0;
+  // Called in the allocation pass after the engine found `placement` for `job` and before
+  // it starts. False keeps the workload waiting this cycle (WaitReason::kPolicy); the
+  // refusal is not cached, so a later workload of the same shape is still tried.
+  virtual bool Permit(const Job& job, const Placement& placement, const Engine& engine) = 0;
+  // Called in the allocation pass when `job` found no room (after Preempt was tried). Not
+  // called for workloads the order holds behind a head or that can never fit.
+  virtual void Unplaced(const Job& /*job*/, const Engine& /*engine*/) {}
+  // Why it held `job` back in the last cycle, in words a user can act on (for explanations;
+  // empty: the plug-in's name is shown).
+  virtual std::string WhyHeld(const Job& /*job*/, const Engine& /*engine*/) const { return {}; }
+};
+
 class ScalePlugin {
  public:
   virtual ~ScalePlugin() = default;
@@ -107,6 +130,7 @@ struct Policy {
   std::vector<std::unique_ptr<FilterPlugin>> filters;
   std::vector<std::pair<std::unique_ptr<ScorePlugin>, double>> scores;  // (plug-in, weight)
   std::unique_ptr<PreemptPlugin> preempt;                               // null: never preempt
+  std::vector<std::unique_ptr<PermitPlugin>> permits;                   // all must permit a start
   std::unique_ptr<ScalePlugin> scale;  // null: replicas follow demand
   std::vector<std::unique_ptr<CyclePlugin>> cycle;
 };

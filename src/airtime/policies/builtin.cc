@@ -2,7 +2,9 @@
 #include "airtime/policies/fgd.h"
 #include "airtime/policies/fifo.h"
 #include "airtime/policies/registry.h"
+#include "airtime/policies/slurm.h"
 #include "airtime/policies/static_partition.h"
+#include "airtime/policies/tiresias.h"
 
 namespace airtime {
 
@@ -11,6 +13,8 @@ void RegisterBuiltinPolicies(PolicyRegistry& registry) {
   RegisterStatic(registry);
   RegisterBestFit(registry);
   RegisterFgd(registry);
+  RegisterSlurm(registry);
+  RegisterTiresias(registry);
 }
 
 }  // namespace airtime

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <queue>
+#include <set>
 #include <unordered_set>
 
 #include "airtime/engine/engine.h"
@@ -108,6 +109,7 @@ class Run {
         *ev = Event::Demand(p.at, static_cast<WorkloadId>(p.a), p.rps);
         return true;
       case Kind::kTimer:
+        if (p.a == 1) wakes_.erase(p.at);
         *ev = Event::Timer(p.at);
         return true;
       case Kind::kScenario: {
@@ -167,6 +169,9 @@ class Run {
   }
 
   void Actuate(const CycleResult& cycle) {
+    // A plug-in's wake-up request; one timer per distinct time (a = 1 marks it).
+    if (cycle.wake_at != kNever && wakes_.insert(cycle.wake_at).second)
+      Push(cycle.wake_at, Kind::kTimer, 1);
     for (const Decision& d : cycle.decisions) {
       switch (d.type) {
         case DecisionType::kStart:
@@ -198,6 +203,7 @@ class Run {
   std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> queue_;
   int64_t seq_ = 0;
   std::unordered_set<AllocationId> live_;
+  std::set<TimeMs> wakes_;  // pending wake-up timers
 };
 
 }  // namespace
