@@ -1,6 +1,8 @@
 #include "airtime/policies/bestfit.h"
 #include "airtime/policies/fgd.h"
 #include "airtime/policies/fifo.h"
+#include "airtime/policies/kai.h"
+#include "airtime/policies/lyra.h"
 #include "airtime/policies/registry.h"
 #include "airtime/policies/slurm.h"
 #include "airtime/policies/static_partition.h"
@@ -13,6 +15,8 @@ void RegisterBuiltinPolicies(PolicyRegistry& registry) {
   RegisterStatic(registry);
   RegisterBestFit(registry);
   RegisterFgd(registry);
+  RegisterKai(registry);
+  RegisterLyra(registry);
   RegisterSlurm(registry);
   RegisterTiresias(registry);
 }
