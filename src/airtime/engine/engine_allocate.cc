@@ -243,6 +243,7 @@ void Engine::AllocatePass() {
     }
     job.wait = {};
     job.wait.reason = refused ? WaitReason::kPolicy : WaitReason::kNoFit;
+    job.wait.fits_now = refused;  // a place was found; the policy, not the hardware, held it
     if (group >= 0) blocked.push_back({group, id});
     kept.push_back(id);
   }

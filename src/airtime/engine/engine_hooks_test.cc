@@ -64,6 +64,7 @@ TEST(EngineHooksTest, PermitRefusalKeepsTheWorkloadWaitingWithoutCachingTheShape
   EXPECT_TRUE(r.decisions.empty());
   ASSERT_EQ(r.waiting.size(), 1u);
   EXPECT_EQ(r.waiting[0].second.reason, WaitReason::kPolicy);
+  EXPECT_TRUE(r.waiting[0].second.fits_now);  // the policy, not the hardware, holds it
   EXPECT_NE(e.Explain(0).find("'no-thanks' is on the refusal list"), std::string::npos)
       << e.Explain(0);
   // The same shape is still tried for the next workload in the same pass.
