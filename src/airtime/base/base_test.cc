@@ -40,6 +40,12 @@ TEST(StringsTest, ParsesDurations) {
   EXPECT_EQ(ParseDurationMs("3min"), 180000);
   EXPECT_FALSE(ParseDurationMs("soon").has_value());
   EXPECT_FALSE(ParseDurationMs("-3s").has_value());
+  EXPECT_EQ(ParseDurationMs("1h45m"), 105 * 60000);
+  EXPECT_EQ(ParseDurationMs("2d12h"), 60 * 3600000LL);
+  EXPECT_EQ(ParseDurationMs("1m30s"), 90000);
+  EXPECT_EQ(ParseDurationMs("1h500ms"), 3600500);
+  EXPECT_FALSE(ParseDurationMs("1h30").has_value());
+  EXPECT_FALSE(ParseDurationMs("1hx5m").has_value());
 }
 
 TEST(TimeTest, Formats) {

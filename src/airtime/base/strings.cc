@@ -51,8 +51,34 @@ std::optional<int64_t> ParseInt(std::string_view s) {
   return v;
 }
 
+namespace {
+std::optional<int64_t> ParseOneDurationMs(std::string_view s);
+}  // namespace
+
 std::optional<int64_t> ParseDurationMs(std::string_view s) {
   s = Trim(s);
+  // Compound forms ("1h45m", "2d12h", "1m30s"): split after each unit.
+  int64_t total = 0;
+  size_t start = 0, parts = 0;
+  for (size_t i = 0; i + 1 < s.size(); ++i) {
+    const bool unit_end = std::isalpha(static_cast<unsigned char>(s[i])) &&
+                          (std::isdigit(static_cast<unsigned char>(s[i + 1])) || s[i + 1] == '.');
+    if (!unit_end) continue;
+    auto part = ParseOneDurationMs(s.substr(start, i + 1 - start));
+    if (!part) return std::nullopt;
+    total += *part;
+    start = i + 1;
+    ++parts;
+  }
+  if (parts == 0) return ParseOneDurationMs(s);
+  auto last = ParseOneDurationMs(s.substr(start));
+  // The last part of a compound form needs its unit too ("1h30" is ambiguous).
+  if (!last || std::isdigit(static_cast<unsigned char>(s.back()))) return std::nullopt;
+  return total + *last;
+}
+
+namespace {
+std::optional<int64_t> ParseOneDurationMs(std::string_view s) {
   struct Unit {
     std::string_view suffix;
     double ms;
@@ -76,6 +102,8 @@ std::optional<int64_t> ParseDurationMs(std::string_view s) {
   if (!v || *v < 0) return std::nullopt;
   return static_cast<int64_t>(std::llround(*v * scale));
 }
+
+}  // namespace
 
 std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
   std::string out;

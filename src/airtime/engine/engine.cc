@@ -178,6 +178,9 @@ void Engine::OnArrival(const Event& e) {
   by_name_.emplace(j.s().name, j.id);
   result_.arrived = j.id;
   if (j.is_service()) {
+    // The demand the spec's own curve gives for now, until demand events say otherwise.
+    for (const DemandPoint& d : j.s().realtime.demand)
+      if (d.at <= now_) j.demand_rps = d.rps;
     services_.push_back(j.id);
     services_dirty_ = true;
   } else {

@@ -96,6 +96,8 @@ class Engine {
   std::optional<Placement> FindPlacement(const Job& job);
   // Whether `job` fits somewhere now (first fit, no scoring, no randomness).
   bool FitsNow(const Job& job);
+  // The same, ignoring the policy's filters: whether the hardware has room for it now.
+  bool FitsIgnoringPolicy(const Job& job);
   // Keeps GPUs free on purpose; emits kHold / kUnhold decisions.
   void Hold(const std::vector<GpuIndex>& gpus, TimeMs until, std::string reason);
   void Unhold(const std::vector<GpuIndex>& gpus, std::string reason);
@@ -123,6 +125,7 @@ class Engine {
   std::optional<Placement> FindMultiNode(const Job& job);
   int InternFitClass(const Job& job);
   WaitInfo FreeInfo(const Job& job) const;
+  std::string FilteredOut(const Job& job) const;
 
   const Cluster* cluster_;
   Policy policy_;
@@ -141,6 +144,7 @@ class Engine {
   bool services_dirty_ = true;
 
   std::map<std::string, int> fit_classes_;  // shape+filter key -> class id
+  bool ignore_filters_ = false;             // set only inside FitsIgnoringPolicy
   std::vector<int8_t> class_fit_;           // per cycle: 0 unknown, 1 fits, 2 does not fit
   std::vector<std::vector<NodeIndex>> nodes_of_type_;
   std::vector<int32_t> tie_rank_;  // per node: its place in the tie-breaking order

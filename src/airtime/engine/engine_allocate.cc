@@ -23,6 +23,7 @@ int Engine::InternFitClass(const Job& job) {
 }
 
 bool Engine::NodeAllowed(const Job& job, NodeIndex n) const {
+  if (ignore_filters_) return true;
   for (const auto& f : policy_.filters)
     if (!f->Allows(job, n, *this)) return false;
   return true;
@@ -31,6 +32,13 @@ bool Engine::NodeAllowed(const Job& job, NodeIndex n) const {
 std::optional<Placement> Engine::FindPlacement(const Job& job) { return Find(job, false); }
 
 bool Engine::FitsNow(const Job& job) { return Find(job, true).has_value(); }
+
+bool Engine::FitsIgnoringPolicy(const Job& job) {
+  ignore_filters_ = true;
+  const bool fits = Find(job, true).has_value();
+  ignore_filters_ = false;
+  return fits;
+}
 
 std::optional<Placement> Engine::Find(const Job& job, bool first_fit) {
   if (job.never_fits) return std::nullopt;
@@ -273,6 +281,7 @@ void Engine::ExplainWaiting() {
   result_.waiting.clear();
   result_.waiting.reserve(queue_.size());
   class_fit_.assign(fit_classes_.size(), 0);
+  std::vector<int8_t> fit_free(fit_classes_.size(), 0);  // ignoring the policy: 1 fits, 2 not
   std::vector<int> free_cache(fit_classes_.size(), -1);
   std::vector<int64_t> milli_cache(fit_classes_.size(), 0);
   for (WorkloadId id : queue_) {
@@ -285,9 +294,18 @@ void Engine::ExplainWaiting() {
     }
     job.wait.free_compatible = free_cache[fc];
     job.wait.free_compatible_milli = milli_cache[fc];
-    if (job.wait.reason == WaitReason::kBehindHead) {
-      if (class_fit_[fc] == 0) class_fit_[fc] = FitsNow(job) ? 1 : 2;
-      job.wait.fits_now = class_fit_[fc] == 1;
+    // Would it fit if the policy's order and filters let it? Then the policy, not the
+    // hardware, keeps it waiting.
+    const bool ask = job.wait.reason == WaitReason::kBehindHead ||
+                     (job.wait.reason == WaitReason::kNoFit && !policy_.filters.empty());
+    if (ask) {
+      if (fit_free[fc] == 0) fit_free[fc] = FitsIgnoringPolicy(job) ? 1 : 2;
+      job.wait.fits_now = fit_free[fc] == 1;
+      job.wait.fits_in_policy = false;
+      if (job.wait.fits_now && job.wait.reason == WaitReason::kBehindHead) {
+        if (class_fit_[fc] == 0) class_fit_[fc] = FitsNow(job) ? 1 : 2;
+        job.wait.fits_in_policy = class_fit_[fc] == 1;
+      }
     }
     result_.waiting.emplace_back(id, job.wait);
   }

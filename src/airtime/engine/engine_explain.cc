@@ -18,6 +18,19 @@ std::string GpuList(const Cluster& c, const std::vector<GpuIndex>& gpus) {
 
 }  // namespace
 
+std::string Engine::FilteredOut(const Job& job) const {
+  // The first filter that turns away a node with room names the policy's reason.
+  for (size_t n = 0; n < cluster_->node_count(); ++n) {
+    const auto node = static_cast<NodeIndex>(n);
+    if (!state_.FitsOnNode(job.s().shape, node)) continue;
+    for (const auto& f : policy_.filters)
+      if (!f->Allows(job, node, *this))
+        return "it would fit now on " + cluster_->node(node).name + ", which policy '" +
+               policy_.name + "' keeps from it (filter '" + std::string(f->name()) + "')";
+  }
+  return "it would fit now if policy '" + policy_.name + "' allowed it";
+}
+
 std::string Engine::Explain(WorkloadId id) const {
   if (id < 0 || static_cast<size_t>(id) >= jobs_.size()) return "unknown workload";
   const Job& job = jobs_[static_cast<size_t>(id)];
@@ -69,9 +82,10 @@ std::string Engine::Explain(WorkloadId id) const {
     case WaitReason::kBehindHead: {
       const std::string head =
           w.blocker >= 0 ? jobs_[static_cast<size_t>(w.blocker)].s().name : "?";
-      return prefix + "; queued behind '" + head + "' in " + policy_.name + " order" +
-             (w.fits_now ? " although it would fit now (head-of-line blocking)"
-                         : " and would not fit now either");
+      std::string s = prefix + "; queued behind '" + head + "' in " + policy_.name + " order";
+      if (w.fits_in_policy) return s + " although it would fit now (head-of-line blocking)";
+      if (w.fits_now) return s + "; " + FilteredOut(job);
+      return s + " and would not fit now either";
     }
     case WaitReason::kPolicy: {
       std::vector<std::string> why;
@@ -91,8 +105,11 @@ std::string Engine::Explain(WorkloadId id) const {
                 "; %d whole GPU(s) of an allowed type free (%.2f GPUs of capacity)",
                 w.free_compatible, static_cast<double>(w.free_compatible_milli) / 1000.0);
   std::string s = prefix + buf;
-  if (spec.shape.mode == ShareMode::kWhole && w.free_compatible >= spec.shape.gpu_count)
+  if (w.fits_now) {
+    s += "; " + FilteredOut(job);
+  } else if (spec.shape.mode == ShareMode::kWhole && w.free_compatible >= spec.shape.gpu_count) {
     s += ": enough by count but not in one place (fragmentation)";
+  }
   // Who holds the GPUs it could use, and when the first of them is expected to free up.
   const Allocation* next = nullptr;
   int holders = 0;

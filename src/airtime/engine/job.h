@@ -33,8 +33,11 @@ const char* WaitReasonName(WaitReason r);
 
 struct WaitInfo {
   WaitReason reason = WaitReason::kNone;
-  WorkloadId blocker = kNoWorkload;   // kBehindHead: the workload at the head
-  bool fits_now = false;              // kBehindHead: it would fit if the order allowed
+  WorkloadId blocker = kNoWorkload;  // kBehindHead: the workload at the head
+  // kBehindHead, and kNoFit under a policy with filters: it would fit now if the policy's
+  // order and filters allowed it (the hardware has room; the policy keeps it waiting).
+  bool fits_now = false;
+  bool fits_in_policy = false;        // kBehindHead: it would fit even within its filters
   int free_compatible = 0;            // free whole GPUs of allowed types
   int64_t free_compatible_milli = 0;  // free capacity of allowed types (milli-GPU)
 };

@@ -122,9 +122,9 @@ void Ledger::Classify() {
     for (size_t t = 0; t < types; ++t) {
       if (!shape.AllowsType(static_cast<GpuTypeId>(t))) continue;
       demand[t] += need;
-      if (w.reason == WaitReason::kBehindHead && w.fits_now) fits_blocked[t] += need;
+      if (w.fits_now) fits_blocked[t] += need;  // the policy, not the hardware, holds it
     }
-    if (w.reason == WaitReason::kNoFit) {
+    if (w.reason == WaitReason::kNoFit && !w.fits_now) {
       const bool by_count = shape.mode == ShareMode::kWhole ? w.free_compatible >= shape.gpu_count
                                                             : w.free_compatible_milli >= need;
       if (by_count) shape_blocked[shape.Describe(c.catalog())] += need;

@@ -15,9 +15,11 @@
 //                     (fragmentation), up to that waiting demand
 //   reserved_headroom free on purpose: GPUs a policy holds for a forecast peak
 //   free_no_demand    free and nothing waiting could use it
-//   blocked           free, and a waiting workload would fit, but the policy's order keeps
-//                     it behind another (head-of-line blocking) -- an addition to the seven
-//                     buckets of the brief, so that this time is not hidden as "stranded"
+//   blocked           free, and a waiting workload would fit now, but the policy keeps it
+//                     waiting: its order holds it behind another (head-of-line blocking) or
+//                     its filters keep it off the free nodes (a static pool split), up to
+//                     that waiting demand -- an addition to the seven buckets of the brief,
+//                     so that this time is not hidden as "stranded"
 //   down              capacity of nodes that are down
 //
 // The buckets add up to installed capacity x time exactly (integer milli-GPU-ms).

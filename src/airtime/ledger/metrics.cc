@@ -102,7 +102,11 @@ void Metrics::Finish(TimeMs end) {
     KindMetrics& k = s_.kinds[static_cast<size_t>(job.s().kind)];
     if (!job.is_service() && job.first_start == kNever && job.phase != JobPhase::kCancelled)
       k.queue_delay_s.push_back(ToSeconds(end - job.submitted));
-    if (job.s().deadline && !job.is_service()) {
+    // A deadline counts once it is decided: the work finished, or the deadline has passed
+    // by the end of the run. Work still running towards a later deadline is not counted.
+    const bool decided =
+        job.s().deadline && (job.phase == JobPhase::kDone || *job.s().deadline <= end);
+    if (decided && !job.is_service() && job.phase != JobPhase::kCancelled) {
       ++k.with_deadline;
       const bool met = job.phase == JobPhase::kDone && job.finished <= *job.s().deadline;
       k.deadline_met += met ? 1 : 0;

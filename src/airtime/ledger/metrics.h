@@ -37,7 +37,9 @@ struct MetricsSummary {
   double requests = 0, requests_in_slo = 0;
   double slo_attainment = 1.0;  // requests served in SLO / requests (1 when none)
   size_t with_deadline = 0, deadline_met = 0;
-  double deadline_hit_rate = 1.0;  // batch kinds (batch, embed, eval) with deadlines
+  // Batch kinds (batch, embed, eval) whose deadline was decided by the end of the run
+  // (finished, or the deadline passed); cancelled work and deadlines after the end excluded.
+  double deadline_hit_rate = 1.0;
   std::array<KindMetrics, kWorkloadKindCount> kinds;
   std::map<std::string, double> tenant_gpu_ms;  // GPU-ms held per tenant
   size_t preemptions = 0, failures = 0;

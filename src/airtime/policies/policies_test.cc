@@ -39,6 +39,9 @@ TEST(StaticTest, InferenceAndTrainingQueuesAreSeparate) {
   auto& r1 = e.Handle(Event::Arrival(0, MakeJob("t1", WorkloadKind::kTraining, 8, 100)));
   EXPECT_EQ(c.gpu(r1.decisions[0].placement.gpus[0]).node, 1);
   e.Handle(Event::Arrival(0, MakeJob("t2", WorkloadKind::kTraining, 8, 100)));
+  // The empty inference node could take t2; the explanation names the filter that says no.
+  EXPECT_TRUE(e.job(1).wait.fits_now);
+  EXPECT_NE(e.Explain(1).find("filter 'pool'"), std::string::npos) << e.Explain(1);
   auto& r3 = e.Handle(Event::Arrival(0, MakeJob("b", WorkloadKind::kBatch, 2, 100)));
   ASSERT_EQ(r3.decisions.size(), 1u);
   EXPECT_EQ(c.gpu(r3.decisions[0].placement.gpus[0]).node, 0);

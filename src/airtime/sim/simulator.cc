@@ -237,6 +237,11 @@ StatusOr<SimResult> Simulate(const SimInput& input, const std::string& policy_sp
 StatusOr<std::vector<SimResult>> SimulatePolicies(const SimInput& input,
                                                   const std::vector<std::string>& policy_specs,
                                                   const SimOptions& options) {
+  // Every name is checked before anything runs.
+  for (const std::string& spec : policy_specs) {
+    auto p = PolicyRegistry::Builtin().Make(spec, input.cluster);
+    if (!p.ok()) return p.status();
+  }
   std::vector<SimResult> results;
   TimeMs end = 0;
   for (const std::string& spec : policy_specs) {
