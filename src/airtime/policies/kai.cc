@@ -180,9 +180,10 @@ class KaiActions : public PreemptPlugin {
     std::map<int, int> budget_of;  // victim-side entity -> budget index
     VictimQuery query;
     const auto& rq = q_->entity(r);
+    const DurationMs min_run = q_->config().reclaim_min_runtime;
     for (const auto& [id, a] : engine.allocations()) {
       const Job& vj = engine.job(a.workload);
-      if (!Preemptible(vj)) continue;
+      if (!Preemptible(vj) || engine.now() - a.started < min_run) continue;
       const int v = q_->QueueOf(vj);
       const double amount = q_->MilliInPool(a, pool);
       if (v == r || amount <= 0) continue;
@@ -223,22 +224,24 @@ class KaiActions : public PreemptPlugin {
     const auto p = static_cast<size_t>(pool);
     VictimQuery query;
     std::vector<std::pair<int, VictimCandidate>> cands;
+    const DurationMs min_run = q_->config().preempt_min_runtime;
     for (const auto& [id, a] : engine.allocations()) {
       const Job& vj = engine.job(a.workload);
       if (!Preemptible(vj) || q_->QueueOf(vj) != r || vj.priority >= job.priority ||
-          q_->MilliInPool(a, pool) <= 0)
+          q_->MilliInPool(a, pool) <= 0 || engine.now() - a.started < min_run)
         continue;
       cands.push_back({vj.priority, {id, PreemptionCost(engine, a)}});
     }
     std::stable_sort(cands.begin(), cands.end(), [](const auto& x, const auto& y) {
       return x.first != y.first ? x.first < y.first : x.second.cost < y.second.cost;
     });
-    // Over its limit (or, for non-preemptible work, its quota): stop enough first.
+    // Non-preemptible work over quota stays so whatever stops (only non-preemptible work
+    // counts against it); over a limit, stop enough of the queue's own work first.
     double over = 0;
     for (int e = r; e >= 0; e = q_->entity(e).parent) {
       const auto& x = q_->entity(e);
-      const double cap = Preemptible(job) ? x.limit[p] : std::min(x.limit[p], x.deserved[p]);
-      over = std::max(over, x.alloc[p] + need - cap);
+      if (!Preemptible(job) && x.alloc_fixed[p] + need > x.deserved[p] + 0.5) return std::nullopt;
+      over = std::max(over, x.alloc[p] + need - x.limit[p]);
     }
     size_t i = 0;
     for (double freed = 0; over > 0.5 && freed < over - 0.5; ++i) {
@@ -269,7 +272,8 @@ void RegisterKai(PolicyRegistry& registry) {
       "kai",
       "KAI-Scheduler/Run:ai: queues with deserved quota, over-quota weight and limit; allocate, "
       "consolidate, reclaim, preempt",
-      {"quota", "over_quota_weight", "limit", "departments", "consolidate"},
+      {"quota", "over_quota_weight", "limit", "departments", "consolidate", "preempt_min_runtime",
+       "reclaim_min_runtime"},
       [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
         auto config = ParseKaiConfig(params, cluster.catalog());
         if (!config.ok()) return config.status();

@@ -9,9 +9,10 @@
 //                how much of it they would use), then by weighted over-quota share (a DRF
 //                order over the GPU pools, GPUs being the one resource counted); within a
 //                queue by priority, then age -- placed bin-packing (best fit). Only
-//                preemptible work may run over quota; realtime services and other
-//                non-preemptible work stay within their queue's deserved quota. Every
-//                queue stays within its limit.
+//                preemptible work may run over quota: the non-preemptible work of a queue
+//                (realtime services included) stays within its deserved quota, counting
+//                only non-preemptible work against it, as KAI does. Every queue stays
+//                within its limit.
 //   consolidate  a workload that fails only for fragmentation (enough free GPUs in its
 //                pool, none on one node) may move preemptible single-node work elsewhere,
 //                when every moved workload fits in the GPUs left free; each workload is
@@ -24,10 +25,12 @@
 //                its fair share (or deserved quota). Departments are compared where the
 //                two queues' paths diverge.
 //   preempt      within one queue, work of strictly higher priority stops preemptible
-//                work of lower priority (least lost work first); non-preemptible work may
-//                do so to get back within its queue's quota.
+//                work of lower priority (least lost work first), as much as it needs for
+//                room and to keep the queue within its limit.
+// A workload is a victim of reclaim (preempt) only after reclaim_min_runtime
+// (preempt_min_runtime) of its current run, as KAI's min-runtime options; default 0.
 // Services are never stopped. Not modelled: queue priorities (every queue is in one
-// priority bucket), CPU and memory quotas, min-runtime, elastic (min-member) gangs.
+// priority bucket), CPU and memory quotas, elastic (min-member) gangs.
 //
 // Parameters ("kai:key=value:..."; list entries separated by ';' or ',' -- use ';' on the
 // command line, whose --policy list is comma-separated):
@@ -41,6 +44,8 @@
 //   limit=NAME=AMOUNT;...            most a queue or department may hold (default none)
 //   departments=DEPT=t1+t2;...       tenants t1, t2 as queues under department DEPT
 //   consolidate=true|false           the consolidate action (default true)
+//   preempt_min_runtime=DURATION     e.g. 30m (default 0)
+//   reclaim_min_runtime=DURATION     e.g. 30m (default 0)
 // Example: kai:quota=product=40;research=24:over_quota_weight=research=2
 // A quota section in the cluster YAML would be a better long-term home for these numbers.
 #pragma once

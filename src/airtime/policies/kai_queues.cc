@@ -95,6 +95,14 @@ StatusOr<KaiConfig> ParseKaiConfig(const PolicyParams& params, const GpuCatalog&
     return Status();
   });
   if (!s.ok()) return s;
+  for (const char* key : {"preempt_min_runtime", "reclaim_min_runtime"}) {
+    auto d = ParseDurationMs(params.GetString(key, "0"));
+    if (!d || *d < 0)
+      return InvalidArgument(std::string("policy 'kai': ") + key +
+                             " must be a duration (90s, 15m, 2h)");
+    (std::string(key) == "preempt_min_runtime" ? c.preempt_min_runtime : c.reclaim_min_runtime) =
+        *d;
+  }
   const std::string cons = ToLower(params.GetString("consolidate", "true"));
   if (cons != "true" && cons != "false")
     return InvalidArgument("policy 'kai': consolidate must be true or false");
@@ -127,7 +135,7 @@ int KaiQueues::EntityOf(const std::string& name, bool is_queue) {
   const size_t pools = capacity_.size();
   e.deserved.assign(pools, 0);
   e.limit.assign(pools, kInf);
-  e.fair = e.alloc = e.request = e.deserved;
+  e.fair = e.alloc = e.alloc_fixed = e.request = e.deserved;
   if (is_queue) {
     for (const auto& [d, tenants] : config_.departments)
       if (std::find(tenants.begin(), tenants.end(), name) != tenants.end())
@@ -259,13 +267,20 @@ void KaiQueues::SyncUsage(const Engine& engine) {
   fp_milli_ = engine.state().allocated_milli();
   fp_count_ = allocs.size();
   fp_last_ = last;
-  for (Entity& e : entities_) std::fill(e.alloc.begin(), e.alloc.end(), 0.0);
+  for (Entity& e : entities_) {
+    std::fill(e.alloc.begin(), e.alloc.end(), 0.0);
+    std::fill(e.alloc_fixed.begin(), e.alloc_fixed.end(), 0.0);
+  }
   for (const auto& [id, a] : allocs) {
-    const int q = QueueOf(engine.job(a.workload));
+    const Job& job = engine.job(a.workload);
+    const int q = QueueOf(job);
+    const bool fixed = !job.s().preemptible || job.is_service();
     for (GpuIndex g : a.placement.gpus) {
       const auto p = static_cast<size_t>(PoolOfNode(cluster_->gpu(g).node));
-      for (int e = q; e >= 0; e = entities_[static_cast<size_t>(e)].parent)
+      for (int e = q; e >= 0; e = entities_[static_cast<size_t>(e)].parent) {
         entities_[static_cast<size_t>(e)].alloc[p] += a.placement.milli;
+        if (fixed) entities_[static_cast<size_t>(e)].alloc_fixed[p] += a.placement.milli;
+      }
     }
   }
 }
@@ -332,7 +347,7 @@ bool KaiQueues::Admits(const Job& job, int pool, double need) {
   for (int e = QueueOf(job); e >= 0; e = entities_[static_cast<size_t>(e)].parent) {
     const Entity& x = entities_[static_cast<size_t>(e)];
     if (x.alloc[p] + need > x.limit[p] + kSlack) return false;
-    if (!over_quota_ok && x.alloc[p] + need > x.deserved[p] + kSlack) return false;
+    if (!over_quota_ok && x.alloc_fixed[p] + need > x.deserved[p] + kSlack) return false;
   }
   return true;
 }

@@ -43,10 +43,13 @@ struct KaiConfig {
   std::map<std::string, double> weight;                         // over-quota weight
   std::map<std::string, std::vector<std::string>> departments;  // department -> tenants
   bool consolidate = true;
-  bool typed_pools = false;  // some amount names a GPU type: one pool per type
+  DurationMs preempt_min_runtime = 0;  // a victim of preempt must have run this long
+  DurationMs reclaim_min_runtime = 0;  // a victim of reclaim must have run this long
+  bool typed_pools = false;            // some amount names a GPU type: one pool per type
 };
 
-// Reads quota, limit, over_quota_weight, departments and consolidate (see kai.h).
+// Reads quota, limit, over_quota_weight, departments, consolidate and the min runtimes
+// (see kai.h).
 StatusOr<KaiConfig> ParseKaiConfig(const PolicyParams& params, const GpuCatalog& catalog);
 
 class KaiQueues {
@@ -59,6 +62,7 @@ class KaiQueues {
     double weight = 1;
     std::vector<double> deserved, limit, fair;  // per pool, milli-GPU
     std::vector<double> alloc, request;         // per pool, milli-GPU
+    std::vector<double> alloc_fixed;            // per pool: held by non-preemptible work
   };
 
   KaiQueues(const Cluster& cluster, KaiConfig config);
@@ -79,8 +83,8 @@ class KaiQueues {
   // Brings allocated amounts up to date when the engine's allocations changed.
   void SyncUsage(const Engine& engine);
   // Whether `job` may take `need` milli-GPU more in `pool`: within every limit on its path,
-  // and within every deserved quota on its path when it is not preemptible (KAI: only
-  // preemptible work runs over quota).
+  // and, when it is not preemptible, with the non-preemptible work on its path within the
+  // deserved quota (KAI: only preemptible work runs over quota).
   bool Admits(const Job& job, int pool, double need);
   // The two entities just below the lowest common ancestor of queues a and b.
   std::pair<int, int> Diverge(int a, int b) const;

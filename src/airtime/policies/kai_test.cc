@@ -68,6 +68,8 @@ TEST(KaiTest, ParametersParseAndRefuseNonsense) {
   EXPECT_FALSE(reg.Make("kai:over_quota_weight=a=x", c).ok());
   EXPECT_FALSE(reg.Make("kai:departments=d=a;e=a", c).ok());
   EXPECT_FALSE(reg.Make("kai:consolidate=maybe", c).ok());
+  EXPECT_TRUE(reg.Make("kai:preempt_min_runtime=30m:reclaim_min_runtime=1h", c).ok());
+  EXPECT_FALSE(reg.Make("kai:preempt_min_runtime=soon", c).ok());
   EXPECT_FALSE(reg.Make("kai:quotas=a=1", c).ok());
 }
 
@@ -138,6 +140,20 @@ TEST(KaiTest, NonPreemptibleWorkStaysWithinQuota) {
   EXPECT_TRUE(Running(*e, "a5"));
 }
 
+// Only non-preemptible work counts against the quota of non-preemptible work: a queue far
+// over quota with preemptible work still starts non-preemptible work within its quota.
+TEST(KaiTest, PreemptibleOverQuotaWorkDoesNotUseUpTheQuotaOfFixedWork) {
+  Cluster c = MakeCluster({{"H100", 8, 1}});
+  auto e = Make(c);
+  e->Handle(Event::Arrival(0, Work("b0", "b", 1, 0.01)));
+  e->Handle(Event::Completion(kMinute, AllocOf(*e, "b0")));
+  for (int i = 0; i < 6; ++i)
+    e->Handle(Event::Arrival(kMinute, Work("a" + std::to_string(i), "a", 1, 10)));
+  e->Handle(Event::Arrival(2 * kMinute, Work("fixed", "a", 2, 1, 0, false)));
+  EXPECT_TRUE(Running(*e, "fixed"));
+  EXPECT_EQ(Held(*e)["a"], 8);
+}
+
 // Within one queue, higher priority preempts lower-priority preemptible work, taking the
 // victims that lose the least work; equal priority preempts nothing.
 TEST(KaiTest, HigherPriorityPreemptsWithinTheQueueAtLeastLostWork) {
@@ -163,6 +179,18 @@ TEST(KaiTest, HigherPriorityPreemptsWithinTheQueueAtLeastLostWork) {
   }
   EXPECT_TRUE(Running(*e, "urgent"));
   EXPECT_FALSE(Running(*e, "peer"));
+}
+
+// With a preempt min-runtime, work that started recently is not a victim.
+TEST(KaiTest, PreemptMinRuntimeProtectsFreshWork) {
+  Cluster c = MakeCluster({{"H100", 2, 1}});
+  auto e = Make(c, "kai:preempt_min_runtime=30m");
+  e->Handle(Event::Arrival(0, Work("low", "a", 2, 10)));
+  e->Handle(Event::Arrival(10 * kMinute, Work("high", "a", 2, 1, 5)));
+  EXPECT_FALSE(Running(*e, "high"));
+  e->Handle(Event::Timer(31 * kMinute));
+  EXPECT_TRUE(Running(*e, "high"));
+  EXPECT_FALSE(Running(*e, "low"));
 }
 
 // Two departments: ops borrowed the whole cluster while ml was idle; ml's queue reclaims up

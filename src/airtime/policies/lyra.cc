@@ -6,6 +6,7 @@
 #include <memory>
 #include <set>
 
+#include "airtime/base/strings.h"
 #include "airtime/engine/engine.h"
 #include "airtime/policies/common_plugins.h"
 #include "airtime/policies/static_partition.h"
@@ -17,9 +18,11 @@ namespace {
 constexpr int kInference = 0;
 
 struct LyraState {
-  std::vector<int> pools;    // per node: 0 inference, 1 training
-  std::vector<char> loaned;  // per node: an inference server on loan to training
-  int reserve = 0;           // idle inference servers per GPU type kept off loan
+  std::vector<int> pools;          // per node: 0 inference, 1 training
+  std::vector<char> loaned;        // per node: an inference server on loan to training
+  int reserve = 0;                 // idle inference servers per GPU type kept off loan
+  DurationMs loan_after = 0;       // how long a server must have been idle before its loan
+  std::vector<TimeMs> idle_since;  // per node: since when it holds no replica (kNever: serving)
 
   bool inference(NodeIndex n) const { return pools[static_cast<size_t>(n)] == kInference; }
   bool on_loan(NodeIndex n) const { return loaned[static_cast<size_t>(n)] != 0; }
@@ -85,10 +88,15 @@ class LyraLoans : public CyclePlugin {
     for (WorkloadId id : engine.queue())
       if (engine.job(id).is_service()) waiting.push_back(&engine.job(id));
     std::map<GpuTypeId, int> kept;
-    std::vector<NodeIndex> idle;
     for (size_t i = 0; i < c.node_count(); ++i) {
       const auto n = static_cast<NodeIndex>(i);
+      TimeMs& since = s_->idle_since[i];
+      since = serving[i] ? kNever : std::min(since, engine.now());
       if (!s_->inference(n) || s_->on_loan(n) || serving[i] || !engine.state().node(n).up) continue;
+      if (engine.now() - since < s_->loan_after) {
+        engine.WakeAt(since + s_->loan_after);
+        continue;
+      }
       bool wanted = false;
       for (const Job* w : waiting) wanted |= NodeCouldHost(engine, w->s().shape, n);
       int& k = kept[c.node(n).gpu_type];
@@ -161,7 +169,7 @@ void RegisterLyra(PolicyRegistry& registry) {
       "lyra",
       "Lyra (EuroSys'23): idle inference servers loaned to preemptible offline work, reclaimed "
       "at least preemption cost when services need them",
-      {"inference_share", "reserve"},
+      {"inference_share", "reserve", "loan_after"},
       [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
         auto share = params.GetDouble("inference_share", 0.5);
         if (!share.ok()) return share.status();
@@ -171,7 +179,12 @@ void RegisterLyra(PolicyRegistry& registry) {
         if (!reserve.ok()) return reserve.status();
         if (*reserve < 0 || *reserve != std::floor(*reserve))
           return InvalidArgument("policy 'lyra': reserve must be a whole number >= 0");
+        auto loan_after = ParseDurationMs(params.GetString("loan_after", "0"));
+        if (!loan_after || *loan_after < 0)
+          return InvalidArgument("policy 'lyra': loan_after must be a duration (90s, 10m)");
         auto s = std::make_shared<LyraState>();
+        s->loan_after = *loan_after;
+        s->idle_since.assign(cluster.node_count(), kNever);
         s->pools = AssignPools(cluster, *share);
         s->loaned.assign(cluster.node_count(), 0);
         s->reserve = static_cast<int>(*reserve);

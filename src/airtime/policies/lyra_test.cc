@@ -112,12 +112,29 @@ TEST(LyraTest, ReclaimPicksTheServerWithTheLeastPreemptionCost) {
   EXPECT_NE(serving, cheap_node);
 }
 
+// loan_after: a server must stay free of replicas that long before it goes on loan; the
+// policy asks for a cycle at that time.
+TEST(LyraTest, LoanAfterWaitsBeforeLending) {
+  Cluster c = MakeCluster({{"H100", 8, 1, "", "inference"}, {"H100", 8, 1, "", "training"}});
+  auto e = Make(c, "lyra:loan_after=10m");
+  const WorkloadId svc = e->Handle(Event::Arrival(0, Service(1))).arrived;
+  e->Handle(Event::Demand(0, svc, 10));
+  e->Handle(Event::Arrival(0, Train("home", 8, 10)));
+  e->Handle(Event::Arrival(0, Train("guest", 8, 10)));
+  auto& r = e->Handle(Event::Demand(kHour, svc, 0));  // the server falls idle at 1:00
+  EXPECT_EQ(r.wake_at, kHour + 10 * kMinute);
+  EXPECT_EQ(NodeOf(*e, "guest"), -1);
+  e->Handle(Event::Timer(kHour + 10 * kMinute));
+  EXPECT_EQ(NodeOf(*e, "guest"), 0);
+}
+
 TEST(LyraTest, ParametersAreChecked) {
   Cluster c = MakeCluster({{"H100", 8, 2}});
   const auto& reg = PolicyRegistry::Builtin();
   EXPECT_TRUE(reg.Make("lyra:inference_share=0.25:reserve=1", c).ok());
   EXPECT_FALSE(reg.Make("lyra:inference_share=2", c).ok());
   EXPECT_FALSE(reg.Make("lyra:reserve=1.5", c).ok());
+  EXPECT_FALSE(reg.Make("lyra:loan_after=later", c).ok());
 }
 
 // Replayed through the simulator: a service with a day-night demand curve and a backlog of
