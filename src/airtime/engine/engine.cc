@@ -31,6 +31,7 @@ const CycleResult& Engine::Handle(const Event& event) {
   now_ = std::max(now_, event.at);
   result_.at = now_;
   result_.trigger = event.type;
+  headroom_.clear();
   Apply(event);
   ScaleServices();
   for (auto& p : policy_.cycle) p->BeforeAllocate(*this);

@@ -80,6 +80,8 @@ class Engine {
   std::optional<WorkloadId> FindByName(std::string_view name) const;
   // Waiting workloads in the policy's order (as of the last cycle).
   const std::vector<WorkloadId>& queue() const { return queue_; }
+  // Realtime services, in arrival order (cancelled ones included).
+  const std::vector<WorkloadId>& services() const { return services_; }
   const Allocation* allocation(AllocationId id) const;
   const std::map<AllocationId, Allocation>& allocations() const { return allocations_; }
   const CycleResult& last_cycle() const { return result_; }
@@ -105,6 +107,13 @@ class Engine {
   // earliest request of the cycle goes out as CycleResult::wake_at. Requests last one cycle:
   // a plug-in that still needs the time asks again in the next one.
   void WakeAt(TimeMs at);
+  // Declares that the policy keeps `milli` of free capacity of GPU type `type` on purpose
+  // until the next cycle (headroom for a forecast peak). Declarations last one cycle; the
+  // ledger counts free capacity up to the declared amount as reserved headroom.
+  void DeclareHeadroom(GpuTypeId type, int64_t milli);
+  int64_t declared_headroom(GpuTypeId type) const {
+    return headroom_.empty() ? 0 : headroom_[static_cast<size_t>(type)];
+  }
   Rng& rng() { return rng_; }
 
  private:
@@ -144,6 +153,7 @@ class Engine {
   bool services_dirty_ = true;
 
   std::map<std::string, int> fit_classes_;  // shape+filter key -> class id
+  std::vector<int64_t> headroom_;           // per GPU type, declared this cycle
   bool ignore_filters_ = false;             // set only inside FitsIgnoringPolicy
   std::vector<int8_t> class_fit_;           // per cycle: 0 unknown, 1 fits, 2 does not fit
   std::vector<std::vector<NodeIndex>> nodes_of_type_;

@@ -313,6 +313,11 @@ void Engine::ExplainWaiting() {
 
 // ---------------------------------------------------------------- plug-in actions
 
+void Engine::DeclareHeadroom(GpuTypeId type, int64_t milli) {
+  if (headroom_.empty()) headroom_.assign(catalog().size(), 0);
+  headroom_[static_cast<size_t>(type)] += std::max<int64_t>(0, milli);
+}
+
 void Engine::Preempt(AllocationId allocation, std::string reason) {
   OnStop(allocation, false, true, std::move(reason), DecisionType::kPreempt);
 }

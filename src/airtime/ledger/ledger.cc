@@ -199,6 +199,10 @@ void Ledger::Classify() {
     const auto type = static_cast<GpuTypeId>(t);
     int64_t free = st.free_milli_of_type(type);
     rate_[static_cast<size_t>(Bucket::kReservedHeadroom)] += st.reserved_milli_of_type(type);
+    // Free capacity the policy declared it keeps for a forecast peak.
+    const int64_t declared = std::min(free, e.declared_headroom(type));
+    free -= declared;
+    rate_[static_cast<size_t>(Bucket::kReservedHeadroom)] += declared;
     rate_[static_cast<size_t>(Bucket::kDown)] += st.down_milli_of_type(type);
     const int64_t blocked = std::min(free, fits_blocked[t]);
     free -= blocked;

@@ -13,7 +13,8 @@
 //                     buckets it was counted in when the stop happens)
 //   stranded          free, while work that could use this GPU type waits but fits nowhere
 //                     (fragmentation), up to that waiting demand
-//   reserved_headroom free on purpose: GPUs a policy holds for a forecast peak
+//   reserved_headroom free on purpose: GPUs a policy holds (Engine::Hold) or declares it
+//                     keeps free (Engine::DeclareHeadroom) for a forecast peak
 //   free_no_demand    free and nothing waiting could use it
 //   blocked           free, and a waiting workload would fit now, but the policy keeps it
 //                     waiting: its order holds it behind another (head-of-line blocking) or

@@ -1,3 +1,4 @@
+#include "airtime/policies/airtime_policy.h"
 #include "airtime/policies/bestfit.h"
 #include "airtime/policies/fgd.h"
 #include "airtime/policies/fifo.h"
@@ -19,6 +20,7 @@ void RegisterBuiltinPolicies(PolicyRegistry& registry) {
   RegisterLyra(registry);
   RegisterSlurm(registry);
   RegisterTiresias(registry);
+  RegisterAirtime(registry);
 }
 
 }  // namespace airtime

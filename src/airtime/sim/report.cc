@@ -1,5 +1,6 @@
 #include "airtime/sim/report.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace airtime {
@@ -88,7 +89,8 @@ nlohmann::json ReportToJson(const SimInput& input, const std::vector<SimResult>&
 
 std::string ResultsTable(const std::vector<SimResult>& results) {
   std::string out;
-  const size_t w = 11;
+  size_t w = 11;
+  for (const auto& r : results) w = std::max(w, r.policy.size() + 2);
   auto row = [&](const std::string& label, auto cell) {
     out += label + std::string(label.size() < 26 ? 26 - label.size() : 0, ' ');
     for (const auto& r : results) out += Pad(cell(r), w);

@@ -18,7 +18,8 @@ using testing::MakeService;
 TEST(LedgerPropertyTest, BucketsAddUpToInstalledOnRandomScenarios) {
   for (uint64_t seed = 1; seed <= 40; ++seed) {
     SimInput in = RandomScenario(seed);
-    for (const char* policy : {"fifo", "static", "bestfit", "slurm", "tiresias", "kai", "lyra"}) {
+    for (const char* policy : {"fifo", "static", "bestfit", "slurm", "tiresias", "kai", "lyra",
+                               "airtime", "airtime:preemption=off"}) {
       auto r = Simulate(in, policy, SimOptions{seed, kNever, false});
       ASSERT_TRUE(r.ok()) << r.status().ToString();
       const LedgerTotals& t = r->ledger;

@@ -1,0 +1,171 @@
+// Scenario tests of the airtime policy's key behaviours.
+#include <gtest/gtest.h>
+
+#include "airtime/engine/engine.h"
+#include "airtime/engine/test_util.h"
+#include "airtime/policies/registry.h"
+#include "airtime/policies/value_plugins.h"
+
+namespace airtime {
+namespace {
+
+using testing::MakeCluster;
+using testing::MakeJob;
+using testing::MakeService;
+
+Engine MakeAirtime(const Cluster& c, const std::string& spec = "airtime") {
+  auto p = PolicyRegistry::Builtin().Make(spec, c);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return Engine(c, std::move(*p), EngineOptions{1});
+}
+
+int Count(const CycleResult& r, DecisionType t) {
+  int n = 0;
+  for (const auto& d : r.decisions) n += d.type == t;
+  return n;
+}
+
+TEST(AirtimePolicyTest, DenserWorkGoesFirst) {
+  Cluster c = MakeCluster({{"A100-80GB", 4, 1}});
+  Engine e = MakeAirtime(c);
+  e.Handle(Event::Arrival(0, MakeJob("hog", WorkloadKind::kTraining, 4, 3600)));
+  WorkloadSpec cheap = MakeJob("cheap", WorkloadKind::kBatch, 4, 3600);
+  cheap.value.on_completion = 1;
+  WorkloadSpec dear = MakeJob("dear", WorkloadKind::kBatch, 4, 3600);
+  dear.value.on_completion = 50;
+  e.Handle(Event::Arrival(1, cheap));
+  e.Handle(Event::Arrival(2, dear));
+  auto& r = e.Handle(Event::Completion(kHour, e.job(0).allocations.front()));
+  ASSERT_EQ(Count(r, DecisionType::kStart), 1);
+  EXPECT_EQ(r.decisions.back().workload, 2);
+}
+
+TEST(AirtimePolicyTest, PlacesOnTheFastestTypeFirst) {
+  Cluster c = MakeCluster({{"L40S", 8, 1}, {"H100", 8, 1}});
+  Engine e = MakeAirtime(c);
+  auto& r = e.Handle(Event::Arrival(0, MakeJob("t", WorkloadKind::kTraining, 2, 3600)));
+  ASSERT_EQ(Count(r, DecisionType::kStart), 1);
+  EXPECT_EQ(c.gpu_type(r.decisions.back().placement.gpus[0]), *GpuCatalog::Builtin().Find("H100"));
+}
+
+TEST(AirtimePolicyTest, ReplicasPreemptPreemptibleBatchWhenItPays) {
+  Cluster c = MakeCluster({{"H100", 2, 1}});
+  Engine e = MakeAirtime(c);
+  WorkloadSpec b = MakeJob("batch", WorkloadKind::kBatch, 2, 8 * 3600);
+  b.preemptible = true;
+  b.checkpoint_interval = 10 * kMinute;
+  b.value.on_completion = 5;
+  e.Handle(Event::Arrival(0, b));
+  WorkloadSpec svc = MakeService("svc", 10);
+  svc.value.per_1k_requests = 1;  // 36 per replica-hour at full load
+  e.Handle(Event::Arrival(kHour, svc));
+  auto& r = e.Handle(Event::Demand(kHour, 1, 15));
+  EXPECT_EQ(Count(r, DecisionType::kPreempt), 1);
+  EXPECT_EQ(Count(r, DecisionType::kStart), 2);
+  EXPECT_EQ(e.job(1).live_replicas(), 2);
+  // The preempted batch keeps its checkpoints: 1 h at H100 speed.
+  EXPECT_NEAR(e.job(0).work_saved, 3600 * 1.8, 1e-6);
+}
+
+TEST(AirtimePolicyTest, NothingPreemptsUnderPreemptionOff) {
+  Cluster c = MakeCluster({{"H100", 2, 1}});
+  Engine e = MakeAirtime(c, "airtime:preemption=off");
+  WorkloadSpec b = MakeJob("batch", WorkloadKind::kBatch, 2, 8 * 3600);
+  b.preemptible = true;
+  e.Handle(Event::Arrival(0, b));
+  e.Handle(Event::Arrival(kHour, MakeService("svc", 10)));
+  auto& r = e.Handle(Event::Demand(kHour, 1, 15));
+  EXPECT_EQ(Count(r, DecisionType::kPreempt), 0);
+  EXPECT_EQ(e.job(1).live_replicas(), 0);
+}
+
+TEST(AirtimePolicyTest, NoThrashWithinThePayback) {
+  Cluster c = MakeCluster({{"H100", 1, 1}});
+  Engine e = MakeAirtime(c);
+  WorkloadSpec b = MakeJob("batch", WorkloadKind::kBatch, 1, 100 * 3600);
+  b.preemptible = true;
+  b.restart_cost = 10 * kMinute;
+  b.checkpoint_interval = 10 * kMinute;
+  b.value.on_completion = 1;
+  e.Handle(Event::Arrival(0, b));
+  WorkloadSpec s = MakeService("svc", 10);
+  s.value.per_1k_requests = 5;
+  s.realtime.min_replicas = 0;
+  e.Handle(Event::Arrival(0, s));
+  // The service needs the GPU: the batch job yields once.
+  EXPECT_EQ(Count(e.Handle(Event::Demand(kHour, 1, 5)), DecisionType::kPreempt), 1);
+  // Demand drops: the batch job runs again.
+  EXPECT_EQ(Count(e.Handle(Event::Demand(kHour + kMinute, 1, 0)), DecisionType::kStart), 1);
+  const DurationMs payback = ValuePreempt::Payback(b);
+  EXPECT_EQ(payback, 40 * kMinute);
+  // Within its payback it is not preempted again, however much the service would gain.
+  auto& r = e.Handle(Event::Demand(kHour + 2 * kMinute, 1, 5));
+  EXPECT_EQ(Count(r, DecisionType::kPreempt), 0);
+  EXPECT_NE(e.Explain(1).find("more replica"), std::string::npos);
+  // After the payback it may be.
+  auto& r2 = e.Handle(Event::Timer(kHour + kMinute + payback + kSecond));
+  EXPECT_EQ(Count(r2, DecisionType::kPreempt), 1);
+}
+
+TEST(AirtimePolicyTest, DenseWorkDoesNotYieldToSparserWork) {
+  Cluster c = MakeCluster({{"H100", 1, 1}});
+  Engine e = MakeAirtime(c);
+  WorkloadSpec dear = MakeJob("dear", WorkloadKind::kTraining, 1, 3600);
+  dear.preemptible = true;
+  dear.value.on_completion = 100;
+  e.Handle(Event::Arrival(0, dear));
+  WorkloadSpec cheap = MakeJob("cheap", WorkloadKind::kBatch, 1, 3600);
+  cheap.value.on_completion = 1;
+  EXPECT_EQ(Count(e.Handle(Event::Arrival(1, cheap)), DecisionType::kPreempt), 0);
+}
+
+// A service busy from 09:00 to 18:00 (4 replicas) and idle at night (1 replica), seen for
+// two days; then the third morning.
+struct Morning {
+  Cluster c = MakeCluster({{"H100", 4, 1}});
+  Engine e = MakeAirtime(c);
+  Morning() {
+    WorkloadSpec s = MakeService("svc", 10);
+    s.realtime.cold_start = 10 * kMinute;
+    s.value.per_1k_requests = 1;
+    e.Handle(Event::Arrival(0, s));
+    for (TimeMs t = 0; t < 2 * kDay + 7 * kHour; t += 15 * kMinute)
+      e.Handle(Event::Demand(t, 0, Rate(t)));
+  }
+  static double Rate(TimeMs t) {
+    const double h = static_cast<double>(t % kDay) / kHour;
+    return h >= 9 && h < 18 ? 40 : 5;
+  }
+};
+
+TEST(AirtimePolicyTest, ThreeAmHoldsForTheForecastBurstUnlessTheWorkCanYield) {
+  Morning m;
+  const TimeMs now = 2 * kDay + 7 * kHour;
+  EXPECT_EQ(m.e.job(0).live_replicas(), 1);
+  // A 4-hour job that cannot be preempted would hold 3 GPUs through the 09:00 burst.
+  WorkloadSpec stubborn = MakeJob("stubborn", WorkloadKind::kBatch, 3, 4 * 3600 * 1.8);
+  stubborn.value.on_completion = 5;
+  auto& r = m.e.Handle(Event::Arrival(now, stubborn));
+  EXPECT_EQ(Count(r, DecisionType::kStart), 0);
+  EXPECT_EQ(m.e.job(1).wait.reason, WaitReason::kPolicy);
+  EXPECT_NE(m.e.Explain(1).find("forecast peak of 'svc'"), std::string::npos) << m.e.Explain(1);
+  // The same work, preemptible, borrows the GPUs until the service needs them.
+  WorkloadSpec loan = stubborn;
+  loan.name = "loan";
+  loan.preemptible = true;
+  loan.checkpoint_interval = 15 * kMinute;
+  m.e.Handle(Event::Cancel(now, 1));
+  auto& r2 = m.e.Handle(Event::Arrival(now, loan));
+  EXPECT_EQ(Count(r2, DecisionType::kStart), 1);
+}
+
+TEST(AirtimePolicyTest, ReplicasWarmUpAheadOfTheForecastRise) {
+  Morning m;
+  // Demand still 5 rps at 08:45, but the forecast for 09:00 within cold start + lead says 40.
+  auto& r = m.e.Handle(Event::Demand(2 * kDay + 8 * kHour + 45 * kMinute, 0, 5));
+  EXPECT_EQ(m.e.job(0).target_replicas, 4) << "scale decisions: " << Count(r, DecisionType::kScale);
+  EXPECT_EQ(m.e.job(0).live_replicas(), 4);
+}
+
+}  // namespace
+}  // namespace airtime

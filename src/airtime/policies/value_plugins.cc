@@ -1,0 +1,132 @@
+#include "airtime/policies/value_plugins.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "airtime/engine/engine.h"
+#include "airtime/policies/victims.h"
+
+namespace airtime {
+namespace {
+
+// Value per hour of one replica of `service` at full load.
+double ReplicaValuePerHour(const WorkloadSpec& s) {
+  return s.value.per_1k_requests * s.realtime.capacity_rps * 3.6;
+}
+
+std::string Money(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+}  // namespace
+
+std::pair<double, double> ValueOrder::Key(const Job& job, const Engine&) const {
+  if (job.is_service()) return {0.0, static_cast<double>(job.queued_since)};
+  return {1.0, -job.value_density};
+}
+
+double SpeedScore::Score(const Job& job, NodeIndex node, const Engine& engine) const {
+  if (job.is_service() || job.s().shape.gpu_count == 0) return 0;
+  return job.s().SpeedOn(engine.cluster().node(node).gpu_type, engine.catalog());
+}
+
+bool BurstHold::Permit(const Job& job, const Placement& placement, const Engine& engine) {
+  why_.erase(job.id);
+  if (job.is_service() || placement.gpus.empty() || job.s().preemptible) return true;
+  const GpuTypeId type = engine.cluster().gpu_type(placement.gpus.front());
+  const double speed = job.s().SpeedOn(type, engine.catalog());
+  const TimeMs end =
+      engine.now() +
+      FromSeconds(std::max(0.0, job.s().work_seconds - job.work_saved) / std::max(speed, 1e-6));
+  const auto need = scale_->ForecastNeed(engine, end);
+  auto it = need.find(type);
+  if (it == need.end()) return true;
+  const int64_t free_after = engine.state().free_milli_of_type(type) - placement.total_milli();
+  if (free_after >= it->second) return true;
+  const int64_t short_milli = std::min(it->second - free_after, placement.total_milli());
+  // What failing the services for the rest of this job's run would cost, at the densest
+  // service's value per GPU-hour, against what the job is worth.
+  double service_density = 0;
+  std::string who;
+  for (WorkloadId id : engine.services()) {
+    const Job& s = engine.job(id);
+    if (s.phase == JobPhase::kCancelled || !s.s().shape.AllowsType(type)) continue;
+    const double gpus = static_cast<double>(s.s().shape.TotalMilli(engine.catalog())) / 1000.0;
+    const double d = ReplicaValuePerHour(s.s()) / std::max(gpus, 1e-3);
+    if (d > service_density) {
+      service_density = d;
+      who = s.s().name;
+    }
+  }
+  const double at_risk =
+      static_cast<double>(short_milli) / 1000.0 * service_density * ToHours(end - engine.now());
+  const double worth = job.s().value.CompletionValue(end, job.s().deadline);
+  if (worth > at_risk) return true;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%.1f GPU(s)", static_cast<double>(it->second) / 1000.0);
+  why_[job.id] = "held for the forecast peak of '" + who + "': services are expected to need " +
+                 buf + " of " + engine.catalog().type(type).name + " before this would end at " +
+                 FormatTime(end) + "; serving them is worth about " + Money(at_risk) +
+                 ", this work " + Money(worth) + ", and it cannot be preempted";
+  return false;
+}
+
+std::string BurstHold::WhyHeld(const Job& job, const Engine&) const {
+  auto it = why_.find(job.id);
+  return it == why_.end() ? std::string() : it->second;
+}
+
+DurationMs ValuePreempt::Payback(const WorkloadSpec& spec) {
+  return std::max<DurationMs>(kMinute, 3 * spec.restart_cost + spec.checkpoint_interval);
+}
+
+bool ValuePreempt::MakeRoom(const Job& job, Engine& engine) {
+  if (job.never_fits || job.s().shape.gpu_count == 0) return false;
+  const bool service = job.is_service();
+  VictimQuery q;
+  std::map<AllocationId, double> cost;
+  double densest_victim = 0;
+  for (const auto& [id, a] : engine.allocations()) {
+    const Job& v = engine.job(a.workload);
+    if (v.is_service() || !v.s().preemptible || v.id == job.id) continue;
+    if (!service && v.value_density * o_.margin >= job.value_density) continue;
+    // No thrash: a workload already preempted runs its payback before it can be again.
+    if (v.preemptions > 0 && engine.now() - a.started < Payback(v.s())) continue;
+    const double c = PreemptionCost(engine, a) / 3600.0 * v.value_density;
+    cost[id] = c;
+    q.candidates.push_back({id, c, -1, 0});
+  }
+  if (q.candidates.empty()) return false;
+  std::stable_sort(
+      q.candidates.begin(), q.candidates.end(),
+      [](const VictimCandidate& x, const VictimCandidate& y) { return x.cost < y.cost; });
+  auto victims = FindVictims(engine, job, q);
+  if (!victims || victims->empty()) return false;
+  double total = 0;
+  for (AllocationId id : *victims) {
+    total += cost[id];
+    densest_victim =
+        std::max(densest_victim, engine.job(engine.allocation(id)->workload).value_density);
+  }
+  const double gpus = static_cast<double>(job.s().shape.TotalMilli(engine.catalog())) / 1000.0;
+  double gain;
+  if (service) {
+    gain = ReplicaValuePerHour(job.s()) * ToHours(o_.gain_horizon);
+  } else {
+    const double hours = std::min(ToHours(o_.gain_horizon), job.s().work_seconds / 3600.0);
+    gain = (job.value_density - densest_victim) * gpus * hours;
+  }
+  if (gain <= total) return false;
+  for (AllocationId id : *victims) {
+    const Job& v = engine.job(engine.allocation(id)->workload);
+    engine.Preempt(id, "preempted for '" + job.s().name + "': its value " + Money(gain) +
+                           " over the next " + FormatDuration(o_.gain_horizon) +
+                           " exceeds the work this throws away (" + Money(total) + " in all; '" +
+                           v.s().name + "' resumes from its last checkpoint)");
+  }
+  return true;
+}
+
+}  // namespace airtime

@@ -1,0 +1,68 @@
+// The plug-ins of the `airtime` policy that are about value: queue order by value density,
+// GPU speed in placement, the hold-or-hand-off decision for forecast bursts, and preemption
+// only where the gain pays for what it throws away.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "airtime/engine/plugins.h"
+#include "airtime/policies/forecast_scale.h"
+
+namespace airtime {
+
+// Realtime replicas first; then value per GPU-hour, densest first; then arrival.
+class ValueOrder : public QueueSortPlugin {
+ public:
+  std::string_view name() const override { return "value-density"; }
+  std::pair<double, double> Key(const Job& job, const Engine& engine) const override;
+};
+
+// Prefers the GPU type on which the job runs fastest (its per-type speed), so that work
+// ends sooner and earns sooner; indifferent for services.
+class SpeedScore : public ScorePlugin {
+ public:
+  std::string_view name() const override { return "speed"; }
+  double Score(const Job& job, NodeIndex node, const Engine& engine) const override;
+};
+
+// The 3 a.m. decision. Work that could not give GPUs back in time (not preemptible, or
+// costly to preempt) may not take capacity that services are forecast to need before it
+// would end, unless its value exceeds the value of the requests the services would then
+// fail. Preemptible work may borrow that capacity (it is reclaimed by preemption).
+class BurstHold : public PermitPlugin {
+ public:
+  explicit BurstHold(const ForecastScale* scale) : scale_(scale) {}
+  std::string_view name() const override { return "burst-hold"; }
+  bool Permit(const Job& job, const Placement& placement, const Engine& engine) override;
+  std::string WhyHeld(const Job& job, const Engine& engine) const override;
+
+ private:
+  const ForecastScale* scale_;
+  std::map<WorkloadId, std::string> why_;
+};
+
+// Preempts only when the gain exceeds the cost: the victims' work lost since their last
+// checkpoint plus their restart cost, valued at their value density, against the waiting
+// workload's extra value over the time it would run before the victims could. Victims are
+// preemptible, denser work never yields to sparser work, services are never victims, and a
+// workload is not preempted again before it has run `payback` (3 x its restart cost plus
+// one checkpoint interval): no thrash.
+class ValuePreempt : public PreemptPlugin {
+ public:
+  struct Options {
+    double margin = 1.2;              // the waiting job must be this much denser
+    DurationMs gain_horizon = kHour;  // how long the swap is assumed to last
+  };
+  explicit ValuePreempt(Options o) : o_(o) {}
+  std::string_view name() const override { return "value-preempt"; }
+  bool MakeRoom(const Job& job, Engine& engine) override;
+
+  static DurationMs Payback(const WorkloadSpec& spec);
+
+ private:
+  Options o_;
+};
+
+}  // namespace airtime
