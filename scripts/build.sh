@@ -5,8 +5,10 @@
 #   (none)          RelWithDebInfo into build/
 #   Debug, Release, RelWithDebInfo, MinSizeRel
 #                   that CMake build type into build/
-#   asan            AddressSanitizer + UndefinedBehaviorSanitizer (-DAIRTIME_SANITIZE=ON,
-#                   RelWithDebInfo, no benchmarks) into build-asan/
+#   asan            AddressSanitizer + UndefinedBehaviorSanitizer (-DAIRTIME_SANITIZE=ON)
+#                   into build-asan/: -O1 -g1 with assertions on, no benchmarks; GCC's
+#                   warnings that sanitizers make unreliable do not fail this build (the
+#                   normal build still treats them as errors)
 # Environment:
 #   AIRTIME_JOBS       parallel compile jobs (default: nproc)
 #   AIRTIME_BUILD_DIR  build folder instead of build/ or build-asan/
@@ -22,7 +24,16 @@ args=()
 case "$kind" in
   asan | ASAN | sanitize)
     dir="${AIRTIME_BUILD_DIR:-$root/build-asan}"
-    args+=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DAIRTIME_SANITIZE=ON -DAIRTIME_BUILD_BENCH=OFF)
+    # -O1 is what the sanitizers recommend, and it compiles in half the time of -O2 -g;
+    # -g1 keeps the line tables that stack traces need.
+    args+=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" -DAIRTIME_SANITIZE=ON
+      -DAIRTIME_BUILD_BENCH=OFF)
+    # GCC's manual: "sanitizers tend to increase the rate of false positive warnings, most
+    # notably those around -Wmaybe-uninitialized. We recommend against combining -Werror
+    # and sanitizers." (GCC 12 reports one inside <regex> here.)
+    flags="-Wno-maybe-uninitialized -Wno-error=array-bounds -Wno-error=stringop-overflow"
+    flags+=" -Wno-error=stringop-overread -Wno-error=restrict"
+    args+=("-DCMAKE_CXX_FLAGS=$flags")
     ;;
   Debug | Release | RelWithDebInfo | MinSizeRel)
     dir="${AIRTIME_BUILD_DIR:-$root/build}"
