@@ -59,7 +59,10 @@ void ForecastScale::AfterAllocate(Engine& engine) {
   for (const auto& [type, milli] : ForecastNeed(engine, engine.now() + o_.hold_horizon))
     engine.DeclareHeadroom(type, milli);
   // Look again when the next slot begins, so that targets follow the forecast curve.
-  if (!forecasts_.empty()) engine.WakeAt((engine.now() / (15 * kMinute) + 1) * (15 * kMinute));
+  // (Only a seasonal forecast moves between demand events.)
+  bool seasonal = false;
+  for (const auto& [id, f] : forecasts_) seasonal |= f.seasonal();
+  if (seasonal) engine.WakeAt((engine.now() / (15 * kMinute) + 1) * (15 * kMinute));
 }
 
 }  // namespace airtime

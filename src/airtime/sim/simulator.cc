@@ -47,6 +47,8 @@ class Run {
       Pending p = queue_.top();
       if (p.at > opt_.horizon) break;
       queue_.pop();
+      const bool wake = p.kind == Kind::kTimer && p.a == 1;
+      if (!wake) --others_;
       if (p.kind == Kind::kCompletion && !live_.count(p.a)) continue;  // preempted meanwhile
       Event ev;
       if (!ToEvent(p, &ev)) continue;
@@ -64,6 +66,15 @@ class Run {
         r.event_errors.push_back(FormatTime(p.at) + ": " + cycle.event_status.message());
       if (p.kind == Kind::kArrival && cycle.arrived != kNoWorkload)
         OnArrived(static_cast<size_t>(p.a), cycle.arrived);
+      // A plug-in may ask for wake-ups forever (a forecast curve to follow). Once nothing
+      // but wake-ups is left and a few in a row changed nothing, the world is static: stop.
+      const bool idle = wake && others_ == 0 && !Changes(cycle);
+      idle_wakes_ = idle ? idle_wakes_ + 1 : 0;
+      if (idle_wakes_ >= kIdleWakeLimit) {
+        ledger_.Observe(cycle);
+        metrics_.Observe(cycle);
+        break;
+      }
       Actuate(cycle);
       if (opt_.decision_log) LogDecisions(cycle);
       ledger_.Observe(cycle);
@@ -92,7 +103,14 @@ class Run {
   }
 
  private:
+  static bool Changes(const CycleResult& cycle) {
+    for (const Decision& d : cycle.decisions)
+      if (d.type != DecisionType::kScale) return true;
+    return false;
+  }
+
   void Push(TimeMs at, Kind kind, int64_t a, double rps = 0) {
+    if (!(kind == Kind::kTimer && a == 1)) ++others_;
     queue_.push({at, kind, seq_++, a, rps});
   }
 
@@ -204,6 +222,9 @@ class Run {
   int64_t seq_ = 0;
   std::unordered_set<AllocationId> live_;
   std::set<TimeMs> wakes_;  // pending wake-up timers
+  static constexpr int kIdleWakeLimit = 4;
+  int64_t others_ = 0;  // pending events that are not wake-ups
+  int idle_wakes_ = 0;
 };
 
 }  // namespace
