@@ -58,7 +58,7 @@ run_ctest() {
   local dir="$1" log rc=0
   log="$(mktemp)"
   # shellcheck disable=SC2086  # CTEST_ARGS is a list of arguments
-  ctest --test-dir "$dir" --output-on-failure --parallel "$jobs" --timeout 900 \
+  ctest --test-dir "$dir" --output-on-failure --parallel "$jobs" --timeout 600 \
     --no-tests=error ${CTEST_ARGS:-} 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   ctest_summaries+=("$(basename "$dir"): $(grep -E 'tests passed|tests failed' "$log" | tail -n 1)")
