@@ -28,6 +28,7 @@ Engine::Engine(const Cluster& cluster, Policy policy, EngineOptions options)
 
 const CycleResult& Engine::Handle(const Event& event) {
   result_ = CycleResult{};
+  ++cycles_;
   now_ = std::max(now_, event.at);
   result_.at = now_;
   result_.trigger = event.type;

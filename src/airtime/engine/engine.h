@@ -71,6 +71,8 @@ class Engine {
 
   // ---- Read access (drivers, ledger, plug-ins).
   TimeMs now() const { return now_; }
+  // How many decision cycles have run (plug-ins key per-cycle caches on it).
+  uint64_t cycles() const { return cycles_; }
   const Cluster& cluster() const { return *cluster_; }
   const GpuCatalog& catalog() const { return cluster_->catalog(); }
   const ClusterState& state() const { return state_; }
@@ -142,6 +144,7 @@ class Engine {
   Rng rng_;
   ClusterState state_;
   TimeMs now_ = 0;
+  uint64_t cycles_ = 0;
 
   std::vector<Job> jobs_;
   std::unordered_map<std::string, WorkloadId> by_name_;
@@ -155,6 +158,7 @@ class Engine {
   std::map<std::string, int> fit_classes_;  // shape+filter key -> class id
   std::vector<int64_t> headroom_;           // per GPU type, declared this cycle
   bool ignore_filters_ = false;             // set only inside FitsIgnoringPolicy
+  std::vector<int8_t> preempt_failed_;      // per cycle: MakeRoom failed for the class
   std::vector<int8_t> class_fit_;           // per cycle: 0 unknown, 1 fits, 2 does not fit
   std::vector<std::vector<NodeIndex>> nodes_of_type_;
   std::vector<int32_t> tie_rank_;  // per node: its place in the tie-breaking order

@@ -194,6 +194,7 @@ void Engine::Start(Job& job, Placement placement) {
 void Engine::AllocatePass() {
   if (policy_.queue_sort->dynamic()) SortQueue();
   class_fit_.assign(fit_classes_.size(), 0);
+  preempt_failed_.assign(fit_classes_.size(), 0);
   std::vector<std::pair<int, WorkloadId>> blocked;  // (group, head)
   auto head_of = [&](int group) -> WorkloadId {
     for (const auto& [g, head] : blocked)
@@ -227,9 +228,16 @@ void Engine::AllocatePass() {
       const size_t fc = static_cast<size_t>(job.fit_class);
       std::optional<Placement> p;
       if (class_fit_[fc] != 2) p = FindPlacement(job);
-      if (!p && policy_.preempt && policy_.preempt->MakeRoom(job, *this)) {
-        class_fit_.assign(fit_classes_.size(), 0);
-        p = FindPlacement(job);
+      const bool ask = !p && policy_.preempt &&
+                       !(preempt_failed_[fc] && policy_.preempt->monotone_in_queue_order());
+      if (ask) {
+        if (policy_.preempt->MakeRoom(job, *this)) {
+          class_fit_.assign(fit_classes_.size(), 0);
+          preempt_failed_.assign(fit_classes_.size(), 0);
+          p = FindPlacement(job);
+        } else {
+          preempt_failed_[fc] = 1;
+        }
       }
       if (!p) {
         class_fit_[fc] = 2;

@@ -88,6 +88,10 @@ class PreemptPlugin {
   // Called when `job` found no room. May preempt allocations through the engine; returns
   // true when it freed room and the engine should try the job again.
   virtual bool MakeRoom(const Job& job, Engine& engine) = 0;
+  // True when a failure for one workload implies failure, in the same cycle, for every later
+  // workload of the same fit class (later in queue order). The engine then stops asking for
+  // that class until something frees room -- what keeps a long queue cheap.
+  virtual bool monotone_in_queue_order() const { return false; }
 };
 
 class PermitPlugin {

@@ -23,8 +23,8 @@ std::string Money(double v) {
 }  // namespace
 
 std::pair<double, double> ValueOrder::Key(const Job& job, const Engine&) const {
-  if (job.is_service()) return {0.0, static_cast<double>(job.queued_since)};
-  return {1.0, -job.value_density};
+  // Services first, each group densest first; ties in arrival order.
+  return {job.is_service() ? 0.0 : 1.0, -job.value_density};
 }
 
 double SpeedScore::Score(const Job& job, NodeIndex node, const Engine& engine) const {
@@ -82,16 +82,35 @@ DurationMs ValuePreempt::Payback(const WorkloadSpec& spec) {
   return std::max<DurationMs>(kMinute, 3 * spec.restart_cost + spec.checkpoint_interval);
 }
 
+const std::vector<ValuePreempt::Candidate>& ValuePreempt::Candidates(const Engine& engine) {
+  if (cached_cycle_ == engine.cycles()) return candidates_;
+  cached_cycle_ = engine.cycles();
+  candidates_.clear();
+  for (const auto& [id, a] : engine.allocations()) {
+    const Job& v = engine.job(a.workload);
+    if (v.is_service() || !v.s().preemptible) continue;
+    candidates_.push_back({id, v.value_density});
+  }
+  std::stable_sort(candidates_.begin(), candidates_.end(),
+                   [](const Candidate& x, const Candidate& y) { return x.density < y.density; });
+  return candidates_;
+}
+
 bool ValuePreempt::MakeRoom(const Job& job, Engine& engine) {
   if (job.never_fits || job.s().shape.gpu_count == 0) return false;
   const bool service = job.is_service();
   VictimQuery q;
   std::map<AllocationId, double> cost;
   double densest_victim = 0;
-  for (const auto& [id, a] : engine.allocations()) {
+  for (const Candidate& cand : Candidates(engine)) {
+    // Sparsest first: past the margin nobody further is a victim.
+    if (!service && cand.density * o_.margin >= job.value_density) break;
+    const Allocation* live = engine.allocation(cand.id);
+    if (!live) continue;  // preempted earlier in this cycle
+    const Allocation& a = *live;
+    const AllocationId id = cand.id;
     const Job& v = engine.job(a.workload);
-    if (v.is_service() || !v.s().preemptible || v.id == job.id) continue;
-    if (!service && v.value_density * o_.margin >= job.value_density) continue;
+    if (v.id == job.id) continue;
     // No thrash: a workload already preempted runs its payback before it can be again.
     if (v.preemptions > 0 && engine.now() - a.started < Payback(v.s())) continue;
     const double c = PreemptionCost(engine, a) / 3600.0 * v.value_density;

@@ -58,11 +58,24 @@ class ValuePreempt : public PreemptPlugin {
   explicit ValuePreempt(Options o) : o_(o) {}
   std::string_view name() const override { return "value-preempt"; }
   bool MakeRoom(const Job& job, Engine& engine) override;
+  // The queue is in value order: a sparser workload of the same shape gains less and may
+  // take fewer victims, so a failure holds for the rest of the class.
+  bool monotone_in_queue_order() const override { return true; }
 
   static DurationMs Payback(const WorkloadSpec& spec);
 
  private:
+  struct Candidate {
+    AllocationId id;
+    double density;
+  };
+  // Preemptible non-service allocations as of the start of this cycle's first MakeRoom,
+  // sparsest first; entries preempted since are skipped.
+  const std::vector<Candidate>& Candidates(const Engine& engine);
+
   Options o_;
+  uint64_t cached_cycle_ = ~uint64_t{0};
+  std::vector<Candidate> candidates_;
 };
 
 }  // namespace airtime
