@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: installs what is missing, builds airtime, and replays the shipped mixed day
-# under several policies side by side (airtime sim's default set: fifo, static, bestfit).
+# under several policies side by side (airtime sim's default set: every replay policy).
 #
 # Input: examples/mixed-day/cluster.yaml with every other *.yaml in examples/mixed-day/ as
 # workload files; where that folder is absent, examples/clusters/mixed-64.yaml with

@@ -15,7 +15,7 @@ namespace {
 struct SimArgs {
   std::string cluster;
   std::vector<std::string> workloads;
-  std::string policies = "fifo,static,bestfit";
+  std::string policies = "fifo,static,bestfit,slurm,tiresias,kai,lyra,airtime";
   uint64_t seed = 1;
   std::string json;
   std::string decisions;
@@ -96,7 +96,7 @@ int RunScenario(const SimArgs& a) {
       std::cout << "\n"
                 << r.policy << ": " << r.waiting_at_end_count
                 << " workload(s) still waiting at the end, e.g.\n";
-      for (size_t i = 0; i < r.waiting_at_end.size() && i < 3; ++i)
+      for (size_t i = 0; i < r.waiting_at_end.size() && i < 1; ++i)
         std::cout << "  " << r.waiting_at_end[i] << "\n";
     }
   }
