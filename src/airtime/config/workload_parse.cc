@@ -18,7 +18,7 @@ const std::vector<std::string>& WorkloadFields() {
       "locality",       "cpu",          "memory_gib",   "work",          "duration",
       "speed",          "utilization",  "submit_at",    "arrival",       "deadline",
       "deadline_after", "checkpoint",   "preemptible",  "preempt_grace", "slo",
-      "demand",         "demand_trace", "value"};
+      "demand",         "demand_trace", "value",        "elastic"};
   return fields;
 }
 
@@ -91,6 +91,12 @@ Status ReadShape(const MapReader& r, const GpuCatalog& catalog, Shape* shape) {
                                      "'" + DidYouMean(shape->mig_profile, profiles));
   }
 
+  if (r.Has("elastic")) {
+    auto e = r.Sub("elastic", {"min_gpus"});
+    if (!e.ok()) return e.status();
+    AIRTIME_RETURN_IF_ERROR(e->Require("min_gpus"));
+    AIRTIME_RETURN_IF_ERROR(e->Int("min_gpus", &shape->min_gpus, 1, shape->gpu_count));
+  }
   AIRTIME_RETURN_IF_ERROR(r.Number("memory_gb", &shape->memory_gb, 0, kInf));
   if (shape->memory_gb > 0) {
     double largest = 0;

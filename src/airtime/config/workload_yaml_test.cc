@@ -244,3 +244,31 @@ TEST(WorkloadYamlTest, CheckEventTargets) {
 
 }  // namespace
 }  // namespace airtime
+
+namespace airtime {
+namespace {
+
+TEST(WorkloadYamlTest, ElasticGang) {
+  auto s = ParseWorkloadYaml(R"(- name: el
+  kind: training
+  gpus: 8
+  work: 2h
+  elastic: {min_gpus: 2}
+)",
+                             "e.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->workloads[0].shape.min_gpus, 2);
+  auto bad = ParseWorkloadYaml(R"(- name: el
+  kind: training
+  gpus: 4
+  work: 2h
+  elastic: {min_gpus: 6}
+)",
+                               "e.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("e.yaml:5"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("min_gpus"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace airtime

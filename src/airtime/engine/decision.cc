@@ -14,6 +14,8 @@ const char* DecisionTypeName(DecisionType t) {
       return "scale";
     case DecisionType::kHold:
       return "hold";
+    case DecisionType::kResize:
+      return "resize";
     case DecisionType::kUnhold:
       return "unhold";
   }

@@ -14,7 +14,7 @@
 
 namespace airtime {
 
-enum class DecisionType : uint8_t { kStart, kPreempt, kRelease, kScale, kHold, kUnhold };
+enum class DecisionType : uint8_t { kStart, kPreempt, kRelease, kScale, kHold, kUnhold, kResize };
 const char* DecisionTypeName(DecisionType t);
 
 struct Decision {
@@ -26,8 +26,11 @@ struct Decision {
   TimeMs ready_at = 0;           // kStart: when it does useful work (after cold start / restart)
   TimeMs expected_end = kNever;  // kStart: when the work would finish undisturbed
   DurationMs waited = 0;         // kStart: how long it waited in the queue before this start
-  int replicas = 0;              // kScale: the new target
-  TimeMs until = kNever;         // kHold: how long
+  // kResize: the allocation this one replaces (an elastic job restarted from its saved
+  // progress on more GPUs; `allocation` and `placement` are the new ones).
+  AllocationId resized_from = kNoAllocation;
+  int replicas = 0;       // kScale: the new target
+  TimeMs until = kNever;  // kHold: how long
   std::string reason;
 };
 

@@ -37,6 +37,7 @@ const CycleResult& Engine::Handle(const Event& event) {
   ScaleServices();
   for (auto& p : policy_.cycle) p->BeforeAllocate(*this);
   AllocatePass();
+  GrowElastic();
   for (auto& p : policy_.cycle) p->AfterAllocate(*this);
   ExplainWaiting();
   return result_;
@@ -155,6 +156,7 @@ void Engine::OnArrival(const Event& e) {
   const Shape& shape = e.spec->shape;
   if (shape.gpu_count > 0) {
     int installed = 0, biggest_node = 0, biggest_domain = 0;
+    const int need = shape.min_gpus > 0 ? shape.min_gpus : shape.gpu_count;  // elastic: its least
     for (size_t n = 0; n < cluster_->node_count(); ++n) {
       const Node& node = cluster_->node(static_cast<NodeIndex>(n));
       if (node.gpu_count == 0 || !shape.AllowsType(node.gpu_type)) continue;
@@ -166,10 +168,9 @@ void Engine::OnArrival(const Event& e) {
     if (installed == 0) {
       job.never_fits = true;
       job.wait.reason = WaitReason::kNoSuchHardware;
-    } else if ((shape.locality == Locality::kNode && shape.gpu_count > biggest_node) ||
-               shape.gpu_count > installed ||
+    } else if ((shape.locality == Locality::kNode && need > biggest_node) || need > installed ||
                (shape.locality != Locality::kAny && shape.locality != Locality::kNode &&
-                shape.gpu_count > biggest_domain)) {
+                need > biggest_domain)) {
       job.never_fits = true;
       job.wait.reason = WaitReason::kTooLarge;
     }

@@ -129,7 +129,15 @@ class Engine {
   void Enqueue(Job& job);
   void Dequeue(Job& job);
   void SortQueue();
-  void Start(Job& job, Placement placement);
+  void Start(Job& job, Placement placement, AllocationId resized_from = kNoAllocation);
+  // Elastic gangs (Shape::min_gpus > 0): placements with fewer GPUs than asked, and the
+  // step after the allocation pass that resizes running ones up when GPUs are free.
+  std::optional<Placement> FindWithCount(const Job& job, int count);
+  std::optional<Placement> FindElastic(const Job& job, int at_least);
+  void GrowElastic();
+  const Shape& ShapeOf(const Job& job) const {
+    return shape_override_ ? *shape_override_ : job.s().shape;
+  }
   bool NodeAllowed(const Job& job, NodeIndex n) const;
   std::optional<Placement> Find(const Job& job, bool first_fit);
   std::optional<Placement> FindSingleNode(const Job& job, bool first_fit);
@@ -157,6 +165,7 @@ class Engine {
 
   std::map<std::string, int> fit_classes_;  // shape+filter key -> class id
   std::vector<int64_t> headroom_;           // per GPU type, declared this cycle
+  const Shape* shape_override_ = nullptr;   // set only inside FindWithCount
   bool ignore_filters_ = false;             // set only inside FitsIgnoringPolicy
   std::vector<int8_t> preempt_failed_;      // per cycle: MakeRoom failed for the class
   std::vector<int8_t> class_fit_;           // per cycle: 0 unknown, 1 fits, 2 does not fit

@@ -42,14 +42,14 @@ bool Engine::FitsIgnoringPolicy(const Job& job) {
 
 std::optional<Placement> Engine::Find(const Job& job, bool first_fit) {
   if (job.never_fits) return std::nullopt;
-  const Shape& shape = job.s().shape;
+  const Shape& shape = ShapeOf(job);
   if (auto p = FindSingleNode(job, first_fit)) return p;
   if (shape.gpu_count <= 1 || shape.locality == Locality::kNode) return std::nullopt;
   return FindMultiNode(job);
 }
 
 std::optional<Placement> Engine::FindSingleNode(const Job& job, bool first_fit) {
-  const Shape& shape = job.s().shape;
+  const Shape& shape = ShapeOf(job);
   const bool scored = !first_fit && !policy_.scores.empty();
   NodeIndex best = -1;
   double best_score = 0;
@@ -109,7 +109,7 @@ std::optional<Placement> Engine::FindSingleNode(const Job& job, bool first_fit) 
 }
 
 std::optional<Placement> Engine::FindMultiNode(const Job& job) {
-  const Shape& shape = job.s().shape;
+  const Shape& shape = ShapeOf(job);
   // Group the nodes that can contribute by NVLink domain, rack, or the whole cluster.
   std::map<int32_t, std::vector<std::pair<int, NodeIndex>>> groups;
   std::map<int32_t, int> units;
@@ -148,7 +148,7 @@ std::optional<Placement> Engine::FindMultiNode(const Job& job) {
   return p;
 }
 
-void Engine::Start(Job& job, Placement placement) {
+void Engine::Start(Job& job, Placement placement, AllocationId resized_from) {
   Allocation a;
   a.id = next_allocation_++;
   a.workload = job.id;
@@ -163,6 +163,9 @@ void Engine::Start(Job& job, Placement placement) {
       speed = 1e18;
       for (GpuIndex g : a.placement.gpus)
         speed = std::min(speed, job.s().SpeedOn(cluster_->gpu_type(g), catalog()));
+      // An elastic job on fewer GPUs than it asked for advances proportionally slower.
+      if (job.s().shape.min_gpus > 0)
+        speed *= static_cast<double>(a.placement.gpus.size()) / job.s().shape.gpu_count;
     }
     a.segment.start = now_;
     a.segment.overhead = job.work_saved > 0 ? job.s().restart_cost : 0;
@@ -178,7 +181,8 @@ void Engine::Start(Job& job, Placement placement) {
   job.wait = {};
 
   Decision d;
-  d.type = DecisionType::kStart;
+  d.type = resized_from == kNoAllocation ? DecisionType::kStart : DecisionType::kResize;
+  d.resized_from = resized_from;
   d.workload = job.id;
   d.allocation = a.id;
   d.replica = a.replica;
@@ -228,6 +232,7 @@ void Engine::AllocatePass() {
       const size_t fc = static_cast<size_t>(job.fit_class);
       std::optional<Placement> p;
       if (class_fit_[fc] != 2) p = FindPlacement(job);
+      if (!p && job.s().shape.min_gpus > 0) p = FindElastic(job, job.s().shape.min_gpus);
       const bool ask = !p && policy_.preempt &&
                        !(preempt_failed_[fc] && policy_.preempt->monotone_in_queue_order());
       if (ask) {
@@ -316,6 +321,60 @@ void Engine::ExplainWaiting() {
       }
     }
     result_.waiting.emplace_back(id, job.wait);
+  }
+}
+
+// ---------------------------------------------------------------- elastic jobs
+
+std::optional<Placement> Engine::FindWithCount(const Job& job, int count) {
+  Shape shape = job.s().shape;
+  shape.gpu_count = count;
+  shape_override_ = &shape;
+  auto p = Find(job, false);
+  shape_override_ = nullptr;
+  return p;
+}
+
+std::optional<Placement> Engine::FindElastic(const Job& job, int at_least) {
+  for (int k = job.s().shape.gpu_count - 1; k >= at_least; --k)
+    if (auto p = FindWithCount(job, k)) return p;
+  return std::nullopt;
+}
+
+void Engine::GrowElastic() {
+  std::vector<AllocationId> small;
+  for (const auto& [id, a] : allocations_) {
+    const Job& job = jobs_[static_cast<size_t>(a.workload)];
+    if (job.s().shape.min_gpus > 0 &&
+        static_cast<int>(a.placement.gpus.size()) < job.s().shape.gpu_count)
+      small.push_back(id);
+  }
+  for (AllocationId id : small) {
+    const Allocation old = allocations_.at(id);
+    Job& job = jobs_[static_cast<size_t>(old.workload)];
+    const int have = static_cast<int>(old.placement.gpus.size());
+    // Look for more GPUs counting its own as free; keep them if nothing bigger fits.
+    state_.Release(old.placement);
+    std::optional<Placement> p = FindWithCount(job, job.s().shape.gpu_count);
+    if (!p) p = FindElastic(job, have + 1);
+    state_.Apply(old.placement);
+    if (!p) continue;
+    // A resize restarts from saved progress and pays the restart cost: only when the time
+    // it saves on the remaining work is larger.
+    const double progress =
+        old.segment.work_at_start +
+        ToSeconds(std::max<DurationMs>(0, now_ - old.segment.start - old.segment.overhead)) *
+            old.segment.speed;
+    const double remaining = std::max(0.0, job.s().work_seconds - progress);
+    const double new_speed = old.segment.speed * static_cast<double>(p->gpus.size()) / have;
+    const double saved_s = remaining / old.segment.speed - remaining / new_speed;
+    if (saved_s <= ToSeconds(job.s().restart_cost)) continue;
+    allocations_.erase(id);
+    state_.Release(old.placement);
+    job.allocations.erase(std::find(job.allocations.begin(), job.allocations.end(), id));
+    result_.stopped.push_back({id, job.id, false, 0.0});
+    job.work_saved = std::min(job.s().work_seconds, progress);
+    Start(job, std::move(*p), id);
   }
 }
 

@@ -190,6 +190,34 @@ TEST(EngineTest, GangStaysInOneNvlinkDomain) {
   for (GpuIndex gi : gpus) EXPECT_EQ(c.domain_of(c.gpu(gi).node), c.domain_of(c.gpu(gpus[0]).node));
 }
 
+TEST(EngineTest, ElasticGangStartsSmallAndResizesUp) {
+  Cluster c = MakeCluster({{"A100-80GB", 8, 1}});
+  Engine e = MakeEngine(c, "bestfit");
+  auto& r0 = e.Handle(Event::Arrival(0, MakeJob("busy", WorkloadKind::kBatch, 4, 3600)));
+  const AllocationId busy = r0.decisions[0].allocation;
+  WorkloadSpec el = MakeJob("elastic", WorkloadKind::kTraining, 8, 8 * 3600);
+  el.shape.min_gpus = 2;
+  el.restart_cost = kMinute;
+  auto& r1 = e.Handle(Event::Arrival(0, el));
+  ASSERT_EQ(Starts(r1), 1);
+  EXPECT_EQ(r1.decisions[0].placement.gpus.size(), 4u);  // what is free, at half speed
+  EXPECT_EQ(r1.decisions[0].expected_end, 2 * 8 * kHour);
+  const AllocationId small = r1.decisions[0].allocation;
+  // After an hour the 4 GPUs free up: it resizes to 8, keeping the hour's progress.
+  auto& r2 = e.Handle(Event::Completion(kHour, busy));
+  ASSERT_EQ(r2.decisions.size(), 1u);
+  const Decision& d = r2.decisions[0];
+  EXPECT_EQ(d.type, DecisionType::kResize);
+  EXPECT_EQ(d.resized_from, small);
+  EXPECT_EQ(d.placement.gpus.size(), 8u);
+  EXPECT_DOUBLE_EQ(e.job(1).work_saved, 1800);  // 1 h at half speed
+  EXPECT_EQ(d.expected_end, kHour + kMinute + (8 * 3600 - 1800) * kSecond);
+  EXPECT_EQ(e.allocation(small), nullptr);
+  // A rigid 8-GPU job behind it would have waited instead.
+  WorkloadSpec rigid = MakeJob("rigid", WorkloadKind::kTraining, 8, 10);
+  EXPECT_EQ(Starts(e.Handle(Event::Arrival(kHour, rigid))), 0);
+}
+
 TEST(EngineTest, SameEventsSameDecisions) {
   Cluster c = MakeCluster({{"H100", 8, 4}, {"A100-80GB", 8, 2}});
   auto run = [&](uint64_t seed) {

@@ -169,6 +169,12 @@ Status ValidateSpec(const WorkloadSpec& s, const GpuCatalog& catalog) {
     if (s.shape.gpu_count > 1 && s.shape.gpu_milli < 1000)
       return err("gpu_fraction", "a fraction below 1 is allowed only with gpus: 1");
   }
+  if (s.shape.min_gpus != 0) {
+    if (s.shape.min_gpus < 1 || s.shape.min_gpus > s.shape.gpu_count)
+      return err("elastic.min_gpus", "expected 1 <= min_gpus <= gpus");
+    if (s.shape.mode != ShareMode::kWhole || s.is_service())
+      return err("elastic.min_gpus", "only whole-GPU work that is not a service can be elastic");
+  }
   if (s.shape.mode == ShareMode::kMig) {
     bool found = false;
     for (size_t i = 0; i < catalog.size(); ++i) {

@@ -54,6 +54,9 @@ struct Shape {
   std::vector<GpuTypeId> allowed_types;    // empty: any type
   std::vector<GpuTypeId> preferred_types;  // tried first when placement has a choice
   bool gang = true;                        // all GPUs start together (always true for now)
+  // Elastic gang: > 0 lets the work start on as few as min_gpus GPUs (progress scales
+  // with the GPUs it holds) and be resized up to gpu_count later. 0: rigid.
+  int min_gpus = 0;
   Locality locality = Locality::kNode;
   int64_t cpu_milli = 0;   // host CPU on the node, per workload (0: none)
   int64_t memory_mib = 0;  // host memory on the node, per workload (0: none)

@@ -180,7 +180,9 @@ class Run {
         if (d.placement.mode != ShareMode::kWhole) j["share_milli"] = d.placement.milli;
       }
       if (d.type == DecisionType::kScale) j["replicas"] = d.replicas;
-      if (d.type == DecisionType::kStart && d.expected_end != kNever)
+      if (d.type == DecisionType::kResize) j["resized_from"] = d.resized_from;
+      if ((d.type == DecisionType::kStart || d.type == DecisionType::kResize) &&
+          d.expected_end != kNever)
         j["expected_end_s"] = ToSeconds(d.expected_end);
       *opt_.decision_log << j.dump() << "\n";
     }
@@ -197,6 +199,13 @@ class Run {
             live_.insert(d.allocation);
             Push(d.expected_end, Kind::kCompletion, d.allocation);
           }
+          if (d.ready_at > cycle.at) Push(d.ready_at, Kind::kTimer, 0);
+          break;
+        case DecisionType::kResize:
+          // The old allocation ends here (its completion is void); the new one runs on.
+          live_.erase(d.resized_from);
+          live_.insert(d.allocation);
+          Push(d.expected_end, Kind::kCompletion, d.allocation);
           if (d.ready_at > cycle.at) Push(d.ready_at, Kind::kTimer, 0);
           break;
         case DecisionType::kPreempt:

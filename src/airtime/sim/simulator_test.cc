@@ -151,6 +151,19 @@ TEST(SimulatorTest, PreemptedWorkIsLost) {
   EXPECT_NEAR(r->ledger.gpu_hours(Bucket::kUseful), 8 * 4.0, 1e-6);
 }
 
+TEST(SimulatorTest, ElasticJobFinishesWhenItsResizedWorkIsDone) {
+  Cluster c = MakeCluster({{"A100-80GB", 8, 1}});
+  std::vector<WorkloadSpec> ws = {MakeJob("busy", WorkloadKind::kBatch, 4, 3600),
+                                  MakeJob("elastic", WorkloadKind::kTraining, 8, 8 * 3600)};
+  ws[1].shape.min_gpus = 2;
+  auto r = Simulate(MakeSimInput(c, ws), "bestfit");
+  ASSERT_TRUE(r.ok());
+  // 1 h on 4 GPUs (half speed: 1800 s of work), then 8 GPUs for the remaining 27000 s.
+  EXPECT_EQ(r->end, kHour + 27000 * kSecond);
+  EXPECT_NEAR(r->ledger.gpu_hours(Bucket::kUseful), 4 + 4 + 8 * 7.5, 1e-6);
+  EXPECT_EQ(r->metrics.kinds[static_cast<size_t>(WorkloadKind::kTraining)].completed, 1u);
+}
+
 TEST(SimulatorTest, PoliciesShareAHorizon) {
   SimInput in = RandomScenario(5);
   auto rs = SimulatePolicies(in, {"fifo", "bestfit"});
