@@ -1,10 +1,12 @@
 #include "airtime/cli/sim_command.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "airtime/base/strings.h"
+#include "airtime/policies/registry.h"
 #include "airtime/sim/report.h"
 #include "airtime/sim/sim_input.h"
 #include "airtime/sim/simulator.h"
@@ -28,11 +30,21 @@ struct SimArgs {
   int seeds = 10;
 };
 
+// Splits "fifo,tiresias:thresholds=30m,4h,bestfit" into policy specs: a comma starts a new
+// spec only where a known policy name follows, so parameter values may hold commas.
 std::vector<std::string> SplitPolicies(const std::string& list) {
+  const std::vector<std::string> known = PolicyRegistry::Builtin().names();
   std::vector<std::string> out;
   for (auto p : Split(list, ',')) {
-    auto t = Trim(p);
-    if (!t.empty()) out.emplace_back(t);
+    const std::string t(Trim(p));
+    if (t.empty()) continue;
+    const std::string name = ToLower(Trim(Split(t, ':')[0]));
+    const bool starts_spec = std::find(known.begin(), known.end(), name) != known.end();
+    if (!starts_spec && !out.empty() && out.back().find(':') != std::string::npos) {
+      out.back() += "," + t;
+    } else {
+      out.push_back(t);
+    }
   }
   return out;
 }
