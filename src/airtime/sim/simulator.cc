@@ -260,6 +260,9 @@ StatusOr<SimResult> Simulate(const SimInput& input, const std::string& policy_sp
   const auto t0 = std::chrono::steady_clock::now();
   Run run(input, engine, options);
   SimResult r = run.Go();
+  // Name the run by the spec as given, so that variants of one policy
+  // ("kai:preempt_min_runtime=30m") stay apart in tables and reports.
+  if (policy_spec.find(':') != std::string::npos) r.policy = policy_spec;
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
