@@ -153,6 +153,7 @@ void Engine::OnArrival(const Event& e) {
   job.priority = e.spec->priority;
   job.submitted = now_;
   job.value_density = ValueDensity(*e.spec, catalog());
+  job.elastic = e.spec->shape.min_gpus > 0;
   const Shape& shape = e.spec->shape;
   if (shape.gpu_count > 0) {
     int installed = 0, biggest_node = 0, biggest_domain = 0;
@@ -200,6 +201,7 @@ void Engine::OnStop(AllocationId id, bool completed, bool lost_work, std::string
   }
   const Allocation a = it->second;
   allocations_.erase(it);
+  small_elastic_.erase(id);
   state_.Release(a.placement);
   Job& job = jobs_[static_cast<size_t>(a.workload)];
   job.allocations.erase(std::find(job.allocations.begin(), job.allocations.end(), id));

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -165,6 +166,7 @@ class Engine {
 
   std::map<std::string, int> fit_classes_;  // shape+filter key -> class id
   std::vector<int64_t> headroom_;           // per GPU type, declared this cycle
+  std::set<AllocationId> small_elastic_;    // elastic allocations below their full size
   const Shape* shape_override_ = nullptr;   // set only inside FindWithCount
   bool ignore_filters_ = false;             // set only inside FitsIgnoringPolicy
   std::vector<int8_t> preempt_failed_;      // per cycle: MakeRoom failed for the class

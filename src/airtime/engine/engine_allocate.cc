@@ -176,6 +176,9 @@ void Engine::Start(Job& job, Placement placement, AllocationId resized_from) {
   }
   state_.Apply(a.placement);
   job.allocations.push_back(a.id);
+  if (job.s().shape.min_gpus > 0 &&
+      static_cast<int>(a.placement.gpus.size()) < job.s().shape.gpu_count)
+    small_elastic_.insert(a.id);
   if (job.first_start == kNever) job.first_start = now_;
   job.phase = JobPhase::kRunning;
   job.wait = {};
@@ -232,7 +235,7 @@ void Engine::AllocatePass() {
       const size_t fc = static_cast<size_t>(job.fit_class);
       std::optional<Placement> p;
       if (class_fit_[fc] != 2) p = FindPlacement(job);
-      if (!p && job.s().shape.min_gpus > 0) p = FindElastic(job, job.s().shape.min_gpus);
+      if (!p && job.elastic) p = FindElastic(job, job.s().shape.min_gpus);
       const bool ask = !p && policy_.preempt &&
                        !(preempt_failed_[fc] && policy_.preempt->monotone_in_queue_order());
       if (ask) {
@@ -342,14 +345,13 @@ std::optional<Placement> Engine::FindElastic(const Job& job, int at_least) {
 }
 
 void Engine::GrowElastic() {
-  std::vector<AllocationId> small;
-  for (const auto& [id, a] : allocations_) {
-    const Job& job = jobs_[static_cast<size_t>(a.workload)];
-    if (job.s().shape.min_gpus > 0 &&
-        static_cast<int>(a.placement.gpus.size()) < job.s().shape.gpu_count)
-      small.push_back(id);
-  }
+  if (small_elastic_.empty()) return;
+  const std::vector<AllocationId> small(small_elastic_.begin(), small_elastic_.end());
   for (AllocationId id : small) {
+    if (!allocations_.count(id)) {
+      small_elastic_.erase(id);
+      continue;
+    }
     const Allocation old = allocations_.at(id);
     Job& job = jobs_[static_cast<size_t>(old.workload)];
     const int have = static_cast<int>(old.placement.gpus.size());
@@ -370,6 +372,7 @@ void Engine::GrowElastic() {
     const double saved_s = remaining / old.segment.speed - remaining / new_speed;
     if (saved_s <= ToSeconds(job.s().restart_cost)) continue;
     allocations_.erase(id);
+    small_elastic_.erase(id);
     state_.Release(old.placement);
     job.allocations.erase(std::find(job.allocations.begin(), job.allocations.end(), id));
     result_.stopped.push_back({id, job.id, false, 0.0});

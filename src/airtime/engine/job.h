@@ -61,6 +61,7 @@ struct Job {
   int fit_class = 0;         // interned (shape, policy filter class): equal classes fit alike
   double value_density = 0;  // value per GPU-hour of its shape
   bool never_fits = false;   // computed at arrival: kNoSuchHardware / kTooLarge
+  bool elastic = false;      // shape.min_gpus > 0 (kept here: the queue walk stays in Job)
 
   // Queue bookkeeping.
   bool queued = false;
