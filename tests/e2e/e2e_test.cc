@@ -279,6 +279,31 @@ TEST(GoodInput, SmallScenarioRuns) {
                            HasSubstr("installed GPU-hours")));
 }
 
+TEST(Suite, EveryScenarioUnderEveryPolicyWithInputFromTheCommandLine) {
+  const std::string json = TempDir() + "/suite.json";
+  Outcome r = Airtime({"sim", "--suite", "--suite-file", kData + "suite.yaml", "--policy",
+                       "fifo,airtime", "--cluster", kData + "cluster.yaml", "--workload",
+                       kData + "ok.yaml", "--json", json});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("== small"), HasSubstr("absent-fgd: skipped"),
+                           HasSubstr("== command-line"), HasSubstr("== summary")));
+  const auto report = nlohmann::json::parse(ReadFile(json));
+  ASSERT_EQ(report.at("entries").size(), 4u);  // (small, command-line) x (fifo, airtime)
+  for (const auto& e : report.at("entries")) {
+    EXPECT_TRUE(e.contains("ledger"));
+    EXPECT_TRUE(e.contains("return_per_gpu_hour"));
+    EXPECT_TRUE(e.contains("slo_attainment"));
+  }
+  EXPECT_EQ(report.at("entries")[0].at("scenario"), "small");
+  EXPECT_EQ(report.at("entries")[1].at("policy"), "airtime");
+}
+
+TEST(Suite, ABadSuiteFileNamesTheLineAndField) {
+  Outcome r = Airtime({"sim", "--suite", "--suite-file", kData + "suite_bad.yaml"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("suite_bad.yaml:2"), HasSubstr("clustr")));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {

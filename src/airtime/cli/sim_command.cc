@@ -1,4 +1,5 @@
 #include "airtime/cli/sim_command.h"
+#include "airtime/cli/sim_args.h"
 
 #include <algorithm>
 #include <fstream>
@@ -12,23 +13,6 @@
 #include "airtime/sim/simulator.h"
 
 namespace airtime {
-namespace {
-
-struct SimArgs {
-  std::string cluster;
-  std::vector<std::string> workloads;
-  std::string policies = "fifo,static,bestfit,slurm,tiresias,kai,lyra,airtime";
-  uint64_t seed = 1;
-  std::string json;
-  std::string decisions;
-  std::string horizon;
-  bool skip_bad_rows = false;
-  bool quiet = false;
-  // Protocol mode.
-  std::string protocol;
-  std::string nodes, pods;
-  int seeds = 10;
-};
 
 // Splits "fifo,tiresias:thresholds=30m,4h,bestfit" into policy specs: a comma starts a new
 // spec only where a known policy name follows, so parameter values may hold commas.
@@ -48,6 +32,8 @@ std::vector<std::string> SplitPolicies(const std::string& list) {
   }
   return out;
 }
+
+namespace {
 
 int RunScenario(const SimArgs& a) {
   if (a.cluster.empty() || a.workloads.empty()) {
@@ -155,8 +141,13 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   sim->add_option("--pods", args->pods, "protocol: pod list CSV");
   sim->add_option("--seeds", args->seeds, "protocol: number of seeds (from 42)")
       ->capture_default_str();
+  sim->add_flag("--suite", args->suite,
+                "run every scenario of the suite file under every policy (see --suite-file)");
+  sim->add_option("--suite-file", args->suite_file, "the suite file")->capture_default_str();
   sim->callback([args, exit_code, sim] {
-    if (!args->protocol.empty()) {
+    if (args->suite) {
+      *exit_code = RunSuite(*args);
+    } else if (!args->protocol.empty()) {
       // The protocol measures placement: compare the placement policies unless told otherwise.
       const std::string policies = sim->count("--policy") ? args->policies : "bestfit,fgd";
       *exit_code = RunProtocol(args->protocol, args->nodes, args->pods, SplitPolicies(policies),

@@ -1,0 +1,38 @@
+// The options of `airtime sim`, shared by its modes (replay, protocol, suite).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace airtime {
+
+struct SimArgs {
+  std::string cluster;
+  std::vector<std::string> workloads;
+  std::string policies = "fifo,static,bestfit,slurm,tiresias,kai,lyra,airtime";
+  uint64_t seed = 1;
+  std::string json;
+  std::string decisions;
+  std::string horizon;
+  bool skip_bad_rows = false;
+  bool quiet = false;
+  // Protocol mode.
+  std::string protocol;
+  std::string nodes, pods;
+  int seeds = 10;
+  // Suite mode.
+  bool suite = false;
+  std::string suite_file = "examples/suite/suite.yaml";
+};
+
+// Splits "fifo,tiresias:thresholds=30m,4h,bestfit" into policy specs: a comma starts a new
+// spec only where a known policy name follows, so parameter values may hold commas.
+std::vector<std::string> SplitPolicies(const std::string& list);
+
+// `airtime sim --suite`: every scenario of the suite file (plus one given with --cluster /
+// --workload or --nodes / --pods) under every policy; one table per scenario, a summary, and
+// the JSON report. Returns the exit code.
+int RunSuite(const SimArgs& args);
+
+}  // namespace airtime

@@ -1,0 +1,204 @@
+// `airtime sim --suite`: every scenario of a suite file under every policy.
+//
+// The suite file (examples/suite/suite.yaml) lists scenarios, each either a replay
+//   - {name, cluster, workloads: [...], horizon}
+// or a placement protocol
+//   - {name, protocol: fgd, nodes, pods}
+// with paths relative to the suite file. A protocol scenario whose files are missing (the
+// shared traces are not there) is skipped with a note.
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "airtime/base/strings.h"
+#include "airtime/cli/sim_args.h"
+#include "airtime/fgd/fgd_protocol.h"
+#include "airtime/sim/report.h"
+#include "airtime/sim/simulator.h"
+
+namespace airtime {
+namespace {
+
+struct SuiteScenario {
+  std::string name;
+  std::string cluster;
+  std::vector<std::string> workloads;
+  std::string horizon;
+  std::string protocol, nodes, pods;
+  std::string source;
+};
+
+StatusOr<std::vector<SuiteScenario>> LoadSuite(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::vector<SuiteScenario> out;
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    return NotFound("cannot read suite file " + path);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  const fs::path base = fs::path(path).parent_path();
+  auto rel = [&](const std::string& p) { return (base / p).lexically_normal().string(); };
+  const YAML::Node list = root["suite"];
+  if (!list || !list.IsSequence())
+    return InvalidArgument(path + ": expected a top-level 'suite:' list of scenarios");
+  for (const YAML::Node& n : list) {
+    SuiteScenario s;
+    s.source = path + ":" + std::to_string(n.Mark().line + 1);
+    auto field = [&](const char* key) { return n[key] ? n[key].as<std::string>() : std::string(); };
+    try {
+      for (const auto& kv : n) {
+        const std::string k = kv.first.as<std::string>();
+        static const char* kKnown[] = {"name",     "cluster", "workloads", "horizon",
+                                       "protocol", "nodes",   "pods"};
+        if (std::find(std::begin(kKnown), std::end(kKnown), k) == std::end(kKnown))
+          return InvalidArgument(
+              s.source + ": unknown field '" + k +
+              "' (known: name, cluster, workloads, horizon, protocol, nodes, pods)");
+      }
+      s.name = field("name");
+      s.horizon = field("horizon");
+      s.protocol = field("protocol");
+      if (!s.protocol.empty()) {
+        s.nodes = rel(field("nodes"));
+        s.pods = rel(field("pods"));
+      } else {
+        s.cluster = rel(field("cluster"));
+        if (n["workloads"])
+          for (const auto& w : n["workloads"]) s.workloads.push_back(rel(w.as<std::string>()));
+      }
+    } catch (const YAML::Exception& e) {
+      return InvalidArgument(s.source + ": " + e.msg);
+    }
+    if (s.name.empty()) return InvalidArgument(s.source + ": a scenario needs a name");
+    if (s.protocol.empty() && (field("cluster").empty() || s.workloads.empty()))
+      return InvalidArgument(s.source + ": scenario '" + s.name +
+                             "' needs cluster and workloads (or protocol)");
+    if (!s.protocol.empty() && s.protocol != "fgd")
+      return InvalidArgument(s.source + ": unknown protocol '" + s.protocol + "' (known: fgd)");
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::string Pct(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f%%", 100 * v);
+  return b;
+}
+
+}  // namespace
+
+int RunSuite(const SimArgs& a) {
+  auto suite = LoadSuite(a.suite_file);
+  if (!suite.ok()) {
+    std::cerr << "airtime sim --suite: " << suite.status().message() << "\n";
+    return 1;
+  }
+  // Input given on the command line runs through the same policies.
+  if (!a.cluster.empty())
+    suite->push_back(
+        {"command-line", a.cluster, a.workloads, a.horizon, "", "", "", "command line"});
+  if (!a.pods.empty())
+    suite->push_back({"command-line-fgd", "", {}, "", "fgd", a.nodes, a.pods, "command line"});
+  const std::vector<std::string> policies = SplitPolicies(a.policies);
+  nlohmann::json entries = nlohmann::json::array();
+  std::string summary;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-18s %-24s %10s %9s %9s %9s %9s %9s %9s\n", "scenario",
+                "policy", "return/GPUh", "alloc", "SLO", "deadlines", "useful", "stranded", "lost");
+  summary += line;
+  for (const SuiteScenario& s : *suite) {
+    if (!s.protocol.empty()) {
+      if (!std::filesystem::exists(s.nodes) || !std::filesystem::exists(s.pods)) {
+        std::cout << "\n== " << s.name << ": skipped (" << s.pods << " not found)\n";
+        continue;
+      }
+      FgdOptions o;
+      o.nodes_csv = s.nodes;
+      o.pods_csv = s.pods;
+      o.policies = policies;
+      o.seeds = a.seeds;
+      auto r = RunFgdProtocol(o);
+      if (!r.ok()) {
+        std::cerr << "airtime sim --suite: " << s.name << ": " << r.status().message() << "\n";
+        return 1;
+      }
+      std::cout << "\n== " << s.name << " (FGD placement protocol, " << a.seeds
+                << " seeds): GPU allocation % at arrived demand 100% / 130%\n";
+      for (const auto& p : r->policies) {
+        std::printf("  %-24s %8.2f %8.2f\n", p.policy.c_str(), p.mean.at(100), p.mean.at(130));
+        auto num = [](double v) {
+          return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v);
+        };
+        entries.push_back({{"scenario", s.name},
+                           {"policy", p.policy},
+                           {"protocol", "fgd"},
+                           {"allocation_at_100", num(p.mean.at(100))},
+                           {"allocation_at_130", num(p.mean.at(130))},
+                           {"pods_failed", p.pods_failed}});
+      }
+      continue;
+    }
+    auto input = LoadSimInput(s.cluster, s.workloads, LoadOptions{a.skip_bad_rows});
+    if (!input.ok()) {
+      std::cerr << "airtime sim --suite: " << s.name << ": " << input.status().message() << "\n";
+      return 1;
+    }
+    SimOptions opt;
+    opt.seed = a.seed;
+    const std::string h = !s.horizon.empty() ? s.horizon : a.horizon;
+    if (!h.empty()) {
+      auto d = ParseDurationMs(h);
+      if (!d || *d <= 0) {
+        std::cerr << "airtime sim --suite: " << s.source << ": horizon: expected a duration, got '"
+                  << h << "'\n";
+        return 1;
+      }
+      opt.horizon = *d;
+    }
+    auto results = SimulatePolicies(*input, policies, opt);
+    if (!results.ok()) {
+      std::cerr << "airtime sim --suite: " << s.name << ": " << results.status().message() << "\n";
+      return 2;
+    }
+    std::cout << "\n== " << s.name << ": " << input->cluster.gpu_count() << " GPUs, "
+              << input->workloads.size() << " workloads\n"
+              << ResultsTable(*results);
+    for (const SimResult& r : *results) {
+      nlohmann::json j = ResultToJson(r);
+      j["scenario"] = s.name;
+      entries.push_back(std::move(j));
+      const double inst = r.ledger.installed_gpu_hours();
+      auto share = [&](Bucket b) { return inst > 0 ? r.ledger.gpu_hours(b) / inst : 0.0; };
+      char row[256];
+      std::snprintf(row, sizeof row, "%-18s %-24s %10.3f %9s %9s %9s %9s %9s %9s\n", s.name.c_str(),
+                    r.policy.c_str(), r.return_per_gpu_hour(), Pct(r.allocation_rate()).c_str(),
+                    Pct(r.metrics.slo_attainment).c_str(), Pct(r.metrics.deadline_hit_rate).c_str(),
+                    Pct(share(Bucket::kUseful)).c_str(), Pct(share(Bucket::kStranded)).c_str(),
+                    Pct(share(Bucket::kLost)).c_str());
+      summary += row;
+    }
+  }
+  std::cout << "\n== summary\n" << summary;
+  if (!a.json.empty()) {
+    std::ofstream f(a.json);
+    f << nlohmann::json{{"suite", a.suite_file}, {"seed", a.seed}, {"entries", entries}}.dump(2)
+      << "\n";
+    if (!f) {
+      std::cerr << "airtime sim --suite: cannot write " << a.json << "\n";
+      return 1;
+    }
+    std::cout << "\nreport written to " << a.json << "\n";
+  }
+  return 0;
+}
+
+}  // namespace airtime
