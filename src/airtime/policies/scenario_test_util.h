@@ -4,6 +4,8 @@
 // finished. Test-only.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <functional>
 #include <map>
 #include <queue>
@@ -13,8 +15,16 @@
 #include <vector>
 
 #include "airtime/engine/engine.h"
+#include "airtime/policies/registry.h"
 
 namespace airtime::testing {
+
+// An engine running the registry policy `spec` (a test fails if the spec is refused).
+inline Engine MakeEngine(const Cluster& c, const std::string& spec) {
+  auto p = PolicyRegistry::Builtin().Make(spec, c);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return Engine(c, std::move(*p));
+}
 
 struct ScenarioLog {
   std::map<std::string, std::vector<TimeMs>> starts;

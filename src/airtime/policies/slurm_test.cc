@@ -13,13 +13,8 @@ namespace {
 
 using testing::Drive;
 using testing::MakeCluster;
+using testing::MakeEngine;
 using testing::MakeJob;
-
-Engine MakeEngine(const Cluster& c, const std::string& spec) {
-  auto p = PolicyRegistry::Builtin().Make(spec, c);
-  EXPECT_TRUE(p.ok()) << p.status().ToString();
-  return Engine(c, std::move(*p));
-}
 
 WorkloadSpec Job(const std::string& name, int gpus, double hours, TimeMs submit,
                  const std::string& tenant = "default") {
