@@ -22,6 +22,8 @@ PACKAGES=(
   libgtest-dev       # unit and end-to-end tests
   libgmock-dev
   libbenchmark-dev   # bench/
+  libsqlite3-dev     # the daemon's embedded store
+  libcpp-httplib-dev # the daemon's HTTP API and the CLI's client
 )
 
 installed() {

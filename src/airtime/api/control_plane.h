@@ -1,0 +1,81 @@
+// ControlPlane: what the HTTP API asks of the daemon.
+//
+// The API layer (http_api.h) authenticates a request, turns it into a call on this
+// interface and the answer into an HTTP response; the daemon (airtime/server) implements
+// it. Answers are JSON documents in the shapes below (docs/api.md documents them for
+// users); errors are Status codes, mapped to HTTP by the API layer:
+//   kInvalidArgument -> 400, kUnauthenticated -> 401, kPermissionDenied -> 403,
+//   kNotFound -> 404, kAlreadyExists / kFailedPrecondition -> 409,
+//   kResourceExhausted -> 413, kUnavailable -> 503, anything else -> 500.
+//
+// Workload view (List: without "explanation" and "runs"; Get: with them):
+//   {"id": 12, "name": "chat", "tenant": "team-a", "kind": "realtime",
+//    "state": "queued|running|succeeded|failed|cancelled",
+//    "priority": 0, "submitted_at": <ms since epoch>, "started_at": ms|null,
+//    "finished_at": ms|null, "exit_code": int|null, "gpus": ["GPU-uuid", ...],
+//    "replicas": {"running": 2, "target": 3} (realtime only), "demand_rps": 12.5,
+//    "preemptions": 0, "reason": "one line: why it waits / what it does",
+//    "explanation": "the engine's full explanation",
+//    "runs": [{"id": 3, "replica": 0, "attempt": 1, "state": "running|exited|...",
+//              "pid": 1234, "gpus": [...], "started_at": ms, "ended_at": ms|null,
+//              "exit_code": int|null, "log_dir": "/data/runs/3", "stop_reason": "..."}]}
+// GPUs: {"gpus": [{"index": 0, "uuid": "GPU-...", "model": "NVIDIA H100 80GB HBM3",
+//   "type": "H100", "memory_mib": 81559, "mig_mode": false, "fake": true,
+//   "utilization": 0.42, "memory_used_mib": 1234, "power_w": 312.5,
+//   "processes": [1234], "allocations": [{"workload": 12, "name": "chat",
+//   "milli": 1000}]}]}
+// Ledger: {"since": ms, "now": ms, "installed_gpu_seconds": 1234.5,
+//   "buckets": {"useful": gpu_seconds, "idle_held": ..., ... all nine ...},
+//   "value": 12.3, "return_per_gpu_hour": 0.5}
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "airtime/base/status.h"
+
+namespace airtime {
+
+// Who is calling, as the API's authentication resolved it.
+struct Caller {
+  std::string tenant;  // the tenant whose token was presented ("" for the admin)
+  bool admin = false;  // the admin token: sees and changes every tenant's workloads
+};
+
+struct ListFilter {
+  std::string state;   // "" for all; else one state name, or "active" (queued + running)
+  std::string kind;    // "" for all
+  std::string tenant;  // admin only: "" for all
+  int limit = 0;       // 0: no limit; else the most recent `limit`
+};
+
+class ControlPlane {
+ public:
+  virtual ~ControlPlane() = default;
+
+  // `body` is YAML or JSON (JSON is YAML) in the simulator's workload schema: one workload
+  // mapping, a list of them, or {workloads: [...]}; `origin` names it in error messages
+  // ("request"). A tenant caller's workloads belong to its tenant (a spec that names another
+  // tenant is kPermissionDenied); the admin may name any. All or nothing: on an error no
+  // workload of the body is accepted. Once this returns OK the workloads are durable.
+  // Answer: {"accepted": [{"id": 12, "name": "chat"}, ...]}.
+  virtual StatusOr<nlohmann::json> Submit(const Caller& caller, std::string_view body,
+                                          std::string_view origin) = 0;
+  // {"workloads": [view, ...]} (a tenant sees only its own).
+  virtual StatusOr<nlohmann::json> List(const Caller& caller, const ListFilter& filter) = 0;
+  // One workload by id ("12") or name, with explanation and runs.
+  virtual StatusOr<nlohmann::json> Get(const Caller& caller, std::string_view id_or_name) = 0;
+  virtual Status Cancel(const Caller& caller, std::string_view id_or_name) = 0;
+  virtual Status SetPriority(const Caller& caller, std::string_view id_or_name, int priority) = 0;
+  // A realtime service's current request rate (requests per second).
+  virtual Status ReportDemand(const Caller& caller, std::string_view id_or_name, double rps) = 0;
+  virtual StatusOr<nlohmann::json> Gpus(const Caller& caller) = 0;
+  virtual StatusOr<nlohmann::json> Ledger(const Caller& caller) = 0;
+  // Prometheus text exposition format (version 0.0.4).
+  virtual std::string Metrics() = 0;
+  // Whether the daemon is serving; `why` says what is wrong when not.
+  virtual bool Healthy(std::string* why) = 0;
+};
+
+}  // namespace airtime

@@ -1,0 +1,115 @@
+// Store: the daemon's durable state in an embedded SQLite database (WAL mode).
+//
+// What survives a crash of the daemon: every accepted submission (its original text, so a
+// restart re-parses exactly what was accepted), one row per workload (state, priority,
+// last reported demand, outcome), one row per run (a process the executor launched or was
+// about to launch: its GPUs, pid and process identity, run directory, outcome), and a few
+// key/value facts (meta). The daemon writes a run row in state "launching" and commits
+// BEFORE it starts the process, so a restart knows every process that may exist.
+//
+// Durability: journal_mode=WAL, synchronous=NORMAL (a committed transaction survives a
+// crash of the process; a power loss may lose the last ones), busy_timeout set.
+// Not thread-safe: one thread (the daemon's event loop) uses a Store.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "airtime/base/status.h"
+#include "airtime/base/time.h"
+
+namespace airtime {
+
+struct SubmissionRow {
+  int64_t id = 0;  // assigned by AddSubmission
+  std::string tenant;
+  std::string body;    // the request body as accepted (YAML or JSON)
+  std::string origin;  // "request", "demo.yaml", for messages
+  TimeMs at = 0;
+};
+
+struct WorkloadRow {
+  int64_t id = 0;  // assigned by AddWorkload; the workload's id in the API
+  int64_t submission_id = 0;
+  int32_t index = 0;  // which workload of the submission's body (0-based, in parse order)
+  std::string name;   // unique among all workloads ever accepted
+  std::string tenant;
+  std::string kind;
+  std::string state = "queued";  // queued | running | succeeded | failed | cancelled
+  int32_t priority = 0;          // current priority (a change overrides the spec's)
+  TimeMs submitted_at = 0;
+  std::optional<TimeMs> started_at;
+  std::optional<TimeMs> finished_at;
+  std::optional<int32_t> exit_code;
+  std::string message;  // the last outcome in words ("exited with status 1", "cancelled")
+  double demand_rps = 0;  // realtime: last reported request rate
+  TimeMs demand_at = 0;
+  int32_t preemptions = 0;
+};
+
+struct RunRow {
+  int64_t id = 0;  // assigned by AddRun
+  int64_t workload_id = 0;
+  int32_t replica = 0;  // realtime replicas: which one; others 0
+  int32_t attempt = 1;  // 1 for the first run of a workload, +1 per restart
+  std::vector<std::string> gpus;  // GPU (or MIG) UUIDs in CUDA_VISIBLE_DEVICES order
+  int32_t share_milli = 1000;     // < 1000: a fraction of one GPU (MPS)
+  std::string state = "launching";  // launching | running | exited | abandoned
+  int64_t pid = 0;                  // the run's supervisor process (0 until known)
+  int64_t start_ticks = 0;          // its start time, /proc/PID/stat field 22
+  std::string boot_id;              // /proc/sys/kernel/random/boot_id when it started
+  TimeMs started_at = 0;
+  std::optional<TimeMs> ended_at;
+  std::optional<int32_t> exit_code;  // 128+N for death by signal N
+  std::string run_dir;               // logs, exit file, claim file
+  std::string stop_reason;           // why airtime stopped it ("preempted: ...", "cancelled")
+  int64_t port = 0;                  // realtime replicas: the port given to it (0: none)
+};
+
+class Store {
+ public:
+  // Opens (creating if needed) `dir`/airtime.db; creates `dir` when missing. Fails with a
+  // message naming the path when the directory or database cannot be used, or when the
+  // database was written by a newer schema version.
+  static StatusOr<std::unique_ptr<Store>> Open(const std::string& dir);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Runs `body` in one transaction (BEGIN IMMEDIATE .. COMMIT); a non-OK status from
+  // `body` or from SQLite rolls everything back and is returned. Nesting is not allowed.
+  Status Transaction(const std::function<Status()>& body);
+
+  // Writes outside Transaction are committed one by one.
+  StatusOr<int64_t> AddSubmission(const SubmissionRow& row);
+  // kAlreadyExists naming the name when a workload of that name exists.
+  StatusOr<int64_t> AddWorkload(const WorkloadRow& row);
+  Status UpdateWorkload(const WorkloadRow& row);  // by id; every column but id
+  StatusOr<int64_t> AddRun(const RunRow& row);
+  Status UpdateRun(const RunRow& row);  // by id
+
+  StatusOr<SubmissionRow> GetSubmission(int64_t id);
+  // All workloads (by id); `active_only`: state queued or running.
+  StatusOr<std::vector<WorkloadRow>> LoadWorkloads(bool active_only);
+  // All runs (by id); `active_only`: state launching or running.
+  StatusOr<std::vector<RunRow>> LoadRuns(bool active_only);
+  StatusOr<std::vector<RunRow>> RunsOf(int64_t workload_id);
+  bool NameTaken(const std::string& name);
+
+  Status SetMeta(const std::string& key, const std::string& value);
+  std::optional<std::string> GetMeta(const std::string& key);
+
+  const std::string& path() const { return path_; }
+
+ private:
+  Store() = default;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::string path_;
+};
+
+}  // namespace airtime
