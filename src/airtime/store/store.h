@@ -81,10 +81,13 @@ class Store {
   Store& operator=(const Store&) = delete;
 
   // Runs `body` in one transaction (BEGIN IMMEDIATE .. COMMIT); a non-OK status from
-  // `body` or from SQLite rolls everything back and is returned. Nesting is not allowed.
+  // `body` or from SQLite rolls everything back and is returned (an exception from `body`
+  // also rolls back, then propagates). Nesting is not allowed: kFailedPrecondition.
   Status Transaction(const std::function<Status()>& body);
 
-  // Writes outside Transaction are committed one by one.
+  // Writes outside Transaction are committed one by one. Foreign keys are enforced: a
+  // workload's submission_id and a run's workload_id must name existing rows (else
+  // kInvalidArgument). Updates of an id that does not exist give kNotFound.
   StatusOr<int64_t> AddSubmission(const SubmissionRow& row);
   // kAlreadyExists naming the name when a workload of that name exists.
   StatusOr<int64_t> AddWorkload(const WorkloadRow& row);

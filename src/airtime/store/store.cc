@@ -1,0 +1,591 @@
+// Store on SQLite: schema version 1, prepared statements cached for the Store's lifetime,
+// every value bound as a parameter. See store.h for what is stored and why.
+#include "airtime/store/store.h"
+
+#include <sqlite3.h>
+
+#include <array>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <system_error>
+#include <utility>
+
+#include "airtime/base/strings.h"
+
+namespace airtime {
+namespace {
+
+constexpr int64_t kSchemaVersion = 1;
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE submissions(
+  id INTEGER PRIMARY KEY,
+  tenant TEXT NOT NULL,
+  body TEXT NOT NULL,
+  origin TEXT NOT NULL,
+  at INTEGER NOT NULL);
+CREATE TABLE workloads(
+  id INTEGER PRIMARY KEY,
+  submission_id INTEGER NOT NULL REFERENCES submissions(id),
+  idx INTEGER NOT NULL,
+  name TEXT NOT NULL UNIQUE,
+  tenant TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  state TEXT NOT NULL,
+  priority INTEGER NOT NULL,
+  submitted_at INTEGER NOT NULL,
+  started_at INTEGER,
+  finished_at INTEGER,
+  exit_code INTEGER,
+  message TEXT NOT NULL,
+  demand_rps REAL NOT NULL,
+  demand_at INTEGER NOT NULL,
+  preemptions INTEGER NOT NULL);
+CREATE TABLE runs(
+  id INTEGER PRIMARY KEY,
+  workload_id INTEGER NOT NULL REFERENCES workloads(id),
+  replica INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  gpus TEXT NOT NULL,
+  share_milli INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  start_ticks INTEGER NOT NULL,
+  boot_id TEXT NOT NULL,
+  started_at INTEGER NOT NULL,
+  ended_at INTEGER,
+  exit_code INTEGER,
+  run_dir TEXT NOT NULL,
+  stop_reason TEXT NOT NULL,
+  port INTEGER NOT NULL);
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE INDEX runs_by_workload ON runs(workload_id);
+CREATE INDEX runs_by_state ON runs(state);
+CREATE INDEX workloads_by_state ON workloads(state);
+PRAGMA user_version = 1;
+)sql";
+
+// The cached statements; kSql holds their text in the same order.
+enum Statement {
+  kAddSubmission,
+  kGetSubmission,
+  kAddWorkload,
+  kUpdateWorkload,
+  kLoadWorkloads,
+  kLoadActiveWorkloads,
+  kNameTaken,
+  kAddRun,
+  kUpdateRun,
+  kLoadRuns,
+  kLoadActiveRuns,
+  kRunsOf,
+  kSetMeta,
+  kGetMeta,
+  kStatementCount,
+};
+
+#define AIRTIME_WORKLOAD_COLUMNS                                                        \
+  "submission_id, idx, name, tenant, kind, state, priority, submitted_at, started_at, " \
+  "finished_at, exit_code, message, demand_rps, demand_at, preemptions"
+#define AIRTIME_RUN_COLUMNS                                                              \
+  "workload_id, replica, attempt, gpus, share_milli, state, pid, start_ticks, boot_id, " \
+  "started_at, ended_at, exit_code, run_dir, stop_reason, port"
+#define AIRTIME_15_PARAMS "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+
+constexpr std::array<const char*, kStatementCount> kSql = {
+    "INSERT INTO submissions(tenant, body, origin, at) VALUES(?, ?, ?, ?)",
+    "SELECT id, tenant, body, origin, at FROM submissions WHERE id = ?",
+    "INSERT INTO workloads(" AIRTIME_WORKLOAD_COLUMNS ") VALUES(" AIRTIME_15_PARAMS ")",
+    "UPDATE workloads SET (" AIRTIME_WORKLOAD_COLUMNS ") = (" AIRTIME_15_PARAMS ") WHERE id = ?",
+    "SELECT id, " AIRTIME_WORKLOAD_COLUMNS " FROM workloads ORDER BY id",
+    "SELECT id, " AIRTIME_WORKLOAD_COLUMNS
+    " FROM workloads WHERE state IN ('queued', 'running') ORDER BY id",
+    "SELECT 1 FROM workloads WHERE name = ?",
+    "INSERT INTO runs(" AIRTIME_RUN_COLUMNS ") VALUES(" AIRTIME_15_PARAMS ")",
+    "UPDATE runs SET (" AIRTIME_RUN_COLUMNS ") = (" AIRTIME_15_PARAMS ") WHERE id = ?",
+    "SELECT id, " AIRTIME_RUN_COLUMNS " FROM runs ORDER BY id",
+    "SELECT id, " AIRTIME_RUN_COLUMNS
+    " FROM runs WHERE state IN ('launching', 'running') ORDER BY id",
+    "SELECT id, " AIRTIME_RUN_COLUMNS " FROM runs WHERE workload_id = ? ORDER BY id",
+    "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = "
+    "excluded.value",
+    "SELECT value FROM meta WHERE key = ?",
+};
+
+#undef AIRTIME_WORKLOAD_COLUMNS
+#undef AIRTIME_RUN_COLUMNS
+#undef AIRTIME_15_PARAMS
+
+StatusCode CodeFor(int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return StatusCode::kUnavailable;
+    case SQLITE_CONSTRAINT:
+      return StatusCode::kInvalidArgument;
+    default:
+      return StatusCode::kInternal;
+  }
+}
+
+// One use of a cached statement: binds parameters in order, steps, reads the columns of
+// each row in order, and resets the statement when it goes out of scope.
+class Query {
+ public:
+  explicit Query(sqlite3_stmt* stmt) : stmt_(stmt) {}
+  ~Query() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  Query(const Query&) = delete;
+  Query& operator=(const Query&) = delete;
+
+  void Bind(int64_t v) { Check(sqlite3_bind_int64(stmt_, ++param_, v)); }
+  void Bind(int32_t v) { Bind(static_cast<int64_t>(v)); }
+  void Bind(double v) { Check(sqlite3_bind_double(stmt_, ++param_, v)); }
+  void Bind(const std::string& v) {
+    Check(sqlite3_bind_text64(stmt_, ++param_, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
+  }
+  template <typename T>
+  void Bind(const std::optional<T>& v) {
+    if (v) return Bind(*v);
+    Check(sqlite3_bind_null(stmt_, ++param_));
+  }
+
+  // SQLITE_ROW, SQLITE_DONE or an error code (that of a failed Bind first).
+  int Step() {
+    column_ = 0;
+    return bind_rc_ != SQLITE_OK ? bind_rc_ : sqlite3_step(stmt_);
+  }
+
+  void Get(int64_t& v) { v = sqlite3_column_int64(stmt_, column_++); }
+  void Get(int32_t& v) { v = sqlite3_column_int(stmt_, column_++); }
+  void Get(double& v) { v = sqlite3_column_double(stmt_, column_++); }
+  void Get(std::string& v) {
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column_));
+    v.assign(text ? text : "", sqlite3_column_bytes(stmt_, column_));
+    ++column_;
+  }
+  template <typename T>
+  void Get(std::optional<T>& v) {
+    if (sqlite3_column_type(stmt_, column_) == SQLITE_NULL) {
+      v.reset();
+      ++column_;
+      return;
+    }
+    Get(v.emplace());
+  }
+
+ private:
+  void Check(int rc) {
+    if (bind_rc_ == SQLITE_OK) bind_rc_ = rc;
+  }
+
+  sqlite3_stmt* stmt_;
+  int param_ = 0;
+  int column_ = 0;
+  int bind_rc_ = SQLITE_OK;
+};
+
+void BindWorkload(Query& q, const WorkloadRow& w) {
+  q.Bind(w.submission_id);
+  q.Bind(w.index);
+  q.Bind(w.name);
+  q.Bind(w.tenant);
+  q.Bind(w.kind);
+  q.Bind(w.state);
+  q.Bind(w.priority);
+  q.Bind(w.submitted_at);
+  q.Bind(w.started_at);
+  q.Bind(w.finished_at);
+  q.Bind(w.exit_code);
+  q.Bind(w.message);
+  q.Bind(w.demand_rps);
+  q.Bind(w.demand_at);
+  q.Bind(w.preemptions);
+}
+
+WorkloadRow ReadWorkload(Query& q) {
+  WorkloadRow w;
+  q.Get(w.id);
+  q.Get(w.submission_id);
+  q.Get(w.index);
+  q.Get(w.name);
+  q.Get(w.tenant);
+  q.Get(w.kind);
+  q.Get(w.state);
+  q.Get(w.priority);
+  q.Get(w.submitted_at);
+  q.Get(w.started_at);
+  q.Get(w.finished_at);
+  q.Get(w.exit_code);
+  q.Get(w.message);
+  q.Get(w.demand_rps);
+  q.Get(w.demand_at);
+  q.Get(w.preemptions);
+  return w;
+}
+
+void BindRun(Query& q, const RunRow& r) {
+  q.Bind(r.workload_id);
+  q.Bind(r.replica);
+  q.Bind(r.attempt);
+  q.Bind(nlohmann::json(r.gpus).dump());
+  q.Bind(r.share_milli);
+  q.Bind(r.state);
+  q.Bind(r.pid);
+  q.Bind(r.start_ticks);
+  q.Bind(r.boot_id);
+  q.Bind(r.started_at);
+  q.Bind(r.ended_at);
+  q.Bind(r.exit_code);
+  q.Bind(r.run_dir);
+  q.Bind(r.stop_reason);
+  q.Bind(r.port);
+}
+
+// Parses the gpus column: a JSON array of strings.
+std::optional<std::vector<std::string>> ParseGpus(const std::string& text) {
+  nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_array()) return std::nullopt;
+  std::vector<std::string> gpus;
+  for (const auto& gpu : json) {
+    if (!gpu.is_string()) return std::nullopt;
+    gpus.push_back(gpu.get<std::string>());
+  }
+  return gpus;
+}
+
+StatusOr<RunRow> ReadRun(Query& q) {
+  RunRow r;
+  std::string gpus;
+  q.Get(r.id);
+  q.Get(r.workload_id);
+  q.Get(r.replica);
+  q.Get(r.attempt);
+  q.Get(gpus);
+  q.Get(r.share_milli);
+  q.Get(r.state);
+  q.Get(r.pid);
+  q.Get(r.start_ticks);
+  q.Get(r.boot_id);
+  q.Get(r.started_at);
+  q.Get(r.ended_at);
+  q.Get(r.exit_code);
+  q.Get(r.run_dir);
+  q.Get(r.stop_reason);
+  q.Get(r.port);
+  std::optional<std::vector<std::string>> parsed = ParseGpus(gpus);
+  if (!parsed) {
+    return Internal("run " + std::to_string(r.id) +
+                    ": gpus is not a JSON array of strings: " + gpus);
+  }
+  r.gpus = std::move(*parsed);
+  return r;
+}
+
+Status MakeDirectory(const std::string& dir) {
+  if (dir.empty()) return InvalidArgument("store: the state directory is empty");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return FailedPrecondition("store: cannot create directory '" + dir + "': " + ec.message());
+  }
+  if (!std::filesystem::is_directory(dir, ec)) {
+    return FailedPrecondition("store: '" + dir + "' is not a directory");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+struct Store::Impl {
+  sqlite3* db = nullptr;
+  std::array<sqlite3_stmt*, kStatementCount> stmts{};
+  bool in_transaction = false;
+
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl() {
+    for (sqlite3_stmt* stmt : stmts) sqlite3_finalize(stmt);
+    sqlite3_close(db);
+  }
+
+  Status Error(std::string_view op, int rc) const {
+    return Status(CodeFor(rc), std::string(op) + ": " + sqlite3_errmsg(db));
+  }
+
+  Query Use(Statement s) { return Query(stmts[s]); }
+
+  // Steps a statement that yields no rows.
+  Status Done(Query& q, std::string_view op) {
+    int rc = q.Step();
+    return rc == SQLITE_DONE ? OkStatus() : Error(op, rc);
+  }
+
+  // After an UPDATE by id: NotFound when no row had the id.
+  Status Changed(const std::string& op, std::string_view what) const {
+    if (sqlite3_changes(db) > 0) return OkStatus();
+    return NotFound(op + ": no such " + std::string(what));
+  }
+
+  int64_t LastId() const { return static_cast<int64_t>(sqlite3_last_insert_rowid(db)); }
+
+  // Steps an INSERT or UPDATE of a workload: kAlreadyExists when its name is taken.
+  Status WriteWorkload(Query& q, const WorkloadRow& row, std::string_view op) {
+    int rc = q.Step();
+    if (rc == SQLITE_CONSTRAINT_UNIQUE) {
+      return Status(StatusCode::kAlreadyExists,
+                    "workload name '" + row.name + "' is already taken");
+    }
+    return rc == SQLITE_DONE ? OkStatus() : Error(op, rc);
+  }
+
+  StatusOr<std::vector<RunRow>> ReadRuns(Query& q, std::string_view op) {
+    std::vector<RunRow> runs;
+    int rc;
+    while ((rc = q.Step()) == SQLITE_ROW) {
+      StatusOr<RunRow> run = ReadRun(q);
+      if (!run.ok()) return Internal(std::string(op) + ": " + run.status().message());
+      runs.push_back(std::move(*run));
+    }
+    if (rc != SQLITE_DONE) return Error(op, rc);
+    return runs;
+  }
+
+  Status Exec(const char* sql, std::string_view op) {
+    int rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
+    return rc == SQLITE_OK ? OkStatus() : Error(op, rc);
+  }
+
+  // Runs a one-off statement that yields one row; returns its first column as text.
+  StatusOr<std::string> Scalar(const char* sql, std::string_view op) {
+    sqlite3_stmt* stmt = nullptr;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr);
+    if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
+    std::string value;
+    if (rc == SQLITE_ROW) {
+      Query q(stmt);
+      q.Get(value);
+    }
+    Status status = rc == SQLITE_ROW ? OkStatus() : Error(op, rc);
+    sqlite3_finalize(stmt);
+    if (!status.ok()) return status;
+    return value;
+  }
+
+  // Marks a transaction open; rolls it back on scope exit unless Commit succeeded, so an
+  // error or an exception from the body leaves nothing behind.
+  class TransactionScope {
+   public:
+    explicit TransactionScope(Impl& impl) : impl_(impl) { impl_.in_transaction = true; }
+    ~TransactionScope() {
+      if (!sqlite3_get_autocommit(impl_.db)) {
+        // The caller gets the error that caused the rollback; a failed rollback adds nothing.
+        (void)impl_.Exec("ROLLBACK", "rollback");
+      }
+      impl_.in_transaction = false;
+    }
+    TransactionScope(const TransactionScope&) = delete;
+    TransactionScope& operator=(const TransactionScope&) = delete;
+
+    Status Commit() { return impl_.Exec("COMMIT", "commit transaction"); }
+
+   private:
+    Impl& impl_;
+  };
+
+  Status RunTransaction(const std::function<Status()>& body);
+  Status Open(const std::string& path);
+  Status Configure();
+  StatusOr<int64_t> ReadVersion();
+  Status CreateSchema();
+  Status PrepareStatements();
+};
+
+Status Store::Impl::RunTransaction(const std::function<Status()>& body) {
+  if (in_transaction) {
+    return FailedPrecondition("store: Transaction called inside a transaction (no nesting)");
+  }
+  AIRTIME_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "begin transaction"));
+  TransactionScope scope(*this);
+  AIRTIME_RETURN_IF_ERROR(body());
+  return scope.Commit();
+}
+
+Status Store::Impl::Open(const std::string& path) {
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  if (rc != SQLITE_OK) return Error("open", rc);
+  sqlite3_extended_result_codes(db, 1);
+  AIRTIME_RETURN_IF_ERROR(Exec("PRAGMA busy_timeout = 5000", "set busy_timeout"));
+  StatusOr<int64_t> version = ReadVersion();
+  if (!version.ok()) return version.status();
+  if (*version > kSchemaVersion) {
+    return FailedPrecondition("written by a newer airtime (schema version " +
+                              std::to_string(*version) + ", this airtime knows up to " +
+                              std::to_string(kSchemaVersion) +
+                              "); use that airtime or another state directory");
+  }
+  AIRTIME_RETURN_IF_ERROR(Configure());
+  AIRTIME_RETURN_IF_ERROR(CreateSchema());
+  return PrepareStatements();
+}
+
+StatusOr<int64_t> Store::Impl::ReadVersion() {
+  StatusOr<std::string> text = Scalar("PRAGMA user_version", "read user_version");
+  if (!text.ok()) return text.status();
+  std::optional<int64_t> version = ParseInt(*text);
+  if (!version) return Internal("read user_version: not an integer: " + *text);
+  return *version;
+}
+
+Status Store::Impl::Configure() {
+  StatusOr<std::string> mode = Scalar("PRAGMA journal_mode = WAL", "set journal_mode");
+  if (!mode.ok()) return mode.status();
+  if (ToLower(*mode) != "wal") {
+    return FailedPrecondition("cannot use WAL mode (journal_mode stays '" + *mode + "')");
+  }
+  AIRTIME_RETURN_IF_ERROR(Exec("PRAGMA synchronous = NORMAL", "set synchronous"));
+  return Exec("PRAGMA foreign_keys = ON", "set foreign_keys");
+}
+
+// Creates the schema in a fresh database; the version is read again under the write lock
+// in case another process created it meanwhile.
+Status Store::Impl::CreateSchema() {
+  return RunTransaction([&]() -> Status {
+    StatusOr<int64_t> version = ReadVersion();
+    if (!version.ok()) return version.status();
+    if (*version == kSchemaVersion) return OkStatus();
+    if (*version == 0) return Exec(kSchema, "create schema");
+    return FailedPrecondition("unexpected schema version " + std::to_string(*version));
+  });
+}
+
+Status Store::Impl::PrepareStatements() {
+  for (int i = 0; i < kStatementCount; ++i) {
+    int rc = sqlite3_prepare_v3(db, kSql[i], -1, SQLITE_PREPARE_PERSISTENT, &stmts[i], nullptr);
+    if (rc != SQLITE_OK) return Error(std::string("prepare '") + kSql[i] + "'", rc);
+  }
+  return OkStatus();
+}
+
+StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
+  AIRTIME_RETURN_IF_ERROR(MakeDirectory(dir));
+  std::unique_ptr<Store> store(new Store());
+  store->path_ = (std::filesystem::path(dir) / "airtime.db").string();
+  store->impl_ = std::make_unique<Impl>();
+  Status status = store->impl_->Open(store->path_);
+  if (!status.ok()) {
+    return Status(status.code(), "cannot open store " + store->path_ + ": " + status.message());
+  }
+  return store;
+}
+
+Store::~Store() = default;
+
+Status Store::Transaction(const std::function<Status()>& body) {
+  return impl_->RunTransaction(body);
+}
+
+StatusOr<int64_t> Store::AddSubmission(const SubmissionRow& row) {
+  Query q = impl_->Use(kAddSubmission);
+  q.Bind(row.tenant);
+  q.Bind(row.body);
+  q.Bind(row.origin);
+  q.Bind(row.at);
+  AIRTIME_RETURN_IF_ERROR(impl_->Done(q, "add submission"));
+  return impl_->LastId();
+}
+
+StatusOr<int64_t> Store::AddWorkload(const WorkloadRow& row) {
+  Query q = impl_->Use(kAddWorkload);
+  BindWorkload(q, row);
+  AIRTIME_RETURN_IF_ERROR(impl_->WriteWorkload(q, row, "add workload '" + row.name + "'"));
+  return impl_->LastId();
+}
+
+Status Store::UpdateWorkload(const WorkloadRow& row) {
+  Query q = impl_->Use(kUpdateWorkload);
+  BindWorkload(q, row);
+  q.Bind(row.id);
+  std::string op = "update workload " + std::to_string(row.id);
+  AIRTIME_RETURN_IF_ERROR(impl_->WriteWorkload(q, row, op));
+  return impl_->Changed(op, "workload");
+}
+
+StatusOr<int64_t> Store::AddRun(const RunRow& row) {
+  Query q = impl_->Use(kAddRun);
+  BindRun(q, row);
+  AIRTIME_RETURN_IF_ERROR(impl_->Done(q, "add run of workload " + std::to_string(row.workload_id)));
+  return impl_->LastId();
+}
+
+Status Store::UpdateRun(const RunRow& row) {
+  Query q = impl_->Use(kUpdateRun);
+  BindRun(q, row);
+  q.Bind(row.id);
+  std::string op = "update run " + std::to_string(row.id);
+  AIRTIME_RETURN_IF_ERROR(impl_->Done(q, op));
+  return impl_->Changed(op, "run");
+}
+
+StatusOr<SubmissionRow> Store::GetSubmission(int64_t id) {
+  Query q = impl_->Use(kGetSubmission);
+  q.Bind(id);
+  std::string op = "get submission " + std::to_string(id);
+  int rc = q.Step();
+  if (rc == SQLITE_DONE) return NotFound(op + ": no such submission");
+  if (rc != SQLITE_ROW) return impl_->Error(op, rc);
+  SubmissionRow row;
+  q.Get(row.id);
+  q.Get(row.tenant);
+  q.Get(row.body);
+  q.Get(row.origin);
+  q.Get(row.at);
+  return row;
+}
+
+StatusOr<std::vector<WorkloadRow>> Store::LoadWorkloads(bool active_only) {
+  Query q = impl_->Use(active_only ? kLoadActiveWorkloads : kLoadWorkloads);
+  std::vector<WorkloadRow> rows;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) rows.push_back(ReadWorkload(q));
+  if (rc != SQLITE_DONE) return impl_->Error("load workloads", rc);
+  return rows;
+}
+
+StatusOr<std::vector<RunRow>> Store::LoadRuns(bool active_only) {
+  Query q = impl_->Use(active_only ? kLoadActiveRuns : kLoadRuns);
+  return impl_->ReadRuns(q, "load runs");
+}
+
+StatusOr<std::vector<RunRow>> Store::RunsOf(int64_t workload_id) {
+  Query q = impl_->Use(kRunsOf);
+  q.Bind(workload_id);
+  return impl_->ReadRuns(q, "runs of workload " + std::to_string(workload_id));
+}
+
+bool Store::NameTaken(const std::string& name) {
+  Query q = impl_->Use(kNameTaken);
+  q.Bind(name);
+  return q.Step() == SQLITE_ROW;
+}
+
+Status Store::SetMeta(const std::string& key, const std::string& value) {
+  Query q = impl_->Use(kSetMeta);
+  q.Bind(key);
+  q.Bind(value);
+  return impl_->Done(q, "set meta '" + key + "'");
+}
+
+std::optional<std::string> Store::GetMeta(const std::string& key) {
+  Query q = impl_->Use(kGetMeta);
+  q.Bind(key);
+  if (q.Step() != SQLITE_ROW) return std::nullopt;
+  std::string value;
+  q.Get(value);
+  return value;
+}
+
+}  // namespace airtime
