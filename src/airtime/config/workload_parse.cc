@@ -12,13 +12,17 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 const std::vector<std::string>& WorkloadFields() {
-  static const std::vector<std::string> fields = {
-      "name",           "kind",         "tenant",       "priority",      "gpus",
-      "gpu_type",       "prefer",       "gpu_fraction", "mig",           "memory_gb",
-      "locality",       "cpu",          "memory_gib",   "work",          "duration",
-      "speed",          "utilization",  "submit_at",    "arrival",       "deadline",
-      "deadline_after", "checkpoint",   "preemptible",  "preempt_grace", "slo",
-      "demand",         "demand_trace", "value",        "elastic"};
+  static const std::vector<std::string> fields = {"name",       "kind",         "tenant",
+                                                  "priority",   "gpus",         "gpu_type",
+                                                  "prefer",     "gpu_fraction", "mig",
+                                                  "memory_gb",  "locality",     "cpu",
+                                                  "memory_gib", "work",         "duration",
+                                                  "speed",      "utilization",  "submit_at",
+                                                  "arrival",    "deadline",     "deadline_after",
+                                                  "checkpoint", "preemptible",  "preempt_grace",
+                                                  "slo",        "demand",       "demand_trace",
+                                                  "value",      "elastic",      "command",
+                                                  "env",        "workdir",      "metrics"};
   return fields;
 }
 
@@ -34,6 +38,54 @@ Status ReadTypes(const MapReader& r, std::string_view key, const GpuCatalog& cat
     out->push_back(*id);
     lines->push_back(line);
   }
+  return OkStatus();
+}
+
+// command (argv list), env (mapping), workdir, metrics: what the daemon runs.
+Status ReadExec(const MapReader& r, ExecSpec* exec) {
+  if (r.Has("command")) {
+    const YAML::Node cmd = r.Get("command");
+    if (!cmd.IsSequence())
+      return r.Expected("command",
+                        "a list: the program and its arguments (airtime runs no shell; write "
+                        "[python, train.py, --lr, '0.1'])");
+    if (cmd.size() == 0) return r.Expected("command", "a non-empty list");
+    std::vector<std::pair<std::string, int>> argv;
+    AIRTIME_RETURN_IF_ERROR(r.StringList("command", &argv));
+    for (auto& [arg, line] : argv) exec->argv.push_back(arg);
+  }
+  if (r.Has("env")) {
+    auto env = r.SubAnyKeys("env");
+    if (!env.ok()) return env.status();
+    for (const auto& e : env->entries()) {
+      if (e.key.empty() || e.key.find('=') != std::string::npos)
+        return env->FieldError(e.key, "expected a variable name without '='");
+      if (!e.value.IsScalar()) return env->Expected(e.key, "a text value");
+      exec->env.push_back({e.key, e.value.Scalar()});
+    }
+  }
+  AIRTIME_RETURN_IF_ERROR(r.String("workdir", &exec->workdir));
+  auto metrics = r.Sub("metrics", {"path", "demand", "type", "port"});
+  if (!metrics.ok()) return metrics.status();
+  if (!metrics->empty()) {
+    if (exec->argv.empty()) return r.FieldError("metrics", "needs a command to scrape");
+    exec->metrics_path = "/metrics";
+    AIRTIME_RETURN_IF_ERROR(metrics->String("path", &exec->metrics_path));
+    if (exec->metrics_path.empty() || exec->metrics_path[0] != '/')
+      return metrics->Expected("path", "a URL path starting with '/'");
+    std::vector<std::pair<std::string, int>> names;
+    AIRTIME_RETURN_IF_ERROR(metrics->Require("demand", " (the metric names to sum)"));
+    AIRTIME_RETURN_IF_ERROR(metrics->StringList("demand", &names));
+    for (auto& [name, line] : names) exec->demand_metrics.push_back(name);
+    std::string type = "gauge";
+    AIRTIME_RETURN_IF_ERROR(metrics->String("type", &type));
+    if (type != "gauge" && type != "counter")
+      return metrics->Expected("type", "gauge (requests in flight) or counter (requests served)",
+                               DidYouMean(type, {"gauge", "counter"}));
+    exec->demand_is_counter = type == "counter";
+    exec->wants_port = true;
+  }
+  if (r.Has("metrics") && metrics->empty()) return r.Expected("metrics", "a mapping");
   return OkStatus();
 }
 
@@ -238,9 +290,15 @@ StatusOr<WorkloadSpec> ParseWorkload(const YamlFile& file, const YAML::Node& nod
   AIRTIME_RETURN_IF_ERROR(r.Int("priority", &s.priority, std::numeric_limits<int>::min()));
   AIRTIME_RETURN_IF_ERROR(ReadShape(r, catalog, &s.shape));
 
+  AIRTIME_RETURN_IF_ERROR(ReadExec(r, &s.exec));
+  if (s.is_service() && !s.exec.empty()) s.exec.wants_port = true;  // replicas serve on a port
+
   // Work and speed.
   AIRTIME_RETURN_IF_ERROR(r.OneOf("work", "duration"));
-  if (!s.is_service()) {
+  if (!s.is_service() && !s.exec.empty() && !r.Has("work") && !r.Has("duration")) {
+    s.work_seconds = kDefaultCommandWorkSeconds;  // runs until its process exits
+    s.work_estimated = true;
+  } else if (!s.is_service()) {
     const char* key = r.Has("duration") ? "duration" : "work";
     AIRTIME_RETURN_IF_ERROR(
         r.Require(key, " (reference work at speed 1.0, e.g. work: 4h; 'duration' is a synonym)"));

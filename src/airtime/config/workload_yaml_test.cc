@@ -270,5 +270,55 @@ TEST(WorkloadYamlTest, ElasticGang) {
   EXPECT_NE(bad.status().message().find("min_gpus"), std::string::npos);
 }
 
+TEST(WorkloadYamlTest, CommandEnvAndMetricsForTheDaemon) {
+  Scenario s = ParseOk(R"(- name: train
+  kind: training
+  command: [python3, train.py, --lr, "0.1"]
+  env: {HF_HOME: /cache, SEED: 7}
+  workdir: /srv/train
+- name: chat
+  kind: realtime
+  slo: {latency_ms: 200, capacity_rps: 10}
+  command: [vllm, serve]
+  metrics: {demand: ["vllm:num_requests_running", "vllm:num_requests_waiting"]}
+- name: est
+  kind: batch
+  command: [./run]
+  duration: 10m
+)");
+  ASSERT_EQ(s.workloads.size(), 3u);
+  const ExecSpec& t = s.workloads[0].exec;
+  EXPECT_EQ(t.argv, (std::vector<std::string>{"python3", "train.py", "--lr", "0.1"}));
+  EXPECT_EQ(t.env.size(), 2u);
+  EXPECT_EQ(t.env[1], (std::pair<std::string, std::string>{"SEED", "7"}));
+  EXPECT_EQ(t.workdir, "/srv/train");
+  EXPECT_TRUE(s.workloads[0].work_estimated);
+  EXPECT_EQ(s.workloads[0].work_seconds, kDefaultCommandWorkSeconds);
+  const ExecSpec& c = s.workloads[1].exec;
+  EXPECT_EQ(c.metrics_path, "/metrics");
+  EXPECT_EQ(c.demand_metrics.size(), 2u);
+  EXPECT_FALSE(c.demand_is_counter);
+  EXPECT_TRUE(c.wants_port);
+  EXPECT_FALSE(s.workloads[2].work_estimated);
+  EXPECT_EQ(s.workloads[2].work_seconds, 600);
+}
+
+TEST(WorkloadYamlTest, CommandErrorsNameTheField) {
+  auto err = [](const std::string& text) {
+    auto s = ParseWorkloadYaml(text, "w.yaml");
+    EXPECT_FALSE(s.ok());
+    return s.ok() ? std::string() : s.status().message();
+  };
+  EXPECT_THAT(
+      err("- {name: a, command: python3 train.py}"),
+      ::testing::AllOf(HasSubstr("w.yaml:1"), HasSubstr("'command'"), HasSubstr("runs no shell")));
+  EXPECT_THAT(err("- {name: a, command: []}"), HasSubstr("non-empty"));
+  EXPECT_THAT(err("- {name: a, command: [x], env: {A: [1]}}"), HasSubstr("'env.A'"));
+  EXPECT_THAT(err("- {name: a, work: 1h, metrics: {demand: x}}"), HasSubstr("needs a command"));
+  EXPECT_THAT(err("- {name: a, command: [x], metrics: {demand: x, type: gauges}}"),
+              HasSubstr("did you mean 'gauge'"));
+  EXPECT_THAT(err("- {name: a, kind: batch}"), HasSubstr("missing required field 'work'"));
+}
+
 }  // namespace
 }  // namespace airtime

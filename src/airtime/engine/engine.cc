@@ -34,6 +34,7 @@ const CycleResult& Engine::Handle(const Event& event) {
   result_.trigger = event.type;
   headroom_.clear();
   Apply(event);
+  if (paused_) return result_;
   ScaleServices();
   for (auto& p : policy_.cycle) p->BeforeAllocate(*this);
   AllocatePass();
@@ -41,6 +42,35 @@ const CycleResult& Engine::Handle(const Event& event) {
   for (auto& p : policy_.cycle) p->AfterAllocate(*this);
   ExplainWaiting();
   return result_;
+}
+
+StatusOr<AllocationId> Engine::Adopt(WorkloadId id, const std::vector<GpuIndex>& gpus) {
+  if (id < 0 || static_cast<size_t>(id) >= jobs_.size())
+    return NotFound("no workload with id " + std::to_string(id));
+  Job& job = jobs_[static_cast<size_t>(id)];
+  if (!job.is_service() && !job.queued)
+    return FailedPrecondition("workload '" + job.s().name + "' is not waiting; cannot adopt");
+  const Shape& shape = job.s().shape;
+  for (GpuIndex g : gpus) {
+    if (g < 0 || static_cast<size_t>(g) >= cluster_->gpu_count())
+      return InvalidArgument("no GPU with index " + std::to_string(g));
+    if (!state_.GpuTakes(shape, g))
+      return FailedPrecondition("GPU " + std::to_string(g) + " has no room for '" + job.s().name +
+                                "'");
+  }
+  Placement p;
+  p.gpus = gpus;
+  if (!gpus.empty()) p.host_node = cluster_->gpu(gpus[0]).node;
+  state_.FillPlacement(shape, &p);
+  if (job.queued) Dequeue(job);
+  const size_t decisions = result_.decisions.size();
+  Start(job, std::move(p));
+  result_.decisions.resize(decisions);  // an adoption is not a decision
+  Allocation& a = allocations_.at(job.allocations.back());
+  a.ready_at = now_;
+  a.segment.overhead = 0;
+  if (!job.is_service()) a.expected_end = SegmentEnd(job.s(), a.segment);
+  return a.id;
 }
 
 std::optional<WorkloadId> Engine::FindByName(std::string_view name) const {

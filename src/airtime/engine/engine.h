@@ -70,6 +70,18 @@ class Engine {
   // earlier than the last one is treated as happening now.
   const CycleResult& Handle(const Event& event);
 
+  // Restores, between cycles, an allocation that exists outside the engine: the daemon,
+  // restarted after a crash, re-submits its workloads and then adopts the processes still
+  // running on the GPUs they hold. `id` must be waiting (a job) or a service; `gpus` must be
+  // free enough for one unit of its shape each. The allocation starts now, ready at once (no
+  // cold start: the process was already running); no decision is emitted. Returns its id.
+  StatusOr<AllocationId> Adopt(WorkloadId id, const std::vector<GpuIndex>& gpus);
+
+  // While paused, Handle applies events but decides nothing (no starts, scaling or
+  // preemption): a restarting daemon re-submits its workloads and adopts running processes
+  // first, then unpauses and feeds a timer event for the first real cycle.
+  void SetPaused(bool paused) { paused_ = paused; }
+
   // ---- Read access (drivers, ledger, plug-ins).
   TimeMs now() const { return now_; }
   // How many decision cycles have run (plug-ins key per-cycle caches on it).
@@ -169,8 +181,9 @@ class Engine {
   std::set<AllocationId> small_elastic_;    // elastic allocations below their full size
   const Shape* shape_override_ = nullptr;   // set only inside FindWithCount
   bool ignore_filters_ = false;             // set only inside FitsIgnoringPolicy
-  std::vector<int8_t> preempt_failed_;      // per cycle: MakeRoom failed for the class
-  std::vector<int8_t> class_fit_;           // per cycle: 0 unknown, 1 fits, 2 does not fit
+  bool paused_ = false;
+  std::vector<int8_t> preempt_failed_;  // per cycle: MakeRoom failed for the class
+  std::vector<int8_t> class_fit_;       // per cycle: 0 unknown, 1 fits, 2 does not fit
   std::vector<std::vector<NodeIndex>> nodes_of_type_;
   std::vector<int32_t> tie_rank_;  // per node: its place in the tie-breaking order
   int max_node_gpus_ = 0;

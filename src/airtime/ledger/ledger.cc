@@ -41,6 +41,12 @@ double LedgerTotals::installed_gpu_hours() const {
   return static_cast<double>(installed_milli_ms) / 3.6e9;
 }
 
+void Ledger::SetMeasuredUtilization(std::unordered_map<AllocationId, double> measured) {
+  measured_ = std::move(measured);
+  FlushAllocations();
+  Classify();
+}
+
 Ledger::Ledger(const Engine& engine) : engine_(&engine), last_(engine.now()), acc_since_(last_) {
   installed_milli_ = 1000 * static_cast<int64_t>(engine.cluster().gpu_count());
   Classify();
@@ -56,8 +62,8 @@ void Ledger::Advance(TimeMs to) {
   last_ = to;
 }
 
-void Ledger::Observe(const CycleResult& cycle) {
-  // Bring per-allocation accumulators up to now with the rates that held so far.
+// Brings per-allocation accumulators up to now with the rates that held so far.
+void Ledger::FlushAllocations() {
   const int64_t dt = last_ - acc_since_;
   if (dt > 0) {
     for (const AllocRates& r : alloc_rates_) {
@@ -68,6 +74,10 @@ void Ledger::Observe(const CycleResult& cycle) {
     }
   }
   acc_since_ = last_;
+}
+
+void Ledger::Observe(const CycleResult& cycle) {
+  FlushAllocations();
   // Work thrown away moves to `lost` from the buckets it was counted in, in proportion.
   for (const Stopped& s : cycle.stopped) {
     auto it = acc_.find(s.allocation);
@@ -159,6 +169,8 @@ void Ledger::Classify() {
     double util = job.s().utilization;
     if (a.ready_at > e.now()) {
       util = 0;
+    } else if (auto m = measured_.find(aid); m != measured_.end()) {
+      util = std::clamp(m->second, 0.0, 1.0);
     } else if (job.is_service()) {
       const double cap = job.s().realtime.capacity_rps * ready[a.workload];
       util = cap > 0 ? std::min(1.0, job.demand_rps / cap) : 0;

@@ -70,6 +70,11 @@ class Ledger {
   // Takes in a finished cycle: moves lost work, recomputes the classification.
   void Observe(const CycleResult& cycle);
 
+  // Telemetry (the daemon): the measured busy fraction of live allocations replaces the
+  // spec's utilisation (and a service's demand / capacity) from now on. Call Advance(now)
+  // first; allocations missing from `measured` keep the modelled figure.
+  void SetMeasuredUtilization(std::unordered_map<AllocationId, double> measured);
+
   const LedgerTotals& totals() const { return totals_; }
   TimeMs last() const { return last_; }
   // Shape-blocked waiting: milli-GPU-ms of demand that waited while enough capacity of an
@@ -85,6 +90,7 @@ class Ledger {
     int64_t useful = 0, idle = 0, low = 0;
   };
   void Classify();
+  void FlushAllocations();
 
   const Engine* engine_;
   TimeMs last_ = 0;
@@ -92,7 +98,8 @@ class Ledger {
   std::array<int64_t, kBucketCount> rate_{};  // milli-GPU in each bucket now
   int64_t installed_milli_ = 0;
   std::vector<AllocRates> alloc_rates_;
-  std::unordered_map<AllocationId, AllocAcc> acc_;  // per live allocation, since it started
+  std::unordered_map<AllocationId, AllocAcc> acc_;     // per live allocation, since it started
+  std::unordered_map<AllocationId, double> measured_;  // telemetry, when the daemon has it
   TimeMs acc_since_ = 0;
   std::vector<std::pair<std::string, int64_t>> shape_blocked_rate_;
   std::unordered_map<std::string, int64_t> shape_blocked_;

@@ -98,6 +98,28 @@ struct RealtimeProfile {
   int ReplicasFor(double rps) const;
 };
 
+// How the daemon runs a workload on this host; the simulator ignores it.
+struct ExecSpec {
+  std::vector<std::string> argv;  // program and arguments, executed directly (never a shell)
+  std::vector<std::pair<std::string, std::string>> env;  // added to the process environment
+  std::string workdir;                                   // "" : the run's own directory
+  // Realtime services: where each replica publishes its load, scraped by the daemon from
+  // http://127.0.0.1:<replica port><metrics_path>. The named metrics are summed over the
+  // replicas. A "counter" of requests gives the request rate by its increase per second; a
+  // "gauge" of requests in flight (vLLM's num_requests_running + waiting) gives it by
+  // Little's law: rate = in flight / latency SLO.
+  std::string metrics_path;
+  std::vector<std::string> demand_metrics;
+  bool demand_is_counter = false;
+  bool wants_port = false;  // realtime: each replica gets a port in PORT / AIRTIME_PORT
+
+  bool empty() const { return argv.empty(); }
+};
+
+// Work assumed for a workload that runs a command but states no duration: the daemon runs it
+// until its process exits, and the engine plans with this estimate.
+inline constexpr double kDefaultCommandWorkSeconds = 3600;
+
 struct WorkloadSpec {
   std::string name;
   WorkloadKind kind = WorkloadKind::kBatch;
@@ -120,6 +142,8 @@ struct WorkloadSpec {
 
   RealtimeProfile realtime;  // kind == kRealtime only
   ValueModel value;
+  ExecSpec exec;                // the daemon: what to run (empty in simulations)
+  bool work_estimated = false;  // work_seconds is kDefaultCommandWorkSeconds, not stated
 
   std::string source;  // "file.yaml:12" or "philly.csv:88", for messages
 

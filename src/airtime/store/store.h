@@ -45,7 +45,7 @@ struct WorkloadRow {
   std::optional<TimeMs> started_at;
   std::optional<TimeMs> finished_at;
   std::optional<int32_t> exit_code;
-  std::string message;  // the last outcome in words ("exited with status 1", "cancelled")
+  std::string message;    // the last outcome in words ("exited with status 1", "cancelled")
   double demand_rps = 0;  // realtime: last reported request rate
   TimeMs demand_at = 0;
   int32_t preemptions = 0;
@@ -54,10 +54,10 @@ struct WorkloadRow {
 struct RunRow {
   int64_t id = 0;  // assigned by AddRun
   int64_t workload_id = 0;
-  int32_t replica = 0;  // realtime replicas: which one; others 0
-  int32_t attempt = 1;  // 1 for the first run of a workload, +1 per restart
-  std::vector<std::string> gpus;  // GPU (or MIG) UUIDs in CUDA_VISIBLE_DEVICES order
-  int32_t share_milli = 1000;     // < 1000: a fraction of one GPU (MPS)
+  int32_t replica = 0;              // realtime replicas: which one; others 0
+  int32_t attempt = 1;              // 1 for the first run of a workload, +1 per restart
+  std::vector<std::string> gpus;    // GPU (or MIG) UUIDs in CUDA_VISIBLE_DEVICES order
+  int32_t share_milli = 1000;       // < 1000: a fraction of one GPU (MPS)
   std::string state = "launching";  // launching | running | exited | abandoned
   int64_t pid = 0;                  // the run's supervisor process (0 until known)
   int64_t start_ticks = 0;          // its start time, /proc/PID/stat field 22

@@ -538,7 +538,6 @@ TEST_F(StoreTest, UnwritableDirectoryIsAClearError) {
 TEST_F(StoreTest, TenThousandInsertsInOneTransaction) {
   constexpr int kCount = 10000;
   int64_t sub = AddSubmission();
-  auto start = std::chrono::steady_clock::now();
   Status st = store_->Transaction([&]() -> Status {
     for (int i = 0; i < kCount; ++i) {
       WorkloadRow w = Workload("w-" + std::to_string(i), i % 2 ? "queued" : "succeeded");
@@ -548,12 +547,7 @@ TEST_F(StoreTest, TenThousandInsertsInOneTransaction) {
     }
     return OkStatus();
   });
-  auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::chrono::steady_clock::now() - start);
-  ASSERT_TRUE(st.ok()) << st.ToString();
-  RecordProperty("insert_ms", static_cast<int>(elapsed.count()));
-  std::cout << kCount << " inserts in " << elapsed.count() << " ms\n";
-  EXPECT_LT(elapsed.count(), 1000);
+  ASSERT_TRUE(st.ok()) << st.ToString();  // speed: bench/, not a timed test
   EXPECT_EQ(Workloads(false).size(), static_cast<size_t>(kCount));
   EXPECT_EQ(Workloads(true).size(), static_cast<size_t>(kCount / 2));
   EXPECT_TRUE(store_->NameTaken("w-9999"));
