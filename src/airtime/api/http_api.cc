@@ -1,0 +1,359 @@
+// HttpApi: routing, authentication, body parsing and error answers over cpp-httplib.
+#include "airtime/api/http_api.h"
+
+#include <arpa/inet.h>
+#include <httplib.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <functional>
+#include <regex>
+#include <thread>
+#include <vector>
+
+#include "airtime/api/errors.h"
+#include "airtime/base/strings.h"
+
+namespace airtime {
+namespace {
+
+using nlohmann::json;
+
+// httplib::Server with access to its listening socket: the library's compiled-in backlog
+// (5) drops connections of a burst, so Deepen() listens again with a longer queue.
+class Server : public httplib::Server {
+ public:
+  bool Deepen(int backlog) { return ::listen(svr_sock_, backlog) == 0; }
+};
+
+// What a route handler sees.
+struct Call {
+  const httplib::Request& req;
+  const Caller& caller;
+  std::string arg;  // the {id-or-name} of the path, when it has one
+};
+
+using Handler = std::function<void(const Call&, httplib::Response&)>;
+
+struct Route {
+  std::string method;
+  std::regex pattern;
+  bool needs_token;
+  Handler handler;
+};
+
+void WriteJson(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump() + "\n", "application/json");
+}
+
+void WriteError(httplib::Response& res, const Status& st) {
+  WriteJson(res, HttpStatusFor(st.code()), ErrorJson(st));
+}
+
+void Reply(httplib::Response& res, const StatusOr<json>& answer, int ok_status = 200) {
+  if (answer.ok()) {
+    WriteJson(res, ok_status, *answer);
+  } else {
+    WriteError(res, answer.status());
+  }
+}
+
+std::string MediaType(const httplib::Request& req) {
+  const std::string ct = req.get_header_value("Content-Type");
+  return ToLower(Trim(std::string_view(ct).substr(0, ct.find(';'))));
+}
+
+Status CheckWorkloadContentType(const httplib::Request& req) {
+  static const char* kAccepted[] = {"",          "application/json",   "application/yaml",
+                                    "text/yaml", "application/x-yaml", "text/x-yaml"};
+  const std::string mt = MediaType(req);
+  for (const char* a : kAccepted) {
+    if (mt == a) return OkStatus();
+  }
+  return Status(StatusCode::kInvalidArgument,
+                "Content-Type " + mt +
+                    ": expected application/json or application/yaml (curl: -H "
+                    "'Content-Type: application/yaml' --data-binary @FILE)");
+}
+
+// The one field of a small JSON body such as {"priority": 5}; errors name the field.
+StatusOr<json> BodyField(const std::string& body, const std::string& field,
+                         const std::string& example) {
+  const std::string where = "field '" + field + "': ";
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return InvalidArgument(where + "expected a JSON object body such as " + example);
+  }
+  for (const auto& [key, value] : j.items()) {
+    if (key != field)
+      return InvalidArgument("field '" + key + "': unknown (expected " + example + ")");
+  }
+  if (!j.contains(field)) return InvalidArgument(where + "missing (expected " + example + ")");
+  return j[field];
+}
+
+StatusOr<int> ParsePriority(const std::string& body) {
+  auto v = BodyField(body, "priority", "{\"priority\": 5}");
+  if (!v.ok()) return v.status();
+  if (!v->is_number_integer() || *v < INT_MIN || *v > INT_MAX) {
+    return InvalidArgument("field 'priority': expected an integer, got " + v->dump());
+  }
+  return v->get<int>();
+}
+
+StatusOr<double> ParseRps(const std::string& body) {
+  auto v = BodyField(body, "rps", "{\"rps\": 12.5}");
+  if (!v.ok()) return v.status();
+  if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < 0) {
+    return InvalidArgument("field 'rps': expected a non-negative number, got " + v->dump());
+  }
+  return v->get<double>();
+}
+
+StatusOr<ListFilter> ParseListFilter(const httplib::Request& req, const Caller& caller) {
+  ListFilter f;
+  f.state = req.get_param_value("state");
+  f.kind = req.get_param_value("kind");
+  f.tenant = req.get_param_value("tenant");
+  if (req.has_param("limit")) {
+    auto limit = ParseInt(req.get_param_value("limit"));
+    if (!limit || *limit < 0 || *limit > INT_MAX) {
+      return InvalidArgument("query 'limit': expected a non-negative integer");
+    }
+    f.limit = static_cast<int>(*limit);
+  }
+  if (!caller.admin && !f.tenant.empty()) {
+    if (f.tenant != caller.tenant) {
+      return Status(StatusCode::kPermissionDenied,
+                    "query 'tenant': only the admin may list another tenant's workloads");
+    }
+    f.tenant.clear();  // a tenant sees only its own anyway
+  }
+  return f;
+}
+
+}  // namespace
+
+bool IsLoopbackHost(const std::string& host_in) {
+  std::string host = host_in;
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (ToLower(host) == "localhost") return true;
+  in_addr v4{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
+    return IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
+  }
+  return false;
+}
+
+struct HttpApi::Impl {
+  Impl(ControlPlane& p, const Tokens& t, HttpApiOptions o) : plane(p), tokens(t), options(o) {}
+
+  void AddRoutes();
+  void Add(std::string method, const std::string& pattern, bool needs_token, Handler h) {
+    routes.push_back({std::move(method), std::regex(pattern), needs_token, std::move(h)});
+  }
+  void Configure();
+  void Dispatch(const httplib::Request& req, httplib::Response& res);
+  void Handle(const Route& r, const httplib::Request& req, std::string arg, httplib::Response& res);
+  static httplib::Server::HandlerResponse FillError(const httplib::Request& req,
+                                                    httplib::Response& res);
+
+  ControlPlane& plane;
+  const Tokens& tokens;
+  HttpApiOptions options;
+  Server server;
+  std::vector<Route> routes;
+  std::thread thread;
+  bool bound = false;
+  std::atomic<bool> done{false};
+};
+
+void HttpApi::Impl::AddRoutes() {
+  const std::string one = "/v1/workloads/([^/]+)";
+  Add("POST", "/v1/workloads", true, [this](const Call& c, httplib::Response& res) {
+    const Status ct = CheckWorkloadContentType(c.req);
+    if (!ct.ok()) return WriteJson(res, 415, ErrorJson(ct));
+    Reply(res, plane.Submit(c.caller, c.req.body, "request"), 201);
+  });
+  Add("GET", "/v1/workloads", true, [this](const Call& c, httplib::Response& res) {
+    auto filter = ParseListFilter(c.req, c.caller);
+    if (!filter.ok()) return WriteError(res, filter.status());
+    Reply(res, plane.List(c.caller, *filter));
+  });
+  Add("GET", one, true,
+      [this](const Call& c, httplib::Response& res) { Reply(res, plane.Get(c.caller, c.arg)); });
+  Add("DELETE", one, true, [this](const Call& c, httplib::Response& res) {
+    const Status st = plane.Cancel(c.caller, c.arg);
+    Reply(res, st.ok() ? StatusOr<json>(json{{"cancelled", c.arg}}) : StatusOr<json>(st));
+  });
+  Add("POST", one + "/priority", true, [this](const Call& c, httplib::Response& res) {
+    auto p = ParsePriority(c.req.body);
+    if (!p.ok()) return WriteError(res, p.status());
+    const Status st = plane.SetPriority(c.caller, c.arg, *p);
+    Reply(res, st.ok() ? StatusOr<json>(json{{"id", c.arg}, {"priority", *p}}) : st);
+  });
+  Add("POST", one + "/demand", true, [this](const Call& c, httplib::Response& res) {
+    auto rps = ParseRps(c.req.body);
+    if (!rps.ok()) return WriteError(res, rps.status());
+    const Status st = plane.ReportDemand(c.caller, c.arg, *rps);
+    Reply(res, st.ok() ? StatusOr<json>(json{{"id", c.arg}, {"rps", *rps}}) : st);
+  });
+  Add("GET", "/v1/gpus", true,
+      [this](const Call& c, httplib::Response& res) { Reply(res, plane.Gpus(c.caller)); });
+  Add("GET", "/v1/ledger", true,
+      [this](const Call& c, httplib::Response& res) { Reply(res, plane.Ledger(c.caller)); });
+  Add("GET", "/metrics", options.metrics_need_token, [this](const Call&, httplib::Response& res) {
+    res.set_content(plane.Metrics(), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  Add("GET", "/healthz", false, [this](const Call&, httplib::Response& res) {
+    std::string why;
+    const bool ok = plane.Healthy(&why);
+    res.status = ok ? 200 : 503;
+    res.set_content(ok ? "ok\n" : (why.empty() ? "unhealthy" : why) + "\n", "text/plain");
+  });
+}
+
+void HttpApi::Impl::Handle(const Route& r, const httplib::Request& req, std::string arg,
+                           httplib::Response& res) {
+  Caller caller;
+  if (r.needs_token) {
+    auto who = tokens.Authenticate(req.get_header_value("Authorization"));
+    if (!who.ok()) {
+      res.set_header("WWW-Authenticate", "Bearer");
+      return WriteError(res, who.status());
+    }
+    caller = *who;
+  }
+  try {
+    r.handler(Call{req, caller, std::move(arg)}, res);
+  } catch (const std::exception& e) {
+    WriteError(res, Internal(std::string("internal error: ") + e.what()));
+  }
+}
+
+void HttpApi::Impl::Dispatch(const httplib::Request& req, httplib::Response& res) {
+  const std::string method = req.method == "HEAD" ? "GET" : req.method;
+  // Route on the raw target, so that an escaped '/' stays inside its {id-or-name} segment.
+  const std::string raw_path = req.target.substr(0, req.target.find('?'));
+  std::string allowed;
+  for (const Route& r : routes) {
+    std::smatch m;
+    if (!std::regex_match(raw_path, m, r.pattern)) continue;
+    if (r.method == method) {
+      return Handle(r, req, m.size() > 1 ? httplib::detail::decode_url(m[1].str(), false) : "",
+                    res);
+    }
+    allowed += (allowed.empty() ? "" : ", ") + r.method;
+  }
+  if (allowed.empty()) {
+    return WriteJson(res, 404, ErrorJson(NotFound("no route " + req.path)));
+  }
+  res.set_header("Allow", allowed);
+  WriteJson(res, 405,
+            ErrorJson(InvalidArgument("method " + req.method + " not allowed on " + req.path +
+                                      " (allowed: " + allowed + ")")));
+}
+
+// Answers the library made itself (413 for a body over the limit, 400 for a malformed
+// request) get the JSON error body too.
+httplib::Server::HandlerResponse HttpApi::Impl::FillError(const httplib::Request&,
+                                                          httplib::Response& res) {
+  if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+  const StatusCode code = StatusCodeForHttp(res.status);
+  std::string message = "HTTP " + std::to_string(res.status);
+  if (res.status == 413) message = "request body too large (the server's limit is smaller)";
+  if (res.status == 400) message = "malformed HTTP request";
+  WriteJson(res, res.status, ErrorJson(Status(code, message)));
+  return httplib::Server::HandlerResponse::Handled;
+}
+
+void HttpApi::Impl::Configure() {
+  AddRoutes();
+  auto dispatch = [this](const httplib::Request& req, httplib::Response& res) {
+    Dispatch(req, res);
+  };
+  const httplib::Server::Handler h = dispatch;
+  server.Get(".*", h);
+  server.Post(".*", h);
+  server.Put(".*", h);
+  server.Patch(".*", h);
+  server.Delete(".*", h);
+  server.Options(".*", h);
+  server.set_error_handler(httplib::Server::HandlerWithResponse(&Impl::FillError));
+  server.set_payload_max_length(options.max_body_bytes);
+  // The library's default adds SO_REUSEPORT, which lets a second daemon bind the same port.
+  server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
+  const size_t threads = static_cast<size_t>(std::max(1, options.threads));
+  server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+}
+
+HttpApi::HttpApi(ControlPlane& plane, const Tokens& tokens, HttpApiOptions options)
+    : impl_(std::make_unique<Impl>(plane, tokens, options)) {
+  impl_->Configure();
+}
+
+HttpApi::~HttpApi() { Stop(); }
+
+Status HttpApi::Listen(const std::string& host_in, int port) {
+  if (impl_->bound) return FailedPrecondition("HttpApi::Listen: already listening");
+  if (!impl_->options.allow_remote && !IsLoopbackHost(host_in)) {
+    return InvalidArgument("listen address " + host_in +
+                           " is not loopback: the API would be reachable from other hosts; "
+                           "pass --listen-remote to allow it");
+  }
+  std::string host = host_in;
+  if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  int bound_port = port;
+  if (port == 0) {
+    bound_port = impl_->server.bind_to_any_port(host);
+  } else if (!impl_->server.bind_to_port(host, port)) {
+    bound_port = -1;
+  }
+  if (bound_port <= 0) {
+    return Status(StatusCode::kUnavailable, "cannot listen on " + host_in + ":" +
+                                                std::to_string(port) +
+                                                " (address in use or not on this host?)");
+  }
+  impl_->server.Deepen(impl_->options.listen_backlog);
+  impl_->bound = true;
+  port_ = bound_port;
+  return OkStatus();
+}
+
+Status HttpApi::Start() {
+  if (!impl_->bound) return FailedPrecondition("HttpApi::Start: call Listen first");
+  if (impl_->thread.joinable()) return FailedPrecondition("HttpApi::Start: already started");
+  impl_->done = false;
+  impl_->thread = std::thread([this] {
+    impl_->server.listen_after_bind();
+    impl_->done = true;
+  });
+  // Stop() is a no-op until the accept loop runs, so wait for it.
+  while (!impl_->server.is_running() && !impl_->done) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (impl_->done) {
+    impl_->thread.join();
+    return Status(StatusCode::kUnavailable, "HttpApi::Start: the server stopped at once");
+  }
+  return OkStatus();
+}
+
+void HttpApi::Stop() {
+  if (!impl_ || !impl_->thread.joinable()) return;
+  impl_->server.stop();
+  impl_->thread.join();
+}
+
+}  // namespace airtime

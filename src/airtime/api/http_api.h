@@ -1,0 +1,70 @@
+// HttpApi: the daemon's HTTP/JSON API, serving a ControlPlane over cpp-httplib.
+//
+// Routes (all but /metrics and /healthz need "Authorization: Bearer TOKEN", see tokens.h):
+//   POST   /v1/workloads                 body YAML or JSON (Content-Type application/json,
+//                                        application/yaml, application/x-yaml or text/yaml;
+//                                        none is read as YAML) -> 201 {"accepted": [...]}
+//   GET    /v1/workloads?state=&kind=&tenant=&limit=   -> {"workloads": [...]}
+//   GET    /v1/workloads/{id-or-name}    -> the workload view with runs and explanation
+//   DELETE /v1/workloads/{id-or-name}    -> {"cancelled": "{id-or-name}"}
+//   POST   /v1/workloads/{id-or-name}/priority  {"priority": 5}  -> {"priority": 5}
+//   POST   /v1/workloads/{id-or-name}/demand    {"rps": 12.5}    -> {"rps": 12.5}
+//   GET    /v1/gpus, GET /v1/ledger      -> ControlPlane::Gpus / Ledger
+//   GET    /metrics                      Prometheus text, Content-Type text/plain;
+//                                        version=0.0.4 (no token unless
+//                                        metrics_need_token: scrapers on loopback)
+//   GET    /healthz                      200 "ok" or 503 with the reason (never a token)
+// Errors: {"error": {"code": "not_found", "message": "..."}} with the status of
+// control_plane.h's mapping; also 404 for an unknown path, 405 (with an Allow header) for a
+// known path with another method, 413 for a body over max_body_bytes, 415 for another
+// Content-Type, 500 when a handler throws.
+//
+// Threads: Start() serves on a background accept thread that hands connections to a pool
+// of `threads` workers; the ControlPlane is called from those workers concurrently.
+// Listen/Start/Stop are for one owning thread.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "airtime/api/control_plane.h"
+#include "airtime/api/tokens.h"
+#include "airtime/base/status.h"
+
+namespace airtime {
+
+struct HttpApiOptions {
+  size_t max_body_bytes = 1 << 20;  // larger bodies are answered 413
+  bool allow_remote = false;        // may Listen on a non-loopback address (--listen-remote)
+  int threads = 64;                 // worker pool: connections served at once
+  int listen_backlog = 1024;        // pending connections the kernel queues
+  bool metrics_need_token = false;  // whether /metrics asks for a token
+};
+
+class HttpApi {
+ public:
+  HttpApi(ControlPlane& plane, const Tokens& tokens, HttpApiOptions options = {});
+  ~HttpApi();  // Stop()s
+  HttpApi(const HttpApi&) = delete;
+  HttpApi& operator=(const HttpApi&) = delete;
+
+  // Binds host:port (port 0: any free port; port() then says which). A host that is not a
+  // loopback address (127.0.0.0/8, ::1, localhost) needs options.allow_remote.
+  Status Listen(const std::string& host, int port);
+  int port() const { return port_; }
+  // Serves on background threads until Stop(); needs a successful Listen first.
+  Status Start();
+  // Stops accepting, finishes the requests in flight, joins the threads. Idempotent.
+  void Stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+};
+
+// Whether `host` names the loopback interface: "localhost", 127.x.y.z, "::1", "[::1]".
+bool IsLoopbackHost(const std::string& host);
+
+}  // namespace airtime

@@ -1,0 +1,470 @@
+// HttpApi + ApiClient tests: a fake ControlPlane behind a real server on a free port.
+#include "airtime/api/http_api.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "airtime/api/client.h"
+#include "airtime/api/errors.h"
+#include "airtime/cli/client_commands.h"
+
+namespace airtime {
+namespace {
+
+using nlohmann::json;
+
+const std::string kAdminToken(64, 'a');
+const std::string kTeamAToken = "team-a-token-0123456789";
+
+// A ControlPlane that records calls and answers from a small in-memory list.
+class FakePlane : public ControlPlane {
+ public:
+  StatusOr<json> Submit(const Caller& caller, std::string_view body,
+                        std::string_view origin) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_body = std::string(body);
+    last_origin = std::string(origin);
+    if (body.find("bad") != std::string_view::npos) {
+      return InvalidArgument("request:1: field 'gpus': expected a positive integer");
+    }
+    if (!caller.admin && body.find("tenant: team-b") != std::string_view::npos) {
+      return Status(StatusCode::kPermissionDenied, "workload names tenant team-b");
+    }
+    const int id = next_id_++;
+    workloads_.push_back({{"id", id},
+                          {"name", "w" + std::to_string(id)},
+                          {"tenant", caller.tenant},
+                          {"state", "queued"}});
+    return json{{"accepted", {{{"id", id}, {"name", "w" + std::to_string(id)}}}}};
+  }
+  StatusOr<json> List(const Caller& caller, const ListFilter& filter) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_caller = caller;
+    last_filter = filter;
+    return json{{"workloads", workloads_}};
+  }
+  StatusOr<json> Get(const Caller&, std::string_view id) override {
+    if (id == "boom") throw std::runtime_error("kaput");
+    if (id == "missing") return NotFound("no workload 'missing'");
+    return json{{"id", 1}, {"name", std::string(id)}, {"runs", json::array()}};
+  }
+  Status Cancel(const Caller&, std::string_view id) override {
+    if (id == "done") return FailedPrecondition("workload 7 already finished");
+    return OkStatus();
+  }
+  Status SetPriority(const Caller&, std::string_view id, int priority) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_id = std::string(id);
+    last_priority = priority;
+    return OkStatus();
+  }
+  Status ReportDemand(const Caller&, std::string_view id, double rps) override {
+    if (id == "batch-job") return InvalidArgument("workload batch-job is not realtime");
+    last_rps = rps;
+    return OkStatus();
+  }
+  StatusOr<json> Gpus(const Caller&) override { return json{{"gpus", json::array()}}; }
+  StatusOr<json> Ledger(const Caller&) override {
+    if (ledger_down) return Status(StatusCode::kUnavailable, "ledger not ready");
+    return json{{"installed_gpu_seconds", 10}};
+  }
+  std::string Metrics() override { return "# TYPE airtime_up gauge\nairtime_up 1\n"; }
+  bool Healthy(std::string* why) override {
+    if (!healthy) *why = "gpu probe failed";
+    return healthy;
+  }
+
+  int accepted() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return next_id_ - 1;
+  }
+
+  std::string last_body, last_origin, last_id;
+  Caller last_caller;
+  ListFilter last_filter;
+  int last_priority = 0;
+  double last_rps = 0;
+  std::atomic<bool> healthy{true};
+  std::atomic<bool> ledger_down{false};
+
+ private:
+  std::mutex mu_;
+  std::vector<json> workloads_;
+  int next_id_ = 1;
+};
+
+Tokens TestTokens() {
+  auto t = Tokens::Parse("admin " + kAdminToken + "\nteam-a " + kTeamAToken + "\n", "test");
+  EXPECT_TRUE(t.ok());
+  return *t;
+}
+
+class HttpApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override { StartServer(HttpApiOptions{}); }
+
+  void StartServer(HttpApiOptions options) {
+    api_.reset();
+    api_ = std::make_unique<HttpApi>(plane_, tokens_, options);
+    ASSERT_TRUE(api_->Listen("127.0.0.1", 0).ok());
+    ASSERT_GT(api_->port(), 0);
+    ASSERT_TRUE(api_->Start().ok());
+  }
+  std::string Addr() const { return "127.0.0.1:" + std::to_string(api_->port()); }
+  ApiClient Admin() const { return ApiClient(Addr(), kAdminToken); }
+  ApiClient TeamA() const { return ApiClient(Addr(), kTeamAToken); }
+  httplib::Client Raw(const std::string& token = kAdminToken) const {
+    httplib::Client c("127.0.0.1", api_->port());
+    if (!token.empty()) c.set_bearer_token_auth(token);
+    return c;
+  }
+  static std::string ErrorCode(const httplib::Result& r) {
+    return json::parse(r->body)["error"]["code"].get<std::string>();
+  }
+  static std::string ErrorMessage(const httplib::Result& r) {
+    return json::parse(r->body)["error"]["message"].get<std::string>();
+  }
+
+  FakePlane plane_;
+  Tokens tokens_ = TestTokens();
+  std::unique_ptr<HttpApi> api_;
+};
+
+TEST_F(HttpApiTest, AuthMissingBadTenantAdmin) {
+  auto missing = Raw("").Get("/v1/gpus");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 401);
+  EXPECT_EQ(ErrorCode(missing), "unauthenticated");
+  EXPECT_EQ(missing->get_header_value("WWW-Authenticate"), "Bearer");
+  auto bad = Raw("not-the-token-0000000").Get("/v1/gpus");
+  EXPECT_EQ(bad->status, 401);
+  EXPECT_EQ(ErrorMessage(bad), "invalid token");
+
+  ASSERT_TRUE(TeamA().List({}).ok());
+  EXPECT_EQ(plane_.last_caller.tenant, "team-a");
+  EXPECT_FALSE(plane_.last_caller.admin);
+  ASSERT_TRUE(Admin().List({}).ok());
+  EXPECT_TRUE(plane_.last_caller.admin);
+
+  auto no_token = ApiClient(Addr(), "").Gpus();
+  EXPECT_EQ(no_token.status().code(), StatusCode::kUnauthenticated);
+  EXPECT_NE(no_token.status().message().find("AIRTIME_TOKEN"), std::string::npos);
+}
+
+TEST_F(HttpApiTest, SubmitYamlAndJson) {
+  auto yaml = TeamA().Submit("name: x\ngpus: 1\n", "application/yaml");
+  ASSERT_TRUE(yaml.ok()) << yaml.status().ToString();
+  EXPECT_EQ((*yaml)["accepted"][0]["id"], 1);
+  EXPECT_EQ(plane_.last_body, "name: x\ngpus: 1\n");
+  EXPECT_EQ(plane_.last_origin, "request");
+  auto raw = Raw().Post("/v1/workloads", R"({"name": "y"})", "application/json");
+  EXPECT_EQ(raw->status, 201);
+  EXPECT_EQ(Raw().Post("/v1/workloads", "name: z", "text/yaml; charset=utf-8")->status, 201);
+}
+
+TEST_F(HttpApiTest, SubmitErrors) {
+  auto bad = TeamA().Submit("bad: 1", "application/yaml");
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(), "request:1: field 'gpus': expected a positive integer");
+  auto other = TeamA().Submit("tenant: team-b", "application/yaml");
+  EXPECT_EQ(other.status().code(), StatusCode::kPermissionDenied);
+  auto form = Raw().Post("/v1/workloads", "a=b", "application/x-www-form-urlencoded");
+  EXPECT_EQ(form->status, 415);
+  EXPECT_NE(ErrorMessage(form).find("application/yaml"), std::string::npos);
+}
+
+TEST_F(HttpApiTest, ListPassesFilter) {
+  ASSERT_TRUE(Admin().Submit("name: a", "application/yaml").ok());
+  auto list = Admin().List(ListFilter{"active", "batch", "team-a", 5});
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ((*list)["workloads"].size(), 1u);
+  EXPECT_EQ(plane_.last_filter.state, "active");
+  EXPECT_EQ(plane_.last_filter.kind, "batch");
+  EXPECT_EQ(plane_.last_filter.tenant, "team-a");
+  EXPECT_EQ(plane_.last_filter.limit, 5);
+  auto bad_limit = Raw().Get("/v1/workloads?limit=-3");
+  EXPECT_EQ(bad_limit->status, 400);
+  EXPECT_EQ(ErrorMessage(bad_limit), "query 'limit': expected a non-negative integer");
+  auto other = TeamA().List(ListFilter{"", "", "team-b", 0});
+  EXPECT_EQ(other.status().code(), StatusCode::kPermissionDenied);
+}
+
+TEST_F(HttpApiTest, GetCancelAndErrorMapping) {
+  auto got = Admin().Get("chat");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ((*got)["name"], "chat");
+  auto spaced = Admin().Get("a b/c");  // escaped into one path segment
+  ASSERT_TRUE(spaced.ok()) << spaced.status().ToString();
+  EXPECT_EQ((*spaced)["name"], "a b/c");
+  auto missing = Raw().Get("/v1/workloads/missing");
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(ErrorCode(missing), "not_found");
+  EXPECT_EQ(Admin().Get("missing").status().code(), StatusCode::kNotFound);
+
+  auto cancelled = Admin().Cancel("12");
+  ASSERT_TRUE(cancelled.ok());
+  EXPECT_EQ((*cancelled)["cancelled"], "12");
+  auto done = Raw().Delete("/v1/workloads/done");
+  EXPECT_EQ(done->status, 409);
+  EXPECT_EQ(ErrorCode(done), "failed_precondition");
+  EXPECT_EQ(Admin().Cancel("done").status().message(), "workload 7 already finished");
+
+  auto boom = Raw().Get("/v1/workloads/boom");
+  EXPECT_EQ(boom->status, 500);
+  EXPECT_EQ(ErrorMessage(boom), "internal error: kaput");
+
+  plane_.ledger_down = true;
+  EXPECT_EQ(Raw().Get("/v1/ledger")->status, 503);
+  EXPECT_EQ(Admin().Ledger().status().code(), StatusCode::kUnavailable);
+}
+
+TEST_F(HttpApiTest, PriorityAndDemand) {
+  auto p = Admin().SetPriority("chat", 5);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(plane_.last_id, "chat");
+  EXPECT_EQ(plane_.last_priority, 5);
+  EXPECT_EQ((*p)["priority"], 5);
+  auto d = Admin().ReportDemand("chat", 12.5);
+  ASSERT_TRUE(d.ok());
+  EXPECT_DOUBLE_EQ(plane_.last_rps, 12.5);
+  EXPECT_EQ(Admin().ReportDemand("batch-job", 1).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(HttpApiTest, MalformedPriorityAndDemandBodiesNameTheField) {
+  auto post = [&](const std::string& path, const std::string& body) {
+    auto r = Raw().Post(path, body, "application/json");
+    EXPECT_EQ(r->status, 400) << body;
+    return ErrorMessage(r);
+  };
+  const std::string prio = "/v1/workloads/chat/priority";
+  EXPECT_EQ(post(prio, R"({"priority": "high"})"),
+            "field 'priority': expected an integer, got \"high\"");
+  EXPECT_EQ(post(prio, R"({"priority": 1.5})"), "field 'priority': expected an integer, got 1.5");
+  EXPECT_EQ(post(prio, R"({"priority": 99999999999})"),
+            "field 'priority': expected an integer, got 99999999999");
+  EXPECT_EQ(post(prio, "{priority: 5"),
+            "field 'priority': expected a JSON object body such as {\"priority\": 5}");
+  EXPECT_EQ(post(prio, "{}"), "field 'priority': missing (expected {\"priority\": 5})");
+  EXPECT_EQ(post(prio, R"({"priority": 1, "x": 2})"),
+            "field 'x': unknown (expected {\"priority\": 5})");
+  const std::string demand = "/v1/workloads/chat/demand";
+  EXPECT_EQ(post(demand, R"({"rps": -1})"), "field 'rps': expected a non-negative number, got -1");
+  EXPECT_EQ(post(demand, "[]"), "field 'rps': expected a JSON object body such as {\"rps\": 12.5}");
+}
+
+TEST_F(HttpApiTest, GpusMetricsHealthz) {
+  EXPECT_TRUE(Admin().Gpus().ok());
+  auto metrics = Raw("").Get("/metrics");  // no token needed
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_EQ(metrics->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_EQ(metrics->body, "# TYPE airtime_up gauge\nairtime_up 1\n");
+  EXPECT_TRUE(Admin().Health().ok());
+  plane_.healthy = false;
+  auto health = Raw("").Get("/healthz");
+  EXPECT_EQ(health->status, 503);
+  EXPECT_EQ(health->body, "gpu probe failed\n");
+  EXPECT_EQ(Admin().Health().code(), StatusCode::kUnavailable);
+  EXPECT_NE(Admin().Health().message().find("gpu probe failed"), std::string::npos);
+}
+
+TEST_F(HttpApiTest, MetricsCanNeedAToken) {
+  HttpApiOptions o;
+  o.metrics_need_token = true;
+  StartServer(o);
+  EXPECT_EQ(Raw("").Get("/metrics")->status, 401);
+  EXPECT_EQ(Raw().Get("/metrics")->status, 200);
+}
+
+TEST_F(HttpApiTest, UnknownRoute404WrongMethod405) {
+  auto unknown = Raw().Get("/v2/nothing");
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_EQ(ErrorCode(unknown), "not_found");
+  auto wrong = Raw().Put("/v1/gpus", "x", "text/plain");
+  EXPECT_EQ(wrong->status, 405);
+  EXPECT_EQ(wrong->get_header_value("Allow"), "GET");
+  auto wrong2 = Raw().Get("/v1/workloads/chat/priority");
+  EXPECT_EQ(wrong2->status, 405);
+  EXPECT_EQ(ErrorMessage(wrong2),
+            "method GET not allowed on /v1/workloads/chat/priority (allowed: POST)");
+}
+
+TEST_F(HttpApiTest, BodyOverLimitIs413) {
+  HttpApiOptions o;
+  o.max_body_bytes = 1024;
+  StartServer(o);
+  auto big = Raw().Post("/v1/workloads", std::string(4096, 'x'), "application/yaml");
+  ASSERT_TRUE(big) << httplib::to_string(big.error());
+  EXPECT_EQ(big->status, 413);
+  EXPECT_EQ(ErrorCode(big), "resource_exhausted");
+  EXPECT_NE(ErrorMessage(big).find("too large"), std::string::npos);
+  auto small = Raw().Post("/v1/workloads", std::string(512, 'x'), "application/yaml");
+  EXPECT_EQ(small->status, 201);
+  EXPECT_EQ(TeamA().Submit(std::string(4096, 'x'), "application/yaml").status().code(),
+            StatusCode::kResourceExhausted);
+}
+
+TEST_F(HttpApiTest, ConcurrentBurstAllAccepted) {
+  constexpr int kThreads = 16, kEach = 125;
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      ApiClient c = TeamA();
+      for (int i = 0; i < kEach; ++i) ok += c.Submit("name: burst", "application/yaml").ok();
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), kThreads * kEach);
+  EXPECT_EQ(plane_.accepted(), kThreads * kEach);
+}
+
+// Runs `airtime ARGS...` through AddClientCommands in this process.
+struct CliResult {
+  int exit_code;
+  std::string out, err;
+};
+
+CliResult RunCli(std::vector<std::string> args) {
+  CLI::App app{"airtime"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  AddClientCommands(app, &exit_code);
+  args.insert(args.begin(), "airtime");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  std::ostringstream out, err;
+  auto* old_out = std::cout.rdbuf(out.rdbuf());
+  auto* old_err = std::cerr.rdbuf(err.rdbuf());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    exit_code = app.exit(e);
+  }
+  std::cout.rdbuf(old_out);
+  std::cerr.rdbuf(old_err);
+  return {exit_code, out.str(), err.str()};
+}
+
+TEST_F(HttpApiTest, CliCommandsAgainstTheServer) {
+  ::unsetenv("AIRTIME_TOKEN");
+  ::unsetenv("AIRTIME_ADDR");
+  const std::string dir = ::testing::TempDir() + "/cli_test_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/w.yaml") << "name: x\n";
+  std::ofstream(dir + "/tokens") << "admin " << kAdminToken << "\n";
+  const std::vector<std::string> common = {"--addr", Addr(), "--data", dir};
+  auto run = [&](std::vector<std::string> args) {
+    args.insert(args.end(), common.begin(), common.end());
+    return RunCli(args);
+  };
+  CliResult submit = run({"submit", dir + "/w.yaml"});
+  EXPECT_EQ(submit.exit_code, 0) << submit.err;
+  EXPECT_EQ(submit.out, "1\tw1\n");
+  CliResult ls = run({"ls"});
+  EXPECT_EQ(ls.exit_code, 0) << ls.err;
+  EXPECT_EQ(ls.out.rfind("ID  NAME", 0), 0u) << ls.out;
+  EXPECT_EQ(plane_.last_filter.state, "active");
+  EXPECT_EQ(run({"ls", "--all"}).exit_code, 0);
+  EXPECT_EQ(plane_.last_filter.state, "");
+  CliResult js = run({"ls", "--json", "--state", "queued"});
+  EXPECT_EQ(json::parse(js.out)["workloads"].size(), 1u);
+  EXPECT_EQ(run({"priority", "chat", "7"}).out, "priority of chat set to 7\n");
+  EXPECT_EQ(plane_.last_priority, 7);
+  EXPECT_EQ(run({"demand", "chat", "3.5"}).out, "demand of chat set to 3.5 rps\n");
+  EXPECT_EQ(run({"cancel", "12"}).out, "cancelled 12\n");
+  EXPECT_NE(run({"describe", "chat"}).out.find("Name:"), std::string::npos);
+  EXPECT_NE(run({"gpus"}).out.find("INDEX"), std::string::npos);
+  EXPECT_NE(run({"ledger"}).out.find("installed"), std::string::npos);
+  CliResult top = run({"top", "--once"});
+  EXPECT_EQ(top.exit_code, 0) << top.err;
+  EXPECT_EQ(top.out.rfind("airtime top: 0 GPUs, 1 active workloads", 0), 0u) << top.out;
+
+  CliResult missing = run({"describe", "missing"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.err, "airtime: error: no workload 'missing'\n");
+  CliResult bad_token = RunCli({"gpus", "--addr", Addr(), "--token", "wrong-token-0000000000"});
+  EXPECT_EQ(bad_token.exit_code, 1);
+  EXPECT_EQ(bad_token.err, "airtime: error: invalid token\n");
+  CliResult down = RunCli({"gpus", "--addr", "127.0.0.1:1", "--token", "t"});
+  EXPECT_EQ(down.exit_code, 1);
+  EXPECT_NE(down.err.find("cannot reach airtime at http://127.0.0.1:1"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(HttpApiListen, RefusesNonLoopbackWithoutAllowRemote) {
+  FakePlane plane;
+  Tokens tokens = TestTokens();
+  HttpApi api(plane, tokens);
+  const Status st = api.Listen("0.0.0.0", 0);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("--listen-remote"), std::string::npos) << st.message();
+  HttpApiOptions o;
+  o.allow_remote = true;
+  HttpApi remote(plane, tokens, o);
+  EXPECT_TRUE(remote.Listen("0.0.0.0", 0).ok());
+  EXPECT_GT(remote.port(), 0);
+  EXPECT_EQ(remote.Start().code(), StatusCode::kOk);
+  remote.Stop();
+  remote.Stop();  // idempotent
+}
+
+TEST(HttpApiListen, LoopbackHosts) {
+  for (const char* h : {"127.0.0.1", "127.1.2.3", "localhost", "::1", "[::1]"}) {
+    EXPECT_TRUE(IsLoopbackHost(h)) << h;
+  }
+  for (const char* h : {"0.0.0.0", "10.0.0.1", "::", "example.com", ""}) {
+    EXPECT_FALSE(IsLoopbackHost(h)) << h;
+  }
+}
+
+TEST(HttpApiListen, StartNeedsListenAndBusyPortFails) {
+  FakePlane plane;
+  Tokens tokens = TestTokens();
+  HttpApi first(plane, tokens);
+  EXPECT_EQ(first.Start().code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(first.Listen("127.0.0.1", 0).ok());
+  HttpApi second(plane, tokens);
+  const Status st = second.Listen("127.0.0.1", first.port());
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+}
+
+TEST(ApiClientTest, UnreachableDaemonSaysHow) {
+  auto r = ApiClient("127.0.0.1:1", "t").Gpus();
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(r.status().message().rfind("cannot reach airtime at http://127.0.0.1:1: ", 0), 0u)
+      << r.status().message();
+  EXPECT_NE(r.status().message().find("(is `airtime server` running? set AIRTIME_ADDR)"),
+            std::string::npos);
+}
+
+TEST(ApiClientTest, NormalizesAddresses) {
+  EXPECT_EQ(NormalizeApiAddress(""), "http://127.0.0.1:8470");
+  EXPECT_EQ(NormalizeApiAddress("127.0.0.1:9000"), "http://127.0.0.1:9000");
+  EXPECT_EQ(NormalizeApiAddress("http://host:1/"), "http://host:1");
+  EXPECT_EQ(NormalizeApiAddress("host"), "http://host:8470");
+  EXPECT_EQ(NormalizeApiAddress("[::1]"), "http://[::1]:8470");
+  EXPECT_EQ(NormalizeApiAddress("[::1]:9"), "http://[::1]:9");
+  EXPECT_EQ(EscapePathSegment("a b/c"), "a%20b%2Fc");
+}
+
+TEST(Errors, StatusHttpMapping) {
+  EXPECT_EQ(HttpStatusFor(StatusCode::kInvalidArgument), 400);
+  EXPECT_EQ(HttpStatusFor(StatusCode::kAlreadyExists), 409);
+  EXPECT_EQ(HttpStatusFor(StatusCode::kResourceExhausted), 413);
+  EXPECT_EQ(HttpStatusFor(StatusCode::kOutOfRange), 500);
+  EXPECT_EQ(StatusCodeFromName("permission_denied"), StatusCode::kPermissionDenied);
+  EXPECT_EQ(StatusCodeFromName("nonsense"), StatusCode::kInternal);
+  EXPECT_EQ(ErrorJson(NotFound("x")).dump(), R"({"error":{"code":"not_found","message":"x"}})");
+}
+
+}  // namespace
+}  // namespace airtime

@@ -1,0 +1,273 @@
+// Tables: formatting API answers as aligned text for the CLI.
+#include "airtime/api/tables.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <optional>
+
+namespace airtime {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kReasonWidth = 60;
+constexpr const char* kBucketOrder[] = {"useful",         "idle_held", "low_value_busy",
+                                        "lost",           "stranded",  "reserved_headroom",
+                                        "free_no_demand", "blocked",   "down"};
+
+const json& Field(const json& j, const char* key) {
+  static const json kNull;
+  if (!j.is_object()) return kNull;
+  auto it = j.find(key);
+  return it == j.end() ? kNull : *it;
+}
+
+std::string Text(const json& v) {
+  if (v.is_null()) return "-";
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+
+std::string Str(const json& j, const char* key) { return Text(Field(j, key)); }
+
+std::optional<double> Num(const json& j, const char* key) {
+  const json& v = Field(j, key);
+  if (!v.is_number()) return std::nullopt;
+  return v.get<double>();
+}
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string Cut(const std::string& s, size_t width) {
+  std::string one = s.substr(0, s.find('\n'));
+  if (one.size() <= width) return one;
+  return one.substr(0, width - 3) + "...";
+}
+
+// "2024-05-01 12:00:00 UTC (3m05s ago)" for a time in ms since the epoch.
+std::string When(const json& j, const char* key, TimeMs now) {
+  auto ms = Num(j, key);
+  if (!ms) return "-";
+  const std::time_t secs = static_cast<std::time_t>(*ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return std::string(buf) + " (" + FormatDuration(now - static_cast<TimeMs>(*ms)) + " ago)";
+}
+
+std::string Since(const json& j, const char* key, TimeMs now, const char* suffix = "") {
+  auto ms = Num(j, key);
+  if (!ms) return "-";
+  return FormatDuration(now - static_cast<TimeMs>(*ms)) + suffix;
+}
+
+std::string AgeOrWait(const json& w, TimeMs now) {
+  const std::string state = Str(w, "state");
+  if (state == "queued") return Since(w, "submitted_at", now);
+  if (state == "running") return Since(w, "started_at", now);
+  if (Num(w, "finished_at")) return Since(w, "finished_at", now, " ago");
+  return Since(w, "submitted_at", now);
+}
+
+std::string GpuCount(const json& w) {
+  const json& gpus = Field(w, "gpus");
+  std::string out = std::to_string(gpus.is_array() ? gpus.size() : 0);
+  const json& r = Field(w, "replicas");
+  if (r.is_object()) out += " r" + Str(r, "running") + "/" + Str(r, "target");
+  return out;
+}
+
+std::string JoinStrings(const json& arr) {
+  if (!arr.is_array() || arr.empty()) return "-";
+  std::string out;
+  for (const json& v : arr) out += (out.empty() ? "" : ", ") + Text(v);
+  return out;
+}
+
+std::vector<std::string> WorkloadRow(const json& w, TimeMs now) {
+  return {Str(w, "id"),    Str(w, "name"), Str(w, "tenant"),  Str(w, "kind"),
+          Str(w, "state"), GpuCount(w),    AgeOrWait(w, now), Cut(Str(w, "reason"), kReasonWidth)};
+}
+
+std::string GpuType(const json& g) {
+  std::string t = Str(g, "type");
+  if (Field(g, "mig_mode").is_boolean() && Field(g, "mig_mode").get<bool>()) t += " MIG";
+  if (Field(g, "fake").is_boolean() && Field(g, "fake").get<bool>()) t += " (fake)";
+  return t;
+}
+
+std::string GpuMemory(const json& g) {
+  auto used = Num(g, "memory_used_mib");
+  auto total = Num(g, "memory_mib");
+  return (used ? Fixed(*used / 1024, 1) : "-") + "/" + (total ? Fixed(*total / 1024, 1) : "-") +
+         " GiB";
+}
+
+std::string GpuWorkloads(const json& g) {
+  const json& allocs = Field(g, "allocations");
+  if (!allocs.is_array() || allocs.empty()) return "-";
+  std::string out;
+  for (const json& a : allocs) {
+    std::string one = Str(a, "name") + "(" + Str(a, "workload") + ")";
+    auto milli = Num(a, "milli");
+    if (milli && *milli < 1000) one += "@" + Fixed(*milli / 1000, 2);
+    out += (out.empty() ? "" : ", ") + one;
+  }
+  return out;
+}
+
+std::vector<std::string> GpuRow(const json& g) {
+  auto util = Num(g, "utilization");
+  auto power = Num(g, "power_w");
+  return {Str(g, "index"), GpuType(g),
+          Str(g, "uuid"),  util ? Fixed(*util * 100, 0) + "%" : "-",
+          GpuMemory(g),    power ? Fixed(*power, 0) + " W" : "-",
+          GpuWorkloads(g)};
+}
+
+std::vector<std::string> BucketNames(const json& buckets) {
+  std::vector<std::string> names;
+  for (const char* b : kBucketOrder) {
+    if (buckets.contains(b)) names.push_back(b);
+  }
+  for (const auto& [key, value] : buckets.items()) {
+    if (std::find(names.begin(), names.end(), key) == names.end()) names.push_back(key);
+  }
+  return names;
+}
+
+std::string RunsTable(const json& runs, TimeMs now) {
+  std::vector<std::vector<std::string>> rows;
+  for (const json& r : runs) {
+    rows.push_back({Str(r, "id"), Str(r, "replica"), Str(r, "attempt"), Str(r, "state"),
+                    Str(r, "pid"), JoinStrings(Field(r, "gpus")), Since(r, "started_at", now),
+                    Since(r, "ended_at", now, " ago"), Str(r, "exit_code"), Str(r, "stop_reason"),
+                    Str(r, "log_dir")});
+  }
+  return RenderTable({"RUN", "REPLICA", "ATTEMPT", "STATE", "PID", "GPUS", "STARTED", "ENDED",
+                      "EXIT", "STOP REASON", "LOG DIR"},
+                     rows);
+}
+
+std::string Indent(const std::string& text) {
+  std::string out = "  ";
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += "  ";
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == '\n')) out.pop_back();
+  return out + "\n";
+}
+
+}  // namespace
+
+std::string RenderTable(const std::vector<std::string>& header,
+                        const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width(header.size(), 0);
+  auto measure = [&](const std::vector<std::string>& row) {
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i) {
+      width[i] = std::max(width[i], row[i].size());
+    }
+  };
+  measure(header);
+  for (const auto& r : rows) measure(r);
+  auto line = [&](const std::vector<std::string>& row) {
+    std::string out;
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i) {
+      out += row[i];
+      if (i + 1 < row.size()) out += std::string(width[i] - row[i].size() + 2, ' ');
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = line(header);
+  for (const auto& r : rows) out += line(r);
+  return out;
+}
+
+std::string RenderWorkloads(const json& list, TimeMs now) {
+  std::vector<std::vector<std::string>> rows;
+  const json& ws = Field(list, "workloads");
+  if (ws.is_array()) {
+    for (const json& w : ws) rows.push_back(WorkloadRow(w, now));
+  }
+  return RenderTable({"ID", "NAME", "TENANT", "KIND", "STATE", "GPUS", "AGE/WAIT", "REASON"}, rows);
+}
+
+std::string RenderWorkloadDetail(const json& w, TimeMs now) {
+  std::vector<std::vector<std::string>> rows = {{"ID:", Str(w, "id")},
+                                                {"Name:", Str(w, "name")},
+                                                {"Tenant:", Str(w, "tenant")},
+                                                {"Kind:", Str(w, "kind")},
+                                                {"State:", Str(w, "state")},
+                                                {"Priority:", Str(w, "priority")},
+                                                {"Submitted:", When(w, "submitted_at", now)},
+                                                {"Started:", When(w, "started_at", now)},
+                                                {"Finished:", When(w, "finished_at", now)},
+                                                {"Exit code:", Str(w, "exit_code")},
+                                                {"GPUs:", JoinStrings(Field(w, "gpus"))}};
+  const json& r = Field(w, "replicas");
+  if (r.is_object()) rows.push_back({"Replicas:", Str(r, "running") + "/" + Str(r, "target")});
+  if (auto rps = Num(w, "demand_rps")) rows.push_back({"Demand:", Fixed(*rps, 1) + " rps"});
+  rows.push_back({"Preemptions:", Str(w, "preemptions")});
+  rows.push_back({"Reason:", Str(w, "reason")});
+  std::string table = RenderTable({"", ""}, rows);
+  std::string out = table.substr(table.find('\n') + 1);  // no header row
+  const json& runs = Field(w, "runs");
+  out += "\nRuns:\n";
+  out += runs.is_array() && !runs.empty() ? Indent(RunsTable(runs, now)) : "  none\n";
+  out += "\nExplanation:\n" + Indent(Str(w, "explanation"));
+  return out;
+}
+
+std::string RenderGpus(const json& gpus) {
+  std::vector<std::vector<std::string>> rows;
+  const json& gs = Field(gpus, "gpus");
+  if (gs.is_array()) {
+    for (const json& g : gs) rows.push_back(GpuRow(g));
+  }
+  return RenderTable({"INDEX", "TYPE", "UUID", "UTIL", "MEM USED/TOTAL", "POWER", "WORKLOADS"},
+                     rows);
+}
+
+std::string RenderLedger(const json& ledger) {
+  const double installed = Num(ledger, "installed_gpu_seconds").value_or(0);
+  const json& buckets = Field(ledger, "buckets");
+  std::vector<std::vector<std::string>> rows;
+  if (buckets.is_object()) {
+    for (const std::string& b : BucketNames(buckets)) {
+      const double s = Num(buckets, b.c_str()).value_or(0);
+      rows.push_back({b, Fixed(s / 3600, 2), installed > 0 ? Fixed(100 * s / installed, 1) : "-"});
+    }
+  }
+  rows.push_back({"installed", Fixed(installed / 3600, 2), installed > 0 ? "100.0" : "-"});
+  std::string out = RenderTable({"BUCKET", "GPU-HOURS", "% INSTALLED"}, rows);
+  auto since = Num(ledger, "since");
+  auto now = Num(ledger, "now");
+  if (since && now) {
+    out += "window: " + FormatDuration(static_cast<DurationMs>(*now - *since)) + "\n";
+  }
+  out +=
+      "value: " + Str(ledger, "value") + "  return per GPU-hour: " +
+      (Num(ledger, "return_per_gpu_hour") ? Fixed(*Num(ledger, "return_per_gpu_hour"), 3) : "-") +
+      "\n";
+  return out;
+}
+
+std::string RenderTopFrame(const json& gpus, const json& workloads, const json& ledger,
+                           TimeMs now) {
+  const json& gs = Field(gpus, "gpus");
+  const json& ws = Field(workloads, "workloads");
+  std::string out = "airtime top: " + std::to_string(gs.is_array() ? gs.size() : 0) + " GPUs, " +
+                    std::to_string(ws.is_array() ? ws.size() : 0) + " active workloads\n\n";
+  out += RenderGpus(gpus) + "\n" + RenderWorkloads(workloads, now) + "\n" + RenderLedger(ledger);
+  return out;
+}
+
+}  // namespace airtime

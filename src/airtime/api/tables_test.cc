@@ -1,0 +1,115 @@
+// Tables tests: the CLI's renderings of sample API answers.
+#include "airtime/api/tables.h"
+
+#include <gtest/gtest.h>
+
+namespace airtime {
+namespace {
+
+using nlohmann::json;
+
+constexpr TimeMs kNow = 1714564800000;  // 2024-05-01 12:00:00 UTC
+
+json SampleWorkloads() {
+  return json::parse(R"({"workloads": [
+    {"id": 12, "name": "chat", "tenant": "team-a", "kind": "realtime", "state": "running",
+     "priority": 0, "submitted_at": 1714557600000, "started_at": 1714561200000,
+     "finished_at": null, "gpus": ["GPU-a", "GPU-b"], "replicas": {"running": 2, "target": 3},
+     "reason": "serving 2 of 3 replicas"},
+    {"id": 13, "name": "train-llm", "tenant": "team-b", "kind": "batch", "state": "queued",
+     "submitted_at": 1714564500000, "started_at": null, "gpus": [],
+     "reason": "waits for 8 H100: only 2 free; first in line"},
+    {"id": 9, "name": "etl", "tenant": "team-b", "kind": "batch", "state": "succeeded",
+     "submitted_at": 1714550000000, "started_at": 1714551000000, "finished_at": 1714563600000,
+     "gpus": [], "reason": null}]})");
+}
+
+TEST(Tables, RenderTableAlignsWithoutTrailingSpaces) {
+  EXPECT_EQ(RenderTable({"A", "LONGER"}, {{"xyz", "1"}, {"", ""}}),
+            "A    LONGER\n"
+            "xyz  1\n"
+            "\n");
+}
+
+TEST(Tables, Workloads) {
+  EXPECT_EQ(
+      RenderWorkloads(SampleWorkloads(), kNow),
+      "ID  NAME       TENANT  KIND      STATE      GPUS    AGE/WAIT    REASON\n"
+      "12  chat       team-a  realtime  running    2 r2/3  1h00m       serving 2 of 3 replicas\n"
+      "13  train-llm  team-b  batch     queued     0       5m00s       waits for 8 H100: only "
+      "2 free; first in line\n"
+      "9   etl        team-b  batch     succeeded  0       20m00s ago  -\n");
+}
+
+TEST(Tables, WorkloadsCutsLongReasons) {
+  json list = {
+      {"workloads", {{{"id", 1}, {"state", "queued"}, {"reason", std::string(100, 'x')}}}}};
+  const std::string out = RenderWorkloads(list, kNow);
+  EXPECT_NE(out.find(std::string(57, 'x') + "..."), std::string::npos) << out;
+  EXPECT_EQ(out.find(std::string(58, 'x')), std::string::npos);
+}
+
+TEST(Tables, WorkloadDetailWithRunsAndExplanation) {
+  json w = SampleWorkloads()["workloads"][0];
+  w["demand_rps"] = 12.5;
+  w["preemptions"] = 1;
+  w["explanation"] = "replica 2 waits: no free H100\nnext check at 12:01";
+  w["runs"] = json::parse(R"([{"id": 3, "replica": 0, "attempt": 1, "state": "running",
+      "pid": 1234, "gpus": ["GPU-a"], "started_at": 1714561200000, "ended_at": null,
+      "exit_code": null, "log_dir": "/data/runs/3", "stop_reason": null}])");
+  const std::string out = RenderWorkloadDetail(w, kNow);
+  EXPECT_NE(out.find("ID:           12\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("Started:      2024-05-01 11:00:00 UTC (1h00m ago)\n"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("GPUs:         GPU-a, GPU-b\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("Replicas:     2/3\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("Demand:       12.5 rps\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nRuns:\n  RUN  REPLICA"), std::string::npos) << out;
+  EXPECT_NE(out.find("  3    0        1        running  1234  GPU-a  1h00m"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("\nExplanation:\n  replica 2 waits: no free H100\n  next check at 12:01\n"),
+            std::string::npos)
+      << out;
+}
+
+TEST(Tables, Gpus) {
+  json gpus = json::parse(R"({"gpus": [
+    {"index": 0, "uuid": "GPU-0", "type": "H100", "memory_mib": 81920, "fake": true,
+     "utilization": 0.42, "memory_used_mib": 1024, "power_w": 312.5,
+     "allocations": [{"workload": 12, "name": "chat", "milli": 1000},
+                     {"workload": 14, "name": "nb", "milli": 500}]},
+    {"index": 1, "uuid": "GPU-1", "type": "A100", "mig_mode": true, "memory_mib": 40960,
+     "utilization": null, "allocations": []}]})");
+  EXPECT_EQ(RenderGpus(gpus),
+            "INDEX  TYPE         UUID   UTIL  MEM USED/TOTAL  POWER  WORKLOADS\n"
+            "0      H100 (fake)  GPU-0  42%   1.0/80.0 GiB    312 W  chat(12), nb(14)@0.50\n"
+            "1      A100 MIG     GPU-1  -     -/40.0 GiB      -      -\n");
+}
+
+TEST(Tables, LedgerInGpuHoursAndPercent) {
+  json ledger = json::parse(R"({"since": 0, "now": 7200000, "installed_gpu_seconds": 14400,
+    "buckets": {"idle_held": 3600, "useful": 7200, "free_no_demand": 3600, "custom": 0},
+    "value": 12.3, "return_per_gpu_hour": 0.854})");
+  EXPECT_EQ(RenderLedger(ledger),
+            "BUCKET          GPU-HOURS  % INSTALLED\n"
+            "useful          2.00       50.0\n"
+            "idle_held       1.00       25.0\n"
+            "free_no_demand  1.00       25.0\n"
+            "custom          0.00       0.0\n"
+            "installed       4.00       100.0\n"
+            "window: 2h00m\n"
+            "value: 12.3  return per GPU-hour: 0.854\n");
+}
+
+TEST(Tables, TopFrameHasAllSections) {
+  json gpus = {{"gpus", json::array()}};
+  json ledger = {{"installed_gpu_seconds", 0}, {"buckets", json::object()}};
+  const std::string out = RenderTopFrame(gpus, SampleWorkloads(), ledger, kNow);
+  EXPECT_EQ(out.rfind("airtime top: 0 GPUs, 3 active workloads\n", 0), 0u) << out;
+  EXPECT_NE(out.find("INDEX  TYPE"), std::string::npos);
+  EXPECT_NE(out.find("train-llm"), std::string::npos);
+  EXPECT_NE(out.find("BUCKET"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace airtime
