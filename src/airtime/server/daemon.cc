@@ -1,0 +1,379 @@
+// Daemon: construction, the event loop, and driving the engine (see daemon.h).
+#include "airtime/server/daemon.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <future>
+
+#include "airtime/base/strings.h"
+#include "airtime/gpu/host_cluster.h"
+#include "airtime/policies/registry.h"
+
+namespace airtime {
+
+TimeMs WallNow() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0 || buf[0] == 0) return "localhost";
+  return buf;
+}
+
+}  // namespace
+
+Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {}
+
+Daemon::~Daemon() { Stop(); }
+
+StatusOr<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
+  if (options.data_dir.empty()) return InvalidArgument("--data: a data directory is required");
+  if (options.shim_path.empty()) options.shim_path = "/proc/self/exe";
+  if (options.hostname.empty()) options.hostname = HostName();
+  std::unique_ptr<Daemon> d(new Daemon(std::move(options)));
+  AIRTIME_RETURN_IF_ERROR(d->Init());
+  return d;
+}
+
+Status Daemon::Init() {
+  auto store = Store::Open(options_.data_dir);
+  if (!store.ok()) return store.status();
+  store_ = std::move(*store);
+  std::string note;
+  auto inventory = OpenInventory(options_.fake_gpus, &note);
+  if (!inventory.ok()) return inventory.status();
+  inventory_ = std::move(*inventory);
+  devices_ = inventory_->Devices();
+  std::string left_out;
+  AIRTIME_RETURN_IF_ERROR(BuildCluster(&left_out));
+  if (!left_out.empty()) note += (note.empty() ? "" : "; ") + left_out;
+  auto policy = PolicyRegistry::Builtin().Make(options_.policy, *cluster_);
+  if (!policy.ok()) return policy.status();
+  engine_ = std::make_unique<Engine>(*cluster_, std::move(*policy));
+  ledger_ = std::make_unique<airtime::Ledger>(*engine_);
+  auto executor = Executor::Create();
+  if (!executor.ok()) return executor.status();
+  executor_ = std::move(*executor);
+  startup_note_ = std::to_string(uuid_of_gpu_.size()) + " GPU(s)" +
+                  (options_.fake_gpus.empty() ? "" : " (simulated: " + options_.fake_gpus + ")") +
+                  (note.empty() ? "" : "; " + note) + "; policy " + options_.policy;
+  return Recover();
+}
+
+// The engine's cluster: this host's devices (gpu/host_cluster.h), GPU indices mapped to UUIDs.
+Status Daemon::BuildCluster(std::string* note) {
+  auto cluster = ClusterFromDevices(devices_, options_.hostname, note);
+  if (!cluster.ok()) return cluster.status();
+  cluster_ = std::make_unique<Cluster>(std::move(*cluster));
+  uuid_of_gpu_ = ClusterGpuUuids(devices_);
+  for (size_t g = 0; g < uuid_of_gpu_.size(); ++g)
+    gpu_of_uuid_[uuid_of_gpu_[g]] = static_cast<GpuIndex>(g);
+  return OkStatus();
+}
+
+void Daemon::Start() {
+  if (running_.exchange(true)) return;
+  stop_ = false;
+  loop_ = std::thread([this] { Loop(); });
+  Post([this] { Feed(Event::Timer(WallNow()), WallNow()); });
+}
+
+void Daemon::Stop() {
+  if (!running_.exchange(false)) return;
+  stop_ = true;
+  executor_->Wake();
+  if (loop_.joinable()) loop_.join();
+  if (scraper_.joinable()) scraper_.join();
+}
+
+// ---------------------------------------------------------------- the loop
+
+void Daemon::Post(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    inbox_.push_back(std::move(task));
+  }
+  executor_->Wake();
+}
+
+void Daemon::Loop() {
+  while (!stop_) {
+    const TimeMs now = WallNow();
+    TimeMs next = std::min({engine_wake_, next_telemetry_, next_scrape_, now + 1000});
+    const int timeout = static_cast<int>(std::clamp<TimeMs>(next - now, 0, 1000));
+    std::vector<Exited> exits = executor_->WaitForExits(timeout);
+    const TimeMs seen = WallNow();
+    for (const Exited& e : exits) OnExit(e, seen);
+    std::deque<std::function<void()>> tasks;
+    std::vector<std::shared_ptr<PendingSubmit>> submits;
+    {
+      std::lock_guard<std::mutex> lock(inbox_mu_);
+      tasks.swap(inbox_);
+      submits.swap(submits_);
+    }
+    if (!submits.empty()) CommitSubmissions(std::move(submits));
+    for (auto& t : tasks) t();
+    RunTimers(WallNow());
+  }
+}
+
+void Daemon::RunTimers(TimeMs now) {
+  if (engine_wake_ != kNever && now >= engine_wake_) {
+    engine_wake_ = kNever;
+    Feed(Event::Timer(now), now);
+  }
+  if (now >= next_telemetry_) {
+    SampleTelemetry(now);
+    next_telemetry_ = now + options_.telemetry_interval;
+  }
+  if (now >= next_scrape_) {
+    ScrapeDemand(now);
+    next_scrape_ = now + options_.scrape_interval;
+  }
+}
+
+// ---------------------------------------------------------------- driving the engine
+
+void Daemon::Feed(const Event& event, TimeMs seen_at) {
+  const TimeMs now = std::max(event.at, engine_->now());
+  ledger_->Advance(now);
+  AccountValue(now);
+  const auto t0 = std::chrono::steady_clock::now();
+  const CycleResult& cycle = engine_->Handle(event);
+  const double cycle_s = SecondsSince(t0);
+  latencies_.cycle.Add(cycle_s);
+  cycle_hist_.Observe(cycle_s);
+  ledger_->Observe(cycle);
+  if (cycle.wake_at != kNever) engine_wake_ = cycle.wake_at;
+  Act(cycle, seen_at);
+}
+
+void Daemon::Act(const CycleResult& cycle, TimeMs seen_at) {
+  const CycleResult copy = cycle;  // starting a run may feed no events, but keep it stable
+  bool started = false;
+  const double to_decision = static_cast<double>(WallNow() - seen_at) / 1000.0;
+  for (const Decision& d : copy.decisions) {
+    switch (d.type) {
+      case DecisionType::kStart:
+        queue_wait_hist_.Observe(static_cast<double>(d.waited) / 1000.0);
+        StartRun(d);
+        started = true;
+        break;
+      case DecisionType::kResize:
+        StopRun(d.resized_from, "resized to " + std::to_string(d.placement.gpus.size()) + " GPUs");
+        StartRun(d);
+        started = true;
+        break;
+      case DecisionType::kPreempt:
+        ++preemptions_total_;
+        StopRun(d.allocation, "preempted: " + d.reason);
+        break;
+      case DecisionType::kRelease:
+        StopRun(d.allocation, "released: " + d.reason);
+        break;
+      default:
+        break;
+    }
+  }
+  if (started) {
+    latencies_.event_to_decision.Add(to_decision);
+    latencies_.event_to_start.Add(static_cast<double>(WallNow() - seen_at) / 1000.0);
+  }
+  SyncWorkloadStates();
+}
+
+void Daemon::StartRun(const Decision& d) {
+  auto wit = by_engine_id_.find(d.workload);
+  if (wit == by_engine_id_.end()) return;
+  WorkloadRec& w = workloads_.at(wit->second);
+  RunRec run;
+  run.allocation = d.allocation;
+  run.row.workload_id = w.row.id;
+  run.row.replica = d.replica;
+  run.row.attempt = ++w.attempts;
+  for (GpuIndex g : d.placement.gpus) run.row.gpus.push_back(uuid_of_gpu_[static_cast<size_t>(g)]);
+  run.row.share_milli = d.placement.mode == ShareMode::kFraction ? d.placement.milli : 1000;
+  run.row.started_at = WallNow();
+  if (w.spec->exec.wants_port) run.row.port = 20000 + (next_port_++ % 20000);
+  auto id = store_->AddRun(run.row);
+  if (!id.ok()) {
+    // Without the row a restart could not know the process: do not start it. The engine
+    // thinks it runs; report it failed so it is tried again.
+    engine_wake_ = WallNow() + kSecond;
+    return;
+  }
+  run.row.id = *id;
+  run.row.run_dir = options_.data_dir + "/runs/" + std::to_string(*id);
+  if (w.spec->exec.empty()) {
+    // Nothing to execute: a planning-only workload (as in the simulator). It holds its GPUs
+    // until cancelled; a job is marked running without a process.
+    run.row.state = "running";
+    (void)store_->UpdateRun(run.row);
+    run_of_allocation_[d.allocation] = run.row.id;
+    runs_.emplace(run.row.id, std::move(run));
+    return;
+  }
+  LaunchRequest req;
+  req.run_dir = run.row.run_dir;
+  req.argv = w.spec->exec.argv;
+  req.shim_path = options_.shim_path;
+  req.workdir = w.spec->exec.workdir;
+  req.env =
+      GpuEnv(run.row.gpus, run.row.share_milli, static_cast<int64_t>(d.placement.memory_gb * 1024),
+             options_.data_dir + "/checkpoints/" + std::to_string(w.row.id),
+             static_cast<int>(run.row.port));
+  req.env.push_back({"AIRTIME_WORKLOAD", w.row.name});
+  req.env.push_back({"AIRTIME_RUN_ID", std::to_string(run.row.id)});
+  req.env.push_back({"AIRTIME_TELEMETRY_FILE", run.row.run_dir + "/telemetry"});
+  for (const auto& kv : w.spec->exec.env) req.env.push_back(kv);
+  (void)store_->UpdateRun(run.row);  // run_dir
+  auto handle = executor_->Launch(req);
+  if (!handle.ok()) {
+    run.row.state = "exited";
+    run.row.ended_at = WallNow();
+    run.row.exit_code = 127;
+    run.row.stop_reason = handle.status().message();
+    (void)store_->UpdateRun(run.row);
+    ++failures_total_;
+    run_of_allocation_[d.allocation] = run.row.id;
+    runs_.emplace(run.row.id, std::move(run));
+    OnExit(Exited{*id, 127, "launch failed"}, WallNow());
+    return;
+  }
+  run.row.pid = handle->pid;
+  run.row.start_ticks = handle->start_ticks;
+  run.row.boot_id = handle->boot_id;
+  run.row.state = "running";
+  (void)store_->UpdateRun(run.row);
+  if (Status st = executor_->Watch(run.row.id, *handle); !st.ok())
+    run.row.stop_reason = "not watched: " + st.message();
+  ++starts_total_;
+  run_of_allocation_[d.allocation] = run.row.id;
+  runs_.emplace(run.row.id, std::move(run));
+}
+
+void Daemon::StopRun(AllocationId allocation, const std::string& reason) {
+  auto it = run_of_allocation_.find(allocation);
+  if (it == run_of_allocation_.end()) return;
+  RunRec& run = runs_.at(it->second);
+  run.stopping = true;
+  run.row.stop_reason = reason;
+  (void)store_->UpdateRun(run.row);
+  const WorkloadRec& w = workloads_.at(run.row.workload_id);
+  if (run.row.pid == 0) {  // no process (planning-only or failed launch)
+    OnExit(Exited{run.row.id, 0, "no process"}, WallNow());
+    return;
+  }
+  if (Status st = executor_->Stop(run.row.id, static_cast<int>(w.spec->preempt_grace)); !st.ok())
+    run.row.stop_reason += " (signal failed: " + st.message() + ")";
+}
+
+// A run's process ended (or a run without process was stopped).
+void Daemon::OnExit(const Exited& exited, TimeMs now) {
+  auto it = runs_.find(exited.run_id);
+  if (it == runs_.end()) return;
+  RunRec run = std::move(it->second);
+  runs_.erase(it);
+  run_of_allocation_.erase(run.allocation);
+  run.row.state = "exited";
+  run.row.ended_at = now;
+  run.row.exit_code = exited.exit_code;
+  if (run.row.stop_reason.empty() && exited.exit_code != 0)
+    run.row.stop_reason = "exited with status " + std::to_string(exited.exit_code) +
+                          (exited.how.empty() ? "" : " (" + exited.how + ")");
+  (void)store_->UpdateRun(run.row);
+  WorkloadRec& w = workloads_.at(run.row.workload_id);
+  w.row.exit_code = exited.exit_code;
+  if (run.stopping) {
+    SyncWorkloadStates();
+    return;  // the engine already knows: it decided the stop
+  }
+  if (exited.exit_code == 0) {
+    Feed(Event::Completion(now, run.allocation), now);
+    return;
+  }
+  ++failures_total_;
+  ++w.failures;
+  w.row.message = run.row.stop_reason;
+  if (!w.spec->is_service() && w.failures >= options_.max_attempts) {
+    // Given up: the cancel releases the failed allocation without a restart.
+    w.row.message = "failed " + std::to_string(w.failures) + " times; last: " + run.row.stop_reason;
+    Feed(Event::Cancel(now, w.eid), now);
+    return;
+  }
+  Feed(Event::Failure(now, run.allocation), now);
+}
+
+// Workload rows follow the engine's phases; changed rows are written.
+void Daemon::SyncWorkloadStates() {
+  for (auto& [id, w] : workloads_) {
+    if (w.eid == kNoWorkload) continue;
+    const std::string& old = w.row.state;
+    if (old == "succeeded" || old == "failed" || old == "cancelled") continue;
+    const Job& job = engine_->job(w.eid);
+    std::string state = old;
+    switch (job.phase) {
+      case JobPhase::kPending:
+        state = "queued";
+        break;
+      case JobPhase::kRunning:
+        state = "running";
+        break;
+      case JobPhase::kDone:
+        state = "succeeded";
+        break;
+      case JobPhase::kCancelled:
+        state = w.row.message.rfind("failed", 0) == 0 ? "failed" : "cancelled";
+        break;
+    }
+    const bool changed = state != old || job.preemptions != w.row.preemptions;
+    if (!changed) continue;
+    if (state == "running" && !w.row.started_at) w.row.started_at = engine_->now();
+    if (state == "succeeded" || state == "failed" || state == "cancelled") {
+      w.row.finished_at = engine_->now();
+      if (state == "succeeded") {
+        value_earned_ += w.spec->value.CompletionValue(engine_->now(), w.spec->deadline);
+        w.row.message = "completed";
+      }
+      if (state == "cancelled" && w.row.message.empty()) w.row.message = "cancelled";
+    }
+    w.row.state = state;
+    w.row.preemptions = job.preemptions;
+    (void)Persist(w);
+  }
+}
+
+Status Daemon::Persist(const WorkloadRec& w) { return store_->UpdateWorkload(w.row); }
+
+// Services earn per request served within capacity; integrated between cycles.
+void Daemon::AccountValue(TimeMs now) {
+  if (value_at_ == 0) value_at_ = now;
+  const double dt_s = static_cast<double>(now - value_at_) / 1000.0;
+  value_at_ = now;
+  if (dt_s <= 0) return;
+  for (WorkloadId sid : engine_->services()) {
+    const Job& job = engine_->job(sid);
+    if (job.phase != JobPhase::kRunning) continue;
+    int ready = 0;
+    for (AllocationId a : job.allocations)
+      if (const Allocation* al = engine_->allocation(a); al && al->ready_at <= now) ++ready;
+    const double served = std::min(job.demand_rps, ready * job.s().realtime.capacity_rps);
+    value_earned_ += served * dt_s / 1000.0 * job.s().value.per_1k_requests;
+  }
+}
+
+LatencyLog Daemon::latencies() {
+  return OnLoop<LatencyLog>([this] { return latencies_; });
+}
+
+}  // namespace airtime

@@ -1,0 +1,182 @@
+// Daemon: the live control plane on one machine.
+//
+// One event-loop thread owns everything that changes: the engine (the same core the
+// simulator drives), the ledger, the store and the executor. Other threads (the HTTP API's)
+// never touch them: they post a task to the loop and wait for its answer. The loop sleeps
+// in Executor::WaitForExits, so a process exit, a posted task or a timer (the engine's wake
+// time, telemetry, demand scraping) each wakes it at once.
+//
+// Durability: a submission is committed to the store before its answer goes out; a run row
+// ("launching") is committed before its process starts; outcomes are committed as they
+// happen. Open() recovers from a crash: it re-submits every accepted workload that had not
+// ended to a paused engine, adopts the runs whose processes still live (identity checked:
+// pid, start time, boot id), settles the ones that ended while it was down, and only then
+// lets the engine decide. Processes run in their own sessions and outlive the daemon.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "airtime/api/control_plane.h"
+#include "airtime/api/prom_writer.h"
+#include "airtime/engine/engine.h"
+#include "airtime/exec/executor.h"
+#include "airtime/gpu/inventory.h"
+#include "airtime/ledger/ledger.h"
+#include "airtime/server/latency_log.h"
+#include "airtime/store/store.h"
+
+namespace airtime {
+
+struct DaemonOptions {
+  std::string data_dir;
+  std::string fake_gpus;  // "8xH100": simulated devices; "": this host's GPUs through NVML
+  std::string policy = "airtime";
+  std::string shim_path;  // the airtime binary that runs `_shim` (default /proc/self/exe)
+  DurationMs telemetry_interval = 2 * kSecond;
+  DurationMs scrape_interval = 5 * kSecond;
+  int max_attempts = 3;  // a job whose process fails this many times has failed
+  std::string hostname;  // "" : this host's name
+};
+
+class Daemon final : public ControlPlane {
+ public:
+  // Opens the store, the GPU inventory and the engine, and recovers what a previous daemon
+  // left (see above). The loop does not run until Start().
+  static StatusOr<std::unique_ptr<Daemon>> Open(DaemonOptions options);
+  ~Daemon() override;
+
+  void Start();
+  // Stops the loop; running processes keep running (the next daemon adopts them).
+  void Stop();
+  // One paragraph on what was found at start (GPUs, recovered workloads, adopted runs).
+  const std::string& startup_note() const { return startup_note_; }
+
+  // ControlPlane.
+  StatusOr<nlohmann::json> Submit(const Caller& caller, std::string_view body,
+                                  std::string_view origin) override;
+  StatusOr<nlohmann::json> List(const Caller& caller, const ListFilter& filter) override;
+  StatusOr<nlohmann::json> Get(const Caller& caller, std::string_view id_or_name) override;
+  Status Cancel(const Caller& caller, std::string_view id_or_name) override;
+  Status SetPriority(const Caller& caller, std::string_view id_or_name, int priority) override;
+  Status ReportDemand(const Caller& caller, std::string_view id_or_name, double rps) override;
+  StatusOr<nlohmann::json> Gpus(const Caller& caller) override;
+  StatusOr<nlohmann::json> Ledger(const Caller& caller) override;
+  std::string Metrics() override;
+  bool Healthy(std::string* why) override;
+
+  // Latencies measured by the loop (benchmarks): event seen -> decision, -> process started.
+  LatencyLog latencies();
+
+ private:
+  struct WorkloadRec {
+    WorkloadRow row;
+    std::shared_ptr<const WorkloadSpec> spec;
+    WorkloadId eid = kNoWorkload;  // the engine's id
+    int32_t attempts = 0;          // runs started (from the store across restarts)
+    int32_t failures = 0;          // runs that failed on their own (this daemon's life)
+  };
+  struct RunRec {
+    RunRow row;
+    AllocationId allocation = kNoAllocation;
+    bool stopping = false;  // airtime stopped it: its exit is not news for the engine
+  };
+  struct PendingSubmit;
+
+  explicit Daemon(DaemonOptions options);
+  Status Init();
+  Status BuildCluster(std::string* note);
+  Status Recover();
+  Status RecoverRun(RunRow run, TimeMs now);
+
+  // Runs `task` on the loop thread and waits for it.
+  template <typename T>
+  T OnLoop(std::function<T()> task);
+  void Post(std::function<void()> task);
+  void Loop();
+  void RunTimers(TimeMs now);
+
+  // Engine driving (loop thread).
+  void Feed(const Event& event, TimeMs seen_at);
+  void Act(const CycleResult& cycle, TimeMs seen_at);
+  void StartRun(const Decision& d);
+  void StopRun(AllocationId allocation, const std::string& reason);
+  void OnExit(const Exited& exited, TimeMs now);
+  void SyncWorkloadStates();
+  void AccountValue(TimeMs now);
+  Status Persist(const WorkloadRec& w);
+
+  void CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch);
+  StatusOr<WorkloadRec*> Find(const Caller& caller, std::string_view id_or_name);
+  nlohmann::json View(const WorkloadRec& w, bool full) const;
+  void SampleTelemetry(TimeMs now);
+  void ScrapeDemand(TimeMs now);
+  void ApplyScrape(const std::map<int64_t, double>& rps_sums);
+  std::string RenderMetrics();
+
+  DaemonOptions options_;
+  std::string startup_note_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<GpuInventory> inventory_;
+  std::vector<GpuDevice> devices_;
+  std::unique_ptr<Cluster> cluster_;
+  std::vector<std::string> uuid_of_gpu_;  // engine GpuIndex -> device UUID
+  std::unordered_map<std::string, GpuIndex> gpu_of_uuid_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<airtime::Ledger> ledger_;
+  std::unique_ptr<Executor> executor_;
+
+  std::map<int64_t, WorkloadRec> workloads_;
+  std::unordered_map<std::string, int64_t> by_name_;
+  std::unordered_map<WorkloadId, int64_t> by_engine_id_;
+  std::map<int64_t, RunRec> runs_;  // live runs (launching / running / stopping)
+  std::unordered_map<AllocationId, int64_t> run_of_allocation_;
+  std::map<std::string, GpuSample> telemetry_;        // by UUID
+  std::unordered_map<int64_t, double> counter_last_;  // demand counters per workload
+  std::unordered_map<int64_t, TimeMs> counter_at_;
+
+  // Timers and counters (loop thread).
+  TimeMs engine_wake_ = kNever;
+  TimeMs next_telemetry_ = 0;
+  TimeMs next_scrape_ = 0;
+  TimeMs value_at_ = 0;
+  double value_earned_ = 0;
+  int next_port_ = 0;
+  uint64_t submissions_total_ = 0, starts_total_ = 0, preemptions_total_ = 0;
+  uint64_t failures_total_ = 0;
+  LatencyLog latencies_;
+  PromHistogram queue_wait_hist_{{1, 5, 15, 60, 300, 900, 3600, 4 * 3600., 24 * 3600.}};
+  PromHistogram cycle_hist_{{1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 0.01, 0.05, 0.1}};
+  std::thread scraper_;  // one scrape round at a time, off the loop
+  bool scrape_busy_ = false;
+
+  // Posting (any thread).
+  std::mutex inbox_mu_;
+  std::deque<std::function<void()>> inbox_;
+  std::vector<std::shared_ptr<PendingSubmit>> submits_;
+  std::atomic<bool> running_{false};
+  std::atomic<bool> stop_{false};
+  std::thread loop_;
+  TimeMs started_at_ = 0;
+};
+
+template <typename T>
+T Daemon::OnLoop(std::function<T()> task) {
+  if (!running_) return task();  // not started (tests, recovery): the caller is the loop
+  auto promise = std::make_shared<std::promise<T>>();
+  auto future = promise->get_future();
+  Post([promise, task = std::move(task)] { promise->set_value(task()); });
+  return future.get();
+}
+
+}  // namespace airtime

@@ -1,0 +1,392 @@
+// Daemon: the ControlPlane calls (submissions, queries, changes) and their JSON views.
+#include <chrono>
+#include <cmath>
+#include <future>
+#include <unordered_set>
+
+#include "airtime/config/workload_yaml.h"
+#include "airtime/server/daemon.h"
+#include "airtime/server/live_spec.h"
+
+namespace airtime {
+
+TimeMs WallNow();
+
+using nlohmann::json;
+
+struct Daemon::PendingSubmit {
+  Caller caller;
+  std::string body;
+  std::string origin;
+  std::vector<WorkloadSpec> specs;
+  TimeMs received = 0;
+  std::chrono::steady_clock::time_point received_steady;
+  std::promise<StatusOr<json>> done;
+};
+
+namespace {
+
+bool Terminal(const std::string& state) {
+  return state == "succeeded" || state == "failed" || state == "cancelled";
+}
+
+json OptionalJson(const std::optional<TimeMs>& v) { return v ? json(*v) : json(nullptr); }
+json OptionalJson(const std::optional<int32_t>& v) { return v ? json(*v) : json(nullptr); }
+
+}  // namespace
+
+StatusOr<json> Daemon::Submit(const Caller& caller, std::string_view body,
+                              std::string_view origin) {
+  auto scenario = ParseWorkloadYaml(body, origin);  // stateless: parsed on the caller's thread
+  if (!scenario.ok()) return scenario.status();
+  if (!scenario->events.empty() || !scenario->traces.empty())
+    return InvalidArgument(std::string(origin) +
+                           ": events, traces and demand_trace are for the simulator; submit "
+                           "workloads (report demand with POST /v1/workloads/ID/demand)");
+  if (scenario->workloads.empty())
+    return InvalidArgument(std::string(origin) + ": no workload in the request");
+  for (WorkloadSpec& spec : scenario->workloads) {
+    if (!caller.admin) {
+      if (spec.tenant != "default" && spec.tenant != caller.tenant)
+        return Status(StatusCode::kPermissionDenied,
+                      spec.source + ": workload '" + spec.name + "': field 'tenant': '" +
+                          spec.tenant + "' is not your tenant (your token is for '" +
+                          caller.tenant + "')");
+      spec.tenant = caller.tenant;
+    }
+  }
+  auto p = std::make_shared<PendingSubmit>();
+  p->caller = caller;
+  p->body = std::string(body);
+  p->origin = std::string(origin);
+  p->specs = std::move(scenario->workloads);
+  p->received = WallNow();
+  p->received_steady = std::chrono::steady_clock::now();
+  auto future = p->done.get_future();
+  if (!running_) {
+    CommitSubmissions({p});
+  } else {
+    {
+      std::lock_guard<std::mutex> lock(inbox_mu_);
+      submits_.push_back(p);
+    }
+    executor_->Wake();
+  }
+  return future.get();
+}
+
+// Commits a batch of submissions in one transaction (each all or nothing), answers them,
+// then hands the new workloads to a paused engine and runs one decision cycle for the lot.
+void Daemon::CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch) {
+  std::unordered_set<std::string> names;
+  std::vector<std::shared_ptr<PendingSubmit>> ok;
+  for (auto& p : batch) {
+    Status st;
+    std::unordered_set<std::string> mine;
+    for (const WorkloadSpec& s : p->specs) {
+      if (by_name_.count(s.name) || names.count(s.name) || !mine.insert(s.name).second) {
+        st = Status(StatusCode::kAlreadyExists,
+                    s.source + ": workload '" + s.name + "': field 'name': already taken");
+        break;
+      }
+    }
+    if (!st.ok()) {
+      p->done.set_value(st);
+      continue;
+    }
+    names.insert(mine.begin(), mine.end());
+    ok.push_back(p);
+  }
+  if (ok.empty()) return;
+  const TimeMs now = std::max(WallNow(), engine_->now());
+  std::vector<std::vector<WorkloadRow>> rows(ok.size());
+  Status st = store_->Transaction([&]() -> Status {
+    for (size_t i = 0; i < ok.size(); ++i) {
+      auto sid = store_->AddSubmission({0, ok[i]->caller.tenant, ok[i]->body, ok[i]->origin, now});
+      if (!sid.ok()) return sid.status();
+      for (size_t k = 0; k < ok[i]->specs.size(); ++k) {
+        const WorkloadSpec& s = ok[i]->specs[k];
+        WorkloadRow row;
+        row.submission_id = *sid;
+        row.index = static_cast<int32_t>(k);
+        row.name = s.name;
+        row.tenant = s.tenant;
+        row.kind = KindName(s.kind);
+        row.priority = s.priority;
+        row.submitted_at = now;
+        auto id = store_->AddWorkload(row);
+        if (!id.ok()) return id.status();
+        row.id = *id;
+        rows[i].push_back(std::move(row));
+      }
+    }
+    return OkStatus();
+  });
+  if (!st.ok()) {
+    for (auto& p : ok)
+      p->done.set_value(
+          Status(StatusCode::kUnavailable, "the submission could not be stored: " + st.message()));
+    return;
+  }
+  engine_->SetPaused(true);
+  for (size_t i = 0; i < ok.size(); ++i) {
+    json accepted = json::array();
+    for (size_t k = 0; k < rows[i].size(); ++k) {
+      WorkloadRec w;
+      w.row = std::move(rows[i][k]);
+      w.spec = LiveSpec(std::move(ok[i]->specs[k]), now);
+      accepted.push_back({{"id", w.row.id}, {"name", w.row.name}});
+      const CycleResult& r = engine_->Handle(Event::Arrival(now, *w.spec));
+      w.eid = r.arrived;
+      by_name_[w.row.name] = w.row.id;
+      by_engine_id_[w.eid] = w.row.id;
+      workloads_.emplace(w.row.id, std::move(w));
+      ++submissions_total_;
+    }
+    latencies_.submit_commit.Add(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - ok[i]->received_steady)
+            .count());
+    ok[i]->done.set_value(json{{"accepted", accepted}});
+  }
+  engine_->SetPaused(false);
+  Feed(Event::Timer(now), ok.front()->received);
+}
+
+StatusOr<Daemon::WorkloadRec*> Daemon::Find(const Caller& caller, std::string_view id_or_name) {
+  WorkloadRec* w = nullptr;
+  const std::string key(id_or_name);
+  if (!key.empty() && key.find_first_not_of("0123456789") == std::string::npos && key.size() < 18) {
+    auto it = workloads_.find(std::stoll(key));
+    if (it != workloads_.end()) w = &it->second;
+  }
+  if (!w) {
+    auto it = by_name_.find(key);
+    if (it != by_name_.end()) w = &workloads_.at(it->second);
+  }
+  if (!w || (!caller.admin && w->row.tenant != caller.tenant))
+    return NotFound("no workload '" + key + "'" +
+                    (caller.admin ? "" : " of tenant '" + caller.tenant + "'"));
+  return w;
+}
+
+json Daemon::View(const WorkloadRec& w, bool full) const {
+  json v = {{"id", w.row.id},
+            {"name", w.row.name},
+            {"tenant", w.row.tenant},
+            {"kind", w.row.kind},
+            {"state", w.row.state},
+            {"priority", w.row.priority},
+            {"submitted_at", w.row.submitted_at},
+            {"started_at", OptionalJson(w.row.started_at)},
+            {"finished_at", OptionalJson(w.row.finished_at)},
+            {"exit_code", OptionalJson(w.row.exit_code)},
+            {"preemptions", w.row.preemptions},
+            {"demand_rps", w.row.demand_rps}};
+  json gpus = json::array();
+  std::vector<const RunRec*> live;
+  for (const auto& [id, r] : runs_)
+    if (r.row.workload_id == w.row.id && !r.stopping) live.push_back(&r);
+  for (const RunRec* r : live)
+    for (const std::string& g : r->row.gpus) gpus.push_back(g);
+  v["gpus"] = gpus;
+  std::string reason = w.row.message;
+  if (w.eid != kNoWorkload && !Terminal(w.row.state)) {
+    const Job& job = engine_->job(w.eid);
+    if (job.is_service())
+      v["replicas"] = {{"running", job.live_replicas()}, {"target", job.target_replicas}};
+    const std::string explanation = engine_->Explain(w.eid);
+    reason = explanation.substr(0, explanation.find('\n'));
+    if (full) v["explanation"] = explanation;
+  } else if (full) {
+    v["explanation"] = w.row.message;
+  }
+  v["reason"] = reason;
+  if (full) {
+    json runs = json::array();
+    auto rows = store_->RunsOf(w.row.id);
+    if (rows.ok()) {
+      for (const RunRow& r : *rows) {
+        runs.push_back({{"id", r.id},
+                        {"replica", r.replica},
+                        {"attempt", r.attempt},
+                        {"state", r.state},
+                        {"pid", r.pid},
+                        {"gpus", r.gpus},
+                        {"share_milli", r.share_milli},
+                        {"port", r.port},
+                        {"started_at", r.started_at},
+                        {"ended_at", OptionalJson(r.ended_at)},
+                        {"exit_code", OptionalJson(r.exit_code)},
+                        {"log_dir", r.run_dir},
+                        {"stop_reason", r.stop_reason}});
+      }
+    }
+    v["runs"] = runs;
+  }
+  return v;
+}
+
+StatusOr<json> Daemon::List(const Caller& caller, const ListFilter& filter) {
+  if (!caller.admin && !filter.tenant.empty() && filter.tenant != caller.tenant)
+    return Status(StatusCode::kPermissionDenied,
+                  "tenant '" + filter.tenant + "': a tenant token lists only its own workloads");
+  return OnLoop<StatusOr<json>>([&]() -> StatusOr<json> {
+    json out = json::array();
+    for (auto it = workloads_.rbegin(); it != workloads_.rend(); ++it) {
+      const WorkloadRec& w = it->second;
+      if (!caller.admin && w.row.tenant != caller.tenant) continue;
+      if (!filter.tenant.empty() && w.row.tenant != filter.tenant) continue;
+      if (!filter.kind.empty() && w.row.kind != filter.kind) continue;
+      if (filter.state == "active" ? Terminal(w.row.state)
+                                   : !filter.state.empty() && w.row.state != filter.state)
+        continue;
+      out.push_back(View(w, false));
+      if (filter.limit > 0 && static_cast<int>(out.size()) >= filter.limit) break;
+    }
+    std::reverse(out.begin(), out.end());
+    return json{{"workloads", out}};
+  });
+}
+
+StatusOr<json> Daemon::Get(const Caller& caller, std::string_view id_or_name) {
+  return OnLoop<StatusOr<json>>([&]() -> StatusOr<json> {
+    auto w = Find(caller, id_or_name);
+    if (!w.ok()) return w.status();
+    return View(**w, true);
+  });
+}
+
+Status Daemon::Cancel(const Caller& caller, std::string_view id_or_name) {
+  return OnLoop<Status>([&]() -> Status {
+    auto w = Find(caller, id_or_name);
+    if (!w.ok()) return w.status();
+    WorkloadRec& rec = **w;
+    if (Terminal(rec.row.state))
+      return FailedPrecondition("workload '" + rec.row.name + "' has already " +
+                                (rec.row.state == "cancelled" ? "been cancelled" : rec.row.state));
+    rec.row.message = "cancelled by " + (caller.admin ? std::string("the admin") : caller.tenant);
+    const TimeMs now = std::max(WallNow(), engine_->now());
+    Feed(Event::Cancel(now, rec.eid), now);
+    return OkStatus();
+  });
+}
+
+Status Daemon::SetPriority(const Caller& caller, std::string_view id_or_name, int priority) {
+  return OnLoop<Status>([&]() -> Status {
+    auto w = Find(caller, id_or_name);
+    if (!w.ok()) return w.status();
+    WorkloadRec& rec = **w;
+    if (Terminal(rec.row.state))
+      return FailedPrecondition("workload '" + rec.row.name + "' has ended (" + rec.row.state +
+                                "); its priority no longer matters");
+    rec.row.priority = priority;
+    AIRTIME_RETURN_IF_ERROR(Persist(rec));
+    const TimeMs now = std::max(WallNow(), engine_->now());
+    Feed(Event::Priority(now, rec.eid, priority), now);
+    return OkStatus();
+  });
+}
+
+Status Daemon::ReportDemand(const Caller& caller, std::string_view id_or_name, double rps) {
+  if (!std::isfinite(rps) || rps < 0)
+    return InvalidArgument("field 'rps': expected a request rate >= 0, found " +
+                           std::to_string(rps));
+  return OnLoop<Status>([&]() -> Status {
+    auto w = Find(caller, id_or_name);
+    if (!w.ok()) return w.status();
+    WorkloadRec& rec = **w;
+    if (!rec.spec->is_service())
+      return FailedPrecondition("workload '" + rec.row.name + "' is " + rec.row.kind +
+                                ", not a realtime service: it has no request rate");
+    if (Terminal(rec.row.state))
+      return FailedPrecondition("workload '" + rec.row.name + "' has ended (" + rec.row.state +
+                                ")");
+    const TimeMs now = std::max(WallNow(), engine_->now());
+    rec.row.demand_rps = rps;
+    rec.row.demand_at = now;
+    AIRTIME_RETURN_IF_ERROR(Persist(rec));
+    Feed(Event::Demand(now, rec.eid, rps), now);
+    return OkStatus();
+  });
+}
+
+StatusOr<json> Daemon::Gpus(const Caller&) {
+  return OnLoop<StatusOr<json>>([&]() -> StatusOr<json> {
+    std::map<std::string, json> holders;
+    for (const auto& [aid, a] : engine_->allocations()) {
+      auto rit = run_of_allocation_.find(aid);
+      const auto wit = by_engine_id_.find(a.workload);
+      if (wit == by_engine_id_.end()) continue;
+      const WorkloadRec& w = workloads_.at(wit->second);
+      for (GpuIndex g : a.placement.gpus)
+        holders[uuid_of_gpu_[static_cast<size_t>(g)]].push_back(
+            {{"workload", w.row.id},
+             {"name", w.row.name},
+             {"tenant", w.row.tenant},
+             {"milli", a.placement.milli},
+             {"run", rit == run_of_allocation_.end() ? json(nullptr) : json(rit->second)}});
+    }
+    json gpus = json::array();
+    for (const GpuDevice& d : devices_) {
+      json g = {{"index", d.index},
+                {"uuid", d.uuid},
+                {"model", d.model},
+                {"type", d.type},
+                {"memory_mib", d.memory_mib},
+                {"mig_mode", d.mig_enabled},
+                {"fake", d.fake},
+                {"scheduled", gpu_of_uuid_.count(d.uuid) > 0}};
+      auto t = telemetry_.find(d.uuid);
+      if (t != telemetry_.end()) {
+        const GpuSample& s = t->second;
+        g["utilization"] = s.utilization ? json(*s.utilization) : json(nullptr);
+        g["memory_used_mib"] = s.memory_used_mib ? json(*s.memory_used_mib) : json(nullptr);
+        g["power_w"] = s.power_w ? json(*s.power_w) : json(nullptr);
+        g["processes"] = s.pids;
+        g["sampled_at"] = s.at;
+      }
+      auto h = holders.find(d.uuid);
+      g["allocations"] = h == holders.end() ? json::array() : h->second;
+      gpus.push_back(std::move(g));
+    }
+    return json{{"gpus", gpus}};
+  });
+}
+
+StatusOr<json> Daemon::Ledger(const Caller&) {
+  return OnLoop<StatusOr<json>>([&]() -> StatusOr<json> {
+    const TimeMs now = std::max(WallNow(), engine_->now());
+    ledger_->Advance(now);
+    AccountValue(now);
+    const LedgerTotals& t = ledger_->totals();
+    json buckets = json::object();
+    for (int b = 0; b < kBucketCount; ++b)
+      buckets[BucketName(static_cast<Bucket>(b))] =
+          static_cast<double>(t.milli_ms[static_cast<size_t>(b)]) / 1e6;
+    const double installed_h = t.installed_gpu_hours();
+    return json{{"since", started_at_},
+                {"now", now},
+                {"installed_gpu_seconds", static_cast<double>(t.installed_milli_ms) / 1e6},
+                {"buckets", buckets},
+                {"value", value_earned_},
+                {"return_per_gpu_hour", installed_h > 0 ? value_earned_ / installed_h : 0.0}};
+  });
+}
+
+bool Daemon::Healthy(std::string* why) {
+  if (!running_) {
+    if (why) *why = "the event loop is not running";
+    return false;
+  }
+  // The loop answers within a second when it is alive.
+  auto p = std::make_shared<std::promise<void>>();
+  auto f = p->get_future();
+  Post([p] { p->set_value(); });
+  if (f.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+    if (why) *why = "the event loop has not answered for 5 s";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace airtime

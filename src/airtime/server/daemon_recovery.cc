@@ -1,0 +1,174 @@
+// Daemon: recovery at start-up from what the store and the run directories say.
+//
+// Order matters: every workload that had not ended goes back into a paused engine (in
+// submission order), then each run that was launching or running is settled: adopted when
+// its process still lives (the engine gets its allocation on the same GPUs), closed when it
+// ended while the daemon was down (the engine hears the completion or failure), or marked
+// abandoned when its process never started (the claim file makes sure it never will). Only
+// then is the engine unpaused, so nothing is started twice and no GPU is handed out twice.
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "airtime/config/workload_yaml.h"
+#include "airtime/exec/process_identity.h"
+#include "airtime/exec/run_files.h"
+#include "airtime/server/daemon.h"
+#include "airtime/server/live_spec.h"
+
+namespace airtime {
+
+TimeMs WallNow();
+
+namespace {
+
+bool Terminal(const std::string& state) {
+  return state == "succeeded" || state == "failed" || state == "cancelled";
+}
+
+}  // namespace
+
+Status Daemon::Recover() {
+  started_at_ = WallNow();
+  auto rows = store_->LoadWorkloads(/*active_only=*/false);
+  if (!rows.ok()) return rows.status();
+  std::map<int64_t, StatusOr<Scenario>> parsed;  // by submission id
+  const TimeMs now = std::max(WallNow(), engine_->now());
+  engine_->SetPaused(true);
+  int active = 0;
+  for (WorkloadRow& row : *rows) {
+    WorkloadRec w;
+    w.row = std::move(row);
+    auto sit = parsed.find(w.row.submission_id);
+    if (sit == parsed.end()) {
+      auto sub = store_->GetSubmission(w.row.submission_id);
+      sit = parsed
+                .emplace(w.row.submission_id, sub.ok() ? ParseWorkloadYaml(sub->body, sub->origin)
+                                                       : StatusOr<Scenario>(sub.status()))
+                .first;
+    }
+    WorkloadSpec spec;
+    spec.name = w.row.name;
+    const StatusOr<Scenario>& sc = sit->second;
+    if (sc.ok() && w.row.index < static_cast<int32_t>(sc->workloads.size())) {
+      spec = sc->workloads[static_cast<size_t>(w.row.index)];
+    } else if (!Terminal(w.row.state)) {
+      w.row.state = "failed";
+      w.row.message = "its accepted submission could not be read back: " +
+                      (sc.ok() ? std::string("index out of range") : sc.status().message());
+      (void)Persist(w);
+    }
+    spec.tenant = w.row.tenant;
+    spec.priority = w.row.priority;
+    w.spec = LiveSpec(std::move(spec), w.row.submitted_at);
+    if (!Terminal(w.row.state)) {
+      ++active;
+      const CycleResult& r = engine_->Handle(Event::Arrival(now, *w.spec));
+      w.eid = r.arrived;
+      by_engine_id_[w.eid] = w.row.id;
+      if (w.spec->is_service() && w.row.demand_at > 0)
+        engine_->Handle(Event::Demand(now, w.eid, w.row.demand_rps));
+    }
+    by_name_[w.row.name] = w.row.id;
+    workloads_.emplace(w.row.id, std::move(w));
+  }
+  auto all_runs = store_->LoadRuns(/*active_only=*/false);
+  if (!all_runs.ok()) return all_runs.status();
+  std::vector<RunRow> live;
+  for (RunRow& r : *all_runs) {
+    auto it = workloads_.find(r.workload_id);
+    if (it != workloads_.end()) it->second.attempts = std::max(it->second.attempts, r.attempt);
+    if (r.state == "launching" || r.state == "running") live.push_back(std::move(r));
+  }
+  int adopted = 0;
+  for (RunRow& r : live) {
+    AIRTIME_RETURN_IF_ERROR(RecoverRun(std::move(r), now));
+  }
+  for (const auto& [id, run] : runs_) adopted += !run.stopping;
+  engine_->SetPaused(false);
+  SyncWorkloadStates();
+  startup_note_ += "; store " + store_->path() + ": " + std::to_string(workloads_.size()) +
+                   " workload(s), " + std::to_string(active) + " not ended; " +
+                   std::to_string(live.size()) + " run(s) were live, " + std::to_string(adopted) +
+                   " adopted";
+  return OkStatus();
+}
+
+// Settles one run that was launching or running when the previous daemon stopped.
+Status Daemon::RecoverRun(RunRow run, TimeMs now) {
+  auto wit = workloads_.find(run.workload_id);
+  if (wit == workloads_.end()) return Internal("run " + std::to_string(run.id) + ": no workload");
+  WorkloadRec& w = wit->second;
+  const bool process = !w.spec->exec.empty() && !run.run_dir.empty();
+  AdoptResult res;
+  res.state = AdoptState::kRunning;
+  if (process) {
+    // A shim that was just started may not have written its claim yet: give a live one a
+    // moment rather than claiming the run abandoned (which would make it refuse to run).
+    for (int i = 0; i < 40 && run.pid > 0 && !ReadClaim(run.run_dir).ok() &&
+                    SameProcess(static_cast<pid_t>(run.pid), run.start_ticks, run.boot_id);
+         ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto r = executor_->Adopt(run.id, run.run_dir, static_cast<pid_t>(run.pid), run.start_ticks,
+                              run.boot_id);
+    if (!r.ok()) return r.status();
+    res = std::move(*r);
+    run.pid = res.handle.pid;
+    run.start_ticks = res.handle.start_ticks;
+    run.boot_id = res.handle.boot_id;
+  }
+  auto close = [&](const std::string& state, std::optional<int> code, const std::string& why) {
+    run.state = state;
+    run.ended_at = now;
+    run.exit_code = code;
+    if (run.stop_reason.empty()) run.stop_reason = why;
+    return store_->UpdateRun(run);
+  };
+  if (res.state == AdoptState::kNeverStarted)
+    return close("abandoned", std::nullopt, "never started: the daemon stopped first");
+
+  // Map the run's GPUs; the engine takes the allocation back where it was.
+  std::vector<GpuIndex> gpus;
+  bool gpus_known = true;
+  for (const std::string& u : run.gpus) {
+    auto g = gpu_of_uuid_.find(u);
+    if (g == gpu_of_uuid_.end())
+      gpus_known = false;
+    else
+      gpus.push_back(g->second);
+  }
+  const bool wanted = w.eid != kNoWorkload && run.stop_reason.empty() && gpus_known;
+  StatusOr<AllocationId> alloc = Status(StatusCode::kFailedPrecondition, "not adopted");
+  if (wanted) alloc = engine_->Adopt(w.eid, gpus);
+
+  if (res.state == AdoptState::kRunning) {
+    RunRec rec;
+    rec.row = run;
+    rec.row.state = "running";
+    if (alloc.ok()) {
+      rec.allocation = *alloc;
+      run_of_allocation_[*alloc] = run.id;
+    } else {
+      // Airtime was stopping it, its workload ended, or its GPUs are gone: finish the stop.
+      rec.stopping = true;
+      if (rec.row.stop_reason.empty())
+        rec.row.stop_reason = "stopped after restart: " + alloc.status().message();
+      if (process) (void)executor_->Stop(run.id, static_cast<int>(w.spec->preempt_grace));
+    }
+    AIRTIME_RETURN_IF_ERROR(store_->UpdateRun(rec.row));
+    runs_.emplace(run.id, std::move(rec));
+    return OkStatus();
+  }
+  // Ended while the daemon was down (or the pid is another process now).
+  const Exited e = res.exit.value_or(Exited{run.id, -1, "vanished"});
+  AIRTIME_RETURN_IF_ERROR(
+      close("exited", e.exit_code,
+            e.exit_code == 0 ? "" : "ended while the daemon was down (" + e.how + ")"));
+  w.row.exit_code = e.exit_code;
+  if (alloc.ok())
+    engine_->Handle(e.exit_code == 0 ? Event::Completion(now, *alloc)
+                                     : Event::Failure(now, *alloc));
+  return OkStatus();
+}
+
+}  // namespace airtime

@@ -1,0 +1,238 @@
+// Daemon: GPU telemetry, demand scraping and the /metrics exposition.
+#include <httplib.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "airtime/api/prom_writer.h"
+#include "airtime/server/daemon.h"
+#include "airtime/server/demand_scrape.h"
+
+namespace airtime {
+
+TimeMs WallNow();
+
+namespace {
+
+// The last line of a run's telemetry file: "utilization=0.7 memory_mib=2048".
+struct ProcessReport {
+  std::optional<double> utilization;
+  std::optional<int64_t> memory_mib;
+};
+
+std::optional<ProcessReport> ReadProcessReport(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  if (last.empty()) return std::nullopt;
+  ProcessReport r;
+  std::istringstream words(last);
+  std::string word;
+  while (words >> word) {
+    const size_t eq = word.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string key = word.substr(0, eq), value = word.substr(eq + 1);
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (end == value.c_str() || !std::isfinite(v)) continue;
+    if (key == "utilization") r.utilization = std::clamp(v, 0.0, 1.0);
+    if (key == "memory_mib") r.memory_mib = static_cast<int64_t>(v);
+  }
+  return r;
+}
+
+}  // namespace
+
+void Daemon::SampleTelemetry(TimeMs now) {
+  // Fake GPUs learn their load from the processes' own reports.
+  for (const auto& [id, run] : runs_) {
+    if (run.row.run_dir.empty() || run.stopping) continue;
+    auto report = ReadProcessReport(run.row.run_dir + "/telemetry");
+    if (!report) continue;
+    for (const std::string& uuid : run.row.gpus)
+      (void)inventory_->Report(uuid, report->utilization, report->memory_mib, {run.row.pid});
+  }
+  for (GpuSample& s : inventory_->Sample(now)) telemetry_[s.uuid] = std::move(s);
+  // The ledger counts measured busy time where telemetry has it.
+  std::unordered_map<AllocationId, double> measured;
+  for (const auto& [aid, a] : engine_->allocations()) {
+    double sum = 0;
+    int known = 0;
+    for (GpuIndex g : a.placement.gpus) {
+      auto t = telemetry_.find(uuid_of_gpu_[static_cast<size_t>(g)]);
+      if (t == telemetry_.end() || !t->second.utilization) continue;
+      sum += *t->second.utilization;
+      ++known;
+    }
+    if (known > 0) measured[aid] = sum / known;
+  }
+  ledger_->Advance(std::max(now, engine_->now()));
+  ledger_->SetMeasuredUtilization(std::move(measured));
+}
+
+void Daemon::ScrapeDemand(TimeMs) {
+  struct Target {
+    int64_t workload;
+    int port;
+  };
+  if (scrape_busy_) return;
+  std::vector<Target> targets;
+  std::map<int64_t, const ExecSpec*> specs;
+  for (const auto& [id, run] : runs_) {
+    const WorkloadRec& w = workloads_.at(run.row.workload_id);
+    if (w.spec->exec.demand_metrics.empty() || run.row.port == 0 || run.stopping) continue;
+    targets.push_back({w.row.id, static_cast<int>(run.row.port)});
+    specs[w.row.id] = &w.spec->exec;
+  }
+  if (targets.empty()) return;
+  if (scraper_.joinable()) scraper_.join();
+  scrape_busy_ = true;
+  // Copies only: the thread must not touch loop state.
+  std::vector<std::tuple<int64_t, int, std::string, std::vector<std::string>>> jobs;
+  for (const Target& t : targets)
+    jobs.emplace_back(t.workload, t.port, specs[t.workload]->metrics_path,
+                      specs[t.workload]->demand_metrics);
+  scraper_ = std::thread([this, jobs = std::move(jobs)] {
+    std::map<int64_t, double> sums;
+    for (const auto& [workload, port, path, names] : jobs) {
+      httplib::Client client("127.0.0.1", port);
+      client.set_connection_timeout(0, 300000);
+      client.set_read_timeout(1, 0);
+      auto res = client.Get(path);
+      if (!res || res->status != 200) continue;
+      if (auto v = SumMetrics(res->body, names)) sums[workload] += *v;
+    }
+    Post([this, sums = std::move(sums)] {
+      ApplyScrape(sums);
+      scrape_busy_ = false;
+    });
+  });
+}
+
+void Daemon::ApplyScrape(const std::map<int64_t, double>& sums) {
+  const TimeMs now = std::max(WallNow(), engine_->now());
+  for (const auto& [id, sum] : sums) {
+    auto it = workloads_.find(id);
+    if (it == workloads_.end() || it->second.eid == kNoWorkload) continue;
+    WorkloadRec& w = it->second;
+    double rps = 0;
+    if (w.spec->exec.demand_is_counter) {
+      auto last = counter_last_.find(id);
+      const bool first = last == counter_last_.end();
+      const double prev = first ? 0 : last->second;
+      const TimeMs at = first ? now : counter_at_[id];
+      counter_last_[id] = sum;
+      counter_at_[id] = now;
+      if (first || now <= at || sum < prev) continue;  // a reset or the first reading
+      rps = (sum - prev) / (static_cast<double>(now - at) / 1000.0);
+    } else {
+      rps = RateFromInFlight(sum, w.spec->realtime.latency_slo_ms);
+    }
+    if (std::abs(rps - w.row.demand_rps) <= 0.01 * std::max(1.0, w.row.demand_rps)) continue;
+    w.row.demand_rps = rps;
+    w.row.demand_at = now;
+    (void)Persist(w);
+    Feed(Event::Demand(now, w.eid, rps), now);
+  }
+}
+
+std::string Daemon::Metrics() {
+  return OnLoop<std::string>([this] { return RenderMetrics(); });
+}
+
+std::string Daemon::RenderMetrics() {
+  const TimeMs now = std::max(WallNow(), engine_->now());
+  ledger_->Advance(now);
+  AccountValue(now);
+  PromWriter w;
+  w.Gauge("airtime_gpus_installed", "GPUs the engine schedules on this host.",
+          static_cast<double>(uuid_of_gpu_.size()));
+  // Per GPU, with DCGM exporter labels.
+  std::map<std::string, double> held;  // by UUID, in GPUs
+  struct Owner {
+    std::string name, tenant, kind;
+  };
+  std::map<std::tuple<std::string, std::string, std::string>, std::pair<double, double>> per_wl;
+  for (const auto& [aid, a] : engine_->allocations()) {
+    auto wit = by_engine_id_.find(a.workload);
+    if (wit == by_engine_id_.end()) continue;
+    const WorkloadRec& rec = workloads_.at(wit->second);
+    double util_sum = 0;
+    for (GpuIndex g : a.placement.gpus) {
+      const std::string& uuid = uuid_of_gpu_[static_cast<size_t>(g)];
+      const double share = a.placement.milli / 1000.0;
+      held[uuid] += share;
+      auto t = telemetry_.find(uuid);
+      if (t != telemetry_.end() && t->second.utilization)
+        util_sum += std::min(share, *t->second.utilization);
+    }
+    auto& [alloc, used] = per_wl[{rec.row.name, rec.row.tenant, rec.row.kind}];
+    alloc += a.placement.total_milli() / 1000.0;
+    used += util_sum;
+  }
+  for (const GpuDevice& d : devices_) {
+    const PromLabels labels = {{"gpu", std::to_string(d.index)},
+                               {"UUID", d.uuid},
+                               {"modelName", d.model},
+                               {"Hostname", options_.hostname}};
+    w.Gauge("airtime_gpu_allocated_ratio", "Share of the GPU allocated to workloads (0-1).",
+            held[d.uuid], labels);
+    auto t = telemetry_.find(d.uuid);
+    if (t == telemetry_.end()) continue;
+    const GpuSample& s = t->second;
+    if (s.utilization)
+      w.Gauge("airtime_gpu_utilization_ratio", "GPU busy fraction from telemetry (0-1).",
+              *s.utilization, labels);
+    if (s.memory_used_mib)
+      w.Gauge("airtime_gpu_memory_used_bytes", "GPU memory in use.",
+              static_cast<double>(*s.memory_used_mib) * 1024 * 1024, labels);
+    if (s.power_w) w.Gauge("airtime_gpu_power_watts", "GPU power draw.", *s.power_w, labels);
+  }
+  std::map<std::pair<std::string, std::string>, std::pair<double, double>> per_tk;
+  for (const auto& [key, v] : per_wl) {
+    const auto& [name, tenant, kind] = key;
+    const PromLabels l = {{"workload", name}, {"tenant", tenant}, {"kind", kind}};
+    w.Gauge("airtime_workload_allocated_gpus", "GPUs allocated to the workload.", v.first, l);
+    w.Gauge("airtime_workload_utilized_gpus", "GPUs the workload keeps busy (telemetry).", v.second,
+            l);
+    per_tk[{tenant, kind}].first += v.first;
+    per_tk[{tenant, kind}].second += v.second;
+  }
+  for (const auto& [key, v] : per_tk) {
+    const PromLabels l = {{"tenant", key.first}, {"kind", key.second}};
+    w.Gauge("airtime_allocated_gpus", "GPUs allocated, per tenant and kind.", v.first, l);
+    w.Gauge("airtime_utilized_gpus", "GPUs kept busy, per tenant and kind.", v.second, l);
+  }
+  std::map<std::pair<std::string, std::string>, int> states;
+  for (const auto& [id, rec] : workloads_) ++states[{rec.row.state, rec.row.kind}];
+  for (const auto& [key, n] : states)
+    w.Gauge("airtime_workloads", "Workloads by state and kind.", n,
+            {{"state", key.first}, {"kind", key.second}});
+  const LedgerTotals& t = ledger_->totals();
+  for (int b = 0; b < kBucketCount; ++b)
+    w.Counter("airtime_ledger_gpu_seconds_total",
+              "Installed GPU-seconds by where they went (the ledger's buckets).",
+              static_cast<double>(t.milli_ms[static_cast<size_t>(b)]) / 1e6,
+              {{"bucket", BucketName(static_cast<Bucket>(b))}});
+  w.Counter("airtime_installed_gpu_seconds_total", "Installed GPU-seconds since start.",
+            static_cast<double>(t.installed_milli_ms) / 1e6);
+  w.Counter("airtime_value_total", "Value earned (owner's units) since start.", value_earned_);
+  w.Counter("airtime_submissions_total", "Workloads accepted.",
+            static_cast<double>(submissions_total_));
+  w.Counter("airtime_process_starts_total", "Processes started.",
+            static_cast<double>(starts_total_));
+  w.Counter("airtime_preemptions_total", "Allocations preempted.",
+            static_cast<double>(preemptions_total_));
+  w.Counter("airtime_run_failures_total", "Runs that failed on their own.",
+            static_cast<double>(failures_total_));
+  w.Histogram("airtime_queue_wait_seconds", "Time a workload waited before each start.",
+              queue_wait_hist_);
+  w.Histogram("airtime_decision_cycle_seconds", "Duration of one engine decision cycle.",
+              cycle_hist_);
+  return w.Text();
+}
+
+}  // namespace airtime

@@ -1,0 +1,195 @@
+// The daemon in-process, with fake GPUs and real processes (through the test shim).
+#include "airtime/server/daemon.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace airtime {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+const Caller kAdmin{"", true};
+const Caller kTeamA{"team-a", false};
+const Caller kTeamB{"team-b", false};
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/airtime-daemon-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    daemon_.reset();
+    for (pid_t pid : leftovers_) kill(-pid, SIGKILL);
+    std::filesystem::remove_all(dir_);
+  }
+
+  void Open(const std::string& gpus = "4xH100") {
+    DaemonOptions o;
+    o.data_dir = dir_ + "/data";
+    o.fake_gpus = gpus;
+    o.shim_path = AIRTIME_TEST_SHIM_PATH;
+    o.hostname = "testhost";
+    o.telemetry_interval = 100;
+    auto d = Daemon::Open(o);
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    daemon_ = std::move(*d);
+    daemon_->Start();
+  }
+
+  json Submit(const Caller& c, const std::string& yaml) {
+    auto r = daemon_->Submit(c, yaml, "request");
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : json();
+  }
+
+  json Get(const std::string& id) {
+    auto r = daemon_->Get(kAdmin, id);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : json();
+  }
+
+  // Waits (up to 20 s) until workload `id` is in `state`.
+  json WaitFor(const std::string& id, const std::string& state) {
+    json w;
+    for (int i = 0; i < 400; ++i) {
+      w = Get(id);
+      if (w.value("state", "") == state) return w;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << "workload " << id << " never reached " << state << ": " << w.dump(2);
+    return w;
+  }
+
+  std::string dir_;
+  std::unique_ptr<Daemon> daemon_;
+  std::vector<pid_t> leftovers_;
+};
+
+TEST_F(DaemonTest, RunsAJobToCompletionWithItsGpusInTheEnvironment) {
+  Open();
+  json r = Submit(kTeamA,
+                  "name: hello\nkind: batch\ngpus: 2\n"
+                  "command: [/bin/sh, -c, 'echo \"gpus=$CUDA_VISIBLE_DEVICES\"; echo oops >&2']\n");
+  ASSERT_EQ(r["accepted"].size(), 1u);
+  json w = WaitFor("hello", "succeeded");
+  EXPECT_EQ(w["tenant"], "team-a");
+  EXPECT_EQ(w["exit_code"], 0);
+  ASSERT_EQ(w["runs"].size(), 1u);
+  const std::string log_dir = w["runs"][0]["log_dir"];
+  std::ifstream out(log_dir + "/stdout.log");
+  std::string line;
+  std::getline(out, line);
+  EXPECT_THAT(line, HasSubstr("gpus=GPU-"));
+  EXPECT_THAT(line, HasSubstr(","));  // two GPUs
+  std::ifstream err(log_dir + "/stderr.log");
+  std::getline(err, line);
+  EXPECT_EQ(line, "oops");
+}
+
+TEST_F(DaemonTest, AFailingJobIsRetriedThenFailed) {
+  Open();
+  Submit(kAdmin, "name: bad\nkind: batch\ncommand: [/bin/sh, -c, 'exit 3']\n");
+  json w = WaitFor("bad", "failed");
+  EXPECT_EQ(w["runs"].size(), 3u);
+  EXPECT_EQ(w["exit_code"], 3);
+  EXPECT_THAT(w["explanation"].get<std::string>(), HasSubstr("failed 3 times"));
+}
+
+TEST_F(DaemonTest, TenantsSeeOnlyTheirOwnWorkloads) {
+  Open();
+  Submit(kTeamA, "name: a1\nkind: batch\ncommand: [/bin/true]\n");
+  EXPECT_EQ(daemon_->Get(kTeamB, "a1").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(daemon_->Cancel(kTeamB, "a1").code(), StatusCode::kNotFound);
+  auto list = daemon_->List(kTeamB, {});
+  ASSERT_TRUE(list.ok());
+  EXPECT_TRUE((*list)["workloads"].empty());
+  auto other = daemon_->Submit(kTeamB, "name: b1\ntenant: team-a\ncommand: [/bin/true]\n", "req");
+  EXPECT_EQ(other.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(other.status().message(), HasSubstr("field 'tenant'"));
+  EXPECT_TRUE(daemon_->Get(kAdmin, "a1").ok());
+}
+
+TEST_F(DaemonTest, BadRequestsNameTheFieldAndLoseNothing) {
+  Open();
+  Submit(kAdmin, "name: keep\nkind: batch\ncommand: [/bin/sleep, '30']\n");
+  auto dup = daemon_->Submit(
+      kAdmin, "- {name: new1, command: [/bin/true]}\n- {name: keep, command: [/bin/true]}\n", "r");
+  EXPECT_EQ(dup.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(daemon_->Get(kAdmin, "new1").status().code(), StatusCode::kNotFound);  // all or none
+  auto bad = daemon_->Submit(kAdmin, "name: x\ngpus: lots\n", "request");
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("request:2"));
+  EXPECT_EQ(daemon_->ReportDemand(kAdmin, "keep", 5).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(daemon_->ReportDemand(kAdmin, "keep", -1).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(WaitFor("keep", "running")["state"], "running");
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "keep").ok());
+  json w = WaitFor("keep", "cancelled");
+  EXPECT_EQ(w["runs"][0]["stop_reason"], "released: cancelled");
+}
+
+TEST_F(DaemonTest, ARestartAdoptsRunningProcessesAndStartsNothingTwice) {
+  Open();
+  Submit(kAdmin,
+         "- {name: long, kind: training, gpus: 2, command: [/bin/sleep, '60']}\n"
+         "- {name: wait, kind: training, gpus: 4, command: [/bin/true]}\n");
+  json before = WaitFor("long", "running");
+  ASSERT_EQ(before["runs"].size(), 1u);
+  const int64_t pid = before["runs"][0]["pid"];
+  leftovers_.push_back(static_cast<pid_t>(pid));
+  daemon_->Stop();  // the loop ends; the process lives on in its own session
+  daemon_.reset();
+  ASSERT_EQ(kill(static_cast<pid_t>(pid), 0), 0);
+
+  Open();
+  EXPECT_THAT(daemon_->startup_note(), HasSubstr("1 adopted"));
+  json after = Get("long");
+  EXPECT_EQ(after["state"], "running");
+  ASSERT_EQ(after["runs"].size(), 1u) << after.dump(2);  // not started again
+  EXPECT_EQ(after["runs"][0]["pid"], pid);
+  EXPECT_EQ(after["gpus"], before["gpus"]);
+  EXPECT_EQ(Get("wait")["state"], "queued");  // its 4 GPUs are not free: long holds 2
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "long").ok());
+  WaitFor("long", "cancelled");
+  WaitFor("wait", "succeeded");
+}
+
+TEST_F(DaemonTest, GpusLedgerAndMetricsDescribeTheHost) {
+  Open("2xH100");
+  Submit(kAdmin, "name: busy\nkind: batch\ncommand: [/bin/sleep, '30']\n");
+  WaitFor("busy", "running");
+  auto gpus = daemon_->Gpus(kAdmin);
+  ASSERT_TRUE(gpus.ok());
+  ASSERT_EQ((*gpus)["gpus"].size(), 2u);
+  int held = 0;
+  for (const json& g : (*gpus)["gpus"]) held += !g["allocations"].empty();
+  EXPECT_EQ(held, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto ledger = daemon_->Ledger(kAdmin);
+  ASSERT_TRUE(ledger.ok());
+  double sum = 0;
+  for (const auto& [k, v] : (*ledger)["buckets"].items()) sum += v.get<double>();
+  EXPECT_NEAR(sum, (*ledger)["installed_gpu_seconds"].get<double>(), 1e-6);
+  EXPECT_GT((*ledger)["buckets"]["free_no_demand"].get<double>(), 0);
+  const std::string m = daemon_->Metrics();
+  EXPECT_THAT(m, HasSubstr("airtime_gpu_allocated_ratio{gpu=\"0\",UUID=\"GPU-"));
+  EXPECT_THAT(m, HasSubstr("Hostname=\"testhost\""));
+  EXPECT_THAT(m, HasSubstr("airtime_ledger_gpu_seconds_total{bucket=\"useful\"}"));
+  EXPECT_THAT(m, HasSubstr("airtime_decision_cycle_seconds_bucket{le=\"+Inf\"}"));
+  EXPECT_THAT(m, HasSubstr("airtime_workload_allocated_gpus{workload=\"busy\""));
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "busy").ok());
+  WaitFor("busy", "cancelled");
+}
+
+}  // namespace
+}  // namespace airtime
