@@ -1,0 +1,132 @@
+// Executor: launches workload processes crash-safely on this machine, watches them, stops
+// them, and adopts them again after the daemon restarts.
+//
+// Every run is started through the shim (shim.h) in its own session, so it outlives the
+// daemon; its run directory (run_files.h) records who claimed it and how it ended. A run is
+// identified by RunHandle: the shim's pid + start ticks + boot id (process_identity.h), which
+// the daemon stores durably. The shim is also the leader of the run's process group.
+//
+// Watching uses one pidfd per run, which works for our children and for adopted processes
+// (no longer our children) alike. Every watched run yields exactly one Exited from
+// WaitForExits. Stop() never blocks: the SIGKILL after the grace period is sent by
+// WaitForExits, which wakes up in time for it, so the daemon must keep calling it.
+//
+// Requirements: the daemon must not set SIGCHLD to SIG_IGN (its children would be reaped
+// by the kernel and their exit codes lost), and must call Adopt only for runs it did not
+// launch in this process life (an Adopt racing a fresh Launch may abandon it, correctly but
+// uselessly).
+//
+// Threading: one thread (the daemon's event loop) calls everything except Wake(), which any
+// thread may call to interrupt WaitForExits. Processes are not stopped when an Executor is
+// destroyed: that is the point of the design.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "airtime/base/status.h"
+#include "airtime/exec/gpu_env.h"
+
+namespace airtime {
+
+struct LaunchRequest {
+  std::string run_dir;            // created (mkdir -p) if missing; made absolute
+  std::vector<std::string> argv;  // executed directly (execvp), never through a shell
+  EnvVars env;                    // added to / overriding the daemon's environment
+  std::string shim_path;          // the airtime binary (e.g. from /proc/self/exe)
+  std::string workdir;            // empty: the daemon's working directory
+};
+
+struct RunHandle {
+  pid_t pid = 0;  // the shim; also the run's process group id
+  int64_t start_ticks = 0;
+  std::string boot_id;
+  std::string run_dir;
+};
+
+struct Exited {
+  int64_t run_id = 0;
+  // The workload's exit code, 128+N for signal N, or -1 when unknown.
+  int exit_code = -1;
+  // "exit", "signal": from DIR/exit.
+  // "vanished": the shim ended without writing DIR/exit (e.g. SIGKILLed); exit_code is the
+  //   shim's wait status when it was our child, 137 when we sent it SIGKILL, else -1.
+  // "refused": the shim found the run claimed by someone else and ran nothing (code 125).
+  std::string how;
+};
+
+enum class AdoptState {
+  kRunning,       // same identity, alive: now watched (its exit comes from WaitForExits)
+  kExited,        // gone: AdoptResult::exit says how
+  kNeverStarted,  // no shim claimed the run: it is now claimed "abandoned", nothing will run
+  kNotOurs,       // the pid is alive but is another process (pid reuse): treat the run as gone
+};
+const char* AdoptStateName(AdoptState state);
+
+struct AdoptResult {
+  AdoptState state = AdoptState::kNeverStarted;
+  RunHandle handle;            // the identity used (read from DIR/claim when pid was 0)
+  std::optional<Exited> exit;  // for kExited and kNotOurs
+};
+
+class Executor {
+ public:
+  static StatusOr<std::unique_ptr<Executor>> Create();
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Starts the shim for `request` and returns its identity. Call Watch() next.
+  StatusOr<RunHandle> Launch(const LaunchRequest& request);
+
+  // Watches `handle` as `run_id` (replacing an earlier watch of that id). A process that is
+  // already gone, or whose identity no longer matches, is reported by the next WaitForExits.
+  Status Watch(int64_t run_id, const RunHandle& handle);
+  bool IsWatched(int64_t run_id) const { return runs_.count(run_id) != 0; }
+
+  // Blocks until at least one watched run ended, Wake() was called, or timeout_ms passed
+  // (negative: no timeout); sends due SIGKILLs of Stop() meanwhile. Reaps our children.
+  std::vector<Exited> WaitForExits(int timeout_ms);
+  // Makes a concurrent or the next WaitForExits return. Any thread.
+  void Wake();
+
+  // SIGTERM to the run's process group now, SIGKILL after grace_ms if it has not ended.
+  Status Stop(int64_t run_id, int grace_ms);
+  // SIGKILL to the run's process group now.
+  Status StopNow(int64_t run_id);
+
+  // After a daemon restart: decides what became of a run recorded with this identity
+  // (pid 0: the daemon died before recording it; DIR/claim tells). See AdoptState.
+  StatusOr<AdoptResult> Adopt(int64_t run_id, const std::string& run_dir, pid_t pid,
+                              int64_t start_ticks, const std::string& boot_id);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Watched {
+    RunHandle handle;
+    int pidfd = -1;
+    bool killed = false;  // we sent SIGKILL
+    std::optional<Clock::time_point> kill_at;
+  };
+
+  explicit Executor(int wake_fd) : wake_fd_(wake_fd) {}
+  StatusOr<AdoptResult> AdoptClaimed(int64_t run_id, AdoptResult result);
+  Exited Collect(int64_t run_id, const Watched& run) const;
+  void Forget(int64_t run_id);
+  int PollTimeoutMs(std::optional<Clock::time_point> deadline) const;
+  void SendDueKills();
+  bool DrainWake();
+
+  int wake_fd_ = -1;
+  std::map<int64_t, Watched> runs_;
+  std::vector<Exited> pending_;  // ends found outside WaitForExits (by Watch)
+};
+
+}  // namespace airtime

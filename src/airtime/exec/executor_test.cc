@@ -1,0 +1,431 @@
+// Tests of airtime_exec with real processes: the shim (exec_shim_for_test), the executor's
+// launching, watching, stopping and adoption, the run directory protocol and the process
+// identity parser.
+#include "airtime/exec/executor.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "airtime/exec/gpu_env.h"
+#include "airtime/exec/process_identity.h"
+#include "airtime/exec/run_files.h"
+#include "airtime/exec/shim.h"
+
+namespace airtime {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::steady_clock;
+
+constexpr int kGenerousMs = 60000;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class ExecutorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/airtime_exec_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+    StatusOr<std::unique_ptr<Executor>> e = Executor::Create();
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    exec_ = std::move(*e);
+  }
+  void TearDown() override {
+    exec_.reset();
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+
+  std::string Dir(const std::string& name) const { return root_ + "/" + name; }
+
+  LaunchRequest Request(const std::string& name, std::vector<std::string> argv) const {
+    LaunchRequest r;
+    r.run_dir = Dir(name);
+    r.argv = std::move(argv);
+    r.shim_path = AIRTIME_EXEC_SHIM_PATH;
+    return r;
+  }
+
+  RunHandle LaunchAndWatch(int64_t run_id, const LaunchRequest& r) {
+    StatusOr<RunHandle> h = exec_->Launch(r);
+    EXPECT_TRUE(h.ok()) << h.status().ToString();
+    if (!h.ok()) return RunHandle{};
+    Status st = exec_->Watch(run_id, *h);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return *h;
+  }
+
+  // Waits (generously) for the end of `run_id`, keeping the ends of other runs for later
+  // calls; fails the test when it does not come.
+  Exited WaitFor(int64_t run_id) {
+    auto deadline = steady_clock::now() + std::chrono::milliseconds(kGenerousMs);
+    while (steady_clock::now() < deadline) {
+      auto it = seen_.find(run_id);
+      if (it != seen_.end()) {
+        Exited e = it->second;
+        seen_.erase(it);
+        return e;
+      }
+      for (const Exited& e : exec_->WaitForExits(1000)) {
+        EXPECT_TRUE(seen_.emplace(e.run_id, e).second) << "two ends of run " << e.run_id;
+      }
+    }
+    ADD_FAILURE() << "run " << run_id << " did not end";
+    return Exited{run_id, -999, "timeout"};
+  }
+
+  // Polls until `path` contains `text` (for readiness handshakes, not timing).
+  bool WaitForText(const std::string& path, const std::string& text) {
+    auto deadline = steady_clock::now() + std::chrono::milliseconds(kGenerousMs);
+    while (steady_clock::now() < deadline) {
+      if (ReadFile(path).find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+
+  std::string root_;
+  std::unique_ptr<Executor> exec_;
+  std::map<int64_t, Exited> seen_;
+};
+
+TEST_F(ExecutorTest, ExitCodesAreReported) {
+  LaunchAndWatch(1, Request("t", {"/bin/true"}));
+  LaunchAndWatch(2, Request("f", {"/bin/false"}));
+  LaunchAndWatch(3, Request("s", {"/bin/sh", "-c", "kill -TERM $$"}));
+  Exited t = WaitFor(1);
+  EXPECT_EQ(t.how, "exit");
+  EXPECT_EQ(t.exit_code, 0);
+  Exited f = WaitFor(2);
+  EXPECT_EQ(f.how, "exit");
+  EXPECT_EQ(f.exit_code, 1);
+  Exited s = WaitFor(3);
+  EXPECT_EQ(s.how, "signal");
+  EXPECT_EQ(s.exit_code, 128 + SIGTERM);
+  EXPECT_EQ(ReadFile(Dir("s") + "/exit"), "signal 15\n");
+  EXPECT_FALSE(exec_->IsWatched(1));
+}
+
+TEST_F(ExecutorTest, LogsAreCaptured) {
+  LaunchAndWatch(1, Request("r", {"/bin/sh", "-c", "echo x; echo y >&2"}));
+  EXPECT_EQ(WaitFor(1).exit_code, 0);
+  EXPECT_EQ(ReadFile(Dir("r") + "/stdout.log"), "x\n");
+  EXPECT_EQ(ReadFile(Dir("r") + "/stderr.log"), "y\n");
+  EXPECT_EQ(ReadFile(Dir("r") + "/exit"), "exit 0\n");
+}
+
+TEST_F(ExecutorTest, EnvironmentAndWorkdirArePassed) {
+  LaunchRequest r = Request("r", {"/usr/bin/env"});
+  r.env = GpuEnv({"GPU-aaaa", "GPU-bbbb"}, 250, 2048, "/ckpt/7", 8080);
+  r.env.emplace_back("HOME", "/overridden");
+  r.workdir = root_;
+  LaunchAndWatch(1, r);
+  EXPECT_EQ(WaitFor(1).exit_code, 0);
+  std::string out = ReadFile(Dir("r") + "/stdout.log");
+  EXPECT_NE(out.find("CUDA_VISIBLE_DEVICES=GPU-aaaa,GPU-bbbb\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25\n"), std::string::npos);
+  EXPECT_NE(out.find("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-aaaa=2048MB,GPU-bbbb=2048MB\n"),
+            std::string::npos);
+  EXPECT_NE(out.find("AIRTIME_CHECKPOINT_DIR=/ckpt/7\n"), std::string::npos);
+  EXPECT_NE(out.find("\nPORT=8080\n"), std::string::npos);
+  EXPECT_NE(out.find("AIRTIME_PORT=8080\n"), std::string::npos);
+  EXPECT_NE(out.find("HOME=/overridden\n"), std::string::npos);
+  EXPECT_NE(out.find("PATH="), std::string::npos);  // inherited from this process
+
+  LaunchRequest pwd = Request("pwd", {"/bin/pwd"});
+  pwd.workdir = root_;
+  LaunchAndWatch(2, pwd);
+  EXPECT_EQ(WaitFor(2).exit_code, 0);
+  EXPECT_EQ(ReadFile(Dir("pwd") + "/stdout.log"), root_ + "\n");
+}
+
+TEST(GpuEnvTest, WholeGpuHasNoMpsLimits) {
+  EnvVars env = GpuEnv({"GPU-1"}, 1000, 4096, "", 0);
+  ASSERT_EQ(env.size(), 1u);
+  EXPECT_EQ(env[0], (std::pair<std::string, std::string>("CUDA_VISIBLE_DEVICES", "GPU-1")));
+  EnvVars share = GpuEnv({"GPU-1"}, 333, 0, "", 0);
+  ASSERT_EQ(share.size(), 2u);
+  EXPECT_EQ(share[1].second, "34");  // ceil(33.3)
+}
+
+TEST_F(ExecutorTest, ExecFailureIs127WithMessage) {
+  LaunchAndWatch(1, Request("r", {"/nonexistent/program", "arg"}));
+  Exited e = WaitFor(1);
+  EXPECT_EQ(e.how, "exit");
+  EXPECT_EQ(e.exit_code, kShimExecFailed);
+  std::string err = ReadFile(Dir("r") + "/stderr.log");
+  EXPECT_NE(err.find("/nonexistent/program"), std::string::npos) << err;
+  EXPECT_NE(err.find("No such file or directory"), std::string::npos) << err;
+}
+
+TEST_F(ExecutorTest, LaunchFailsForMissingShim) {
+  LaunchRequest r = Request("r", {"/bin/true"});
+  r.shim_path = "/nonexistent/airtime";
+  StatusOr<RunHandle> h = exec_->Launch(r);
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.status().message().find("/nonexistent/airtime"), std::string::npos);
+}
+
+TEST_F(ExecutorTest, StopSendsTermThenKillToTheGroup) {
+  // The shell survives SIGTERM (it prints instead); each `sleep` it starts dies of it.
+  LaunchAndWatch(1, Request("r", {"/bin/sh", "-c",
+                                  "trap 'echo got-term' TERM; echo ready;"
+                                  " while true; do sleep 0.05; done"}));
+  ASSERT_TRUE(WaitForText(Dir("r") + "/stdout.log", "ready"));
+  ASSERT_TRUE(exec_->Stop(1, 10 * kGenerousMs).ok());
+  ASSERT_TRUE(WaitForText(Dir("r") + "/stdout.log", "got-term"));
+  EXPECT_TRUE(exec_->WaitForExits(0).empty());  // it survived SIGTERM
+  // A second Stop with a shorter grace brings the SIGKILL forward.
+  ASSERT_TRUE(exec_->Stop(1, 10).ok());
+  Exited e = WaitFor(1);
+  // SIGKILL reached the shim too, so it could not write the exit file.
+  EXPECT_EQ(e.how, "vanished");
+  EXPECT_EQ(e.exit_code, 128 + SIGKILL);
+  EXPECT_FALSE(fs::exists(Dir("r") + "/exit"));
+}
+
+TEST_F(ExecutorTest, StopIgnoredTermEscalatesToKill) {
+  LaunchAndWatch(1, Request("r", {"/bin/sh", "-c", "trap '' TERM; echo ready; sleep 30"}));
+  ASSERT_TRUE(WaitForText(Dir("r") + "/stdout.log", "ready"));
+  ASSERT_TRUE(exec_->Stop(1, 100).ok());
+  Exited e = WaitFor(1);
+  EXPECT_EQ(e.how, "vanished");
+  EXPECT_EQ(e.exit_code, 128 + SIGKILL);
+}
+
+TEST_F(ExecutorTest, StopWithGraceLetsTheWorkloadExit) {
+  LaunchAndWatch(1, Request("r", {"/bin/sh", "-c", "echo ready; exec sleep 30"}));
+  ASSERT_TRUE(WaitForText(Dir("r") + "/stdout.log", "ready"));
+  ASSERT_TRUE(exec_->Stop(1, kGenerousMs).ok());
+  Exited e = WaitFor(1);
+  EXPECT_EQ(e.how, "signal");
+  EXPECT_EQ(e.exit_code, 128 + SIGTERM);
+}
+
+TEST_F(ExecutorTest, StopNowKills) {
+  LaunchAndWatch(1, Request("r", {"/bin/sleep", "30"}));
+  ASSERT_TRUE(exec_->StopNow(1).ok());
+  EXPECT_EQ(WaitFor(1).exit_code, 128 + SIGKILL);
+  EXPECT_EQ(exec_->Stop(1, 10).code(), StatusCode::kNotFound);
+}
+
+TEST_F(ExecutorTest, WakeInterruptsWait) {
+  LaunchAndWatch(1, Request("r", {"/bin/sleep", "30"}));
+  std::thread waker([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    exec_->Wake();
+  });
+  auto start = steady_clock::now();
+  std::vector<Exited> exits = exec_->WaitForExits(10 * kGenerousMs);
+  waker.join();
+  EXPECT_TRUE(exits.empty());
+  EXPECT_LT(steady_clock::now() - start, std::chrono::milliseconds(kGenerousMs));
+  // A Wake() with nobody waiting makes the next wait return at once.
+  exec_->Wake();
+  EXPECT_TRUE(exec_->WaitForExits(10 * kGenerousMs).empty());
+  ASSERT_TRUE(exec_->StopNow(1).ok());
+  WaitFor(1);
+}
+
+// Launches from a forked process that then exits: the run must survive its launcher.
+TEST_F(ExecutorTest, RunSurvivesItsLauncherAndIsAdopted) {
+  std::string dir = Dir("r");
+  std::string go = dir + "/go";
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t launcher = fork();
+  ASSERT_GE(launcher, 0);
+  if (launcher == 0) {
+    close(fds[0]);
+    StatusOr<std::unique_ptr<Executor>> e = Executor::Create();
+    if (!e.ok()) _exit(2);
+    StatusOr<RunHandle> h = (*e)->Launch(Request(
+        "r",
+        {"/bin/sh", "-c", "echo ready; while [ ! -e '" + go + "' ]; do sleep 0.02; done; exit 3"}));
+    if (!h.ok()) _exit(3);
+    std::string line =
+        std::to_string(h->pid) + " " + std::to_string(h->start_ticks) + " " + h->boot_id + "\n";
+    (void)!write(fds[1], line.data(), line.size());
+    _exit(0);
+  }
+  close(fds[1]);
+  char buf[256] = {};
+  ssize_t n = read(fds[0], buf, sizeof(buf) - 1);
+  close(fds[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(launcher, &status, 0), launcher);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  ASSERT_GT(n, 0);
+  std::istringstream in(buf);
+  pid_t pid = 0;
+  int64_t ticks = 0;
+  std::string boot;
+  in >> pid >> ticks >> boot;
+  // Adopting before the shim claimed the run would (rightly) abandon it.
+  ASSERT_TRUE(WaitForText(dir + "/stdout.log", "ready"));
+
+  StatusOr<AdoptResult> a = exec_->Adopt(7, dir, pid, ticks, boot);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->state, AdoptState::kRunning) << AdoptStateName(a->state);
+  EXPECT_TRUE(exec_->IsWatched(7));
+  std::ofstream(go).put('\n');
+  Exited e = WaitFor(7);
+  EXPECT_EQ(e.how, "exit");
+  EXPECT_EQ(e.exit_code, 3);
+
+  // Adopting it again after it ended reads the exit file.
+  StatusOr<AdoptResult> again = exec_->Adopt(7, dir, pid, ticks, boot);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->state, AdoptState::kExited);
+  ASSERT_TRUE(again->exit.has_value());
+  EXPECT_EQ(again->exit->exit_code, 3);
+}
+
+TEST_F(ExecutorTest, AdoptWithoutPidUsesTheClaim) {
+  RunHandle h = LaunchAndWatch(1, Request("r", {"/bin/sh", "-c", "echo ready; sleep 30"}));
+  ASSERT_TRUE(WaitForText(Dir("r") + "/stdout.log", "ready"));
+  StatusOr<AdoptResult> a = exec_->Adopt(2, Dir("r"), 0, 0, "");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->state, AdoptState::kRunning);
+  EXPECT_EQ(a->handle.pid, h.pid);
+  EXPECT_EQ(a->handle.start_ticks, h.start_ticks);
+  ASSERT_TRUE(exec_->StopNow(2).ok());
+  EXPECT_EQ(WaitFor(2).exit_code, 128 + SIGKILL);
+}
+
+TEST_F(ExecutorTest, SecondShimOnAClaimedRunRefuses) {
+  LaunchAndWatch(1, Request("r", {"/bin/true"}));
+  EXPECT_EQ(WaitFor(1).exit_code, 0);
+  std::string marker = Dir("r") + "/marker";
+  LaunchAndWatch(2, Request("r", {"/usr/bin/touch", marker}));
+  Exited e = WaitFor(2);
+  EXPECT_EQ(e.how, "refused");
+  EXPECT_EQ(e.exit_code, kShimRefused);
+  EXPECT_FALSE(fs::exists(marker));
+  EXPECT_EQ(ReadFile(Dir("r") + "/exit"), "exit 0\n");  // the first run's record is intact
+}
+
+TEST_F(ExecutorTest, AdoptOfUnclaimedRunAbandonsItAndALateShimRefuses) {
+  std::string dir = Dir("r");
+  StatusOr<AdoptResult> a = exec_->Adopt(1, dir, 0, 0, "");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->state, AdoptState::kNeverStarted);
+  EXPECT_EQ(ReadFile(dir + "/claim"), "abandoned\n");
+  std::string marker = dir + "/marker";
+  LaunchAndWatch(1, Request("r", {"/usr/bin/touch", marker}));
+  Exited e = WaitFor(1);
+  EXPECT_EQ(e.how, "refused");
+  EXPECT_EQ(e.exit_code, kShimRefused);
+  EXPECT_FALSE(fs::exists(marker));
+  // Adopting again is stable.
+  StatusOr<AdoptResult> again = exec_->Adopt(1, dir, 0, 0, "");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->state, AdoptState::kNeverStarted);
+}
+
+TEST_F(ExecutorTest, AdoptDetectsPidReuse) {
+  RunHandle h = LaunchAndWatch(1, Request("r", {"/bin/sh", "-c", "echo ready; sleep 30"}));
+  ASSERT_TRUE(WaitForText(Dir("r") + "/stdout.log", "ready"));
+  StatusOr<AdoptResult> a = exec_->Adopt(2, Dir("r"), h.pid, h.start_ticks + 1, h.boot_id);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->state, AdoptState::kNotOurs);
+  EXPECT_FALSE(exec_->IsWatched(2));
+  StatusOr<AdoptResult> other_boot = exec_->Adopt(3, Dir("r"), h.pid, h.start_ticks, "x");
+  ASSERT_TRUE(other_boot.ok());
+  EXPECT_EQ(other_boot->state, AdoptState::kExited);
+  ASSERT_TRUE(exec_->StopNow(1).ok());
+  WaitFor(1);
+}
+
+TEST_F(ExecutorTest, WatchOfAGoneProcessReportsItsEnd) {
+  RunHandle h = LaunchAndWatch(1, Request("r", {"/bin/false"}));
+  EXPECT_EQ(WaitFor(1).exit_code, 1);  // reaped
+  ASSERT_TRUE(exec_->Watch(2, h).ok());
+  std::vector<Exited> e = exec_->WaitForExits(0);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].run_id, 2);
+  EXPECT_EQ(e[0].exit_code, 1);
+}
+
+TEST(ShimTest, ShimBinaryRefusesAClaimedDir) {
+  char tmpl[] = "/tmp/airtime_shim_test.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  std::string dir = tmpl;
+  ASSERT_TRUE(WriteClaim(dir, Claim{}).ok());
+  EXPECT_EQ(WriteClaim(dir, Claim{}).code(), StatusCode::kAlreadyExists);
+  std::string marker = dir + "/marker";
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl(AIRTIME_EXEC_SHIM_PATH, AIRTIME_EXEC_SHIM_PATH, "_shim", "--run-dir", dir.c_str(), "--",
+          "/usr/bin/touch", marker.c_str(), static_cast<char*>(nullptr));
+    _exit(99);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), kShimRefused);
+  EXPECT_FALSE(fs::exists(marker));
+  EXPECT_FALSE(fs::exists(dir + "/exit"));
+  fs::remove_all(dir);
+}
+
+TEST(RunFilesTest, ClaimAndExitRoundTrip) {
+  Claim c;
+  c.kind = Claim::Kind::kStarted;
+  c.pid = 42;
+  c.start_ticks = 123456;
+  c.boot_id = "b-1";
+  std::optional<Claim> back = ParseClaim(FormatClaim(c));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->pid, 42);
+  EXPECT_EQ(back->start_ticks, 123456);
+  EXPECT_EQ(back->boot_id, "b-1");
+  EXPECT_TRUE(ParseClaim("started 42 7\n").has_value());  // the 3-field form
+  EXPECT_FALSE(ParseClaim("").has_value());
+  EXPECT_FALSE(ParseClaim("started x 7").has_value());
+  std::optional<ExitRecord> sig = ParseExit("signal 9\n");
+  ASSERT_TRUE(sig.has_value());
+  EXPECT_EQ(sig->Code(), 137);
+  EXPECT_FALSE(ParseExit("exit").has_value());
+}
+
+TEST(ProcessIdentityTest, ParsesStatWithNastyComm) {
+  // comm "a) (b c)" contains spaces and parentheses; starttime is field 22 = 777.
+  std::string stat =
+      "123 (a) (b c)) S 1 123 123 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 777 "
+      "1000 10 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0";
+  std::optional<ProcStat> p = ParseProcStat(stat);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->state, 'S');
+  EXPECT_EQ(p->start_ticks, 777);
+  EXPECT_FALSE(ParseProcStat("123 (x) S 1 2").has_value());
+}
+
+TEST(ProcessIdentityTest, RecognizesItself) {
+  StatusOr<ProcStat> self = ReadProcStat(getpid());
+  ASSERT_TRUE(self.ok()) << self.status().ToString();
+  StatusOr<std::string> boot = CurrentBootId();
+  ASSERT_TRUE(boot.ok());
+  EXPECT_TRUE(SameProcess(getpid(), self->start_ticks, *boot));
+  EXPECT_FALSE(SameProcess(getpid(), self->start_ticks + 1, *boot));
+  EXPECT_FALSE(SameProcess(getpid(), self->start_ticks, "another-boot"));
+}
+
+}  // namespace
+}  // namespace airtime

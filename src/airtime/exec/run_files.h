@@ -1,0 +1,70 @@
+// Run directory files: the on-disk protocol between the executor, the shim and a restarted
+// daemon.
+//
+// Every run has a directory chosen by the daemon (e.g. DATA/runs/17). Its files:
+//   claim       who owns the run. Created exactly once, atomically and complete (the text
+//               is written to a private temporary file, fsynced, then link()ed to the name
+//               "claim", which fails if the name exists). Either the shim wins
+//               ("started <pid> <start_ticks> <boot_id>") and runs the workload, or a
+//               restarted daemon wins ("abandoned") and the shim refuses. Never both.
+//   exit        how the workload ended, written by the shim after the workload was reaped:
+//               "exit <code>" or "signal <N>" (exit.tmp + fsync + rename: never partial).
+//   stdout.log, stderr.log   the workload's output (appended).
+//   shim.log    the shim's own diagnostics (appended).
+// These helpers use only the file system; they are safe to call from any process.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "airtime/base/status.h"
+
+namespace airtime {
+
+inline constexpr char kClaimFile[] = "claim";
+inline constexpr char kExitFile[] = "exit";
+inline constexpr char kStdoutLog[] = "stdout.log";
+inline constexpr char kStderrLog[] = "stderr.log";
+inline constexpr char kShimLog[] = "shim.log";
+
+std::string RunPath(const std::string& run_dir, const char* name);
+
+struct Claim {
+  enum class Kind { kStarted, kAbandoned };
+  Kind kind = Kind::kAbandoned;
+  // For kStarted: the shim's identity. boot_id is empty in claims written without it.
+  pid_t pid = 0;
+  int64_t start_ticks = 0;
+  std::string boot_id;
+};
+
+std::string FormatClaim(const Claim& claim);
+std::optional<Claim> ParseClaim(const std::string& text);
+
+// Creates DIR/claim with `claim` unless it exists. kAlreadyExists when another party holds
+// the claim; other errors name the path and errno text.
+Status WriteClaim(const std::string& run_dir, const Claim& claim);
+// NotFound when there is no claim file; InvalidArgument when it cannot be parsed.
+StatusOr<Claim> ReadClaim(const std::string& run_dir);
+
+struct ExitRecord {
+  bool signaled = false;  // true: "signal <value>"; false: "exit <value>"
+  int value = 0;
+  // The conventional shell code: value, or 128 + signal.
+  int Code() const { return signaled ? 128 + value : value; }
+};
+
+std::string FormatExit(const ExitRecord& record);
+std::optional<ExitRecord> ParseExit(const std::string& text);
+// Writes DIR/exit atomically (DIR/exit.tmp, fsync, rename, fsync of DIR).
+Status WriteExitFile(const std::string& run_dir, const ExitRecord& record);
+// NotFound when there is no exit file; InvalidArgument when it cannot be parsed.
+StatusOr<ExitRecord> ReadExitFile(const std::string& run_dir);
+
+// "what: strerror(errno)", for messages that concern a path or program.
+std::string ErrnoMessage(const std::string& what, int err);
+
+}  // namespace airtime

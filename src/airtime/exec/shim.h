@@ -1,0 +1,35 @@
+// The shim: a tiny supervisor between the daemon and every workload process.
+//
+// The executor starts `airtime _shim --run-dir DIR -- ARGV...` in its own session, so the
+// daemon's death does not reach it. The shim:
+//   1. claims the run (DIR/claim, see run_files.h); if the run is already claimed (by an
+//      earlier shim, or by a restarted daemon that declared it abandoned) it exits
+//      kShimRefused at once without running anything;
+//   2. forks the workload: execvp(ARGV) directly (never a shell), stdin /dev/null, stdout and
+//      stderr appended to DIR/stdout.log and DIR/stderr.log; an exec failure exits 127 with
+//      a line in stderr.log naming the program and the errno text;
+//   3. forwards SIGTERM, SIGINT and SIGHUP it receives to its whole process group (the
+//      workload and anything it started stay in the shim's group; the shim ignores the echo
+//      of its own forwarding), reaps the workload, writes DIR/exit atomically ("exit <code>"
+//      or "signal <N>") and exits with the code (128+N for a signal).
+// A stop signal that arrives before the workload is forked cancels it: the shim records
+// "signal <N>" and runs nothing. The shim's own diagnostics go to its stderr (the executor
+// points it at DIR/shim.log).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace airtime {
+
+inline constexpr int kShimRefused = 125;  // the run was already claimed: nothing ran
+// Could not claim the run for another reason (no claim is then left), or claimed it but
+// could not set up the workload (the exit file then says "exit 126").
+inline constexpr int kShimSetupFailed = 126;
+inline constexpr int kShimExecFailed = 127;  // execvp of ARGV[0] failed
+
+// Runs the shim in the calling process (which should be single-threaded, as the `_shim`
+// subcommand is) and returns the process exit code.
+int RunShim(const std::string& run_dir, const std::vector<std::string>& argv);
+
+}  // namespace airtime
