@@ -51,6 +51,7 @@ TEST(StringsTest, ParsesDurations) {
 TEST(TimeTest, Formats) {
   EXPECT_EQ(FormatTime(3 * kHour + 5 * kMinute), "03:05:00");
   EXPECT_EQ(FormatTime(kDay + kSecond), "1d00:00:01");
+  EXPECT_EQ(FormatTime(1796014800000), "2026-11-30 05:00:00 UTC");  // the daemon's clock
   EXPECT_EQ(FormatDuration(90 * kMinute), "1h30m");
 }
 

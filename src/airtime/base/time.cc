@@ -2,12 +2,20 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 namespace airtime {
 
 std::string FormatTime(TimeMs t) {
   if (t == kNever) return "never";
   char buf[48];
+  if (t >= kWallClockFrom) {  // the daemon's clock: a UTC date
+    const time_t secs = static_cast<time_t>(t / kSecond);
+    struct tm tm {};
+    gmtime_r(&secs, &tm);
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    return buf;
+  }
   const char* sign = t < 0 ? "-" : "";
   int64_t a = std::llabs(t) / kSecond;
   int64_t days = a / 86400, h = (a / 3600) % 24, m = (a / 60) % 60, s = a % 60;

@@ -26,7 +26,11 @@ inline constexpr DurationMs FromSeconds(double s) {
   return static_cast<DurationMs>(s * kSecond + (s >= 0 ? 0.5 : -0.5));
 }
 
-// "1d02:03:04" / "02:03:04" / "never": a short human form for explanations and tables.
+// Times from here on are read as the daemon's wall clock (ms since the epoch, 2001 on);
+// below it, as scenario time. No simulation runs for 31 years.
+inline constexpr TimeMs kWallClockFrom = 978307200000;
+// "1d02:03:04" / "02:03:04" / "never": a short human form for explanations and tables;
+// "2026-11-30 05:41:47 UTC" for wall-clock times.
 std::string FormatTime(TimeMs t);
 // "3h12m", "45s", "2d4h": a short human duration.
 std::string FormatDuration(DurationMs d);

@@ -60,6 +60,9 @@ Status Daemon::Init() {
   auto policy = PolicyRegistry::Builtin().Make(options_.policy, *cluster_);
   if (!policy.ok()) return policy.status();
   engine_ = std::make_unique<Engine>(*cluster_, std::move(*policy));
+  engine_->SetPaused(true);  // the engine's clock starts now, and the ledger with it
+  engine_->Handle(Event::Timer(WallNow()));
+  engine_->SetPaused(false);
   ledger_ = std::make_unique<airtime::Ledger>(*engine_);
   auto executor = Executor::Create();
   if (!executor.ok()) return executor.status();
