@@ -1,7 +1,12 @@
 // Daemon: construction, the event loop, and driving the engine (see daemon.h).
 #include "airtime/server/daemon.h"
 
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
 
 #include <chrono>
 #include <future>
@@ -238,6 +243,15 @@ void Daemon::StartRun(const Decision& d) {
   req.env.push_back({"AIRTIME_WORKLOAD", w.row.name});
   req.env.push_back({"AIRTIME_RUN_ID", std::to_string(run.row.id)});
   req.env.push_back({"AIRTIME_TELEMETRY_FILE", run.row.run_dir + "/telemetry"});
+  if (run.row.share_milli < 1000) {
+    // A fraction of a GPU: an MPS client of this daemon's own MPS server.
+    req.env.push_back({"CUDA_MPS_PIPE_DIRECTORY", options_.data_dir + "/mps/pipe"});
+    req.env.push_back({"CUDA_MPS_LOG_DIRECTORY", options_.data_dir + "/mps/log"});
+    if (Status st = EnsureMps(); !st.ok() && !mps_warned_) {
+      std::cerr << "airtime server: " << st.message() << "\n";
+      mps_warned_ = true;
+    }
+  }
   for (const auto& kv : w.spec->exec.env) req.env.push_back(kv);
   (void)store_->UpdateRun(run.row);  // run_dir
   auto handle = executor_->Launch(req);
@@ -263,6 +277,35 @@ void Daemon::StartRun(const Decision& d) {
   ++starts_total_;
   run_of_allocation_[d.allocation] = run.row.id;
   runs_.emplace(run.row.id, std::move(run));
+}
+
+// Starts the MPS control daemon once (real GPUs only) with a private pipe directory, so
+// fractional runs get their thread percentage and pinned memory limit enforced.
+Status Daemon::EnsureMps() {
+  if (mps_started_ || options_.fake_gpus.size() > 0) return OkStatus();
+  const std::string pipe = options_.data_dir + "/mps/pipe", log = options_.data_dir + "/mps/log";
+  std::error_code ec;
+  std::filesystem::create_directories(pipe, ec);
+  std::filesystem::create_directories(log, ec);
+  std::vector<std::string> env_text = {"CUDA_MPS_PIPE_DIRECTORY=" + pipe,
+                                       "CUDA_MPS_LOG_DIRECTORY=" + log};
+  for (char** e = environ; *e; ++e) env_text.push_back(*e);
+  std::vector<char*> envp;
+  for (std::string& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  char prog[] = "nvidia-cuda-mps-control", flag[] = "-d";
+  char* argv[] = {prog, flag, nullptr};
+  pid_t pid = 0;
+  if (posix_spawnp(&pid, prog, nullptr, nullptr, argv, envp.data()) != 0)
+    return FailedPrecondition(
+        "nvidia-cuda-mps-control not found: the fraction runs time-sliced, without MPS limits");
+  int status = 0;
+  waitpid(pid, &status, 0);  // -d: it forks its daemon and returns
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return FailedPrecondition("nvidia-cuda-mps-control -d failed (status " +
+                              std::to_string(status) + "); see " + log);
+  mps_started_ = true;
+  return OkStatus();
 }
 
 void Daemon::StopRun(AllocationId allocation, const std::string& reason) {

@@ -111,6 +111,7 @@ class Daemon final : public ControlPlane {
   void Act(const CycleResult& cycle, TimeMs seen_at);
   void StartRun(const Decision& d);
   void StopRun(AllocationId allocation, const std::string& reason);
+  Status EnsureMps();
   void OnExit(const Exited& exited, TimeMs now);
   void SyncWorkloadStates();
   void AccountValue(TimeMs now);
@@ -159,6 +160,7 @@ class Daemon final : public ControlPlane {
   PromHistogram cycle_hist_{{1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 0.01, 0.05, 0.1}};
   std::thread scraper_;  // one scrape round at a time, off the loop
   bool scrape_busy_ = false;
+  bool mps_started_ = false, mps_warned_ = false;
 
   // Posting (any thread).
   std::mutex inbox_mu_;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 
 namespace airtime {
@@ -34,13 +35,15 @@ class DaemonTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  void Open(const std::string& gpus = "4xH100") {
+  void Open(const std::string& gpus = "4xH100", const std::string& policy = "airtime") {
     DaemonOptions o;
+    o.policy = policy;
     o.data_dir = dir_ + "/data";
     o.fake_gpus = gpus;
     o.shim_path = AIRTIME_TEST_SHIM_PATH;
     o.hostname = "testhost";
     o.telemetry_interval = 100;
+    o.scrape_interval = 200;
     auto d = Daemon::Open(o);
     ASSERT_TRUE(d.ok()) << d.status().ToString();
     daemon_ = std::move(*d);
@@ -189,6 +192,78 @@ TEST_F(DaemonTest, GpusLedgerAndMetricsDescribeTheHost) {
   EXPECT_THAT(m, HasSubstr("airtime_workload_allocated_gpus{workload=\"busy\""));
   ASSERT_TRUE(daemon_->Cancel(kAdmin, "busy").ok());
   WaitFor("busy", "cancelled");
+}
+
+TEST_F(DaemonTest, ServiceReplicasFollowReportedDemandEachOnItsOwnPort) {
+  Open("4xH100", "fifo");
+  Submit(kAdmin,
+         "name: chat\nkind: realtime\nslo: {latency_ms: 200, capacity_rps: 10, max_replicas: 4}\n"
+         "command: [/bin/sh, -c, 'echo port=$PORT; sleep 60']\n");
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 35).ok());
+  json w;
+  for (int i = 0; i < 200; ++i) {
+    w = Get("chat");
+    if (w["replicas"]["running"] == 4) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(w["replicas"]["running"], 4) << w.dump(2);
+  EXPECT_EQ(w["demand_rps"], 35.0);
+  std::set<int64_t> ports;
+  for (const json& r : w["runs"]) ports.insert(r["port"].get<int64_t>());
+  EXPECT_EQ(ports.size(), 4u);
+  EXPECT_EQ(ports.count(0), 0u);
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 5).ok());
+  for (int i = 0; i < 200; ++i) {
+    w = Get("chat");
+    if (w["replicas"]["running"] == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(w["replicas"]["running"], 1) << w.dump(2);
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "chat").ok());
+  WaitFor("chat", "cancelled");
+}
+
+TEST_F(DaemonTest, AFractionRunsAsAnMpsClientWithItsShare) {
+  Open("1xH100");
+  Submit(kAdmin,
+         "name: small\nkind: embed\ngpu_fraction: 0.25\nmemory_gb: 20\n"
+         "command: [/usr/bin/env]\n");
+  json w = WaitFor("small", "succeeded");
+  std::ifstream out(w["runs"][0]["log_dir"].get<std::string>() + "/stdout.log");
+  std::string text((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25"));
+  EXPECT_THAT(text, HasSubstr("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=GPU-fake-0000-h100-00="));
+  EXPECT_THAT(text, HasSubstr("CUDA_MPS_PIPE_DIRECTORY=" + dir_ + "/data/mps/pipe"));
+  EXPECT_THAT(text, HasSubstr("AIRTIME_CHECKPOINT_DIR=" + dir_ + "/data/checkpoints/"));
+}
+
+TEST_F(DaemonTest, DemandIsScrapedFromTheReplicasMetrics) {
+  Open("4xH100", "fifo");
+  // Each replica serves a static exposition: 6 requests in flight (python3's http.server).
+  std::filesystem::create_directories(dir_ + "/www");
+  std::ofstream(dir_ + "/www/metrics") << "# TYPE demo_in_flight gauge\ndemo_in_flight 6\n";
+  Submit(kAdmin,
+         "name: web\nkind: realtime\n"
+         "slo: {latency_ms: 200, capacity_rps: 10, min_replicas: 1, max_replicas: 4}\n"
+         "metrics: {demand: [demo_in_flight]}\n"
+         "command: [/bin/sh, -c, 'exec python3 -m http.server $PORT --bind 127.0.0.1 "
+         "--directory " +
+             dir_ + "/www']\n");
+  json w;
+  for (int i = 0; i < 300; ++i) {
+    w = Get("web");
+    if (w["demand_rps"].get<double>() >= 30) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  // 6 in flight per replica at 200 ms each: at least 30 requests per second.
+  EXPECT_GE(w["demand_rps"].get<double>(), 30) << w.dump(2);
+  for (int i = 0; i < 200 && w["replicas"]["running"].get<int>() < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    w = Get("web");
+  }
+  EXPECT_GE(w["replicas"]["running"].get<int>(), 3) << w.dump(2);
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "web").ok());
+  WaitFor("web", "cancelled");
 }
 
 }  // namespace
