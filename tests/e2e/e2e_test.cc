@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "e2e_util.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -41,12 +43,7 @@ std::string Quote(const std::string& s) {
   return q + "'";
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+using airtime::e2e::ReadFile;
 
 // The current test's folder for outputs, emptied when the test first asks for it.
 std::string TempDir() {

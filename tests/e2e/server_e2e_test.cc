@@ -25,6 +25,8 @@
 #include <thread>
 #include <vector>
 
+#include "e2e_util.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -34,12 +36,7 @@ using namespace std::chrono_literals;
 
 std::string g_airtime;  // --airtime=PATH
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+using airtime::e2e::ReadFile;
 
 std::string TempDir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();

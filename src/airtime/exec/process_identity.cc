@@ -12,33 +12,6 @@
 #include "airtime/exec/run_files.h"
 
 namespace airtime {
-namespace {
-
-// Reads a small /proc file with one read loop. errno-carrying status on failure.
-StatusOr<std::string> ReadProcFile(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 && (errno == ENOENT || errno == ESRCH)) return NotFound(path + ": no such file");
-  if (fd < 0) return Internal(ErrnoMessage("open " + path, errno));
-  std::string text;
-  char buf[1024];
-  while (true) {
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      close(fd);
-      // A process that vanishes while we read gives ESRCH.
-      if (err == ESRCH) return NotFound(path + ": process gone");
-      return Internal(ErrnoMessage("read " + path, err));
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return text;
-}
-
-}  // namespace
 
 std::optional<ProcStat> ParseProcStat(std::string_view stat) {
   size_t close_paren = stat.rfind(')');
@@ -57,7 +30,7 @@ std::optional<ProcStat> ParseProcStat(std::string_view stat) {
 StatusOr<ProcStat> ReadProcStat(pid_t pid) {
   if (pid <= 0) return InvalidArgument("no process " + std::to_string(pid));
   std::string path = "/proc/" + std::to_string(pid) + "/stat";
-  StatusOr<std::string> text = ReadProcFile(path);
+  StatusOr<std::string> text = ReadSmallFile(path);
   if (!text.ok()) return text.status();
   std::optional<ProcStat> stat = ParseProcStat(*text);
   if (!stat) return Internal(path + ": cannot parse '" + *text + "'");
@@ -70,7 +43,7 @@ StatusOr<std::string> CurrentBootId() {
   std::lock_guard<std::mutex> lock(mu);
   if (!cached.empty()) return cached;
   const std::string path = "/proc/sys/kernel/random/boot_id";
-  StatusOr<std::string> text = ReadProcFile(path);
+  StatusOr<std::string> text = ReadSmallFile(path);
   if (!text.ok()) return text.status();
   std::string id(Trim(*text));
   if (id.empty()) return Internal(path + ": empty");

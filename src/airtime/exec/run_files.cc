@@ -48,27 +48,6 @@ void SyncDir(const std::string& dir) {
   close(fd);
 }
 
-StatusOr<std::string> ReadSmallFile(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT) return NotFound(path + ": no such file");
-  if (fd < 0) return Internal(ErrnoMessage("open " + path, errno));
-  std::string text;
-  char buf[4096];
-  while (true) {
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      close(fd);
-      return Internal(ErrnoMessage("read " + path, err));
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return text;
-}
-
 std::vector<std::string_view> Words(std::string_view line) {
   std::vector<std::string_view> out;
   for (std::string_view w : Split(Trim(line), ' ')) {
@@ -78,6 +57,29 @@ std::vector<std::string_view> Words(std::string_view line) {
 }
 
 }  // namespace
+
+StatusOr<std::string> ReadSmallFile(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && (errno == ENOENT || errno == ESRCH)) return NotFound(path + ": no such file");
+  if (fd < 0) return Internal(ErrnoMessage("open " + path, errno));
+  std::string text;
+  char buf[4096];
+  while (true) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      close(fd);
+      // A /proc file of a process that vanishes while we read gives ESRCH.
+      if (err == ESRCH) return NotFound(path + ": process gone");
+      return Internal(ErrnoMessage("read " + path, err));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return text;
+}
 
 std::string ErrnoMessage(const std::string& what, int err) {
   return what + ": " + std::strerror(err);

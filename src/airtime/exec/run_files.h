@@ -64,6 +64,10 @@ Status WriteExitFile(const std::string& run_dir, const ExitRecord& record);
 // NotFound when there is no exit file; InvalidArgument when it cannot be parsed.
 StatusOr<ExitRecord> ReadExitFile(const std::string& run_dir);
 
+// The whole of a small file (run files, /proc files). NotFound when it (or the process a
+// /proc file belongs to) does not exist; other errors name the path and errno text.
+StatusOr<std::string> ReadSmallFile(const std::string& path);
+
 // "what: strerror(errno)", for messages that concern a path or program.
 std::string ErrnoMessage(const std::string& what, int err);
 

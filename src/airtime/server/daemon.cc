@@ -365,7 +365,7 @@ void Daemon::SyncWorkloadStates() {
   for (auto& [id, w] : workloads_) {
     if (w.eid == kNoWorkload) continue;
     const std::string& old = w.row.state;
-    if (old == "succeeded" || old == "failed" || old == "cancelled") continue;
+    if (IsFinalState(old)) continue;
     const Job& job = engine_->job(w.eid);
     std::string state = old;
     switch (job.phase) {
@@ -385,7 +385,7 @@ void Daemon::SyncWorkloadStates() {
     const bool changed = state != old || job.preemptions != w.row.preemptions;
     if (!changed) continue;
     if (state == "running" && !w.row.started_at) w.row.started_at = engine_->now();
-    if (state == "succeeded" || state == "failed" || state == "cancelled") {
+    if (IsFinalState(state)) {
       w.row.finished_at = engine_->now();
       if (state == "succeeded") {
         value_earned_ += w.spec->value.CompletionValue(engine_->now(), w.spec->deadline);

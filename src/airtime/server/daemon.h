@@ -38,6 +38,11 @@
 
 namespace airtime {
 
+// A workload state that does not change any more.
+inline bool IsFinalState(const std::string& state) {
+  return state == "succeeded" || state == "failed" || state == "cancelled";
+}
+
 struct DaemonOptions {
   std::string data_dir;
   std::string fake_gpus;  // "8xH100": simulated devices; "": this host's GPUs through NVML

@@ -26,10 +26,6 @@ struct Daemon::PendingSubmit {
 
 namespace {
 
-bool Terminal(const std::string& state) {
-  return state == "succeeded" || state == "failed" || state == "cancelled";
-}
-
 json OptionalJson(const std::optional<TimeMs>& v) { return v ? json(*v) : json(nullptr); }
 json OptionalJson(const std::optional<int32_t>& v) { return v ? json(*v) : json(nullptr); }
 
@@ -190,7 +186,7 @@ json Daemon::View(const WorkloadRec& w, bool full) const {
     for (const std::string& g : r->row.gpus) gpus.push_back(g);
   v["gpus"] = gpus;
   std::string reason = w.row.message;
-  if (w.eid != kNoWorkload && !Terminal(w.row.state)) {
+  if (w.eid != kNoWorkload && !IsFinalState(w.row.state)) {
     const Job& job = engine_->job(w.eid);
     if (job.is_service())
       v["replicas"] = {{"running", job.live_replicas()}, {"target", job.target_replicas}};
@@ -237,7 +233,7 @@ StatusOr<json> Daemon::List(const Caller& caller, const ListFilter& filter) {
       if (!caller.admin && w.row.tenant != caller.tenant) continue;
       if (!filter.tenant.empty() && w.row.tenant != filter.tenant) continue;
       if (!filter.kind.empty() && w.row.kind != filter.kind) continue;
-      if (filter.state == "active" ? Terminal(w.row.state)
+      if (filter.state == "active" ? IsFinalState(w.row.state)
                                    : !filter.state.empty() && w.row.state != filter.state)
         continue;
       out.push_back(View(w, false));
@@ -261,7 +257,7 @@ Status Daemon::Cancel(const Caller& caller, std::string_view id_or_name) {
     auto w = Find(caller, id_or_name);
     if (!w.ok()) return w.status();
     WorkloadRec& rec = **w;
-    if (Terminal(rec.row.state))
+    if (IsFinalState(rec.row.state))
       return FailedPrecondition("workload '" + rec.row.name + "' has already " +
                                 (rec.row.state == "cancelled" ? "been cancelled" : rec.row.state));
     rec.row.message = "cancelled by " + (caller.admin ? std::string("the admin") : caller.tenant);
@@ -276,7 +272,7 @@ Status Daemon::SetPriority(const Caller& caller, std::string_view id_or_name, in
     auto w = Find(caller, id_or_name);
     if (!w.ok()) return w.status();
     WorkloadRec& rec = **w;
-    if (Terminal(rec.row.state))
+    if (IsFinalState(rec.row.state))
       return FailedPrecondition("workload '" + rec.row.name + "' has ended (" + rec.row.state +
                                 "); its priority no longer matters");
     rec.row.priority = priority;
@@ -298,7 +294,7 @@ Status Daemon::ReportDemand(const Caller& caller, std::string_view id_or_name, d
     if (!rec.spec->is_service())
       return FailedPrecondition("workload '" + rec.row.name + "' is " + rec.row.kind +
                                 ", not a realtime service: it has no request rate");
-    if (Terminal(rec.row.state))
+    if (IsFinalState(rec.row.state))
       return FailedPrecondition("workload '" + rec.row.name + "' has ended (" + rec.row.state +
                                 ")");
     const TimeMs now = std::max(WallNow(), engine_->now());

@@ -20,13 +20,6 @@ namespace airtime {
 
 TimeMs WallNow();
 
-namespace {
-
-bool Terminal(const std::string& state) {
-  return state == "succeeded" || state == "failed" || state == "cancelled";
-}
-
-}  // namespace
 
 Status Daemon::Recover() {
   started_at_ = WallNow();
@@ -52,7 +45,7 @@ Status Daemon::Recover() {
     const StatusOr<Scenario>& sc = sit->second;
     if (sc.ok() && w.row.index < static_cast<int32_t>(sc->workloads.size())) {
       spec = sc->workloads[static_cast<size_t>(w.row.index)];
-    } else if (!Terminal(w.row.state)) {
+    } else if (!IsFinalState(w.row.state)) {
       w.row.state = "failed";
       w.row.message = "its accepted submission could not be read back: " +
                       (sc.ok() ? std::string("index out of range") : sc.status().message());
@@ -61,7 +54,7 @@ Status Daemon::Recover() {
     spec.tenant = w.row.tenant;
     spec.priority = w.row.priority;
     w.spec = LiveSpec(std::move(spec), w.row.submitted_at);
-    if (!Terminal(w.row.state)) {
+    if (!IsFinalState(w.row.state)) {
       ++active;
       const CycleResult& r = engine_->Handle(Event::Arrival(now, *w.spec));
       w.eid = r.arrived;
