@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 
@@ -200,9 +201,35 @@ void Daemon::Act(const CycleResult& cycle, TimeMs seen_at) {
   SyncWorkloadStates();
 }
 
+// A process stopped with a grace period may still hold its GPUs (memory, MPS clients): a
+// start on any of them waits until it has exited.
+bool Daemon::GpusStillBusy(const Placement& placement) const {
+  for (const auto& [id, r] : runs_) {
+    if (!r.stopping || r.row.pid == 0) continue;
+    for (GpuIndex g : placement.gpus)
+      if (std::find(r.row.gpus.begin(), r.row.gpus.end(), uuid_of_gpu_[static_cast<size_t>(g)]) !=
+          r.row.gpus.end())
+        return true;
+  }
+  return false;
+}
+
+void Daemon::LaunchDeferred() {
+  std::vector<Decision> waiting;
+  waiting.swap(deferred_);
+  for (Decision& d : waiting) {
+    if (!engine_->allocation(d.allocation)) continue;  // stopped or cancelled meanwhile
+    StartRun(d);
+  }
+}
+
 void Daemon::StartRun(const Decision& d) {
   auto wit = by_engine_id_.find(d.workload);
   if (wit == by_engine_id_.end()) return;
+  if (GpusStillBusy(d.placement)) {
+    deferred_.push_back(d);
+    return;
+  }
   WorkloadRec& w = workloads_.at(wit->second);
   RunRec run;
   run.allocation = d.allocation;
@@ -309,6 +336,7 @@ Status Daemon::EnsureMps() {
 }
 
 void Daemon::StopRun(AllocationId allocation, const std::string& reason) {
+  std::erase_if(deferred_, [&](const Decision& d) { return d.allocation == allocation; });
   auto it = run_of_allocation_.find(allocation);
   if (it == run_of_allocation_.end()) return;
   RunRec& run = runs_.at(it->second);
@@ -341,6 +369,7 @@ void Daemon::OnExit(const Exited& exited, TimeMs now) {
   WorkloadRec& w = workloads_.at(run.row.workload_id);
   w.row.exit_code = exited.exit_code;
   if (run.stopping) {
+    LaunchDeferred();
     SyncWorkloadStates();
     return;  // the engine already knows: it decided the stop
   }

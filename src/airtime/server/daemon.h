@@ -115,6 +115,8 @@ class Daemon final : public ControlPlane {
   void Feed(const Event& event, TimeMs seen_at);
   void Act(const CycleResult& cycle, TimeMs seen_at);
   void StartRun(const Decision& d);
+  bool GpusStillBusy(const Placement& placement) const;
+  void LaunchDeferred();
   void StopRun(AllocationId allocation, const std::string& reason);
   Status EnsureMps();
   void OnExit(const Exited& exited, TimeMs now);
@@ -146,6 +148,7 @@ class Daemon final : public ControlPlane {
   std::unordered_map<std::string, int64_t> by_name_;
   std::unordered_map<WorkloadId, int64_t> by_engine_id_;
   std::map<int64_t, RunRec> runs_;  // live runs (launching / running / stopping)
+  std::vector<Decision> deferred_;  // starts waiting for a stopping process to free GPUs
   std::unordered_map<AllocationId, int64_t> run_of_allocation_;
   std::map<std::string, GpuSample> telemetry_;        // by UUID
   std::unordered_map<int64_t, double> counter_last_;  // demand counters per workload
