@@ -20,7 +20,6 @@ namespace airtime {
 
 TimeMs WallNow();
 
-
 Status Daemon::Recover() {
   started_at_ = WallNow();
   auto rows = store_->LoadWorkloads(/*active_only=*/false);
@@ -70,7 +69,14 @@ Status Daemon::Recover() {
   std::vector<RunRow> live;
   for (RunRow& r : *all_runs) {
     auto it = workloads_.find(r.workload_id);
-    if (it != workloads_.end()) it->second.attempts = std::max(it->second.attempts, r.attempt);
+    if (it != workloads_.end()) {
+      it->second.attempts = std::max(it->second.attempts, r.attempt);
+      // Runs that failed on their own count towards the retry limit across restarts.
+      if (r.state == "exited" && r.exit_code.value_or(0) != 0 &&
+          (r.stop_reason.rfind("exited with status", 0) == 0 ||
+           r.stop_reason.rfind("ended while the daemon was down", 0) == 0))
+        ++it->second.failures;
+    }
     if (r.state == "launching" || r.state == "running") live.push_back(std::move(r));
   }
   int adopted = 0;
