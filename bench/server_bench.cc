@@ -1,0 +1,348 @@
+// airtime_server_bench: speed figures of the live control plane, printed as `name: value unit`.
+//
+// Each phase runs a fresh daemon in this process (Daemon::Open on a new mkdtemp data
+// directory, simulated 8xH100, the default policy) behind the real HTTP API (HttpApi on
+// 127.0.0.1, any free port, one admin token), and talks to it only through cpp-httplib
+// clients set up as the CLI's ApiClient is: a new connection per request. Processes are real:
+// the daemon launches them through the `_shim` of the `airtime` binary built beside this one.
+//
+//   submissions_*  --submissions (10,000) POST /v1/workloads of one planning-only workload
+//                  each ({"name", "kind": "batch", "gpus": 8, "work": "1h"}, no command:
+//                  nothing is executed; one holds the GPUs, the rest queue) from 32 client
+//                  threads. per_s is requests over the burst's wall time; client_* is one
+//                  request as the client sees it (connect, send, answer); commit_* is the
+//                  daemon's submit_commit series (request parsed -> stored in the database
+//                  and answered; submissions that arrive together share one transaction);
+//                  cycle_* the decision cycles the burst caused (the queue grows to all of it).
+//   arrival_*      --jobs (200) one-GPU jobs running /bin/sleep 0.05, submitted one at a time:
+//                  the next is submitted once the previous has succeeded, so every arrival
+//                  finds free GPUs and starts at once. to_decision is submission received ->
+//                  the engine's decision; to_start -> the launcher returned (the shim is
+//                  running, the process spawned).
+//   exit_*         --jobs (200) eight-GPU jobs running /bin/sleep 0.05, queued in one request
+//                  on 8 GPUs: each exit starts the next. to_decision is the exit seen by the
+//                  loop -> the decision; to_start -> the next process launched. The first
+//                  start (the arrival) is left out. gap is wall / jobs - 50 ms: the whole
+//                  per-job overhead between one process's end and the next one's start, as
+//                  the clock on the wall shows it.
+// The event latencies are the daemon's own (Daemon::latencies()), whose event times are wall
+// clock milliseconds: single samples are whole milliseconds (+-1 ms), so p50/p99 move in 1 ms
+// steps; the means, over many samples, are finer. Cycle times are steady-clock seconds.
+// --keep-alive reuses one connection per client thread instead; on loopback each request then
+// waits about 40 ms more (Nagle's algorithm against delayed ACKs: neither httplib's client nor
+// HttpApi sets TCP_NODELAY), which the client_* figures show.
+// This machine is shared and has few cores: the HTTP workers, the daemon's loop, the clients
+// and the launched processes compete for them, which is part of what is measured.
+#include <httplib.h>
+#include <sched.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "airtime/api/http_api.h"
+#include "airtime/api/tokens.h"
+#include "airtime/ledger/metrics.h"
+#include "airtime/server/daemon.h"
+#include "nlohmann/json.hpp"
+
+#ifndef AIRTIME_BENCH_SHIM
+#error "AIRTIME_BENCH_SHIM (the airtime binary that runs _shim) must be defined"
+#endif
+
+namespace airtime {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kToken = "bench-admin-token-0123456789abcdef";
+bool g_keep_alive = false;  // --keep-alive
+
+void Print(const std::string& name, double value, const char* unit) {
+  std::printf("%s: %.6g %s\n", name.c_str(), value, unit);
+  std::fflush(stdout);
+}
+
+double SecondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+int Fail(const std::string& what) {
+  std::fprintf(stderr, "airtime_server_bench: %s\n", what.c_str());
+  return 1;
+}
+
+// Prints p50/p99 (and optionally the mean) of samples in seconds, scaled to `unit`.
+void PrintQuantiles(const std::string& prefix, std::vector<double> seconds, double scale,
+                    const char* unit, bool mean = false) {
+  const Percentiles p = ComputePercentiles(std::move(seconds));
+  Print(prefix + "_p50_" + unit, p.p50 * scale, unit);
+  Print(prefix + "_p99_" + unit, p.p99 * scale, unit);
+  if (mean) Print(prefix + "_mean_" + unit, p.mean * scale, unit);
+}
+
+std::vector<double> Samples(const LatencySeries& s, size_t skip = 0) {
+  const auto& d = s.samples();
+  return std::vector<double>(d.begin() + static_cast<std::ptrdiff_t>(std::min(skip, d.size())),
+                             d.end());
+}
+
+// A daemon on simulated GPUs behind the HTTP API, in a fresh data directory removed at the end.
+class LiveDaemon {
+ public:
+  ~LiveDaemon() {
+    if (api_) api_->Stop();
+    if (daemon_) daemon_->Stop();
+    api_.reset();
+    daemon_.reset();
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  Status Open(const std::string& gpus) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "airtime-server-bench-XXXXXX");
+    if (!mkdtemp(tmpl.data())) return InvalidArgument("mkdtemp " + tmpl + " failed");
+    dir_ = tmpl;
+    DaemonOptions o;
+    o.data_dir = dir_ + "/data";
+    o.fake_gpus = gpus;
+    o.shim_path = AIRTIME_BENCH_SHIM;
+    auto d = Daemon::Open(o);
+    if (!d.ok()) return d.status();
+    daemon_ = std::move(*d);
+    daemon_->Start();
+    auto tokens = Tokens::Parse(std::string("admin ") + kToken + "\n", "bench");
+    if (!tokens.ok()) return tokens.status();
+    tokens_ = std::move(*tokens);
+    api_ = std::make_unique<HttpApi>(*daemon_, tokens_);
+    AIRTIME_RETURN_IF_ERROR(api_->Listen("127.0.0.1", 0));
+    return api_->Start();
+  }
+
+  std::unique_ptr<httplib::Client> Client() const {
+    auto c = std::make_unique<httplib::Client>("127.0.0.1", api_->port());
+    c->set_keep_alive(g_keep_alive);
+    c->set_bearer_token_auth(kToken);
+    c->set_connection_timeout(10);
+    c->set_read_timeout(60);
+    c->set_write_timeout(60);
+    return c;
+  }
+
+  Daemon& daemon() { return *daemon_; }
+
+ private:
+  std::string dir_;
+  Tokens tokens_;
+  std::unique_ptr<Daemon> daemon_;
+  std::unique_ptr<HttpApi> api_;
+};
+
+// POSTs `body` to /v1/workloads; "" when accepted (201), else why not.
+std::string Post(httplib::Client& c, const std::string& body) {
+  auto r = c.Post("/v1/workloads", body, "application/json");
+  if (!r) return "POST /v1/workloads: " + httplib::to_string(r.error());
+  if (r->status != 201) return "POST /v1/workloads: " + std::to_string(r->status) + " " + r->body;
+  return "";
+}
+
+// GET `path` as JSON, or null (with `why` set).
+json GetJson(httplib::Client& c, const std::string& path, std::string* why) {
+  auto r = c.Get(path);
+  if (!r) {
+    *why = "GET " + path + ": " + httplib::to_string(r.error());
+    return nullptr;
+  }
+  if (r->status != 200) {
+    *why = "GET " + path + ": " + std::to_string(r->status) + " " + r->body;
+    return nullptr;
+  }
+  return json::parse(r->body, nullptr, false);
+}
+
+// Polls until no workload is queued or running (up to `limit_s`); "" when idle.
+std::string WaitIdle(httplib::Client& c, double limit_s) {
+  const auto t0 = Clock::now();
+  std::string why;
+  while (SecondsSince(t0) < limit_s) {
+    json j = GetJson(c, "/v1/workloads?state=active&limit=1", &why);
+    if (j.is_null() || !j.contains("workloads")) return why.empty() ? "bad list answer" : why;
+    if (j["workloads"].empty()) return "";
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return "workloads still active after " + std::to_string(limit_s) + " s";
+}
+
+// "" when exactly `n` workloads have succeeded.
+std::string CheckSucceeded(httplib::Client& c, size_t n) {
+  std::string why;
+  json j = GetJson(c, "/v1/workloads?state=succeeded", &why);
+  if (j.is_null() || !j.contains("workloads")) return why.empty() ? "bad list answer" : why;
+  if (j["workloads"].size() != n)
+    return std::to_string(j["workloads"].size()) + " of " + std::to_string(n) +
+           " workloads succeeded";
+  return "";
+}
+
+int Submissions(int n) {
+  constexpr int kThreads = 32;
+  LiveDaemon live;
+  if (Status st = live.Open("8xH100"); !st.ok()) return Fail(st.ToString());
+  std::atomic<int> next{0}, errors{0};
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::vector<double>> client_s(kThreads);
+  std::string first_error;
+  std::mutex error_mu;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      auto c = live.Client();
+      client_s[static_cast<size_t>(t)].reserve(static_cast<size_t>(n / kThreads + 1));
+      ++ready;
+      while (!go) std::this_thread::yield();
+      for (int i = next++; i < n; i = next++) {
+        const std::string body = json{
+            {"name", "s" + std::to_string(i)},
+            {"kind", "batch"},
+            {"gpus", 8},
+            {"work", "1h"}}.dump();
+        const auto t0 = Clock::now();
+        std::string why = Post(*c, body);
+        client_s[static_cast<size_t>(t)].push_back(SecondsSince(t0));
+        if (!why.empty()) {
+          ++errors;
+          std::lock_guard<std::mutex> lock(error_mu);
+          if (first_error.empty()) first_error = why;
+        }
+      }
+    });
+  }
+  while (ready < kThreads) std::this_thread::yield();
+  const auto t0 = Clock::now();
+  go = true;
+  for (auto& t : threads) t.join();
+  const double wall = SecondsSince(t0);
+  if (errors > 0)
+    return Fail(std::to_string(errors.load()) + " submissions failed; first: " + first_error);
+  std::vector<double> all;
+  for (auto& v : client_s) all.insert(all.end(), v.begin(), v.end());
+  const LatencyLog log = live.daemon().latencies();
+  Print("submissions_count", n, "requests");
+  Print("submissions_clients", kThreads, "threads");
+  Print("submissions_wall", wall, "s");
+  Print("submissions_per_s", n / wall, "requests/s");
+  PrintQuantiles("submissions_client", std::move(all), 1e3, "ms");
+  PrintQuantiles("submissions_commit", Samples(log.submit_commit), 1e3, "ms");
+  Print("submissions_cycles", static_cast<double>(log.cycle.count()), "cycles");
+  PrintQuantiles("submissions_cycle", Samples(log.cycle), 1e6, "us");
+  return 0;
+}
+
+std::string SleepJob(const std::string& name, int gpus) {
+  return json{
+      {"name", name}, {"kind", "batch"}, {"gpus", gpus}, {"command", {"/bin/sleep", "0.05"}}}
+      .dump();
+}
+
+int Arrival(int jobs) {
+  LiveDaemon live;
+  if (Status st = live.Open("8xH100"); !st.ok()) return Fail(st.ToString());
+  auto c = live.Client();
+  const auto t0 = Clock::now();
+  for (int i = 0; i < jobs; ++i) {
+    if (std::string why = Post(*c, SleepJob("a" + std::to_string(i), 1)); !why.empty())
+      return Fail(why);
+    if (std::string why = WaitIdle(*c, 30); !why.empty()) return Fail(why);
+  }
+  const double wall = SecondsSince(t0);
+  if (std::string why = CheckSucceeded(*c, static_cast<size_t>(jobs)); !why.empty())
+    return Fail(why);
+  const LatencyLog log = live.daemon().latencies();
+  if (log.event_to_start.count() != static_cast<uint64_t>(jobs))
+    return Fail("arrival: " + std::to_string(log.event_to_start.count()) + " starts for " +
+                std::to_string(jobs) + " jobs");
+  Print("arrival_jobs", jobs, "jobs");
+  Print("arrival_wall", wall, "s");
+  PrintQuantiles("arrival_to_decision", Samples(log.event_to_decision), 1e3, "ms", true);
+  PrintQuantiles("arrival_to_start", Samples(log.event_to_start), 1e3, "ms", true);
+  PrintQuantiles("arrival_cycle", Samples(log.cycle), 1e6, "us");
+  return 0;
+}
+
+int Exit(int jobs) {
+  LiveDaemon live;
+  if (Status st = live.Open("8xH100"); !st.ok()) return Fail(st.ToString());
+  auto c = live.Client();
+  std::string body = "[";
+  for (int i = 0; i < jobs; ++i) body += (i ? "," : "") + SleepJob("x" + std::to_string(i), 8);
+  body += "]";
+  const auto t0 = Clock::now();
+  if (std::string why = Post(*c, body); !why.empty()) return Fail(why);
+  if (std::string why = WaitIdle(*c, 30 + 0.5 * jobs); !why.empty()) return Fail(why);
+  const double wall = SecondsSince(t0);
+  if (std::string why = CheckSucceeded(*c, static_cast<size_t>(jobs)); !why.empty())
+    return Fail(why);
+  const LatencyLog log = live.daemon().latencies();
+  if (log.event_to_start.count() != static_cast<uint64_t>(jobs))
+    return Fail("exit: " + std::to_string(log.event_to_start.count()) + " starts for " +
+                std::to_string(jobs) + " jobs");
+  Print("exit_jobs", jobs, "jobs");
+  Print("exit_wall", wall, "s");
+  Print("exit_gap", (wall / jobs - 0.05) * 1e3, "ms");
+  // The first sample is the arrival that started the first job.
+  PrintQuantiles("exit_to_decision", Samples(log.event_to_decision, 1), 1e3, "ms", true);
+  PrintQuantiles("exit_to_start", Samples(log.event_to_start, 1), 1e3, "ms", true);
+  PrintQuantiles("exit_cycle", Samples(log.cycle), 1e6, "us");
+  return 0;
+}
+
+int CpuCount() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::thread::hardware_concurrency());
+}
+
+}  // namespace
+}  // namespace airtime
+
+int main(int argc, char** argv) {
+  std::string only;
+  int submissions = 10000, jobs = 200;
+  bool ok = true;
+  for (int i = 1; i < argc && ok; ++i) {
+    if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
+      only = argv[++i];
+    else if (!std::strcmp(argv[i], "--submissions") && i + 1 < argc)
+      submissions = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--jobs") && i + 1 < argc)
+      jobs = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--keep-alive"))
+      airtime::g_keep_alive = true;
+    else
+      ok = false;
+  }
+  if (!ok || submissions <= 0 || jobs <= 0 ||
+      (!only.empty() && only != "submissions" && only != "arrival" && only != "exit")) {
+    std::fprintf(stderr,
+                 "usage: airtime_server_bench [--only submissions|arrival|exit] "
+                 "[--submissions N] [--jobs N] [--keep-alive]\n");
+    return 2;
+  }
+  airtime::Print("nproc", airtime::CpuCount(), "cpus");
+  int rc = 0;
+  if (only.empty() || only == "submissions") rc |= airtime::Submissions(submissions);
+  if (only.empty() || only == "arrival") rc |= airtime::Arrival(jobs);
+  if (only.empty() || only == "exit") rc |= airtime::Exit(jobs);
+  return rc;
+}
