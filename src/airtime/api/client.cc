@@ -75,6 +75,7 @@ struct ApiClient::Impl {
     client.set_connection_timeout(5, 0);
     client.set_read_timeout(60, 0);
     client.set_write_timeout(60, 0);
+    client.set_tcp_nodelay(true);
   }
   httplib::Client client;
 };

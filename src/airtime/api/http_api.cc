@@ -289,6 +289,7 @@ void HttpApi::Impl::Configure() {
   server.Options(".*", h);
   server.set_error_handler(httplib::Server::HandlerWithResponse(&Impl::FillError));
   server.set_payload_max_length(options.max_body_bytes);
+  server.set_tcp_nodelay(true);  // small JSON answers must not wait for Nagle's timer
   // The library's default adds SO_REUSEPORT, which lets a second daemon bind the same port.
   server.set_socket_options([](socket_t sock) {
     int yes = 1;

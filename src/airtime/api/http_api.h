@@ -7,8 +7,8 @@
 //   GET    /v1/workloads?state=&kind=&tenant=&limit=   -> {"workloads": [...]}
 //   GET    /v1/workloads/{id-or-name}    -> the workload view with runs and explanation
 //   DELETE /v1/workloads/{id-or-name}    -> {"cancelled": "{id-or-name}"}
-//   POST   /v1/workloads/{id-or-name}/priority  {"priority": 5}  -> {"priority": 5}
-//   POST   /v1/workloads/{id-or-name}/demand    {"rps": 12.5}    -> {"rps": 12.5}
+//   POST   /v1/workloads/{id-or-name}/priority  {"priority": 5}  -> {"id": ..., "priority": 5}
+//   POST   /v1/workloads/{id-or-name}/demand    {"rps": 12.5}    -> {"id": ..., "rps": 12.5}
 //   GET    /v1/gpus, GET /v1/ledger      -> ControlPlane::Gpus / Ledger
 //   GET    /metrics                      Prometheus text, Content-Type text/plain;
 //                                        version=0.0.4 (no token unless

@@ -254,7 +254,8 @@ std::string RenderLedger(const json& ledger) {
     out += "window: " + FormatDuration(static_cast<DurationMs>(*now - *since)) + "\n";
   }
   out +=
-      "value: " + Str(ledger, "value") + "  return per GPU-hour: " +
+      "value: " + (Num(ledger, "value") ? Fixed(*Num(ledger, "value"), 2) : "-") +
+      "  return per GPU-hour: " +
       (Num(ledger, "return_per_gpu_hour") ? Fixed(*Num(ledger, "return_per_gpu_hour"), 3) : "-") +
       "\n";
   return out;

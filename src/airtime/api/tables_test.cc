@@ -98,7 +98,7 @@ TEST(Tables, LedgerInGpuHoursAndPercent) {
             "custom          0.00       0.0\n"
             "installed       4.00       100.0\n"
             "window: 2h00m\n"
-            "value: 12.3  return per GPU-hour: 0.854\n");
+            "value: 12.30  return per GPU-hour: 0.854\n");
 }
 
 TEST(Tables, TopFrameHasAllSections) {

@@ -65,7 +65,7 @@ Status ReadExec(const MapReader& r, ExecSpec* exec) {
     }
   }
   AIRTIME_RETURN_IF_ERROR(r.String("workdir", &exec->workdir));
-  auto metrics = r.Sub("metrics", {"path", "demand", "type", "port"});
+  auto metrics = r.Sub("metrics", {"path", "demand", "type"});
   if (!metrics.ok()) return metrics.status();
   if (!metrics->empty()) {
     if (exec->argv.empty()) return r.FieldError("metrics", "needs a command to scrape");

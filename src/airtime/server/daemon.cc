@@ -1,7 +1,10 @@
 // Daemon: construction, the event loop, and driving the engine (see daemon.h).
 #include "airtime/server/daemon.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,6 +48,11 @@ Daemon::~Daemon() { Stop(); }
 StatusOr<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
   if (options.data_dir.empty()) return InvalidArgument("--data: a data directory is required");
   if (options.shim_path.empty()) options.shim_path = "/proc/self/exe";
+  // Run directories, checkpoints and telemetry files reach processes that run elsewhere.
+  std::error_code ec;
+  const auto absolute = std::filesystem::absolute(options.data_dir, ec);
+  if (ec) return InvalidArgument("--data " + options.data_dir + ": " + ec.message());
+  options.data_dir = absolute.lexically_normal().string();
   if (options.hostname.empty()) options.hostname = HostName();
   std::unique_ptr<Daemon> d(new Daemon(std::move(options)));
   AIRTIME_RETURN_IF_ERROR(d->Init());
@@ -201,6 +209,22 @@ void Daemon::Act(const CycleResult& cycle, TimeMs seen_at) {
   SyncWorkloadStates();
 }
 
+// A port for a replica: one the kernel has free now (bound to 127.0.0.1:0, then closed).
+int Daemon::FreePort() const {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+    port = ntohs(addr.sin_port);
+  close(fd);
+  return port;
+}
+
 // A process stopped with a grace period may still hold its GPUs (memory, MPS clients): a
 // start on any of them waits until it has exited.
 bool Daemon::GpusStillBusy(const Placement& placement) const {
@@ -239,7 +263,7 @@ void Daemon::StartRun(const Decision& d) {
   for (GpuIndex g : d.placement.gpus) run.row.gpus.push_back(uuid_of_gpu_[static_cast<size_t>(g)]);
   run.row.share_milli = d.placement.mode == ShareMode::kFraction ? d.placement.milli : 1000;
   run.row.started_at = WallNow();
-  if (w.spec->exec.wants_port) run.row.port = 20000 + (next_port_++ % 20000);
+  if (w.spec->exec.wants_port) run.row.port = FreePort();
   auto id = store_->AddRun(run.row);
   if (!id.ok()) {
     // Without the row a restart could not know the process: do not start it. The engine
@@ -367,7 +391,7 @@ void Daemon::OnExit(const Exited& exited, TimeMs now) {
                           (exited.how.empty() ? "" : " (" + exited.how + ")");
   (void)store_->UpdateRun(run.row);
   WorkloadRec& w = workloads_.at(run.row.workload_id);
-  w.row.exit_code = exited.exit_code;
+  if (!w.spec->is_service()) w.row.exit_code = exited.exit_code;  // a replica is not the service
   if (run.stopping) {
     LaunchDeferred();
     SyncWorkloadStates();

@@ -116,6 +116,7 @@ class Daemon final : public ControlPlane {
   void Act(const CycleResult& cycle, TimeMs seen_at);
   void StartRun(const Decision& d);
   bool GpusStillBusy(const Placement& placement) const;
+  int FreePort() const;
   void LaunchDeferred();
   void StopRun(AllocationId allocation, const std::string& reason);
   Status EnsureMps();
@@ -160,7 +161,6 @@ class Daemon final : public ControlPlane {
   TimeMs next_scrape_ = 0;
   TimeMs value_at_ = 0;
   double value_earned_ = 0;
-  int next_port_ = 0;
   uint64_t submissions_total_ = 0, starts_total_ = 0, preemptions_total_ = 0;
   uint64_t failures_total_ = 0;
   LatencyLog latencies_;

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "airtime/api/prom_writer.h"
@@ -47,7 +48,13 @@ std::optional<ProcessReport> ReadProcessReport(const std::string& path) {
 }  // namespace
 
 void Daemon::SampleTelemetry(TimeMs now) {
-  // Fake GPUs learn their load from the processes' own reports.
+  // Fake GPUs learn their load from the processes' own reports; one without a process is
+  // idle (not the last report of a process that has gone).
+  std::set<std::string> in_use;
+  for (const auto& [id, run] : runs_)
+    if (run.row.pid != 0) in_use.insert(run.row.gpus.begin(), run.row.gpus.end());
+  for (const GpuDevice& d : devices_)
+    if (d.fake && !in_use.count(d.uuid)) (void)inventory_->Report(d.uuid, 0.0, int64_t{0}, {});
   for (const auto& [id, run] : runs_) {
     if (run.row.run_dir.empty() || run.stopping) continue;
     auto report = ReadProcessReport(run.row.run_dir + "/telemetry");
