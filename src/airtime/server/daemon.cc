@@ -102,7 +102,7 @@ void Daemon::Start() {
   if (running_.exchange(true)) return;
   stop_ = false;
   loop_ = std::thread([this] { Loop(); });
-  Post([this] { Feed(Event::Timer(WallNow()), WallNow()); });
+  Post([this] { Feed(Event::Timer(WallNow())); });
 }
 
 void Daemon::Stop() {
@@ -130,6 +130,7 @@ void Daemon::Loop() {
     const int timeout = static_cast<int>(std::clamp<TimeMs>(next - now, 0, 1000));
     std::vector<Exited> exits = executor_->WaitForExits(timeout);
     const TimeMs seen = WallNow();
+    exit_seen_ = std::chrono::steady_clock::now();
     for (const Exited& e : exits) OnExit(e, seen);
     std::deque<std::function<void()>> tasks;
     std::vector<std::shared_ptr<PendingSubmit>> submits;
@@ -147,7 +148,7 @@ void Daemon::Loop() {
 void Daemon::RunTimers(TimeMs now) {
   if (engine_wake_ != kNever && now >= engine_wake_) {
     engine_wake_ = kNever;
-    Feed(Event::Timer(now), now);
+    Feed(Event::Timer(now));
   }
   if (now >= next_telemetry_) {
     SampleTelemetry(now);
@@ -161,7 +162,7 @@ void Daemon::RunTimers(TimeMs now) {
 
 // ---------------------------------------------------------------- driving the engine
 
-void Daemon::Feed(const Event& event, TimeMs seen_at) {
+void Daemon::Feed(const Event& event, SteadyTime seen) {
   const TimeMs now = std::max(event.at, engine_->now());
   ledger_->Advance(now);
   AccountValue(now);
@@ -172,13 +173,13 @@ void Daemon::Feed(const Event& event, TimeMs seen_at) {
   cycle_hist_.Observe(cycle_s);
   ledger_->Observe(cycle);
   if (cycle.wake_at != kNever) engine_wake_ = cycle.wake_at;
-  Act(cycle, seen_at);
+  Act(cycle, seen);
 }
 
-void Daemon::Act(const CycleResult& cycle, TimeMs seen_at) {
+void Daemon::Act(const CycleResult& cycle, SteadyTime seen) {
   const CycleResult copy = cycle;  // starting a run may feed no events, but keep it stable
   bool started = false;
-  const double to_decision = static_cast<double>(WallNow() - seen_at) / 1000.0;
+  const double to_decision = SecondsSince(seen);
   for (const Decision& d : copy.decisions) {
     switch (d.type) {
       case DecisionType::kStart:
@@ -204,7 +205,7 @@ void Daemon::Act(const CycleResult& cycle, TimeMs seen_at) {
   }
   if (started) {
     latencies_.event_to_decision.Add(to_decision);
-    latencies_.event_to_start.Add(static_cast<double>(WallNow() - seen_at) / 1000.0);
+    latencies_.event_to_start.Add(SecondsSince(seen));
   }
   SyncWorkloadStates();
 }
@@ -315,6 +316,7 @@ void Daemon::StartRun(const Decision& d) {
     ++failures_total_;
     run_of_allocation_[d.allocation] = run.row.id;
     runs_.emplace(run.row.id, std::move(run));
+    exit_seen_ = std::chrono::steady_clock::now();
     OnExit(Exited{*id, 127, "launch failed"}, WallNow());
     return;
   }
@@ -369,6 +371,7 @@ void Daemon::StopRun(AllocationId allocation, const std::string& reason) {
   (void)store_->UpdateRun(run.row);
   const WorkloadRec& w = workloads_.at(run.row.workload_id);
   if (run.row.pid == 0) {  // no process (planning-only or failed launch)
+    exit_seen_ = std::chrono::steady_clock::now();
     OnExit(Exited{run.row.id, 0, "no process"}, WallNow());
     return;
   }
@@ -398,7 +401,7 @@ void Daemon::OnExit(const Exited& exited, TimeMs now) {
     return;  // the engine already knows: it decided the stop
   }
   if (exited.exit_code == 0) {
-    Feed(Event::Completion(now, run.allocation), now);
+    Feed(Event::Completion(now, run.allocation), exit_seen_);
     return;
   }
   ++failures_total_;
@@ -407,10 +410,10 @@ void Daemon::OnExit(const Exited& exited, TimeMs now) {
   if (!w.spec->is_service() && w.failures >= options_.max_attempts) {
     // Given up: the cancel releases the failed allocation without a restart.
     w.row.message = "failed " + std::to_string(w.failures) + " times; last: " + run.row.stop_reason;
-    Feed(Event::Cancel(now, w.eid), now);
+    Feed(Event::Cancel(now, w.eid), exit_seen_);
     return;
   }
-  Feed(Event::Failure(now, run.allocation), now);
+  Feed(Event::Failure(now, run.allocation), exit_seen_);
 }
 
 // Workload rows follow the engine's phases; changed rows are written.

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -112,8 +113,11 @@ class Daemon final : public ControlPlane {
   void RunTimers(TimeMs now);
 
   // Engine driving (loop thread).
-  void Feed(const Event& event, TimeMs seen_at);
-  void Act(const CycleResult& cycle, TimeMs seen_at);
+  // `seen`: when the daemon learnt of what the event reports (latency figures start there).
+  using SteadyTime = std::chrono::steady_clock::time_point;
+  void Feed(const Event& event, SteadyTime seen);
+  void Feed(const Event& event) { Feed(event, std::chrono::steady_clock::now()); }
+  void Act(const CycleResult& cycle, SteadyTime seen);
   void StartRun(const Decision& d);
   bool GpusStillBusy(const Placement& placement) const;
   int FreePort() const;
@@ -164,6 +168,7 @@ class Daemon final : public ControlPlane {
   uint64_t submissions_total_ = 0, starts_total_ = 0, preemptions_total_ = 0;
   uint64_t failures_total_ = 0;
   LatencyLog latencies_;
+  SteadyTime exit_seen_{};  // when the exits being handled were noticed
   PromHistogram queue_wait_hist_{{1, 5, 15, 60, 300, 900, 3600, 4 * 3600., 24 * 3600.}};
   PromHistogram cycle_hist_{{1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 0.01, 0.05, 0.1}};
   std::thread scraper_;  // one scrape round at a time, off the loop

@@ -145,7 +145,7 @@ void Daemon::CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch
     ok[i]->done.set_value(json{{"accepted", accepted}});
   }
   engine_->SetPaused(false);
-  Feed(Event::Timer(now), ok.front()->received);
+  Feed(Event::Timer(now), ok.front()->received_steady);
 }
 
 StatusOr<Daemon::WorkloadRec*> Daemon::Find(const Caller& caller, std::string_view id_or_name) {
@@ -262,7 +262,7 @@ Status Daemon::Cancel(const Caller& caller, std::string_view id_or_name) {
                                 (rec.row.state == "cancelled" ? "been cancelled" : rec.row.state));
     rec.row.message = "cancelled by " + (caller.admin ? std::string("the admin") : caller.tenant);
     const TimeMs now = std::max(WallNow(), engine_->now());
-    Feed(Event::Cancel(now, rec.eid), now);
+    Feed(Event::Cancel(now, rec.eid));
     return OkStatus();
   });
 }
@@ -278,7 +278,7 @@ Status Daemon::SetPriority(const Caller& caller, std::string_view id_or_name, in
     rec.row.priority = priority;
     AIRTIME_RETURN_IF_ERROR(Persist(rec));
     const TimeMs now = std::max(WallNow(), engine_->now());
-    Feed(Event::Priority(now, rec.eid, priority), now);
+    Feed(Event::Priority(now, rec.eid, priority));
     return OkStatus();
   });
 }
@@ -301,7 +301,7 @@ Status Daemon::ReportDemand(const Caller& caller, std::string_view id_or_name, d
     rec.row.demand_rps = rps;
     rec.row.demand_at = now;
     AIRTIME_RETURN_IF_ERROR(Persist(rec));
-    Feed(Event::Demand(now, rec.eid, rps), now);
+    Feed(Event::Demand(now, rec.eid, rps));
     return OkStatus();
   });
 }

@@ -142,7 +142,7 @@ void Daemon::ApplyScrape(const std::map<int64_t, double>& sums) {
     w.row.demand_rps = rps;
     w.row.demand_at = now;
     (void)Persist(w);
-    Feed(Event::Demand(now, w.eid, rps), now);
+    Feed(Event::Demand(now, w.eid, rps));
   }
 }
 
