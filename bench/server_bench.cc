@@ -25,12 +25,11 @@
 //                  start (the arrival) is left out. gap is wall / jobs - 50 ms: the whole
 //                  per-job overhead between one process's end and the next one's start, as
 //                  the clock on the wall shows it.
-// The event latencies are the daemon's own (Daemon::latencies()), whose event times are wall
-// clock milliseconds: single samples are whole milliseconds (+-1 ms), so p50/p99 move in 1 ms
-// steps; the means, over many samples, are finer. Cycle times are steady-clock seconds.
-// --keep-alive reuses one connection per client thread instead; on loopback each request then
-// waits about 40 ms more (Nagle's algorithm against delayed ACKs: neither httplib's client nor
-// HttpApi sets TCP_NODELAY), which the client_* figures show.
+// The event latencies are the daemon's own (Daemon::latencies()), measured on the steady
+// clock from the moment the loop noticed the event. Cycle times are steady-clock seconds.
+// --keep-alive reuses one connection per client thread instead of one per request; both
+// ends set TCP_NODELAY (without it each request on a kept connection waited ~40 ms: Nagle's
+// algorithm against delayed ACKs).
 // This machine is shared and has few cores: the HTTP workers, the daemon's loop, the clients
 // and the launched processes compete for them, which is part of what is measured.
 #include <httplib.h>
@@ -132,6 +131,7 @@ class LiveDaemon {
   std::unique_ptr<httplib::Client> Client() const {
     auto c = std::make_unique<httplib::Client>("127.0.0.1", api_->port());
     c->set_keep_alive(g_keep_alive);
+    c->set_tcp_nodelay(true);
     c->set_bearer_token_auth(kToken);
     c->set_connection_timeout(10);
     c->set_read_timeout(60);
