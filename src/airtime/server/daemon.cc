@@ -2,8 +2,10 @@
 #include "airtime/server/daemon.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <future>
 
 #include "airtime/base/strings.h"
@@ -43,7 +46,10 @@ std::string HostName() {
 
 Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {}
 
-Daemon::~Daemon() { Stop(); }
+Daemon::~Daemon() {
+  Stop();
+  if (lock_fd_ >= 0) close(lock_fd_);
+}
 
 StatusOr<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
   if (options.data_dir.empty()) return InvalidArgument("--data: a data directory is required");
@@ -59,7 +65,29 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
   return d;
 }
 
+// One daemon per data directory: an exclusive lock on DATA/daemon.lock, held for the
+// daemon's life (the kernel drops it when the process dies, kill -9 included).
+Status Daemon::LockDataDir() {
+  std::error_code ec;
+  std::filesystem::create_directories(options_.data_dir, ec);
+  const std::string path = options_.data_dir + "/daemon.lock";
+  lock_fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0) return FailedPrecondition("cannot open " + path + ": " + std::strerror(errno));
+  if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    char buf[32] = {};
+    (void)!pread(lock_fd_, buf, sizeof buf - 1, 0);
+    return FailedPrecondition("another airtime server uses " + options_.data_dir + " (pid " +
+                              std::string(buf, strcspn(buf, "\n")) +
+                              "); stop it or choose another --data");
+  }
+  const std::string pid = std::to_string(getpid()) + "\n";
+  (void)!ftruncate(lock_fd_, 0);
+  (void)!pwrite(lock_fd_, pid.data(), pid.size(), 0);
+  return OkStatus();
+}
+
 Status Daemon::Init() {
+  AIRTIME_RETURN_IF_ERROR(LockDataDir());
   auto store = Store::Open(options_.data_dir);
   if (!store.ok()) return store.status();
   store_ = std::move(*store);

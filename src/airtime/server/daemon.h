@@ -101,6 +101,7 @@ class Daemon final : public ControlPlane {
 
   explicit Daemon(DaemonOptions options);
   Status Init();
+  Status LockDataDir();
   Status BuildCluster(std::string* note);
   Status Recover();
   Status RecoverRun(RunRow run, TimeMs now);
@@ -183,6 +184,7 @@ class Daemon final : public ControlPlane {
   std::atomic<bool> stop_{false};
   std::thread loop_;
   TimeMs started_at_ = 0;
+  int lock_fd_ = -1;
 };
 
 template <typename T>

@@ -161,6 +161,12 @@ TEST_F(DaemonTest, ARestartAdoptsRunningProcessesAndStartsNothingTwice) {
 
   Open();
   EXPECT_THAT(daemon_->startup_note(), HasSubstr("1 adopted"));
+  DaemonOptions second;
+  second.data_dir = dir_ + "/data";
+  second.fake_gpus = "4xH100";
+  auto other = Daemon::Open(second);  // one daemon per data directory
+  ASSERT_FALSE(other.ok());
+  EXPECT_THAT(other.status().message(), HasSubstr("another airtime server uses"));
   json after = Get("long");
   EXPECT_EQ(after["state"], "running");
   ASSERT_EQ(after["runs"].size(), 1u) << after.dump(2);  // not started again
