@@ -5,6 +5,7 @@
 #include "airtime/base/strings.h"
 #include "airtime/policies/fgd.h"
 #include "airtime/policies/forecast_scale.h"
+#include "airtime/policies/gang_plugins.h"
 #include "airtime/policies/value_plugins.h"
 
 namespace airtime {
@@ -34,6 +35,18 @@ StatusOr<DurationMs> GetDuration(const PolicyParams& p, const std::string& key,
   return *d;
 }
 
+// GangReserve is both a permit and a cycle plug-in; the policy owns it as a permit and
+// reaches its cycle step through this forwarder.
+class GangCycle : public CyclePlugin {
+ public:
+  explicit GangCycle(GangReserve* target) : target_(target) {}
+  std::string_view name() const override { return "gang-reserve"; }
+  void BeforeAllocate(Engine& engine) override { target_->BeforeAllocate(engine); }
+
+ private:
+  GangReserve* target_;
+};
+
 }  // namespace
 
 void RegisterAirtime(PolicyRegistry& registry) {
@@ -41,7 +54,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
       "airtime",
       "value density order, speed- and fragmentation-aware placement, forecast headroom, "
       "hold-or-hand-off for bursts, preemption only when it pays",
-      {"preemption", "lead", "hold_horizon", "margin", "gain_horizon"},
+      {"preemption", "lead", "hold_horizon", "margin", "gain_horizon", "pack", "gang_wait"},
       [](const Cluster&, const PolicyParams& params) -> StatusOr<Policy> {
         const std::string preemption = params.GetString("preemption", "on");
         if (preemption != "on" && preemption != "off")
@@ -65,16 +78,42 @@ void RegisterAirtime(PolicyRegistry& registry) {
         if (!gain.ok()) return gain.status();
         po.gain_horizon = *gain;
 
+        auto pack = params.GetDouble("pack", 0.0);
+        if (!pack.ok()) return pack.status();
+        if (*pack < 0) return InvalidArgument("policy 'airtime': parameter 'pack' must be >= 0");
+        const bool reserve = params.GetString("gang_wait", "") != "off";
+        DurationMs gang_wait = kNever;  // kNever: no reservations
+        if (reserve) {
+          auto w = GetDuration(params, "gang_wait", 2 * kHour);
+          if (!w.ok()) return w.status();
+          gang_wait = *w;
+        }
+
         Policy p;
         p.name = preemption == "on" ? "airtime" : "airtime-nopreempt";
         p.description = "value scheduler";
         p.queue_sort = std::make_unique<ValueOrder>();
+        // Weights: one unit of relative speed (an A100-80GB is 1, an H100 1.8) is worth 1000;
+        // a node filled from empty to full is worth `pack` of that, so a much faster empty
+        // node still beats a slow full one. `pack` is 0 by default: on the suite's replays it
+        // lowered the return (docs/policies.md). FGD breaks the remaining ties (and picks
+        // the GPU for shared work); the gang reservation overrides all but feasibility.
+        auto gang = std::make_unique<GangReserve>(gang_wait);
+        GangReserve* gang_raw = gang.get();
         p.scores.emplace_back(std::make_unique<SpeedScore>(), 1000.0);
+        if (*pack > 0) p.scores.emplace_back(std::make_unique<PackScore>(), 1000.0 * *pack);
         p.scores.emplace_back(std::make_unique<FgdScore>(FgdScore::Options{}), 1.0);
+        if (reserve) p.scores.emplace_back(std::make_unique<ReservationScore>(gang_raw), 1e7);
         auto scale = std::make_unique<ForecastScale>(fo);
         ForecastScale* raw = scale.get();
         p.cycle.push_back(std::make_unique<CycleForwarder>(raw));
         p.permits.push_back(std::make_unique<BurstHold>(raw));
+        // The gang plug-in always runs its cycle step (PackScore asks it whether a gang
+        // waits); only with reservations does it vet starts.
+        if (reserve) {
+          p.cycle.push_back(std::make_unique<GangCycle>(gang_raw));
+          p.permits.push_back(std::move(gang));
+        }
         p.scale = std::move(scale);
         if (preemption == "on") p.preempt = std::make_unique<ValuePreempt>(po);
         return p;

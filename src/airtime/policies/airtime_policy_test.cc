@@ -4,6 +4,7 @@
 #include "airtime/engine/engine.h"
 #include "airtime/engine/test_util.h"
 #include "airtime/policies/registry.h"
+#include "airtime/policies/scenario_test_util.h"
 #include "airtime/policies/value_plugins.h"
 
 namespace airtime {
@@ -165,6 +166,83 @@ TEST(AirtimePolicyTest, ReplicasWarmUpAheadOfTheForecastRise) {
   auto& r = m.e.Handle(Event::Demand(2 * kDay + 8 * kHour + 45 * kMinute, 0, 5));
   EXPECT_EQ(m.e.job(0).target_replicas, 4) << "scale decisions: " << Count(r, DecisionType::kScale);
   EXPECT_EQ(m.e.job(0).live_replicas(), 4);
+}
+
+// Two 8-GPU nodes filled at 00:00 and kept busy by a stream of 1-GPU jobs (one every 90 s,
+// 30-60 min each on an H100: more than the nodes can run), and an 8-GPU gang of the same
+// value density that arrives at 00:05.
+std::vector<WorkloadSpec> GangAndStream() {
+  std::vector<WorkloadSpec> jobs;
+  for (int i = 0; i < 480; ++i) {
+    WorkloadSpec s =
+        MakeJob("small-" + std::to_string(i), WorkloadKind::kTraining, 1,
+                (1 + (i % 7) / 6.0) * 1.8 * 1800, i < 16 ? 0 : (i - 16) * 90 * kSecond);
+    s.value.on_completion = s.work_seconds / 3600;  // 1 per GPU-hour of work
+    jobs.push_back(s);
+  }
+  WorkloadSpec gang = MakeJob("gang", WorkloadKind::kTraining, 8, 1.8 * 3600, 5 * kMinute);
+  gang.value.on_completion = 8;  // the same density
+  jobs.push_back(gang);
+  return jobs;
+}
+
+TEST(AirtimePolicyTest, GangIsNotStarvedByAStreamOfSmallJobs) {
+  Cluster c = MakeCluster({{"H100", 8, 2}});
+  {
+    // Without reservations every GPU that frees goes to the next small job.
+    Engine e = MakeAirtime(c, "airtime:gang_wait=off");
+    auto log = testing::Drive(e, GangAndStream(), 12 * kHour);
+    EXPECT_EQ(log.start("gang"), kNever);
+  }
+  Engine e = MakeAirtime(c);
+  auto log = testing::Drive(e, GangAndStream(), 12 * kHour);
+  // Reserved after its 2 h wait; the reserved node drains within a small job's run.
+  ASSERT_NE(log.start("gang"), kNever);
+  EXPECT_LE(log.start("gang"), 5 * kMinute + 2 * kHour + kHour);
+  // Small jobs kept running meanwhile (backfill on the other node).
+  int started_while_waiting = 0;
+  for (const auto& [name, starts] : log.starts)
+    if (name != "gang" && !starts.empty() && starts[0] > 2 * kHour && starts[0] < log.start("gang"))
+      ++started_while_waiting;
+  EXPECT_GT(started_while_waiting, 0);
+}
+
+TEST(AirtimePolicyTest, GangReservationExplainsWhatItHoldsBack) {
+  Cluster c = MakeCluster({{"H100", 4, 1}});
+  Engine e = MakeAirtime(c, "airtime:gang_wait=30m");
+  // 2 GPUs busy for 2 h, then a 4-GPU gang that waits.
+  e.Handle(Event::Arrival(0, MakeJob("long", WorkloadKind::kTraining, 2, 2 * 1.8 * 3600)));
+  e.Handle(Event::Arrival(0, MakeJob("gang", WorkloadKind::kTraining, 4, 1.8 * 3600)));
+  // After 30 min the gang holds the node: a 3 h job may not take the 2 free GPUs ...
+  e.Handle(Event::Timer(31 * kMinute));
+  const auto& r = e.Handle(
+      Event::Arrival(32 * kMinute, MakeJob("late", WorkloadKind::kTraining, 1, 3 * 1.8 * 3600)));
+  EXPECT_EQ(Count(r, DecisionType::kStart), 0);
+  const WorkloadId late = *e.FindByName("late");
+  EXPECT_EQ(e.job(late).wait.reason, WaitReason::kPolicy);
+  EXPECT_NE(e.Explain(late).find("reserved for the 4-GPU gang 'gang'"), std::string::npos)
+      << e.Explain(late);
+  // ... but a job that ends before the reservation backfills.
+  const auto& r2 = e.Handle(
+      Event::Arrival(33 * kMinute, MakeJob("short", WorkloadKind::kTraining, 1, 0.5 * 1.8 * 3600)));
+  EXPECT_EQ(Count(r2, DecisionType::kStart), 1);
+}
+
+TEST(AirtimePolicyTest, PackingPutsSmallWorkOnAPartlyUsedNode) {
+  Cluster c = MakeCluster({{"H100", 8, 2}});
+  Engine e = MakeAirtime(c, "airtime:pack=1");
+  auto& r0 = e.Handle(Event::Arrival(0, MakeJob("four", WorkloadKind::kTraining, 4, 36000)));
+  ASSERT_EQ(Count(r0, DecisionType::kStart), 1);
+  const NodeIndex used = c.gpu(r0.decisions.back().placement.gpus[0]).node;
+  for (int i = 0; i < 4; ++i) {
+    auto& r = e.Handle(Event::Arrival(
+        i + 1, MakeJob("one-" + std::to_string(i), WorkloadKind::kTraining, 1, 3600)));
+    ASSERT_EQ(Count(r, DecisionType::kStart), 1);
+    EXPECT_EQ(c.gpu(r.decisions.back().placement.gpus[0]).node, used);
+  }
+  // The other node stayed whole: an 8-GPU gang starts at once.
+  auto& g = e.Handle(Event::Arrival(10, MakeJob("gang", WorkloadKind::kTraining, 8, 3600)));
+  EXPECT_EQ(Count(g, DecisionType::kStart), 1);
 }
 
 }  // namespace

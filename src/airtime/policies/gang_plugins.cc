@@ -1,0 +1,164 @@
+#include "airtime/policies/gang_plugins.h"
+
+#include <algorithm>
+
+#include "airtime/base/time.h"
+#include "airtime/engine/engine.h"
+#include "airtime/policies/victims.h"
+
+namespace airtime {
+namespace {
+
+// When `job` would finish if it started now on GPUs of `speed` (kNever for services).
+TimeMs EndAt(const Job& job, double speed, const Engine& engine) {
+  if (job.is_service()) return kNever;
+  RunSegment seg;
+  seg.start = engine.now();
+  seg.overhead = job.work_saved > 0 ? job.s().restart_cost : 0;
+  seg.speed = speed;
+  seg.work_at_start = job.work_saved;
+  return SegmentEnd(job.s(), seg);
+}
+
+}  // namespace
+
+double PackScore::Score(const Job& job, NodeIndex node, const Engine& engine) const {
+  const Node& n = engine.cluster().node(node);
+  if (n.gpu_count == 0 || job.s().shape.gpu_count == 0) return 0;
+  const double capacity = 1000.0 * n.gpu_count;
+  const double take =
+      std::min(capacity, static_cast<double>(job.s().shape.TotalMilli(engine.catalog())));
+  const double free = static_cast<double>(engine.state().node(node).free_milli);
+  return (capacity - free + take) / capacity;
+}
+
+void GangReserve::BeforeAllocate(Engine& engine) {
+  const Cluster& c = engine.cluster();
+  if (r_.gpu_reserved.size() != c.gpu_count()) r_.gpu_reserved.assign(c.gpu_count(), 0);
+  if (r_.node >= 0) {
+    const GpuIndex first = c.first_gpu(r_.node);
+    for (int i = 0; i < c.node(r_.node).gpu_count; ++i)
+      r_.gpu_reserved[static_cast<size_t>(first + i)] = 0;
+  }
+  r_.holder = kNoWorkload;
+  r_.node = -1;
+  r_.at = kNever;
+  held_.clear();
+
+  if (max_node_gpus_ < 0) {
+    max_node_gpus_ = 0;
+    for (size_t n = 0; n < c.node_count(); ++n)
+      max_node_gpus_ = std::max(max_node_gpus_, c.node(static_cast<NodeIndex>(n)).gpu_count);
+  }
+
+  // The first gang in queue order that has waited `wait_`; a cycle is asked for when the
+  // next one will have.
+  const Job* gang = nullptr;
+  TimeMs wake = kNever;
+  for (WorkloadId id : engine.queue()) {
+    const Job& j = engine.job(id);
+    const Shape& s = j.s().shape;
+    if (j.is_service() || j.never_fits || s.gpu_count < 2 || s.mode != ShareMode::kWhole ||
+        s.gpu_count > max_node_gpus_)
+      continue;
+    if (engine.now() - j.queued_since < wait_) {
+      wake = std::min(wake, j.queued_since + wait_);
+      continue;
+    }
+    gang = &j;
+    break;
+  }
+  if (!gang) {
+    if (wake != kNever) engine.WakeAt(wake);
+    return;
+  }
+
+  // When each GPU is expected free: now, or the latest expected end of what holds it
+  // (never for services and GPUs held on purpose).
+  gpu_free_.assign(c.gpu_count(), engine.now());
+  for (size_t g = 0; g < c.gpu_count(); ++g)
+    if (engine.state().gpu(static_cast<GpuIndex>(g)).reserved) gpu_free_[g] = kNever;
+  for (const auto& [id, a] : engine.allocations())
+    for (GpuIndex g : a.placement.gpus)
+      gpu_free_[static_cast<size_t>(g)] =
+          std::max(gpu_free_[static_cast<size_t>(g)], a.expected_end);
+
+  const Shape& shape = gang->s().shape;
+  const auto k = static_cast<size_t>(shape.gpu_count);
+  NodeIndex best = -1;
+  TimeMs best_at = kNever;
+  double best_speed = 0;
+  std::vector<TimeMs> times;
+  for (size_t i = 0; i < c.node_count(); ++i) {
+    const auto n = static_cast<NodeIndex>(i);
+    if (!NodeCouldHost(engine, shape, n)) continue;
+    const GpuIndex first = c.first_gpu(n);
+    times.assign(gpu_free_.begin() + first, gpu_free_.begin() + first + c.node(n).gpu_count);
+    std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(k - 1),
+                     times.end());
+    const TimeMs at = times[k - 1];
+    if (at == kNever) continue;
+    const double speed = gang->s().SpeedOn(c.node(n).gpu_type, engine.catalog());
+    // Earliest first; then keep last cycle's node (a reservation that hops between nodes
+    // drains none); then the fastest.
+    const bool sticky = gang->id == last_holder_ && n == last_node_;
+    const bool best_sticky = gang->id == last_holder_ && best == last_node_;
+    if (best < 0 || at < best_at ||
+        (at == best_at && (sticky || (!best_sticky && speed > best_speed)))) {
+      best = n;
+      best_at = at;
+      best_speed = speed;
+    }
+  }
+  if (best < 0) return;  // nothing running now ever makes room
+  r_.holder = gang->id;
+  r_.node = best;
+  r_.at = best_at;
+  last_holder_ = gang->id;
+  last_node_ = best;
+  // The k GPUs of the node that free first.
+  const GpuIndex first = c.first_gpu(best);
+  std::vector<GpuIndex> gpus;
+  for (int i = 0; i < c.node(best).gpu_count; ++i) gpus.push_back(first + i);
+  std::stable_sort(gpus.begin(), gpus.end(), [&](GpuIndex a, GpuIndex b) {
+    return gpu_free_[static_cast<size_t>(a)] < gpu_free_[static_cast<size_t>(b)];
+  });
+  for (size_t i = 0; i < k; ++i) r_.gpu_reserved[static_cast<size_t>(gpus[i])] = 1;
+}
+
+bool GangReserve::RunsPast(const Job& job, NodeIndex node, const Engine& engine) const {
+  if (r_.holder == kNoWorkload || job.id == r_.holder || job.is_service()) return false;
+  return EndAt(job, job.s().SpeedOn(engine.cluster().node(node).gpu_type, engine.catalog()),
+               engine) > r_.at;
+}
+
+bool GangReserve::Permit(const Job& job, const Placement& placement, const Engine& engine) {
+  if (r_.holder == kNoWorkload || job.id == r_.holder || job.is_service()) return true;
+  bool overlaps = false;
+  for (GpuIndex g : placement.gpus) overlaps |= r_.gpu_reserved[static_cast<size_t>(g)] != 0;
+  if (!overlaps) return true;
+  double speed = 1e18;
+  for (GpuIndex g : placement.gpus)
+    speed = std::min(speed, job.s().SpeedOn(engine.cluster().gpu_type(g), engine.catalog()));
+  if (EndAt(job, speed, engine) <= r_.at) return true;  // backfill: done before the gang
+  held_.insert(job.id);
+  return false;
+}
+
+std::string GangReserve::WhyHeld(const Job& job, const Engine& engine) const {
+  if (!held_.count(job.id) || r_.holder == kNoWorkload) return {};
+  const Job& gang = engine.job(r_.holder);
+  return "it would still run at " + FormatTime(r_.at) + " on GPUs of " +
+         engine.cluster().node(r_.node).name + " reserved for the " +
+         std::to_string(gang.s().shape.gpu_count) + "-GPU gang '" + gang.s().name +
+         "', waiting since " + FormatTime(gang.queued_since) + " (only work that ends by then " +
+         "may use them)";
+}
+
+double ReservationScore::Score(const Job& job, NodeIndex node, const Engine& engine) const {
+  const GangReservation& r = reserve_->reservation();
+  if (node != r.node) return 0;
+  return reserve_->RunsPast(job, node, engine) ? -1 : 0;
+}
+
+}  // namespace airtime

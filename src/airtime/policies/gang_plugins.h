@@ -1,0 +1,84 @@
+// The plug-ins of the `airtime` policy that keep gangs (multi-GPU jobs that need their GPUs
+// on one node) from being stranded by a stream of small work.
+//
+// PackScore weighs speed against fragmentation. Speed alone sends every small job to the
+// fastest type and, among equally fast nodes, anywhere: small work ends up spread over all
+// the fast nodes and no node ever drains for an 8-GPU gang (the mixed day's "enough by
+// count but not in one place"). PackScore prefers the node left fullest by the placement
+// (best fit), so small work fills nodes that are already partly used and lightly used nodes
+// drain; weighted against SpeedScore, a much faster empty node still wins over a slow full
+// one.
+//
+// GangReserve is EASY backfill (as `slurm` does it) for one starving gang: once a gang has
+// waited `wait` and still finds no place, it gets the node that frees enough GPUs soonest
+// (from the running allocations' expected ends; ties to the node reserved last cycle, then
+// the fastest) and the GPUs there that free first. Until it starts, other work may take
+// those GPUs only when it ends before the reservation's time; realtime replicas are exempt
+// (SLOs first). ReservationScore steers work that would run past the reservation away from
+// the reserved node, so that the refusal in Permit is the exception. One reservation at a
+// time, the first starving gang in queue order; recomputed every cycle in O(GPUs +
+// allocated GPUs), and only while a gang starves. Multi-node gangs (larger than any node)
+// get no reservation.
+#pragma once
+
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "airtime/engine/plugins.h"
+
+namespace airtime {
+
+class PackScore : public ScorePlugin {
+ public:
+  std::string_view name() const override { return "pack"; }
+  // The share of the node's GPU capacity in use once the job is placed there, in (0, 1].
+  double Score(const Job& job, NodeIndex node, const Engine& engine) const override;
+};
+
+struct GangReservation {
+  WorkloadId holder = kNoWorkload;
+  NodeIndex node = -1;
+  TimeMs at = kNever;              // when enough GPUs on `node` are expected free
+  std::vector<char> gpu_reserved;  // per GPU of the cluster: reserved for the holder
+};
+
+// Computes the reservation each cycle (a cycle plug-in) and vets starts against it (a
+// permit plug-in); the policy owns one and reaches it through both interfaces.
+class GangReserve : public CyclePlugin, public PermitPlugin {
+ public:
+  explicit GangReserve(DurationMs wait) : wait_(wait) {}
+  std::string_view name() const override { return "gang-reserve"; }
+  void BeforeAllocate(Engine& engine) override;
+  bool Permit(const Job& job, const Placement& placement, const Engine& engine) override;
+  std::string WhyHeld(const Job& job, const Engine& engine) const override;
+
+  const GangReservation& reservation() const { return r_; }
+  // Whether `job` started now on `node` would still hold GPUs at the reservation's time
+  // (always false for realtime replicas, which the reservation does not hold back).
+  bool RunsPast(const Job& job, NodeIndex node, const Engine& engine) const;
+
+ private:
+  DurationMs wait_;
+  GangReservation r_;
+  NodeIndex last_node_ = -1;
+  WorkloadId last_holder_ = kNoWorkload;
+  std::vector<TimeMs> gpu_free_;  // scratch: per GPU, when it is expected free
+  int max_node_gpus_ = -1;        // GPUs of the largest node (computed once)
+  std::set<WorkloadId> held_;     // refused this cycle (for WhyHeld)
+};
+
+// -1 on the reserved node for work that would still run at the reservation's time, else 0.
+class ReservationScore : public ScorePlugin {
+ public:
+  explicit ReservationScore(const GangReserve* reserve) : reserve_(reserve) {}
+  std::string_view name() const override { return "avoid-gang-reservation"; }
+  double Score(const Job& job, NodeIndex node, const Engine& engine) const override;
+
+ private:
+  const GangReserve* reserve_;
+};
+
+}  // namespace airtime
