@@ -6,6 +6,7 @@
 #include "airtime/policies/fgd.h"
 #include "airtime/policies/forecast_scale.h"
 #include "airtime/policies/gang_plugins.h"
+#include "airtime/policies/kai_queues.h"
 #include "airtime/policies/value_plugins.h"
 
 namespace airtime {
@@ -47,6 +48,31 @@ class GangCycle : public CyclePlugin {
   GangReserve* target_;
 };
 
+// Recomputes deserved quotas and usage per tenant at the start of every cycle.
+class QuotaCycle : public CyclePlugin {
+ public:
+  explicit QuotaCycle(std::shared_ptr<KaiQueues> q) : q_(std::move(q)) {}
+  std::string_view name() const override { return "tenant-quota"; }
+  void BeforeAllocate(Engine& engine) override { q_->Refresh(engine); }
+
+ private:
+  std::shared_ptr<KaiQueues> q_;
+};
+
+// Quotas in kai's format (kai_queues.h), so that one configuration serves both policies.
+StatusOr<std::shared_ptr<KaiQueues>> ParseQuotas(const Cluster& cluster,
+                                                 const PolicyParams& params) {
+  if (params.GetString("quota", "").empty() && params.GetString("limit", "").empty())
+    return std::shared_ptr<KaiQueues>();
+  auto config = ParseKaiConfig(params, cluster.catalog());
+  if (!config.ok()) {
+    std::string m = config.status().message();
+    if (m.rfind("policy 'kai'", 0) == 0) m = "policy 'airtime'" + m.substr(12);
+    return InvalidArgument(m);
+  }
+  return std::make_shared<KaiQueues>(cluster, std::move(*config));
+}
+
 }  // namespace
 
 void RegisterAirtime(PolicyRegistry& registry) {
@@ -54,8 +80,9 @@ void RegisterAirtime(PolicyRegistry& registry) {
       "airtime",
       "value density order, speed- and fragmentation-aware placement, forecast headroom, "
       "hold-or-hand-off for bursts, preemption only when it pays",
-      {"preemption", "lead", "hold_horizon", "margin", "gain_horizon", "pack", "gang_wait"},
-      [](const Cluster&, const PolicyParams& params) -> StatusOr<Policy> {
+      {"preemption", "lead", "hold_horizon", "margin", "gain_horizon", "pack", "gang_wait", "quota",
+       "limit"},
+      [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
         const std::string preemption = params.GetString("preemption", "on");
         if (preemption != "on" && preemption != "off")
           return InvalidArgument(
@@ -89,10 +116,19 @@ void RegisterAirtime(PolicyRegistry& registry) {
           gang_wait = *w;
         }
 
+        auto quotas = ParseQuotas(cluster, params);
+        if (!quotas.ok()) return quotas.status();
+
         Policy p;
         p.name = preemption == "on" ? "airtime" : "airtime-nopreempt";
         p.description = "value scheduler";
-        p.queue_sort = std::make_unique<ValueOrder>();
+        if (*quotas) {
+          p.queue_sort = std::make_unique<QuotaValueOrder>(*quotas);
+          p.filters.push_back(std::make_unique<QuotaFilter>(*quotas));
+          p.cycle.push_back(std::make_unique<QuotaCycle>(*quotas));
+        } else {
+          p.queue_sort = std::make_unique<ValueOrder>();
+        }
         // Weights: one unit of relative speed (an A100-80GB is 1, an H100 1.8) is worth 1000;
         // a node filled from empty to full is worth `pack` of that, so a much faster empty
         // node still beats a slow full one. `pack` is 0 by default: on the suite's replays it
@@ -115,7 +151,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
           p.permits.push_back(std::move(gang));
         }
         p.scale = std::move(scale);
-        if (preemption == "on") p.preempt = std::make_unique<ValuePreempt>(po);
+        if (preemption == "on") p.preempt = std::make_unique<ValuePreempt>(po, *quotas);
         return p;
       });
 }

@@ -245,5 +245,100 @@ TEST(AirtimePolicyTest, PackingPutsSmallWorkOnAPartlyUsedNode) {
   EXPECT_EQ(Count(g, DecisionType::kStart), 1);
 }
 
+WorkloadSpec TenantJob(const std::string& name, const std::string& tenant, double value,
+                       bool preemptible = true) {
+  WorkloadSpec s = MakeJob(name, WorkloadKind::kTraining, 1, 10 * 3600);
+  s.tenant = tenant;
+  s.value.on_completion = value;
+  s.preemptible = preemptible;
+  s.checkpoint_interval = 10 * kMinute;
+  s.restart_cost = kMinute;
+  return s;
+}
+
+int PreemptedOf(const Engine& e, const CycleResult& r, const std::string& tenant) {
+  int n = 0;
+  for (const auto& d : r.decisions)
+    n += d.type == DecisionType::kPreempt && e.job(d.workload).s().tenant == tenant;
+  return n;
+}
+
+TEST(AirtimePolicyTest, TenantBorrowsIdleQuotaAndGivesItBackWhenTheOwnerArrives) {
+  Cluster c = MakeCluster({{"H100", 4, 2}});
+  Engine e = MakeAirtime(c, "airtime:quota=a=H100*4;b=H100*4");
+  // b runs 8 jobs: 4 in its quota, 4 on a's idle quota.
+  for (int i = 0; i < 8; ++i)
+    e.Handle(Event::Arrival(i, TenantJob("b-" + std::to_string(i), "b", 20)));
+  EXPECT_EQ(e.allocations().size(), 8u);
+  // a's work arrives, sparser than b's: the value rule alone would stop nothing, but a is
+  // within its quota, so b's borrowed work is given back.
+  int reclaimed = 0, started = 0;
+  for (int i = 0; i < 4; ++i) {
+    auto& r = e.Handle(Event::Arrival(kHour + i, TenantJob("a-" + std::to_string(i), "a", 2)));
+    reclaimed += PreemptedOf(e, r, "b");
+    EXPECT_EQ(PreemptedOf(e, r, "a"), 0);
+    started += Count(r, DecisionType::kStart);
+    for (const auto& d : r.decisions) {
+      if (d.type == DecisionType::kPreempt) {
+        EXPECT_NE(d.reason.find("reclaimed for"), std::string::npos) << d.reason;
+      }
+    }
+  }
+  EXPECT_EQ(reclaimed, 4);
+  EXPECT_EQ(started, 4);
+  // Back to its quota, b keeps its 4 running: a denser fifth job of a (over its quota now)
+  // may stop a's own sparser work, never b's.
+  auto& r = e.Handle(Event::Arrival(kHour + 10, TenantJob("a-extra", "a", 2000)));
+  EXPECT_EQ(PreemptedOf(e, r, "b"), 0);
+}
+
+TEST(AirtimePolicyTest, ReclaimRespectsTheNoThrashPayback) {
+  Cluster c = MakeCluster({{"H100", 2, 1}});
+  Engine e = MakeAirtime(c, "airtime:quota=a=1;b=1");
+  // b-0 runs within b's quota (not preemptible); b-1 borrows a's idle GPU.
+  WorkloadSpec b0 = TenantJob("b-0", "b", 20, false), b1 = TenantJob("b-1", "b", 20);
+  b1.restart_cost = 10 * kMinute;  // payback 3 x 10 min + 10 min = 40 min
+  e.Handle(Event::Arrival(0, b0));
+  e.Handle(Event::Arrival(0, b1));
+  // a takes its GPU back from b-1, which waits, then returns to the idle GPU.
+  WorkloadSpec a0 = TenantJob("a-0", "a", 2);
+  a0.work_seconds = 1.8 * 600;  // 10 min on an H100
+  auto& r = e.Handle(Event::Arrival(kHour, a0));
+  ASSERT_EQ(PreemptedOf(e, r, "b"), 1);
+  const WorkloadId victim = *e.FindByName("b-1");
+  const Job& a = e.job(*e.FindByName("a-0"));
+  e.Handle(Event::Completion(kHour + 10 * kMinute, a.allocations.front()));
+  ASSERT_EQ(e.job(victim).phase, JobPhase::kRunning);
+  // a's next job, within its quota, finds the borrower inside its payback: it waits ...
+  auto& r2 = e.Handle(Event::Arrival(kHour + 15 * kMinute, TenantJob("a-1", "a", 2)));
+  EXPECT_EQ(Count(r2, DecisionType::kPreempt), 0);
+  // ... and gets it back once the payback has passed.
+  auto& r3 = e.Handle(
+      Event::Timer(kHour + 10 * kMinute + ValuePreempt::Payback(e.job(victim).s()) + kMinute));
+  EXPECT_EQ(PreemptedOf(e, r3, "b"), 1);
+}
+
+TEST(AirtimePolicyTest, WorkWithinItsQuotaIsNotPreemptedForAnotherTenantsBorrowing) {
+  Cluster c = MakeCluster({{"H100", 4, 2}});
+  auto fill = [](Engine& e) {
+    for (int i = 0; i < 4; ++i) {
+      e.Handle(Event::Arrival(i, TenantJob("a-" + std::to_string(i), "a", 1)));
+      e.Handle(Event::Arrival(i, TenantJob("b-" + std::to_string(i), "b", 500, false)));
+    }
+    EXPECT_EQ(e.allocations().size(), 8u);
+  };
+  // Without quotas the dense job of b stops a's sparse work ...
+  Engine free_for_all = MakeAirtime(c);
+  fill(free_for_all);
+  auto& r0 = free_for_all.Handle(Event::Arrival(kHour, TenantJob("b-dense", "b", 1000)));
+  EXPECT_EQ(PreemptedOf(free_for_all, r0, "a"), 1);
+  // ... with quotas, b is at its quota and a within its own: nothing of a's is taken.
+  Engine e = MakeAirtime(c, "airtime:quota=a=4;b=4");
+  fill(e);
+  auto& r = e.Handle(Event::Arrival(kHour, TenantJob("b-dense", "b", 1000)));
+  EXPECT_EQ(Count(r, DecisionType::kPreempt), 0);
+  EXPECT_EQ(Count(r, DecisionType::kStart), 0);
+}
+
 }  // namespace
 }  // namespace airtime

@@ -91,7 +91,9 @@ void GangReserve::BeforeAllocate(Engine& engine) {
   std::vector<TimeMs> times;
   for (size_t i = 0; i < c.node_count(); ++i) {
     const auto n = static_cast<NodeIndex>(i);
-    if (!NodeCouldHost(engine, shape, n)) continue;
+    // A gang is reserved one node: it must hold all of it (NodeCouldHost checks the count
+    // only for node-local shapes).
+    if (c.node(n).gpu_count < shape.gpu_count || !NodeCouldHost(engine, shape, n)) continue;
     const GpuIndex first = c.first_gpu(n);
     times.assign(gpu_free_.begin() + first, gpu_free_.begin() + first + c.node(n).gpu_count);
     std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(k - 1),

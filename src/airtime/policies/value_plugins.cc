@@ -1,6 +1,7 @@
 #include "airtime/policies/value_plugins.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "airtime/engine/engine.h"
@@ -98,9 +99,67 @@ const std::vector<ValuePreempt::Candidate>& ValuePreempt::Candidates(const Engin
 
 bool ValuePreempt::MakeRoom(const Job& job, Engine& engine) {
   if (job.never_fits || job.s().shape.gpu_count == 0) return false;
+  if (!quotas_) return ByValue(job, engine, -1);
+  quotas_->SyncUsage(engine);
+  if (Reclaim(job, engine)) return true;
+  const double need = static_cast<double>(job.s().shape.TotalMilli(engine.catalog()));
+  for (const auto& [pool, part] : quotas_->DemandSplit(job.s().shape, need))
+    if (ByValue(job, engine, pool)) return true;
+  return false;
+}
+
+bool ValuePreempt::Reclaim(const Job& job, Engine& engine) {
+  KaiQueues& q = *quotas_;
+  const int r = q.QueueOf(job);
+  const auto& mine = q.entity(r);
+  const double need = static_cast<double>(job.s().shape.TotalMilli(engine.catalog()));
+  for (const auto& [pool, part] : q.DemandSplit(job.s().shape, need)) {
+    const auto p = static_cast<size_t>(pool);
+    if (mine.alloc[p] + need > mine.deserved[p] + 0.5) continue;  // over quota here: no claim
+    // Victims: other tenants' preemptible work, only as much as each runs over its quota
+    // (its borrowed part), cheapest loss first; the no-thrash rule still holds.
+    VictimQuery query;
+    std::map<int, int> budget_of;  // victim queue -> budget index
+    for (const Candidate& cand : Candidates(engine)) {
+      const Allocation* a = engine.allocation(cand.id);
+      if (!a) continue;
+      const Job& v = engine.job(a->workload);
+      const int vq = q.QueueOf(v);
+      const double amount = q.MilliInPool(*a, pool);
+      if (vq == r || amount <= 0) continue;
+      const double over = q.entity(vq).alloc[p] - q.entity(vq).deserved[p];
+      if (over < amount - 0.5) continue;
+      if (v.preemptions > 0 && engine.now() - a->started < Payback(v.s())) continue;
+      auto [it, fresh] = budget_of.emplace(vq, static_cast<int>(query.budgets.size()));
+      if (fresh) query.budgets.push_back(std::llround(over));
+      query.candidates.push_back(
+          {cand.id, PreemptionCost(engine, *a), it->second, std::llround(amount)});
+    }
+    if (query.candidates.empty()) continue;
+    std::stable_sort(
+        query.candidates.begin(), query.candidates.end(),
+        [](const VictimCandidate& x, const VictimCandidate& y) { return x.cost < y.cost; });
+    query.node_ok = [&](NodeIndex n) { return q.PoolOfNode(n) == pool; };
+    auto victims = FindVictims(engine, job, query);
+    if (!victims || victims->empty()) continue;
+    for (AllocationId id : *victims) {
+      const Job& v = engine.job(engine.allocation(id)->workload);
+      engine.Preempt(id, "reclaimed for '" + job.s().name + "': tenant '" + job.s().tenant +
+                             "' is within its quota, and tenant '" + v.s().tenant +
+                             "' runs over its own (borrowed capacity is given back first; '" +
+                             v.s().name + "' resumes from its last checkpoint)");
+    }
+    return true;
+  }
+  return false;
+}
+
+bool ValuePreempt::ByValue(const Job& job, Engine& engine, int pool) {
   const bool service = job.is_service();
   VictimQuery q;
   std::map<AllocationId, double> cost;
+  std::map<int, int> budget_of;  // other tenants' queues -> budget index (with quotas)
+  const int mine = quotas_ ? quotas_->QueueOf(job) : -1;
   double densest_victim = 0;
   for (const Candidate& cand : Candidates(engine)) {
     // Sparsest first: past the margin nobody further is a victim.
@@ -114,13 +173,31 @@ bool ValuePreempt::MakeRoom(const Job& job, Engine& engine) {
     // No thrash: a workload already preempted runs its payback before it can be again.
     if (v.preemptions > 0 && engine.now() - a.started < Payback(v.s())) continue;
     const double c = PreemptionCost(engine, a) / 3600.0 * v.value_density;
+    VictimCandidate vc{id, c, -1, 0};
+    if (quotas_) {
+      // With quotas, another tenant's work within its quota is never a victim: only its
+      // over-quota (borrowed) part may be taken, whatever the value.
+      const double amount = quotas_->MilliInPool(a, pool);
+      if (amount <= 0) continue;
+      const int vq = quotas_->QueueOf(v);
+      if (vq != mine) {
+        const auto p = static_cast<size_t>(pool);
+        const double over = quotas_->entity(vq).alloc[p] - quotas_->entity(vq).deserved[p];
+        if (over < amount - 0.5) continue;
+        auto [it, fresh] = budget_of.emplace(vq, static_cast<int>(q.budgets.size()));
+        if (fresh) q.budgets.push_back(std::llround(over));
+        vc.budget = it->second;
+        vc.amount = std::llround(amount);
+      }
+    }
     cost[id] = c;
-    q.candidates.push_back({id, c, -1, 0});
+    q.candidates.push_back(vc);
   }
   if (q.candidates.empty()) return false;
   std::stable_sort(
       q.candidates.begin(), q.candidates.end(),
       [](const VictimCandidate& x, const VictimCandidate& y) { return x.cost < y.cost; });
+  if (quotas_) q.node_ok = [&](NodeIndex n) { return quotas_->PoolOfNode(n) == pool; };
   auto victims = FindVictims(engine, job, q);
   if (!victims || victims->empty()) return false;
   double total = 0;
@@ -146,6 +223,31 @@ bool ValuePreempt::MakeRoom(const Job& job, Engine& engine) {
                            v.s().name + "' resumes from its last checkpoint)");
   }
   return true;
+}
+
+std::pair<double, double> QuotaValueOrder::Key(const Job& job, const Engine& engine) const {
+  if (job.is_service()) return {0.0, -job.value_density};
+  return {WithinQuota(*q_, job, engine) ? 1.0 : 2.0, -job.value_density};
+}
+
+bool WithinQuota(KaiQueues& q, const Job& job, const Engine& engine) {
+  const double need = static_cast<double>(job.s().shape.TotalMilli(engine.catalog()));
+  const auto& e = q.entity(q.QueueOf(job));
+  for (const auto& [pool, part] : q.DemandSplit(job.s().shape, need)) {
+    const auto p = static_cast<size_t>(pool);
+    if (e.alloc[p] + need <= e.deserved[p] + 0.5) return true;
+  }
+  return false;
+}
+
+bool QuotaFilter::Allows(const Job& job, NodeIndex node, const Engine& engine) const {
+  q_->SyncUsage(engine);
+  return q_->Admits(job, q_->PoolOfNode(node),
+                    static_cast<double>(job.s().shape.TotalMilli(engine.catalog())));
+}
+
+int QuotaFilter::FitClass(const Job& job) const {
+  return 2 * q_->QueueOf(job) + (job.s().preemptible && !job.is_service() ? 1 : 0);
 }
 
 }  // namespace airtime

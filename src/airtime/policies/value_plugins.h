@@ -4,11 +4,13 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "airtime/engine/plugins.h"
 #include "airtime/policies/forecast_scale.h"
+#include "airtime/policies/kai_queues.h"
 
 namespace airtime {
 
@@ -17,6 +19,40 @@ class ValueOrder : public QueueSortPlugin {
  public:
   std::string_view name() const override { return "value-density"; }
   std::pair<double, double> Key(const Job& job, const Engine& engine) const override;
+};
+
+// Tenant quotas (the `quota` and `limit` parameters, read as `kai` reads them: KaiQueues
+// keeps each tenant's deserved quota per GPU pool and what it holds). A tenant's work runs
+// over its quota only on capacity others leave idle (borrowing), and only when preemptible:
+// non-preemptible work and services stay within the quota, so that the owner can always
+// get its quota back by preemption.
+
+// Whether `job` would stay within its tenant's deserved quota in some pool it may use.
+bool WithinQuota(KaiQueues& q, const Job& job, const Engine& engine);
+
+// ValueOrder with quotas: realtime replicas first, then work within its tenant's quota,
+// then borrowing work; value density within each. Dynamic: usage changes every cycle.
+class QuotaValueOrder : public QueueSortPlugin {
+ public:
+  explicit QuotaValueOrder(std::shared_ptr<KaiQueues> q) : q_(std::move(q)) {}
+  std::string_view name() const override { return "value-density-within-quota"; }
+  bool dynamic() const override { return true; }
+  std::pair<double, double> Key(const Job& job, const Engine& engine) const override;
+
+ private:
+  std::shared_ptr<KaiQueues> q_;
+};
+
+// Limits, and the deserved quota for non-preemptible work (KaiQueues::Admits).
+class QuotaFilter : public FilterPlugin {
+ public:
+  explicit QuotaFilter(std::shared_ptr<KaiQueues> q) : q_(std::move(q)) {}
+  std::string_view name() const override { return "tenant-quota"; }
+  bool Allows(const Job& job, NodeIndex node, const Engine& engine) const override;
+  int FitClass(const Job& job) const override;
+
+ private:
+  std::shared_ptr<KaiQueues> q_;
 };
 
 // Prefers the GPU type on which the job runs fastest (its per-type speed), so that work
@@ -55,7 +91,11 @@ class ValuePreempt : public PreemptPlugin {
     double margin = 1.2;              // the waiting job must be this much denser
     DurationMs gain_horizon = kHour;  // how long the swap is assumed to last
   };
-  explicit ValuePreempt(Options o) : o_(o) {}
+  // With `quotas`, a tenant within its quota first reclaims what other tenants borrowed
+  // (their over-quota work, cheapest loss first, no gain test: the quota is guaranteed), and
+  // the value rule never takes another tenant's work within its quota.
+  explicit ValuePreempt(Options o, std::shared_ptr<KaiQueues> quotas = nullptr)
+      : o_(o), quotas_(std::move(quotas)) {}
   std::string_view name() const override { return "value-preempt"; }
   bool MakeRoom(const Job& job, Engine& engine) override;
   // The queue is in value order: a sparser workload of the same shape gains less and may
@@ -72,8 +112,12 @@ class ValuePreempt : public PreemptPlugin {
   // Preemptible non-service allocations as of the start of this cycle's first MakeRoom,
   // sparsest first; entries preempted since are skipped.
   const std::vector<Candidate>& Candidates(const Engine& engine);
+  bool Reclaim(const Job& job, Engine& engine);
+  // The value rule; `pool` >= 0 with quotas: victims and room within that GPU pool.
+  bool ByValue(const Job& job, Engine& engine, int pool);
 
   Options o_;
+  std::shared_ptr<KaiQueues> quotas_;
   uint64_t cached_cycle_ = ~uint64_t{0};
   std::vector<Candidate> candidates_;
 };
