@@ -111,7 +111,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
         const bool reserve = params.GetString("gang_wait", "") != "off";
         DurationMs gang_wait = kNever;  // kNever: no reservations
         if (reserve) {
-          auto w = GetDuration(params, "gang_wait", 2 * kHour);
+          auto w = GetDuration(params, "gang_wait", 4 * kHour);
           if (!w.ok()) return w.status();
           gang_wait = *w;
         }

@@ -196,13 +196,14 @@ TEST(AirtimePolicyTest, GangIsNotStarvedByAStreamOfSmallJobs) {
   }
   Engine e = MakeAirtime(c);
   auto log = testing::Drive(e, GangAndStream(), 12 * kHour);
-  // Reserved after its 2 h wait; the reserved node drains within a small job's run.
+  // Reserved after its 4 h wait (the default); the reserved node drains within a small
+  // job's run.
   ASSERT_NE(log.start("gang"), kNever);
-  EXPECT_LE(log.start("gang"), 5 * kMinute + 2 * kHour + kHour);
+  EXPECT_LE(log.start("gang"), 5 * kMinute + 4 * kHour + kHour);
   // Small jobs kept running meanwhile (backfill on the other node).
   int started_while_waiting = 0;
   for (const auto& [name, starts] : log.starts)
-    if (name != "gang" && !starts.empty() && starts[0] > 2 * kHour && starts[0] < log.start("gang"))
+    if (name != "gang" && !starts.empty() && starts[0] > 4 * kHour && starts[0] < log.start("gang"))
       ++started_while_waiting;
   EXPECT_GT(started_while_waiting, 0);
 }

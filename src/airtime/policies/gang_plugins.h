@@ -1,7 +1,8 @@
 // The plug-ins of the `airtime` policy that keep gangs (multi-GPU jobs that need their GPUs
 // on one node) from being stranded by a stream of small work.
 //
-// PackScore weighs speed against fragmentation. Speed alone sends every small job to the
+// PackScore weighs speed against fragmentation (off by default: `pack=0`; see
+// docs/policies.md for why). Speed alone sends every small job to the
 // fastest type and, among equally fast nodes, anywhere: small work ends up spread over all
 // the fast nodes and no node ever drains for an 8-GPU gang (the mixed day's "enough by
 // count but not in one place"). PackScore prefers the node left fullest by the placement
@@ -10,7 +11,7 @@
 // one.
 //
 // GangReserve is EASY backfill (as `slurm` does it) for one starving gang: once a gang has
-// waited `wait` and still finds no place, it gets the node that frees enough GPUs soonest
+// waited `wait` (`gang_wait`, default 4h) and still finds no place, it gets the node that frees enough GPUs soonest
 // (from the running allocations' expected ends; ties to the node reserved last cycle, then
 // the fastest) and the GPUs there that free first. Until it starts, other work may take
 // those GPUs only when it ends before the reservation's time; realtime replicas are exempt
