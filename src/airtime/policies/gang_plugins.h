@@ -11,15 +11,15 @@
 // one.
 //
 // GangReserve is EASY backfill (as `slurm` does it) for one starving gang: once a gang has
-// waited `wait` (`gang_wait`, default 4h) and still finds no place, it gets the node that frees enough GPUs soonest
-// (from the running allocations' expected ends; ties to the node reserved last cycle, then
-// the fastest) and the GPUs there that free first. Until it starts, other work may take
-// those GPUs only when it ends before the reservation's time; realtime replicas are exempt
-// (SLOs first). ReservationScore steers work that would run past the reservation away from
-// the reserved node, so that the refusal in Permit is the exception. One reservation at a
-// time, the first starving gang in queue order; recomputed every cycle in O(GPUs +
-// allocated GPUs), and only while a gang starves. Multi-node gangs (larger than any node)
-// get no reservation.
+// waited `wait` (`gang_wait`, default 4h) and still finds no place, it gets the node that
+// frees enough GPUs soonest (from the running allocations' expected ends; ties to the node
+// reserved last cycle, then the fastest) and the GPUs there that free first. Until it
+// starts, other work may take those GPUs only when it ends before the reservation's time;
+// realtime replicas are exempt (SLOs first). ReservationScore steers work that would run
+// past the reservation away from the reserved node, so that the refusal in Permit is the
+// exception. One reservation at a time, the first starving gang in queue order; recomputed
+// every cycle in O(GPUs + allocated GPUs), and only while a gang starves. Multi-node gangs
+// (larger than any node) get no reservation.
 #pragma once
 
 #include <memory>
