@@ -420,28 +420,44 @@ void Daemon::OnExit(const Exited& exited, TimeMs now) {
   if (run.row.stop_reason.empty() && exited.exit_code != 0)
     run.row.stop_reason = "exited with status " + std::to_string(exited.exit_code) +
                           (exited.how.empty() ? "" : " (" + exited.how + ")");
-  (void)store_->UpdateRun(run.row);
   WorkloadRec& w = workloads_.at(run.row.workload_id);
   if (!w.spec->is_service()) w.row.exit_code = exited.exit_code;  // a replica is not the service
   if (run.stopping) {
+    (void)store_->UpdateRun(run.row);
     LaunchDeferred();
     SyncWorkloadStates();
     return;  // the engine already knows: it decided the stop
   }
-  if (exited.exit_code == 0) {
+  const bool failed = exited.exit_code != 0;
+  if (failed) {
+    ++failures_total_;
+    ++w.failures;
+    w.row.message = run.row.stop_reason;
+  }
+  // A job's final outcome is written with its run's, in one transaction: a crash right
+  // after cannot leave a finished job looking unfinished (and run it again).
+  const bool done = !w.spec->is_service() && (!failed || w.failures >= options_.max_attempts);
+  if (done) {
+    w.row.state = failed ? "failed" : "succeeded";
+    w.row.finished_at = now;
+    w.row.message =
+        failed ? "failed " + std::to_string(w.failures) + " times; last: " + run.row.stop_reason
+               : "completed";
+    if (!failed) value_earned_ += w.spec->value.CompletionValue(now, w.spec->deadline);
+    (void)store_->Transaction([&]() -> Status {
+      AIRTIME_RETURN_IF_ERROR(store_->UpdateRun(run.row));
+      return Persist(w);
+    });
+  } else {
+    (void)store_->UpdateRun(run.row);
+  }
+  if (!failed) {
     Feed(Event::Completion(now, run.allocation), exit_seen_);
-    return;
+  } else if (done) {
+    Feed(Event::Cancel(now, w.eid), exit_seen_);  // given up: released without a restart
+  } else {
+    Feed(Event::Failure(now, run.allocation), exit_seen_);
   }
-  ++failures_total_;
-  ++w.failures;
-  w.row.message = run.row.stop_reason;
-  if (!w.spec->is_service() && w.failures >= options_.max_attempts) {
-    // Given up: the cancel releases the failed allocation without a restart.
-    w.row.message = "failed " + std::to_string(w.failures) + " times; last: " + run.row.stop_reason;
-    Feed(Event::Cancel(now, w.eid), exit_seen_);
-    return;
-  }
-  Feed(Event::Failure(now, run.allocation), exit_seen_);
 }
 
 // Workload rows follow the engine's phases; changed rows are written.
@@ -471,10 +487,7 @@ void Daemon::SyncWorkloadStates() {
     if (state == "running" && !w.row.started_at) w.row.started_at = engine_->now();
     if (IsFinalState(state)) {
       w.row.finished_at = engine_->now();
-      if (state == "succeeded") {
-        value_earned_ += w.spec->value.CompletionValue(engine_->now(), w.spec->deadline);
-        w.row.message = "completed";
-      }
+      if (state == "succeeded") w.row.message = "completed";  // planning-only work
       if (state == "cancelled" && w.row.message.empty()) w.row.message = "cancelled";
     }
     w.row.state = state;

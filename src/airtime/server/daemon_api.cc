@@ -260,8 +260,16 @@ Status Daemon::Cancel(const Caller& caller, std::string_view id_or_name) {
     if (IsFinalState(rec.row.state))
       return FailedPrecondition("workload '" + rec.row.name + "' has already " +
                                 (rec.row.state == "cancelled" ? "been cancelled" : rec.row.state));
-    rec.row.message = "cancelled by " + (caller.admin ? std::string("the admin") : caller.tenant);
+    // Durable before the engine hears of it: a crash right after cannot undo the cancel.
     const TimeMs now = std::max(WallNow(), engine_->now());
+    const WorkloadRow before = rec.row;
+    rec.row.state = "cancelled";
+    rec.row.finished_at = now;
+    rec.row.message = "cancelled by " + (caller.admin ? std::string("the admin") : caller.tenant);
+    if (Status st = Persist(rec); !st.ok()) {
+      rec.row = before;
+      return st;
+    }
     Feed(Event::Cancel(now, rec.eid));
     return OkStatus();
   });
