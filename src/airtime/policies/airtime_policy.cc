@@ -81,7 +81,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
       "value density order, speed- and fragmentation-aware placement, forecast headroom, "
       "hold-or-hand-off for bursts, preemption only when it pays",
       {"preemption", "lead", "hold_horizon", "margin", "gain_horizon", "pack", "gang_wait", "quota",
-       "limit"},
+       "limit", "spare"},
       [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
         const std::string preemption = params.GetString("preemption", "on");
         if (preemption != "on" && preemption != "off")
@@ -95,6 +95,10 @@ void RegisterAirtime(PolicyRegistry& registry) {
         if (!hold.ok()) return hold.status();
         fo.lead = *lead;
         fo.hold_horizon = *hold;
+        auto spare = params.GetDouble("spare", fo.spare);
+        if (!spare.ok()) return spare.status();
+        if (*spare < 0) return InvalidArgument("policy 'airtime': parameter 'spare' must be >= 0");
+        fo.spare = *spare;
         ValuePreempt::Options po;
         auto margin = params.GetDouble("margin", po.margin);
         if (!margin.ok()) return margin.status();

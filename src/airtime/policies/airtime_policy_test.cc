@@ -122,9 +122,10 @@ TEST(AirtimePolicyTest, DenseWorkDoesNotYieldToSparserWork) {
 
 // A service busy from 09:00 to 18:00 (4 replicas) and idle at night (1 replica), seen for
 // two days; then the third morning.
+// (Without warm spares: these tests pin the forecast's own replica counts.)
 struct Morning {
   Cluster c = MakeCluster({{"H100", 4, 1}});
-  Engine e = MakeAirtime(c);
+  Engine e = MakeAirtime(c, "airtime:spare=0");
   Morning() {
     WorkloadSpec s = MakeService("svc", 10);
     s.realtime.cold_start = 10 * kMinute;
@@ -166,6 +167,23 @@ TEST(AirtimePolicyTest, ReplicasWarmUpAheadOfTheForecastRise) {
   auto& r = m.e.Handle(Event::Demand(2 * kDay + 8 * kHour + 45 * kMinute, 0, 5));
   EXPECT_EQ(m.e.job(0).target_replicas, 4) << "scale decisions: " << Count(r, DecisionType::kScale);
   EXPECT_EQ(m.e.job(0).live_replicas(), 4);
+}
+
+TEST(AirtimePolicyTest, WarmSparesOnlyWhileNothingWaitsForTheirGpus) {
+  Cluster c = MakeCluster({{"H100", 4, 1}});
+  Engine e = MakeAirtime(c);  // spare=0.25: one spare for a target of 1 to 4
+  WorkloadSpec svc = MakeService("svc", 10);
+  svc.realtime.max_replicas = 4;
+  e.Handle(Event::Arrival(0, svc));
+  e.Handle(Event::Demand(0, 0, 15));  // 2 replicas needed
+  EXPECT_EQ(e.job(0).target_replicas, 3);
+  EXPECT_EQ(e.job(0).live_replicas(), 3);
+  // Work arrives that needs the spare's GPU: the spare goes and the work starts at once.
+  auto& r = e.Handle(Event::Arrival(kMinute, MakeJob("j", WorkloadKind::kBatch, 2, 3600)));
+  EXPECT_EQ(Count(r, DecisionType::kRelease), 1);
+  EXPECT_EQ(Count(r, DecisionType::kStart), 1);
+  EXPECT_EQ(e.job(0).live_replicas(), 2);
+  EXPECT_EQ(e.job(1).phase, JobPhase::kRunning);
 }
 
 // Two 8-GPU nodes filled at 00:00 and kept busy by a stream of 1-GPU jobs (one every 90 s,

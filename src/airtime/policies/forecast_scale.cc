@@ -1,6 +1,7 @@
 #include "airtime/policies/forecast_scale.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "airtime/engine/engine.h"
 
@@ -22,7 +23,44 @@ int ForecastScale::PeakReplicas(const Job& service, TimeMs from, TimeMs to) cons
 
 int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) const {
   const TimeMs now = engine.now();
-  return PeakReplicas(service, now, now + service.s().realtime.cold_start + o_.lead);
+  const int target = PeakReplicas(service, now, now + service.s().realtime.cold_start + o_.lead);
+  if (o_.spare <= 0 || (target == 0 && service.demand_rps <= 0)) return target;
+  const RealtimeProfile& rt = service.s().realtime;
+  int spares = std::max(1, static_cast<int>(std::ceil(target * o_.spare)));
+  spares = std::min(spares, rt.max_replicas - target);
+  if (spares <= 0) return target;
+  // Only while nothing waits for its GPU types (a spare must never be why work waits, nor
+  // break up a node a gang needs), on GPUs free now or held by its replicas beyond the target.
+  const Shape& shape = service.s().shape;
+  const int64_t unit = shape.TotalMilli(engine.catalog());
+  if (unit <= 0) return target;
+  int64_t avail = static_cast<int64_t>(std::max(0, service.live_replicas() - target)) * unit;
+  for (size_t t = 0; t < engine.nodes_of_type().size(); ++t) {
+    if (!shape.AllowsType(static_cast<GpuTypeId>(t))) continue;
+    if (WaitingMilli(engine, static_cast<GpuTypeId>(t)) > 0) return target;
+    avail += engine.state().free_milli_of_type(static_cast<GpuTypeId>(t));
+  }
+  return target + static_cast<int>(std::clamp<int64_t>(avail / unit, 0, spares));
+}
+
+int64_t ForecastScale::WaitingMilli(const Engine& engine, GpuTypeId type) const {
+  const size_t types = engine.nodes_of_type().size();
+  if (waiting_cycle_ != engine.cycles()) {
+    waiting_cycle_ = engine.cycles();
+    waiting_milli_.assign(types + 1, 0);
+    for (WorkloadId id : engine.queue()) {
+      const Job& j = engine.job(id);
+      if (j.never_fits || j.is_service()) continue;
+      const Shape& s = j.s().shape;
+      const int64_t milli = s.TotalMilli(engine.catalog());
+      if (s.allowed_types.empty()) {
+        waiting_milli_[types] += milli;
+      } else {
+        for (GpuTypeId t : s.allowed_types) waiting_milli_[static_cast<size_t>(t)] += milli;
+      }
+    }
+  }
+  return waiting_milli_[static_cast<size_t>(type)] + waiting_milli_[types];
 }
 
 void ForecastScale::BeforeAllocate(Engine& engine) {

@@ -11,6 +11,7 @@
 
 #include <map>
 #include <string_view>
+#include <vector>
 
 #include "airtime/engine/plugins.h"
 #include "airtime/forecast/demand_forecast.h"
@@ -22,6 +23,11 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
   struct Options {
     DurationMs lead = 5 * kMinute;        // beyond the cold start
     DurationMs hold_horizon = 2 * kHour;  // how far ahead headroom is kept free
+    // Warm spares: while GPUs of the service's type sit free and no work waits for that
+    // type, a service keeps ceil(target x spare) more replicas (at least one while it has
+    // demand), so that a rise in demand meets ready replicas instead of a cold start. They
+    // cost nothing that could earn: they go as soon as work waits for the type.
+    double spare = 0.25;
   };
   explicit ForecastScale(Options o) : o_(o) {}
 
@@ -38,9 +44,14 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
   const DemandForecast* forecast(WorkloadId id) const;
 
  private:
+  // Milli-GPU the waiting work could use on `type` (summed once a cycle).
+  int64_t WaitingMilli(const Engine& engine, GpuTypeId type) const;
+
   Options o_;
   std::map<WorkloadId, DemandForecast> forecasts_;
   std::map<WorkloadId, double> last_seen_;
+  mutable uint64_t waiting_cycle_ = ~uint64_t{0};
+  mutable std::vector<int64_t> waiting_milli_;  // per type; [type count]: any type
 };
 
 }  // namespace airtime
