@@ -81,7 +81,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
       "value density order, speed- and fragmentation-aware placement, forecast headroom, "
       "hold-or-hand-off for bursts, preemption only when it pays",
       {"preemption", "lead", "hold_horizon", "margin", "gain_horizon", "pack", "gang_wait", "quota",
-       "limit", "spare"},
+       "limit", "spare", "spare_yields"},
       [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
         const std::string preemption = params.GetString("preemption", "on");
         if (preemption != "on" && preemption != "off")
@@ -99,6 +99,12 @@ void RegisterAirtime(PolicyRegistry& registry) {
         if (!spare.ok()) return spare.status();
         if (*spare < 0) return InvalidArgument("policy 'airtime': parameter 'spare' must be >= 0");
         fo.spare = *spare;
+        const std::string yields = params.GetString("spare_yields", "off");
+        if (yields != "on" && yields != "off")
+          return InvalidArgument(
+              "policy 'airtime': parameter 'spare_yields': expected on or off, got '" + yields +
+              "'");
+        fo.spare_yields = yields == "on";
         ValuePreempt::Options po;
         auto margin = params.GetDouble("margin", po.margin);
         if (!margin.ok()) return margin.status();

@@ -169,21 +169,25 @@ TEST(AirtimePolicyTest, ReplicasWarmUpAheadOfTheForecastRise) {
   EXPECT_EQ(m.e.job(0).live_replicas(), 4);
 }
 
-TEST(AirtimePolicyTest, WarmSparesOnlyWhileNothingWaitsForTheirGpus) {
+TEST(AirtimePolicyTest, WarmSparesOnFreeGpusAndWhenTheyYield) {
   Cluster c = MakeCluster({{"H100", 4, 1}});
-  Engine e = MakeAirtime(c);  // spare=0.25: one spare for a target of 1 to 4
   WorkloadSpec svc = MakeService("svc", 10);
   svc.realtime.max_replicas = 4;
-  e.Handle(Event::Arrival(0, svc));
-  e.Handle(Event::Demand(0, 0, 15));  // 2 replicas needed
-  EXPECT_EQ(e.job(0).target_replicas, 3);
-  EXPECT_EQ(e.job(0).live_replicas(), 3);
-  // Work arrives that needs the spare's GPU: the spare goes and the work starts at once.
-  auto& r = e.Handle(Event::Arrival(kMinute, MakeJob("j", WorkloadKind::kBatch, 2, 3600)));
-  EXPECT_EQ(Count(r, DecisionType::kRelease), 1);
-  EXPECT_EQ(Count(r, DecisionType::kStart), 1);
-  EXPECT_EQ(e.job(0).live_replicas(), 2);
-  EXPECT_EQ(e.job(1).phase, JobPhase::kRunning);
+  for (const char* spec : {"airtime", "airtime:spare_yields=on"}) {
+    SCOPED_TRACE(spec);
+    Engine e = MakeAirtime(c, spec);  // spare=0.5: one spare for a target of 2
+    e.Handle(Event::Arrival(0, svc));
+    e.Handle(Event::Demand(0, 0, 15));  // 2 replicas needed
+    EXPECT_EQ(e.job(0).target_replicas, 3);
+    EXPECT_EQ(e.job(0).live_replicas(), 3);
+    // Work arrives that needs the spare's GPU. By default the spare stays (requests come
+    // first); with spare_yields it goes and the work starts at once.
+    auto& r = e.Handle(Event::Arrival(kMinute, MakeJob("j", WorkloadKind::kBatch, 2, 3600)));
+    const bool yields = std::string(spec) != "airtime";
+    EXPECT_EQ(Count(r, DecisionType::kRelease), yields ? 1 : 0);
+    EXPECT_EQ(e.job(0).live_replicas(), yields ? 2 : 3);
+    EXPECT_EQ(e.job(1).phase, yields ? JobPhase::kRunning : JobPhase::kPending);
+  }
 }
 
 // Two 8-GPU nodes filled at 00:00 and kept busy by a stream of 1-GPU jobs (one every 90 s,

@@ -29,15 +29,15 @@ int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) cons
   int spares = std::max(1, static_cast<int>(std::ceil(target * o_.spare)));
   spares = std::min(spares, rt.max_replicas - target);
   if (spares <= 0) return target;
-  // Only while nothing waits for its GPU types (a spare must never be why work waits, nor
-  // break up a node a gang needs), on GPUs free now or held by its replicas beyond the target.
+  // On GPUs free now or held by its replicas beyond the target; with spare_yields, only
+  // while nothing waits for its GPU types.
   const Shape& shape = service.s().shape;
   const int64_t unit = shape.TotalMilli(engine.catalog());
   if (unit <= 0) return target;
   int64_t avail = static_cast<int64_t>(std::max(0, service.live_replicas() - target)) * unit;
   for (size_t t = 0; t < engine.nodes_of_type().size(); ++t) {
     if (!shape.AllowsType(static_cast<GpuTypeId>(t))) continue;
-    if (WaitingMilli(engine, static_cast<GpuTypeId>(t)) > 0) return target;
+    if (o_.spare_yields && WaitingMilli(engine, static_cast<GpuTypeId>(t)) > 0) return target;
     avail += engine.state().free_milli_of_type(static_cast<GpuTypeId>(t));
   }
   return target + static_cast<int>(std::clamp<int64_t>(avail / unit, 0, spares));

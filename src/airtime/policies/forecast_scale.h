@@ -23,11 +23,13 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
   struct Options {
     DurationMs lead = 5 * kMinute;        // beyond the cold start
     DurationMs hold_horizon = 2 * kHour;  // how far ahead headroom is kept free
-    // Warm spares: while GPUs of the service's type sit free and no work waits for that
-    // type, a service keeps ceil(target x spare) more replicas (at least one while it has
-    // demand), so that a rise in demand meets ready replicas instead of a cold start. They
-    // cost nothing that could earn: they go as soon as work waits for the type.
-    double spare = 0.25;
+    // Warm spares: a service keeps ceil(target x spare) more replicas than its target (at
+    // least one while it has demand) on GPUs that are free, so that a rise in demand meets
+    // ready replicas instead of a cold start. Realtime replicas come first in airtime's
+    // order, so spares take free GPUs before waiting work does; with spare_yields they
+    // stand aside (are released) as soon as work waits for their GPU type.
+    double spare = 0.5;
+    bool spare_yields = false;
   };
   explicit ForecastScale(Options o) : o_(o) {}
 
