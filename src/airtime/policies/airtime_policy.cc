@@ -81,7 +81,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
       "value density order, speed- and fragmentation-aware placement, forecast headroom, "
       "hold-or-hand-off for bursts, preemption only when it pays",
       {"preemption", "lead", "hold_horizon", "margin", "gain_horizon", "pack", "gang_wait", "quota",
-       "limit", "spare", "spare_yields"},
+       "limit", "spare", "spare_loose"},
       [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
         const std::string preemption = params.GetString("preemption", "on");
         if (preemption != "on" && preemption != "off")
@@ -99,12 +99,11 @@ void RegisterAirtime(PolicyRegistry& registry) {
         if (!spare.ok()) return spare.status();
         if (*spare < 0) return InvalidArgument("policy 'airtime': parameter 'spare' must be >= 0");
         fo.spare = *spare;
-        const std::string yields = params.GetString("spare_yields", "off");
-        if (yields != "on" && yields != "off")
-          return InvalidArgument(
-              "policy 'airtime': parameter 'spare_yields': expected on or off, got '" + yields +
-              "'");
-        fo.spare_yields = yields == "on";
+        auto loose = params.GetDouble("spare_loose", fo.spare_loose);
+        if (!loose.ok()) return loose.status();
+        if (*loose < 0)
+          return InvalidArgument("policy 'airtime': parameter 'spare_loose' must be >= 0");
+        fo.spare_loose = *loose;
         ValuePreempt::Options po;
         auto margin = params.GetDouble("margin", po.margin);
         if (!margin.ok()) return margin.status();

@@ -173,15 +173,15 @@ TEST(AirtimePolicyTest, WarmSparesOnFreeGpusAndWhenTheyYield) {
   Cluster c = MakeCluster({{"H100", 4, 1}});
   WorkloadSpec svc = MakeService("svc", 10);
   svc.realtime.max_replicas = 4;
-  for (const char* spec : {"airtime", "airtime:spare_yields=on"}) {
+  for (const char* spec : {"airtime", "airtime:spare=0:spare_loose=0.5"}) {
     SCOPED_TRACE(spec);
     Engine e = MakeAirtime(c, spec);  // spare=0.5: one spare for a target of 2
     e.Handle(Event::Arrival(0, svc));
     e.Handle(Event::Demand(0, 0, 15));  // 2 replicas needed
     EXPECT_EQ(e.job(0).target_replicas, 3);
     EXPECT_EQ(e.job(0).live_replicas(), 3);
-    // Work arrives that needs the spare's GPU. By default the spare stays (requests come
-    // first); with spare_yields it goes and the work starts at once.
+    // Work arrives that needs the spare's GPU. A firm spare (the default) stays: requests
+    // come first; a loose one goes and the work starts at once.
     auto& r = e.Handle(Event::Arrival(kMinute, MakeJob("j", WorkloadKind::kBatch, 2, 3600)));
     const bool yields = std::string(spec) != "airtime";
     EXPECT_EQ(Count(r, DecisionType::kRelease), yields ? 1 : 0);

@@ -24,23 +24,28 @@ int ForecastScale::PeakReplicas(const Job& service, TimeMs from, TimeMs to) cons
 int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) const {
   const TimeMs now = engine.now();
   const int target = PeakReplicas(service, now, now + service.s().realtime.cold_start + o_.lead);
-  if (o_.spare <= 0 || (target == 0 && service.demand_rps <= 0)) return target;
-  const RealtimeProfile& rt = service.s().realtime;
-  int spares = std::max(1, static_cast<int>(std::ceil(target * o_.spare)));
-  spares = std::min(spares, rt.max_replicas - target);
-  if (spares <= 0) return target;
-  // On GPUs free now or held by its replicas beyond the target; with spare_yields, only
-  // while nothing waits for its GPU types.
+  if (target == 0 && service.demand_rps <= 0) return target;
+  auto count = [&](double fraction) {
+    return fraction <= 0 ? 0 : std::max(1, static_cast<int>(std::ceil(target * fraction)));
+  };
+  const int room = service.s().realtime.max_replicas - target;
+  const int firm = std::min(count(o_.spare), room);
+  const int loose = std::min(count(o_.spare + o_.spare_loose), room) - firm;
+  if (firm + loose <= 0) return target;
+  // Spares go on GPUs free now or held by its replicas beyond the target; loose ones only
+  // while nothing waits for the service's GPU types.
   const Shape& shape = service.s().shape;
   const int64_t unit = shape.TotalMilli(engine.catalog());
   if (unit <= 0) return target;
   int64_t avail = static_cast<int64_t>(std::max(0, service.live_replicas() - target)) * unit;
+  bool waiting = false;
   for (size_t t = 0; t < engine.nodes_of_type().size(); ++t) {
     if (!shape.AllowsType(static_cast<GpuTypeId>(t))) continue;
-    if (o_.spare_yields && WaitingMilli(engine, static_cast<GpuTypeId>(t)) > 0) return target;
+    waiting = waiting || (loose > 0 && WaitingMilli(engine, static_cast<GpuTypeId>(t)) > 0);
     avail += engine.state().free_milli_of_type(static_cast<GpuTypeId>(t));
   }
-  return target + static_cast<int>(std::clamp<int64_t>(avail / unit, 0, spares));
+  const int wanted = firm + (waiting ? 0 : loose);
+  return target + static_cast<int>(std::clamp<int64_t>(avail / unit, 0, wanted));
 }
 
 int64_t ForecastScale::WaitingMilli(const Engine& engine, GpuTypeId type) const {

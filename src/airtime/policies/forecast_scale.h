@@ -23,13 +23,14 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
   struct Options {
     DurationMs lead = 5 * kMinute;        // beyond the cold start
     DurationMs hold_horizon = 2 * kHour;  // how far ahead headroom is kept free
-    // Warm spares: a service keeps ceil(target x spare) more replicas than its target (at
+    // Warm spares: a service keeps ceil(target x spare) replicas more than its target (at
     // least one while it has demand) on GPUs that are free, so that a rise in demand meets
-    // ready replicas instead of a cold start. Realtime replicas come first in airtime's
-    // order, so spares take free GPUs before waiting work does; with spare_yields they
-    // stand aside (are released) as soon as work waits for their GPU type.
+    // ready replicas instead of a cold start. Replicas come first in airtime's order, so
+    // these firm spares take free GPUs before waiting work does. Loose spares, up to
+    // ceil(target x (spare + spare_loose)) in all, stand aside (are released) as soon as
+    // work waits for their GPU type.
     double spare = 0.5;
-    bool spare_yields = false;
+    double spare_loose = 0;
   };
   explicit ForecastScale(Options o) : o_(o) {}
 
