@@ -68,9 +68,13 @@ class Run {
         OnArrived(static_cast<size_t>(p.a), cycle.arrived);
       // A plug-in may ask for wake-ups forever (a forecast curve to follow). Once nothing
       // but wake-ups is left and a few in a row changed nothing, the world is static: stop.
+      // Services alone are static too: once nothing but timers has happened and no job has
+      // been started, stopped or resized for kServicesOnlyLimit, only the services'
+      // replicas follow their daily curve (and their cold-start timers), for ever.
       const bool idle = wake && others_ == 0 && !Changes(cycle);
       idle_wakes_ = idle ? idle_wakes_ + 1 : 0;
-      if (idle_wakes_ >= kIdleWakeLimit) {
+      if (JobChanges(cycle) || p.kind != Kind::kTimer) last_job_change_ = p.at;
+      if (idle_wakes_ >= kIdleWakeLimit || p.at - last_job_change_ >= kServicesOnlyLimit) {
         ledger_.Observe(cycle);
         metrics_.Observe(cycle);
         break;
@@ -107,6 +111,18 @@ class Run {
     for (const Decision& d : cycle.decisions)
       if (d.type != DecisionType::kScale) return true;
     return false;
+  }
+  // Whether the cycle started, stopped or resized a job (not a service's replica).
+  bool JobChanges(const CycleResult& cycle) const {
+    for (const Decision& d : cycle.decisions) {
+      if (d.type == DecisionType::kScale || d.type == DecisionType::kHold ||
+          d.type == DecisionType::kUnhold)
+        continue;
+      if (d.workload != kNoWorkload && !engine_.job(d.workload).is_service()) return true;
+    }
+    return !cycle.stopped.empty() &&
+           std::any_of(cycle.stopped.begin(), cycle.stopped.end(),
+                       [&](const Stopped& st) { return !engine_.job(st.workload).is_service(); });
   }
 
   void Push(TimeMs at, Kind kind, int64_t a, double rps = 0) {
@@ -232,6 +248,8 @@ class Run {
   std::unordered_set<AllocationId> live_;
   std::set<TimeMs> wakes_;  // pending wake-up timers
   static constexpr int kIdleWakeLimit = 4;
+  static constexpr DurationMs kServicesOnlyLimit = 2 * kDay;
+  TimeMs last_job_change_ = 0;
   int64_t others_ = 0;  // pending events that are not wake-ups
   int idle_wakes_ = 0;
 };

@@ -172,5 +172,19 @@ TEST(SimulatorTest, PoliciesShareAHorizon) {
   EXPECT_FALSE(SimulatePolicies(in, {"fifo", "nope"}).ok());
 }
 
+TEST(SimulatorTest, WithoutAHorizonTheMixedDayEndsUnderEveryPolicy) {
+  // After its day the mixed day leaves services whose forecast repeats the day's curve
+  // (replica changes and wake-ups for ever) and two jobs that never start: the replay
+  // must still end, two days after the last job event.
+  const std::string dir = std::string(AIRTIME_SOURCE_DIR) + "/examples/mixed-day/";
+  auto in = LoadSimInput(dir + "cluster.yaml", {dir + "workloads.yaml"});
+  ASSERT_TRUE(in.ok()) << in.status().ToString();
+  for (const char* policy : {"fifo", "lyra", "airtime"}) {
+    auto r = Simulate(*in, policy);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_LT(r->end, 10 * kDay) << policy;
+  }
+}
+
 }  // namespace
 }  // namespace airtime
