@@ -180,14 +180,24 @@ TEST(AirtimePolicyTest, WarmSparesOnFreeGpusAndWhenTheyYield) {
     e.Handle(Event::Demand(0, 0, 15));  // 2 replicas needed
     EXPECT_EQ(e.job(0).target_replicas, 3);
     EXPECT_EQ(e.job(0).live_replicas(), 3);
-    // Work arrives that needs the spare's GPU. A firm spare (the default) stays: requests
-    // come first; a loose one goes and the work starts at once.
+    // Work arrives that needs the spare's GPU, worth less per GPU-hour than the service. A
+    // firm spare (the default) stays; a loose one goes and the work starts at once.
     auto& r = e.Handle(Event::Arrival(kMinute, MakeJob("j", WorkloadKind::kBatch, 2, 3600)));
     const bool yields = std::string(spec) != "airtime";
     EXPECT_EQ(Count(r, DecisionType::kRelease), yields ? 1 : 0);
     EXPECT_EQ(e.job(0).live_replicas(), yields ? 2 : 3);
     EXPECT_EQ(e.job(1).phase, yields ? JobPhase::kRunning : JobPhase::kPending);
   }
+  // A firm spare gives way to work worth more per GPU-hour than the service at full load
+  // (36 per replica-hour here; the job earns 500 per GPU-hour).
+  Engine e = MakeAirtime(c);
+  e.Handle(Event::Arrival(0, svc));
+  e.Handle(Event::Demand(0, 0, 15));
+  WorkloadSpec dear = MakeJob("dear", WorkloadKind::kBatch, 2, 3600);
+  dear.value.on_completion = 1000;
+  auto& r = e.Handle(Event::Arrival(kMinute, dear));
+  EXPECT_EQ(Count(r, DecisionType::kRelease), 1);
+  EXPECT_EQ(e.job(1).phase, JobPhase::kRunning);
 }
 
 // Two 8-GPU nodes filled at 00:00 and kept busy by a stream of 1-GPU jobs (one every 90 s,

@@ -38,13 +38,20 @@ int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) cons
   const int64_t unit = shape.TotalMilli(engine.catalog());
   if (unit <= 0) return target;
   int64_t avail = static_cast<int64_t>(std::max(0, service.live_replicas() - target)) * unit;
-  bool waiting = false;
+  bool waiting = false;  // work waits for the service's GPU types
+  bool outbid = false;   // and some of it is worth more per GPU-hour than a replica
   for (size_t t = 0; t < engine.nodes_of_type().size(); ++t) {
-    if (!shape.AllowsType(static_cast<GpuTypeId>(t))) continue;
-    waiting = waiting || (loose > 0 && WaitingMilli(engine, static_cast<GpuTypeId>(t)) > 0);
-    avail += engine.state().free_milli_of_type(static_cast<GpuTypeId>(t));
+    const auto type = static_cast<GpuTypeId>(t);
+    if (!shape.AllowsType(type)) continue;
+    if (WaitingMilli(engine, type) > 0) {
+      waiting = true;
+      outbid = outbid || WaitingDensity(engine, type) > service.value_density;
+    }
+    avail += engine.state().free_milli_of_type(type);
   }
-  const int wanted = firm + (waiting ? 0 : loose);
+  // Firm spares give way only to work that earns more per GPU-hour than the service does at
+  // full load; loose ones to any waiting work.
+  const int wanted = (outbid ? 0 : firm) + (waiting ? 0 : loose);
   return target + static_cast<int>(std::clamp<int64_t>(avail / unit, 0, wanted));
 }
 
@@ -53,19 +60,30 @@ int64_t ForecastScale::WaitingMilli(const Engine& engine, GpuTypeId type) const 
   if (waiting_cycle_ != engine.cycles()) {
     waiting_cycle_ = engine.cycles();
     waiting_milli_.assign(types + 1, 0);
+    waiting_density_.assign(types + 1, 0.0);
     for (WorkloadId id : engine.queue()) {
       const Job& j = engine.job(id);
       if (j.never_fits || j.is_service()) continue;
       const Shape& s = j.s().shape;
       const int64_t milli = s.TotalMilli(engine.catalog());
+      auto add = [&](size_t k) {
+        waiting_milli_[k] += milli;
+        waiting_density_[k] = std::max(waiting_density_[k], j.value_density);
+      };
       if (s.allowed_types.empty()) {
-        waiting_milli_[types] += milli;
+        add(types);
       } else {
-        for (GpuTypeId t : s.allowed_types) waiting_milli_[static_cast<size_t>(t)] += milli;
+        for (GpuTypeId t : s.allowed_types) add(static_cast<size_t>(t));
       }
     }
   }
   return waiting_milli_[static_cast<size_t>(type)] + waiting_milli_[types];
+}
+
+double ForecastScale::WaitingDensity(const Engine& engine, GpuTypeId type) const {
+  WaitingMilli(engine, type);  // fills the per-cycle cache
+  const size_t types = engine.nodes_of_type().size();
+  return std::max(waiting_density_[static_cast<size_t>(type)], waiting_density_[types]);
 }
 
 void ForecastScale::BeforeAllocate(Engine& engine) {

@@ -49,12 +49,15 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
  private:
   // Milli-GPU the waiting work could use on `type` (summed once a cycle).
   int64_t WaitingMilli(const Engine& engine, GpuTypeId type) const;
+  // The densest waiting work's value per GPU-hour on `type` (0: none waits).
+  double WaitingDensity(const Engine& engine, GpuTypeId type) const;
 
   Options o_;
   std::map<WorkloadId, DemandForecast> forecasts_;
   std::map<WorkloadId, double> last_seen_;
   mutable uint64_t waiting_cycle_ = ~uint64_t{0};
-  mutable std::vector<int64_t> waiting_milli_;  // per type; [type count]: any type
+  mutable std::vector<int64_t> waiting_milli_;   // per type; [type count]: any type
+  mutable std::vector<double> waiting_density_;  // the same, densest waiting work
 };
 
 }  // namespace airtime
