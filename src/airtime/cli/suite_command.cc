@@ -20,6 +20,7 @@
 #include "airtime/fgd/fgd_protocol.h"
 #include "airtime/sim/report.h"
 #include "airtime/sim/simulator.h"
+#include "airtime/sim/value_ceiling.h"
 
 namespace airtime {
 namespace {
@@ -172,6 +173,16 @@ int RunSuite(const SimArgs& a) {
     std::cout << "\n== " << s.name << ": " << input->cluster.gpu_count() << " GPUs, "
               << input->workloads.size() << " workloads\n"
               << ResultsTable(*results);
+    if (opt.horizon != kNever) {
+      const ValueCeiling ceiling = ComputeValueCeiling(*input, opt.horizon);
+      char line[320];
+      std::snprintf(line, sizeof line,
+                    "value ceiling per installed GPU-h: %.3f reachable (requests up to "
+                    "max_replicas; the %d of %d jobs that could finish in time), %.3f offered\n",
+                    ceiling.reachable_per_gpu_hour(), ceiling.reachable_jobs, ceiling.jobs,
+                    ceiling.offered_per_gpu_hour());
+      std::cout << line;
+    }
     for (const SimResult& r : *results) {
       nlohmann::json j = ResultToJson(r);
       j["scenario"] = s.name;

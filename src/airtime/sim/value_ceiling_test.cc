@@ -1,0 +1,36 @@
+#include "airtime/sim/value_ceiling.h"
+
+#include <gtest/gtest.h>
+
+#include "airtime/engine/test_util.h"
+
+namespace airtime {
+namespace {
+
+using testing::MakeCluster;
+using testing::MakeJob;
+using testing::MakeService;
+
+TEST(ValueCeilingTest, CountsWhatCouldBeEarnedBeforeTheHorizon) {
+  Cluster c = MakeCluster({{"A100-80GB", 4, 1}});  // speed 1.0
+  WorkloadSpec svc = MakeService("svc", 10);       // 1 per 1k requests
+  svc.realtime.max_replicas = 2;                   // serves at most 20 rps
+  svc.realtime.demand = {{0, 10}, {kHour, 30}};
+  WorkloadSpec quick = MakeJob("quick", WorkloadKind::kBatch, 1, 3600, kHour);  // ends 2h
+  quick.value.on_completion = 7;
+  WorkloadSpec late = MakeJob("late", WorkloadKind::kBatch, 1, 3 * 3600, 0);  // ends 3h
+  late.value.on_completion = 5;
+  WorkloadSpec after = MakeJob("after", WorkloadKind::kBatch, 1, 60, 3 * kHour);
+  SimInput in = MakeSimInput(c, {svc, quick, late, after});
+  const ValueCeiling v = ComputeValueCeiling(in, 2 * kHour);
+  EXPECT_EQ(v.jobs, 2);  // `after` comes after the horizon
+  EXPECT_EQ(v.reachable_jobs, 1);
+  // Requests: 10 rps for an hour, then 30 (20 reachable) for an hour.
+  EXPECT_NEAR(v.offered_value, (36000 + 108000) / 1000.0 + 7 + 5, 1e-9);
+  EXPECT_NEAR(v.reachable_value, (36000 + 72000) / 1000.0 + 7, 1e-9);
+  EXPECT_NEAR(v.installed_gpu_hours, 8, 1e-12);
+  EXPECT_NEAR(v.reachable_per_gpu_hour(), 115.0 / 8, 1e-9);
+}
+
+}  // namespace
+}  // namespace airtime
