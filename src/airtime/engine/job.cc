@@ -46,4 +46,14 @@ double ValueDensity(const WorkloadSpec& spec, const GpuCatalog& catalog) {
   return spec.value.on_completion / (hours * gpus);
 }
 
+TimeMs EndIfStartedAt(const Job& job, TimeMs now, double speed) {
+  if (job.is_service()) return kNever;
+  RunSegment seg;
+  seg.start = now;
+  seg.overhead = job.work_saved > 0 ? job.s().restart_cost : 0;
+  seg.speed = speed;
+  seg.work_at_start = job.work_saved;
+  return SegmentEnd(job.s(), seg);
+}
+
 }  // namespace airtime

@@ -95,6 +95,10 @@ struct Job {
   int live_replicas() const { return static_cast<int>(allocations.size()); }
 };
 
+// When `job` (not a service: kNever) would finish if it started at `now` on GPUs of
+// relative `speed`, paying its restart cost when it resumes saved progress.
+TimeMs EndIfStartedAt(const Job& job, TimeMs now, double speed);
+
 // Value per GPU-hour of the workload's shape at reference speed (services at full load).
 double ValueDensity(const WorkloadSpec& spec, const GpuCatalog& catalog);
 

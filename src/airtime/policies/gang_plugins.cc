@@ -11,13 +11,7 @@ namespace {
 
 // When `job` would finish if it started now on GPUs of `speed` (kNever for services).
 TimeMs EndAt(const Job& job, double speed, const Engine& engine) {
-  if (job.is_service()) return kNever;
-  RunSegment seg;
-  seg.start = engine.now();
-  seg.overhead = job.work_saved > 0 ? job.s().restart_cost : 0;
-  seg.speed = speed;
-  seg.work_at_start = job.work_saved;
-  return SegmentEnd(job.s(), seg);
+  return EndIfStartedAt(job, engine.now(), speed);
 }
 
 }  // namespace

@@ -68,12 +68,7 @@ TimeMs EndIfStarted(const Job& job, const Placement& placement, const Engine& en
     for (GpuIndex g : placement.gpus)
       speed = std::min(speed, job.s().SpeedOn(engine.cluster().gpu_type(g), engine.catalog()));
   }
-  RunSegment seg;
-  seg.start = engine.now();
-  seg.overhead = job.work_saved > 0 ? job.s().restart_cost : 0;
-  seg.speed = speed;
-  seg.work_at_start = job.work_saved;
-  return SegmentEnd(job.s(), seg);
+  return EndIfStartedAt(job, engine.now(), speed);
 }
 
 class MultifactorOrder : public QueueSortPlugin {
