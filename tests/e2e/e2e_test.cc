@@ -305,14 +305,7 @@ TEST(Suite, ABadSuiteFileNamesTheLineAndField) {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a.rfind("--airtime=", 0) == 0) g_airtime = a.substr(10);
-  }
-  if (g_airtime.empty() || access(g_airtime.c_str(), X_OK) != 0) {
-    std::cerr << "e2e_test: pass the airtime binary as --airtime=PATH (got '" << g_airtime
-              << "')\n";
-    return 2;
-  }
+  g_airtime = airtime::e2e::AirtimeFlag(argc, argv, "e2e_test");
+  if (g_airtime.empty()) return 2;
   return RUN_ALL_TESTS();
 }

@@ -298,14 +298,8 @@ TEST(ServerE2E, TenThousandSubmissionsInABurstAreAllAccounted) {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a.rfind("--airtime=", 0) == 0) g_airtime = a.substr(10);
-  }
-  if (g_airtime.empty()) {
-    std::fprintf(stderr, "usage: server_e2e_test --airtime=PATH\n");
-    return 2;
-  }
+  g_airtime = airtime::e2e::AirtimeFlag(argc, argv, "server_e2e_test");
+  if (g_airtime.empty()) return 2;
   signal(SIGPIPE, SIG_IGN);
   return RUN_ALL_TESTS();
 }
