@@ -333,8 +333,9 @@ void Daemon::StartRun(const Decision& d) {
     }
   }
   for (const auto& kv : w.spec->exec.env) req.env.push_back(kv);
-  (void)store_->UpdateRun(run.row);  // run_dir
-  auto handle = executor_->Launch(req);
+  // The run directory is durable before the process can exist (recovery relies on it).
+  Status recorded = store_->UpdateRun(run.row);
+  auto handle = recorded.ok() ? executor_->Launch(req) : StatusOr<RunHandle>(recorded);
   if (!handle.ok()) {
     run.row.state = "exited";
     run.row.ended_at = WallNow();

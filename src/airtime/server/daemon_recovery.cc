@@ -98,10 +98,14 @@ Status Daemon::RecoverRun(RunRow run, TimeMs now) {
   auto wit = workloads_.find(run.workload_id);
   if (wit == workloads_.end()) return Internal("run " + std::to_string(run.id) + ": no workload");
   WorkloadRec& w = wit->second;
-  const bool process = !w.spec->exec.empty() && !run.run_dir.empty();
+  const bool process = !w.spec->exec.empty();
   AdoptResult res;
   res.state = AdoptState::kRunning;
-  if (process) {
+  if (process && run.run_dir.empty()) {
+    // The daemon records the run directory before it launches anything: without one the
+    // process never started.
+    res.state = AdoptState::kNeverStarted;
+  } else if (process) {
     // A shim that was just started may not have written its claim yet: give a live one a
     // moment rather than claiming the run abandoned (which would make it refuse to run).
     for (int i = 0; i < 40 && run.pid > 0 && !ReadClaim(run.run_dir).ok() &&

@@ -302,5 +302,35 @@ TEST_F(DaemonTest, ANewRunWaitsForAStoppingProcessToLeaveItsGpus) {
   EXPECT_EQ(old["runs"][0]["exit_code"], 0);  // it left on SIGTERM, within its grace
 }
 
+TEST_F(DaemonTest, ARunRecordedWithoutItsDirectoryNeverStartedAndRunsOnce) {
+  // What a crash between the run row and its directory leaves: the process never started,
+  // so the restarted daemon runs the workload (once), and does not wait for a ghost.
+  {
+    auto store = Store::Open(dir_ + "/data");
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    const std::string body = "name: ghost\nkind: batch\ncommand: [/bin/true]\n";
+    auto sub = (*store)->AddSubmission({0, "default", body, "request", 1000});
+    ASSERT_TRUE(sub.ok());
+    WorkloadRow w;
+    w.submission_id = *sub;
+    w.name = "ghost";
+    w.tenant = "default";
+    w.kind = "batch";
+    w.state = "running";
+    w.submitted_at = 1000;
+    auto id = (*store)->AddWorkload(w);
+    ASSERT_TRUE(id.ok());
+    RunRow r;
+    r.workload_id = *id;
+    r.gpus = {"GPU-fake-0000-h100-00"};
+    ASSERT_TRUE((*store)->AddRun(r).ok());  // state launching, no run_dir, no pid
+  }
+  Open();
+  json w = WaitFor("ghost", "succeeded");
+  ASSERT_EQ(w["runs"].size(), 2u);
+  EXPECT_EQ(w["runs"][0]["state"], "abandoned");
+  EXPECT_EQ(w["runs"][1]["exit_code"], 0);
+}
+
 }  // namespace
 }  // namespace airtime
