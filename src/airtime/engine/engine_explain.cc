@@ -47,7 +47,8 @@ std::string Engine::Explain(WorkloadId id) const {
       if (job.is_service()) {
         std::snprintf(buf, sizeof buf, "serving %.1f req/s with %d replica(s) (target %d)",
                       job.demand_rps, job.live_replicas(), job.target_replicas);
-        return buf;
+        const std::string why = policy_.scale ? policy_.scale->WhyTarget(job, *this) : "";
+        return why.empty() ? std::string(buf) : std::string(buf) + ": " + why;
       } else {
         const Allocation* a = allocation(job.allocations.front());
         std::string s = "running on " + GpuList(*cluster_, a->placement.gpus) + " since " +

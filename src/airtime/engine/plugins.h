@@ -115,6 +115,13 @@ class ScalePlugin {
   virtual ~ScalePlugin() = default;
   virtual std::string_view name() const = 0;
   virtual int TargetReplicas(const Job& service, const Engine& engine) const = 0;
+  // Why the target exceeds what the current demand needs, for the service's explanation
+  // ("" : it does not, or no reason to give).
+  virtual std::string WhyTarget(const Job& service, const Engine& engine) const {
+    (void)service;
+    (void)engine;
+    return "";
+  }
 };
 
 class CyclePlugin {

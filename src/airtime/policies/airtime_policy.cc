@@ -81,7 +81,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
       "value density order, speed- and fragmentation-aware placement, forecast headroom, "
       "hold-or-hand-off for bursts, preemption only when it pays",
       {"preemption", "lead", "hold_horizon", "margin", "gain_horizon", "pack", "gang_wait", "quota",
-       "limit", "spare", "spare_loose"},
+       "limit", "spare", "spare_loose", "keep", "slo_target"},
       [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
         const std::string preemption = params.GetString("preemption", "on");
         if (preemption != "on" && preemption != "off")
@@ -95,6 +95,14 @@ void RegisterAirtime(PolicyRegistry& registry) {
         if (!hold.ok()) return hold.status();
         fo.lead = *lead;
         fo.hold_horizon = *hold;
+        auto keep = GetDuration(params, "keep", fo.keep);
+        if (!keep.ok()) return keep.status();
+        fo.keep = *keep;
+        auto slo_target = params.GetDouble("slo_target", fo.slo_target);
+        if (!slo_target.ok()) return slo_target.status();
+        if (*slo_target < 0 || *slo_target > 1)
+          return InvalidArgument("policy 'airtime': parameter 'slo_target' must be in [0, 1]");
+        fo.slo_target = *slo_target;
         auto spare = params.GetDouble("spare", fo.spare);
         if (!spare.ok()) return spare.status();
         if (*spare < 0) return InvalidArgument("policy 'airtime': parameter 'spare' must be >= 0");

@@ -82,7 +82,8 @@ TEST(AirtimePolicyTest, NothingPreemptsUnderPreemptionOff) {
 
 TEST(AirtimePolicyTest, NoThrashWithinThePayback) {
   Cluster c = MakeCluster({{"H100", 1, 1}});
-  Engine e = MakeAirtime(c);
+  // keep=0s: the replica goes as soon as demand drops (ScaleDown* below pin the keeping).
+  Engine e = MakeAirtime(c, "airtime:keep=0s");
   WorkloadSpec b = MakeJob("batch", WorkloadKind::kBatch, 1, 100 * 3600);
   b.preemptible = true;
   b.restart_cost = 10 * kMinute;
@@ -198,6 +199,68 @@ TEST(AirtimePolicyTest, WarmSparesOnFreeGpusAndWhenTheyYield) {
   auto& r = e.Handle(Event::Arrival(kMinute, dear));
   EXPECT_EQ(Count(r, DecisionType::kRelease), 1);
   EXPECT_EQ(e.job(1).phase, JobPhase::kRunning);
+}
+
+// A service at 35 rps (4 replicas of 10 rps) for an hour whose demand then drops to 5 rps,
+// and a preemptible 3-GPU batch job that waits for GPUs. `spec` is the policy.
+struct Lull {
+  Cluster c = MakeCluster({{"H100", 4, 1}});
+  Engine e;
+  explicit Lull(const std::string& spec) : e(MakeAirtime(c, spec)) {
+    e.Handle(Event::Arrival(0, MakeService("svc", 10)));  // 36 per replica-hour at full load
+    e.Handle(Event::Demand(0, 0, 35));
+    WorkloadSpec b = MakeJob("batch", WorkloadKind::kBatch, 3, 4 * 3600);
+    b.preemptible = true;
+    b.checkpoint_interval = 10 * kMinute;
+    b.value.on_completion = 4 * 3 * 2.4;  // 2.4 per GPU-hour at A100 speed
+    e.Handle(Event::Arrival(kMinute, b));
+    e.Handle(Event::Demand(kHour, 0, 5));
+  }
+};
+
+TEST(AirtimePolicyTest, ScaleDownWaitsOutALullWhileTheErrorBudgetIsSpent) {
+  // The first cold start missed a minute of 35 rps (2,100 requests): more than 0.1% of the
+  // hour's 126,000, so the service is below its 99.9% target and keeps what the last hour's
+  // peak needs, however dense the waiting work.
+  Lull l("airtime:spare=0");
+  EXPECT_EQ(l.e.job(0).live_replicas(), 4);
+  EXPECT_NE(l.e.Explain(0).find("4 kept for the 35.0 req/s of the last 1h00m (SLO first"),
+            std::string::npos)
+      << l.e.Explain(0);
+  EXPECT_EQ(l.e.job(1).phase, JobPhase::kPending);
+  // The 35 rps step leaves the hour's window at 02:00; the policy asks to be woken then.
+  EXPECT_EQ(l.e.last_cycle().wake_at, 2 * kHour);
+  l.e.Handle(Event::Timer(2 * kHour - kSecond));
+  EXPECT_EQ(l.e.job(0).live_replicas(), 4);
+  l.e.Handle(Event::Timer(2 * kHour + kSecond));
+  EXPECT_EQ(l.e.job(0).live_replicas(), 1);
+  EXPECT_EQ(l.e.job(1).phase, JobPhase::kRunning);
+}
+
+TEST(AirtimePolicyTest, ScaleDownKeepsReplicasAsLongAsTheyCostToGetBack) {
+  // With a 90% target the budget is ample; the waiting work earns a fraction of what the
+  // service does per GPU-hour, so a replica is kept for cold start x (1 + d_svc / d_work).
+  Lull l("airtime:spare=0:slo_target=0.9");
+  const double ratio = l.e.job(0).value_density / l.e.job(1).value_density;
+  ASSERT_GT(ratio, 1);
+  const auto rental = static_cast<DurationMs>(kMinute * (1 + ratio));
+  ASSERT_LT(rental, 30 * kMinute);
+  EXPECT_EQ(l.e.job(0).live_replicas(), 4);
+  EXPECT_NE(l.e.Explain(0).find("would cost a cold start of 1m"), std::string::npos)
+      << l.e.Explain(0);
+  EXPECT_EQ(l.e.last_cycle().wake_at, kHour + rental);
+  l.e.Handle(Event::Timer(kHour + rental - kSecond));
+  EXPECT_EQ(l.e.job(0).live_replicas(), 4);
+  l.e.Handle(Event::Timer(kHour + rental));
+  EXPECT_EQ(l.e.job(0).live_replicas(), 1);
+  EXPECT_EQ(l.e.job(1).phase, JobPhase::kRunning);
+  // With nothing waiting, a lull costs nothing to wait out: the full `keep` (1 h) applies.
+  Lull idle("airtime:spare=0:slo_target=0.9");
+  idle.e.Handle(Event::Cancel(kHour + kSecond, 1));
+  idle.e.Handle(Event::Timer(2 * kHour - kSecond));
+  EXPECT_EQ(idle.e.job(0).live_replicas(), 4);
+  idle.e.Handle(Event::Timer(2 * kHour + kSecond));
+  EXPECT_EQ(idle.e.job(0).live_replicas(), 1);
 }
 
 // Two 8-GPU nodes filled at 00:00 and kept busy by a stream of 1-GPU jobs (one every 90 s,

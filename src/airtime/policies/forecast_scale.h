@@ -6,10 +6,15 @@
 // must look -- headroom as a curve over the day, not a peak reservation all day. It also
 // declares to the engine (and so to the ledger) the capacity it expects services to need
 // within `hold_horizon` beyond their current replicas; BurstHold keeps that free from work
-// that could not give it back in time. One instance per engine.
+// that could not give it back in time. Scaling down waits: the target never falls below
+// what the highest demand of the last `keep` needs (a scale-down stabilisation window, as
+// Kubernetes' HPA has), so a brief lull does not hand back replicas that the next rise
+// needs again after a cold start. One instance per engine.
 #pragma once
 
+#include <deque>
 #include <map>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -31,6 +36,18 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
     // work waits for their GPU type.
     double spare = 0.5;
     double spare_loose = 0;
+    // Scale-down stabilisation: a service keeps the replicas that the highest demand of a
+    // recent window needs. The window is `keep` while nothing waits for the service's GPU
+    // types (waiting out a lull costs nothing then). Otherwise it is as long as a replica
+    // given up would cost to get back (ski rental): cold_start x (1 + d_service / d_waiting),
+    // d being value per GPU-hour at full load and d_waiting that of the densest waiting work;
+    // a replica is kept until what its GPU could have earned for that work matches the cold
+    // start's GPU time plus the requests lost meanwhile. SLOs first: if giving up what the
+    // `keep` window holds could miss more requests in one cold start (at that window's peak)
+    // than the service's error budget has left (requests served within the SLO since it
+    // started, minus `slo_target` x its requests), the window stays `keep`.
+    DurationMs keep = kHour;
+    double slo_target = 0.999;
   };
   explicit ForecastScale(Options o) : o_(o) {}
 
@@ -41,6 +58,25 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
 
   // Replicas `service` is forecast to need at most over [from, to].
   int PeakReplicas(const Job& service, TimeMs from, TimeMs to) const;
+  // The highest demand (rps) `service` had over [now - window, now] (its current one
+  // included); `window` at most `keep`.
+  double RecentPeak(const Job& service, TimeMs now, DurationMs window) const;
+  // Why the target is above what the current demand needs ("" when it is not).
+  std::string WhyTarget(const Job& service, const Engine& engine) const override;
+
+  // How long `service` keeps replicas its demand no longer needs (see Options::keep), and why.
+  struct Keep {
+    DurationMs window = 0;
+    enum Why { kNothingWaits, kRental, kBudgetSpent } why = kNothingWaits;
+    double waiting_density = 0;  // the densest waiting work's value per GPU-hour
+    double budget = 0;           // ErrorBudget, where it was consulted
+    double at_risk = 0;          // requests one cold start could miss, where consulted
+  };
+  Keep KeepWindow(const Job& service, const Engine& engine) const;
+  // Requests `service` may still miss and meet `slo_target`, over what it served until
+  // `now` as this plug-in saw it (demand against the replicas ready at each cycle); < 0:
+  // below target.
+  double ErrorBudget(WorkloadId service, TimeMs now) const;
   // GPUs (milli) of each type that services are forecast to need beyond their live replicas
   // over [now, until], spread over the types their shapes allow (first allowed type).
   std::map<GpuTypeId, int64_t> ForecastNeed(const Engine& engine, TimeMs until) const;
@@ -55,6 +91,15 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
   Options o_;
   std::map<WorkloadId, DemandForecast> forecasts_;
   std::map<WorkloadId, double> last_seen_;
+  // Per service, its demand steps (from, rps) over the `keep` window, oldest first.
+  std::map<WorkloadId, std::deque<std::pair<TimeMs, double>>> recent_;
+  struct Served {
+    TimeMs since = 0;
+    double demand_rps = 0, capacity_rps = 0;  // from `since` on
+    double requests = 0, in_slo = 0;
+  };
+  std::map<WorkloadId, Served> served_;
+  mutable TimeMs next_wake_ = kNever;  // when a kept step leaves its window (this cycle)
   mutable uint64_t waiting_cycle_ = ~uint64_t{0};
   mutable std::vector<int64_t> waiting_milli_;   // per type; [type count]: any type
   mutable std::vector<double> waiting_density_;  // the same, densest waiting work
