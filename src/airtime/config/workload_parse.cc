@@ -5,6 +5,7 @@
 
 #include "airtime/base/strings.h"
 #include "airtime/config/scenario_parts.h"
+#include "airtime/model/interference.h"
 
 namespace airtime::yaml_internal {
 namespace {
@@ -22,7 +23,8 @@ const std::vector<std::string>& WorkloadFields() {
                                                   "checkpoint", "preemptible",  "preempt_grace",
                                                   "slo",        "demand",       "demand_trace",
                                                   "value",      "elastic",      "command",
-                                                  "env",        "workdir",      "metrics"};
+                                                  "env",        "workdir",      "metrics",
+                                                  "family"};
   return fields;
 }
 
@@ -321,6 +323,18 @@ StatusOr<WorkloadSpec> ParseWorkload(const YamlFile& file, const YAML::Node& nod
     }
   }
   AIRTIME_RETURN_IF_ERROR(r.Number("utilization", &s.utilization, 0, 1, /*lo_open=*/true));
+  if (r.Has("family")) {
+    std::string family;
+    AIRTIME_RETURN_IF_ERROR(r.String("family", &family));
+    const InterferenceModel& model = InterferenceModel::Gavel();
+    s.family = model.Canonical(family);
+    if (s.family.empty()) {
+      std::string known;
+      for (const std::string& f : model.families()) known += (known.empty() ? "" : ", ") + f;
+      return r.FieldError("family", "unknown model family '" + family + "' (known: " + known +
+                                        "; leave it out for work of another kind)");
+    }
+  }
 
   // Time.
   AIRTIME_RETURN_IF_ERROR(r.OneOf("submit_at", "arrival"));

@@ -60,6 +60,15 @@ TEST(WorkloadYamlErrorsTest, WrongTypes) {
   ExpectError("workloads: {name: a}\n", 1, {"field 'workloads'", "expected a list of workloads"});
 }
 
+TEST(WorkloadYamlErrorsTest, UnknownModelFamily) {
+  ExpectError(Job("family: resnet-152\n"), 3,
+              {"field 'family'", "unknown model family 'resnet-152'", "known: A3C, CycleGAN",
+               "ResNet-50", "leave it out"});
+  auto ok = ParseWorkloadYaml(Job("family: resnet-50\n"), "w.yaml");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->workloads.at(0).family, "ResNet-50");  // as the table spells it
+}
+
 TEST(WorkloadYamlErrorsTest, OutOfRange) {
   ExpectError(Job("gpu_fraction: 1.5\n"), 3,
               {"field 'gpu_fraction'", "expected a number in (0, 1]", "found '1.5'"});

@@ -18,6 +18,8 @@ const char* DecisionTypeName(DecisionType t) {
       return "resize";
     case DecisionType::kUnhold:
       return "unhold";
+    case DecisionType::kRetime:
+      return "retime";
   }
   return "?";
 }

@@ -14,7 +14,18 @@
 
 namespace airtime {
 
-enum class DecisionType : uint8_t { kStart, kPreempt, kRelease, kScale, kHold, kUnhold, kResize };
+enum class DecisionType : uint8_t {
+  kStart,
+  kPreempt,
+  kRelease,
+  kScale,
+  kHold,
+  kUnhold,
+  kResize,
+  // A running job's speed changed (work sharing its GPU came or went: interference), so its
+  // expected end moved to `expected_end`.
+  kRetime
+};
 const char* DecisionTypeName(DecisionType t);
 
 struct Decision {
@@ -24,7 +35,7 @@ struct Decision {
   int replica = 0;               // services: which replica
   Placement placement;           // kStart: where; kHold/kUnhold: the GPUs
   TimeMs ready_at = 0;           // kStart: when it does useful work (after cold start / restart)
-  TimeMs expected_end = kNever;  // kStart: when the work would finish undisturbed
+  TimeMs expected_end = kNever;  // kStart, kResize, kRetime: when the work would finish
   DurationMs waited = 0;         // kStart: how long it waited in the queue before this start
   // kResize: the allocation this one replaces (an elastic job restarted from its saved
   // progress on more GPUs; `allocation` and `placement` are the new ones).

@@ -233,6 +233,14 @@ void Engine::OnStop(AllocationId id, bool completed, bool lost_work, std::string
   allocations_.erase(it);
   small_elastic_.erase(id);
   state_.Release(a.placement);
+  if (a.placement.mode == ShareMode::kFraction) {
+    for (GpuIndex g : a.placement.gpus) {
+      auto& on = shared_[g];
+      on.erase(std::remove(on.begin(), on.end(), id), on.end());
+      if (on.empty()) shared_.erase(g);
+    }
+    if (options_.interference) Reinterfere(a.placement);  // neighbours speed up at once
+  }
   Job& job = jobs_[static_cast<size_t>(a.workload)];
   job.allocations.erase(std::find(job.allocations.begin(), job.allocations.end(), id));
   const bool engine_initiated = decision != DecisionType::kStart;

@@ -27,6 +27,7 @@
 #include "airtime/engine/event.h"
 #include "airtime/engine/job.h"
 #include "airtime/engine/plugins.h"
+#include "airtime/model/interference.h"
 
 namespace airtime {
 
@@ -36,6 +37,10 @@ struct EngineOptions {
   // reference simulator does, which ranks nodes by a seeded permutation of their names).
   // 0: ties go to the lowest node index.
   uint64_t seed = 0;
+  // Slowdown of work sharing a GPU by fractions (model/interference.h); null: none. The
+  // simulator uses InterferenceModel::Gavel(); the daemon none (real GPUs interfere on
+  // their own).
+  const InterferenceModel* interference = nullptr;
 };
 
 // An allocation that ended in this cycle, for whatever reason.
@@ -130,6 +135,13 @@ class Engine {
     return headroom_.empty() ? 0 : headroom_[static_cast<size_t>(type)];
   }
   Rng& rng() { return rng_; }
+  // The interference model the engine applies (EngineOptions::interference; may be null).
+  const InterferenceModel* interference() const { return options_.interference; }
+  // The fractional allocations on `gpu` (null: none).
+  const std::vector<AllocationId>* SharedOn(GpuIndex gpu) const {
+    auto it = shared_.find(gpu);
+    return it == shared_.end() ? nullptr : &it->second;
+  }
 
  private:
   void Apply(const Event& e);
@@ -157,6 +169,11 @@ class Engine {
   std::optional<Placement> FindMultiNode(const Job& job);
   int InternFitClass(const Job& job);
   WaitInfo FreeInfo(const Job& job) const;
+  // Interference (EngineOptions::interference): the factor `a` would have on `gpu` beside
+  // the other fractional allocations there, and the update of every allocation on the
+  // GPUs of `p` after one came or went (a job's speed changes now: kRetime).
+  double InterferenceOn(const Allocation& a, GpuIndex gpu) const;
+  void Reinterfere(const Placement& p);
   std::string FilteredOut(const Job& job) const;
 
   const Cluster* cluster_;
@@ -179,8 +196,9 @@ class Engine {
   std::map<std::string, int> fit_classes_;  // shape+filter key -> class id
   std::vector<int64_t> headroom_;           // per GPU type, declared this cycle
   std::set<AllocationId> small_elastic_;    // elastic allocations below their full size
-  const Shape* shape_override_ = nullptr;   // set only inside FindWithCount
-  bool ignore_filters_ = false;             // set only inside FitsIgnoringPolicy
+  std::unordered_map<GpuIndex, std::vector<AllocationId>> shared_;  // fractional, per GPU
+  const Shape* shape_override_ = nullptr;                           // set only inside FindWithCount
+  bool ignore_filters_ = false;  // set only inside FitsIgnoringPolicy
   bool paused_ = false;
   std::vector<int8_t> preempt_failed_;  // per cycle: MakeRoom failed for the class
   std::vector<int8_t> class_fit_;       // per cycle: 0 unknown, 1 fits, 2 does not fit

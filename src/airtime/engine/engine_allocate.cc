@@ -1,6 +1,7 @@
 // The allocation pass of a decision cycle: queue walk, placement search, starts.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "airtime/engine/engine.h"
 
@@ -169,7 +170,9 @@ void Engine::Start(Job& job, Placement placement, AllocationId resized_from) {
     }
     a.segment.start = now_;
     a.segment.overhead = job.work_saved > 0 ? job.s().restart_cost : 0;
-    a.segment.speed = speed;
+    if (options_.interference && a.placement.mode == ShareMode::kFraction)
+      for (GpuIndex g : a.placement.gpus) a.interference *= InterferenceOn(a, g);
+    a.segment.speed = speed * a.interference;
     a.segment.work_at_start = job.work_saved;
     a.ready_at = now_ + a.segment.overhead;
     a.expected_end = SegmentEnd(job.s(), a.segment);
@@ -195,7 +198,64 @@ void Engine::Start(Job& job, Placement placement, AllocationId resized_from) {
   d.waited = now_ - job.queued_since;
   d.reason = policy_.name;
   result_.decisions.push_back(std::move(d));
-  allocations_.emplace(a.id, std::move(a));
+  if (job.is_service() && options_.interference && a.placement.mode == ShareMode::kFraction)
+    for (GpuIndex g : a.placement.gpus) a.interference *= InterferenceOn(a, g);
+  const Placement placement_copy = a.placement;
+  const AllocationId id = a.id;
+  allocations_.emplace(id, std::move(a));
+  if (placement_copy.mode == ShareMode::kFraction) {
+    for (GpuIndex g : placement_copy.gpus) shared_[g].push_back(id);
+    if (options_.interference) Reinterfere(placement_copy);
+  }
+}
+
+double Engine::InterferenceOn(const Allocation& a, GpuIndex gpu) const {
+  double f = 1.0;
+  auto it = shared_.find(gpu);
+  if (it == shared_.end()) return f;
+  const std::string& mine = jobs_[static_cast<size_t>(a.workload)].s().family;
+  for (AllocationId other : it->second) {
+    if (other == a.id) continue;
+    const Allocation& o = allocations_.at(other);
+    f *= options_.interference->Factor(mine, jobs_[static_cast<size_t>(o.workload)].s().family);
+  }
+  return f;
+}
+
+void Engine::Reinterfere(const Placement& p) {
+  for (GpuIndex g : p.gpus) {
+    auto it = shared_.find(g);
+    if (it == shared_.end()) continue;
+    for (AllocationId id : it->second) {
+      Allocation& a = allocations_.at(id);
+      double f = 1.0;
+      for (GpuIndex h : a.placement.gpus) f *= InterferenceOn(a, h);
+      if (f == a.interference) continue;
+      const Job& job = jobs_[static_cast<size_t>(a.workload)];
+      if (!job.is_service()) {
+        // The speed changes from now on; the progress so far stands.
+        const double speed = a.segment.SpeedAt(now_) / a.interference * f;
+        if (now_ <= a.segment.start) {
+          a.segment.speed = speed;
+        } else {
+          a.segment.speed_changes.emplace_back(now_, speed);
+        }
+        a.expected_end = SegmentEnd(job.s(), a.segment);
+        Decision d;
+        d.type = DecisionType::kRetime;
+        d.workload = a.workload;
+        d.allocation = a.id;
+        d.replica = a.replica;
+        d.placement = a.placement;
+        d.expected_end = a.expected_end;
+        char why[96];
+        std::snprintf(why, sizeof why, "co-located work changed: speed x%.2f", f);
+        d.reason = why;
+        result_.decisions.push_back(std::move(d));
+      }
+      a.interference = f;
+    }
+  }
 }
 
 void Engine::AllocatePass() {
@@ -363,13 +423,11 @@ void Engine::GrowElastic() {
     if (!p) continue;
     // A resize restarts from saved progress and pays the restart cost: only when the time
     // it saves on the remaining work is larger.
-    const double progress =
-        old.segment.work_at_start +
-        ToSeconds(std::max<DurationMs>(0, now_ - old.segment.start - old.segment.overhead)) *
-            old.segment.speed;
+    const double progress = old.segment.work_at_start + SegmentWork(old.segment, now_);
     const double remaining = std::max(0.0, job.s().work_seconds - progress);
-    const double new_speed = old.segment.speed * static_cast<double>(p->gpus.size()) / have;
-    const double saved_s = remaining / old.segment.speed - remaining / new_speed;
+    const double speed = old.segment.SpeedAt(now_);
+    const double new_speed = speed * static_cast<double>(p->gpus.size()) / have;
+    const double saved_s = remaining / speed - remaining / new_speed;
     if (saved_s <= ToSeconds(job.s().restart_cost)) continue;
     allocations_.erase(id);
     small_elastic_.erase(id);

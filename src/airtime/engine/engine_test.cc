@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
 #include "airtime/engine/test_util.h"
@@ -99,7 +100,7 @@ TEST(EngineTest, MigSlicesPackOnMigNodes) {
 }
 
 TEST(EngineTest, PreemptionKeepsCheckpointedWork) {
-  RunSegment seg{0, 0, 2.0, 0};
+  RunSegment seg{0, 0, 2.0, 0, {}};
   WorkloadSpec s = MakeJob("t", WorkloadKind::kTraining, 1, 10000);
   s.checkpoint_interval = 10 * kMinute;
   StopOutcome out = StopSegment(s, seg, 25 * kMinute);
@@ -109,6 +110,75 @@ TEST(EngineTest, PreemptionKeepsCheckpointedWork) {
   out = StopSegment(s, seg, 25 * kMinute);
   EXPECT_EQ(out.lost_ms, 25 * kMinute);
   EXPECT_DOUBLE_EQ(out.work_saved, 0);
+}
+
+TEST(EngineTest, SpeedChangesMidRunMoveTheEndAndKeepCheckpointedWork) {
+  // 5 min of restart overhead, then speed 2 until 00:25, 1 from then on.
+  RunSegment seg{0, 5 * kMinute, 2.0, 100, {{25 * kMinute, 1.0}}};
+  EXPECT_DOUBLE_EQ(seg.SpeedAt(24 * kMinute), 2.0);
+  EXPECT_DOUBLE_EQ(seg.SpeedAt(25 * kMinute), 1.0);
+  EXPECT_DOUBLE_EQ(SegmentWork(seg, 3 * kMinute), 0);
+  EXPECT_DOUBLE_EQ(SegmentWork(seg, 25 * kMinute), 20 * 60 * 2.0);
+  EXPECT_DOUBLE_EQ(SegmentWork(seg, 35 * kMinute), 20 * 60 * 2.0 + 10 * 60);
+  WorkloadSpec s = MakeJob("t", WorkloadKind::kTraining, 1, 100 + 2400 + 1800);
+  // 2,400 s of work by 00:25, the last 1,800 at speed 1: done at 00:55.
+  EXPECT_EQ(SegmentEnd(s, seg), 55 * kMinute);
+  // A checkpoint every 15 min of run time: at 00:20 and 00:35 (after the overhead).
+  s.checkpoint_interval = 15 * kMinute;
+  StopOutcome out = StopSegment(s, seg, 40 * kMinute);
+  EXPECT_DOUBLE_EQ(out.work_saved, 100 + 20 * 60 * 2.0 + 10 * 60);
+  EXPECT_EQ(out.lost_ms, 5 * kMinute);
+  // A change during the overhead applies from the first second of progress.
+  RunSegment early{0, 5 * kMinute, 2.0, 0, {{kMinute, 0.5}}};
+  EXPECT_DOUBLE_EQ(SegmentWork(early, 15 * kMinute), 10 * 60 * 0.5);
+}
+
+TEST(EngineTest, WorkSharingAGpuSlowsDownAsMeasuredAndSpeedsUpWhenItsNeighbourLeaves) {
+  Cluster c = MakeCluster({{"A100-80GB", 1, 1}});
+  auto policy = PolicyRegistry::Builtin().Make("fifo", c);
+  ASSERT_TRUE(policy.ok());
+  EngineOptions o{1};
+  o.interference = &InterferenceModel::Gavel();
+  Engine e(c, std::move(*policy), o);
+  auto half = [](std::string name, std::string family, double work) {
+    WorkloadSpec s = MakeJob(std::move(name), WorkloadKind::kTraining, 1, work);
+    s.shape.mode = ShareMode::kFraction;
+    s.shape.gpu_milli = 500;
+    s.family = std::move(family);
+    return s;
+  };
+  const double f = InterferenceModel::Gavel().Factor("ResNet-50", "Recommendation");
+  ASSERT_LT(f, 1.0);
+  // Alone: full speed, done in an hour.
+  auto& r1 = e.Handle(Event::Arrival(0, half("resnet", "ResNet-50", 3600)));
+  ASSERT_EQ(Starts(r1), 1);
+  const AllocationId resnet = r1.decisions[0].allocation;
+  EXPECT_EQ(r1.decisions[0].expected_end, kHour);
+  // A recommendation model joins at 00:30: both run at f from then on.
+  auto& r2 = e.Handle(Event::Arrival(30 * kMinute, half("rec", "Recommendation", 3600)));
+  ASSERT_EQ(r2.decisions.size(), 2u);
+  EXPECT_EQ(r2.decisions[0].type, DecisionType::kStart);
+  const AllocationId rec = r2.decisions[0].allocation;
+  EXPECT_DOUBLE_EQ(e.allocation(rec)->interference, f);
+  EXPECT_EQ(r2.decisions[0].expected_end,
+            30 * kMinute + static_cast<TimeMs>(std::ceil(3600 / f * 1000)));
+  EXPECT_EQ(r2.decisions[1].type, DecisionType::kRetime);
+  EXPECT_EQ(r2.decisions[1].allocation, resnet);
+  const TimeMs resnet_end = 30 * kMinute + static_cast<TimeMs>(std::ceil(1800 / f * 1000));
+  EXPECT_EQ(r2.decisions[1].expected_end, resnet_end);
+  // The ResNet finishes; the recommendation model is alone again and speeds up at once.
+  auto& r3 = e.Handle(Event::Completion(resnet_end, resnet));
+  ASSERT_EQ(r3.decisions.size(), 1u);
+  EXPECT_EQ(r3.decisions[0].type, DecisionType::kRetime);
+  EXPECT_EQ(r3.decisions[0].allocation, rec);
+  EXPECT_DOUBLE_EQ(e.allocation(rec)->interference, 1.0);
+  const double done = ToSeconds(resnet_end - 30 * kMinute) * f;
+  EXPECT_NEAR(ToSeconds(r3.decisions[0].expected_end - resnet_end), 3600 - done, 0.002);
+  // Pairs Gavel saw fit side by side (ResNet-18 with anything) and work of no known family
+  // do not slow down.
+  EXPECT_DOUBLE_EQ(InterferenceModel::Gavel().Factor("resnet-18", "LM"), 1.0);
+  EXPECT_DOUBLE_EQ(InterferenceModel::Gavel().Factor("", "ResNet-50"),
+                   InterferenceModel::Gavel().default_factor());
 }
 
 TEST(EngineTest, NodeDownRequeuesWithProgressAndRestartCost) {

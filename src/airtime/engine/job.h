@@ -51,6 +51,9 @@ struct Allocation {
   TimeMs ready_at = 0;  // cold start or restart overhead ends
   RunSegment segment;   // jobs: drives progress
   TimeMs expected_end = kNever;
+  // Speed (jobs) or capacity (replicas) factor from work sharing its GPU by fractions
+  // (EngineOptions::interference); 1: none.
+  double interference = 1.0;
 };
 
 struct Job {

@@ -158,10 +158,11 @@ void Ledger::Classify() {
   };
   std::vector<Held> held;
   held.reserve(e.allocations().size());
-  // Ready replicas per service, for their utilisation.
-  std::unordered_map<WorkloadId, int> ready;
+  // Ready replicas per service (each slowed by interference), for their utilisation.
+  std::unordered_map<WorkloadId, double> ready;
   for (const auto& [aid, a] : e.allocations())
-    if (e.job(a.workload).is_service() && a.ready_at <= e.now()) ++ready[a.workload];
+    if (e.job(a.workload).is_service() && a.ready_at <= e.now())
+      ready[a.workload] += a.interference;
   for (const auto& [aid, a] : e.allocations()) {
     const Job& job = e.job(a.workload);
     const int64_t milli = a.placement.total_milli();
@@ -173,7 +174,9 @@ void Ledger::Classify() {
       util = std::clamp(m->second, 0.0, 1.0);
     } else if (job.is_service()) {
       const double cap = job.s().realtime.capacity_rps * ready[a.workload];
-      util = cap > 0 ? std::min(1.0, job.demand_rps / cap) : 0;
+      util = cap > 0 ? std::min(1.0, job.demand_rps / cap) * a.interference : 0;
+    } else {
+      util *= a.interference;  // the share lost to contention computes nothing useful
     }
     const auto useful = static_cast<int64_t>(static_cast<double>(milli) * util + 0.5);
     held.push_back({&a, job.value_density, milli, useful, c.gpu_type(a.placement.gpus[0])});

@@ -6,7 +6,8 @@
 //
 //   useful            held by running work that computes (utilisation share)
 //   idle_held         held but not computing: cold start, restart overhead, the unused
-//                     share of a replica or of a job with utilisation < 1
+//                     share of a replica or of a job with utilisation < 1, and the share
+//                     lost to work sharing its GPU (interference)
 //   low_value_busy    the computing share of work whose value density is below that of a
 //                     waiting workload that could use the same GPU type
 //   lost              work thrown away by preemption or failure (moved here from the

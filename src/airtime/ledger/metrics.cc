@@ -83,8 +83,12 @@ void Metrics::Recompute() {
   for (WorkloadId id : services_) {
     const Job& job = e.job(id);
     if (job.phase == JobPhase::kCancelled) continue;
-    int ready = 0;
-    for (AllocationId a : job.allocations) ready += e.allocation(a)->ready_at <= e.now() ? 1 : 0;
+    // Ready replicas, each slowed by work sharing its GPU (Allocation::interference).
+    double ready = 0;
+    for (AllocationId a : job.allocations) {
+      const Allocation* al = e.allocation(a);
+      if (al->ready_at <= e.now()) ready += al->interference;
+    }
     service_rates_.push_back(
         {id, job.demand_rps, ready * job.s().realtime.capacity_rps, job.s().value.per_1k_requests});
   }

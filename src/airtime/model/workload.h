@@ -132,6 +132,9 @@ struct WorkloadSpec {
   double work_seconds = 0;
   std::vector<std::pair<GpuTypeId, double>> speed_overrides;  // per-type speed for this job
   double utilization = 1.0;  // fraction of held GPU time the work actually computes
+  // Model family for the interference model (model/interference.h), as the table spells
+  // it; "" : unknown.
+  std::string family;
 
   TimeMs submit_at = 0;
   std::optional<TimeMs> deadline;

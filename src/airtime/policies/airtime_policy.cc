@@ -6,6 +6,7 @@
 #include "airtime/policies/fgd.h"
 #include "airtime/policies/forecast_scale.h"
 #include "airtime/policies/gang_plugins.h"
+#include "airtime/policies/interference_score.h"
 #include "airtime/policies/kai_queues.h"
 #include "airtime/policies/value_plugins.h"
 
@@ -149,12 +150,15 @@ void RegisterAirtime(PolicyRegistry& registry) {
         // Weights: one unit of relative speed (an A100-80GB is 1, an H100 1.8) is worth 1000;
         // a node filled from empty to full is worth `pack` of that, so a much faster empty
         // node still beats a slow full one. `pack` is 0 by default: on the suite's replays it
-        // lowered the return (docs/policies.md). FGD breaks the remaining ties (and picks
-        // the GPU for shared work); the gang reservation overrides all but feasibility.
+        // lowered the return (docs/policies.md). Interference weighs like speed (a loss of
+        // value rate, as a share of the newcomer's) and picks the GPU for shared work where
+        // the GPUs differ in it; FGD breaks the remaining ties (and picks the GPU where they
+        // do not); the gang reservation overrides all but feasibility.
         auto gang = std::make_unique<GangReserve>(gang_wait);
         GangReserve* gang_raw = gang.get();
         p.scores.emplace_back(std::make_unique<SpeedScore>(), 1000.0);
         if (*pack > 0) p.scores.emplace_back(std::make_unique<PackScore>(), 1000.0 * *pack);
+        p.scores.emplace_back(std::make_unique<InterferenceScore>(), 1000.0);
         p.scores.emplace_back(std::make_unique<FgdScore>(FgdScore::Options{}), 1.0);
         if (reserve) p.scores.emplace_back(std::make_unique<ReservationScore>(gang_raw), 1e7);
         auto scale = std::make_unique<ForecastScale>(fo);

@@ -3,6 +3,7 @@
 
 #include "airtime/engine/engine.h"
 #include "airtime/engine/test_util.h"
+#include "airtime/model/interference.h"
 #include "airtime/policies/registry.h"
 #include "airtime/policies/scenario_test_util.h"
 #include "airtime/policies/value_plugins.h"
@@ -199,6 +200,37 @@ TEST(AirtimePolicyTest, WarmSparesOnFreeGpusAndWhenTheyYield) {
   auto& r = e.Handle(Event::Arrival(kMinute, dear));
   EXPECT_EQ(Count(r, DecisionType::kRelease), 1);
   EXPECT_EQ(e.job(1).phase, JobPhase::kRunning);
+}
+
+TEST(AirtimePolicyTest, SharedWorkGoesBesideANeighbourItDoesNotSlow) {
+  // One A100 holds half a ResNet-50 job, the other a 0.3 ResNet-18 job. Another half
+  // ResNet-50 arrives: fragmentation alone (fgd) fills the first GPU exactly; the pair of
+  // ResNet-50s loses a quarter of its speed there (Gavel), beside the ResNet-18 nothing.
+  Cluster c = MakeCluster({{"A100-80GB", 2, 1}});
+  auto frac = [](std::string name, std::string family, int milli) {
+    WorkloadSpec s = MakeJob(std::move(name), WorkloadKind::kTraining, 1, 3600);
+    s.shape.mode = ShareMode::kFraction;
+    s.shape.gpu_milli = milli;
+    s.family = std::move(family);
+    return s;
+  };
+  for (const char* spec : {"fgd", "airtime"}) {
+    SCOPED_TRACE(spec);
+    auto p = PolicyRegistry::Builtin().Make(spec, c);
+    ASSERT_TRUE(p.ok());
+    EngineOptions o{1};
+    o.interference = &InterferenceModel::Gavel();
+    Engine e(c, std::move(*p), o);
+    auto& r1 = e.Handle(Event::Arrival(0, frac("r50-a", "ResNet-50", 500)));
+    const GpuIndex first = r1.decisions.at(0).placement.gpus.at(0);
+    auto& r2 = e.Handle(Event::Arrival(0, frac("r18", "ResNet-18", 300)));
+    ASSERT_NE(r2.decisions.at(0).placement.gpus.at(0), first);
+    auto& r3 = e.Handle(Event::Arrival(0, frac("r50-b", "ResNet-50", 500)));
+    ASSERT_EQ(Count(r3, DecisionType::kStart), 1);
+    const bool beside_r50 = r3.decisions.at(0).placement.gpus.at(0) == first;
+    EXPECT_EQ(beside_r50, std::string(spec) == "fgd");
+    EXPECT_EQ(Count(r3, DecisionType::kRetime), beside_r50 ? 1 : 0);
+  }
 }
 
 // A service at 35 rps (4 replicas of 10 rps) for an hour whose demand then drops to 5 rps,

@@ -216,7 +216,7 @@ class ReservationScore : public ScorePlugin {
     if (!job.is_service()) {
       const DurationMs overhead = job.work_saved > 0 ? job.s().restart_cost : 0;
       const double speed = job.s().SpeedOn(engine.cluster().node(node).gpu_type, engine.catalog());
-      RunSegment seg{engine.now(), overhead, speed, job.work_saved};
+      RunSegment seg{engine.now(), overhead, speed, job.work_saved, {}};
       if (SegmentEnd(job.s(), seg) <= st.reserve_at) return 0;
     }
     return -1;

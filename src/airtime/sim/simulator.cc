@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <queue>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "airtime/engine/engine.h"
@@ -49,7 +50,11 @@ class Run {
       queue_.pop();
       const bool wake = p.kind == Kind::kTimer && p.a == 1;
       if (!wake) --others_;
-      if (p.kind == Kind::kCompletion && !live_.count(p.a)) continue;  // preempted meanwhile
+      // A completion is void once the allocation stopped (preempted) or its end moved.
+      if (p.kind == Kind::kCompletion) {
+        auto it = live_.find(p.a);
+        if (it == live_.end() || it->second != p.at) continue;
+      }
       Event ev;
       if (!ToEvent(p, &ev)) continue;
       ledger_.Advance(p.at);
@@ -197,7 +202,8 @@ class Run {
       }
       if (d.type == DecisionType::kScale) j["replicas"] = d.replicas;
       if (d.type == DecisionType::kResize) j["resized_from"] = d.resized_from;
-      if ((d.type == DecisionType::kStart || d.type == DecisionType::kResize) &&
+      if ((d.type == DecisionType::kStart || d.type == DecisionType::kResize ||
+           d.type == DecisionType::kRetime) &&
           d.expected_end != kNever)
         j["expected_end_s"] = ToSeconds(d.expected_end);
       *opt_.decision_log << j.dump() << "\n";
@@ -212,7 +218,7 @@ class Run {
       switch (d.type) {
         case DecisionType::kStart:
           if (d.expected_end != kNever) {
-            live_.insert(d.allocation);
+            live_[d.allocation] = d.expected_end;
             Push(d.expected_end, Kind::kCompletion, d.allocation);
           }
           if (d.ready_at > cycle.at) Push(d.ready_at, Kind::kTimer, 0);
@@ -220,9 +226,15 @@ class Run {
         case DecisionType::kResize:
           // The old allocation ends here (its completion is void); the new one runs on.
           live_.erase(d.resized_from);
-          live_.insert(d.allocation);
+          live_[d.allocation] = d.expected_end;
           Push(d.expected_end, Kind::kCompletion, d.allocation);
           if (d.ready_at > cycle.at) Push(d.ready_at, Kind::kTimer, 0);
+          break;
+        case DecisionType::kRetime:
+          if (d.expected_end != kNever) {
+            live_[d.allocation] = d.expected_end;
+            Push(d.expected_end, Kind::kCompletion, d.allocation);
+          }
           break;
         case DecisionType::kPreempt:
         case DecisionType::kRelease:
@@ -245,8 +257,8 @@ class Run {
   Metrics metrics_;
   std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> queue_;
   int64_t seq_ = 0;
-  std::unordered_set<AllocationId> live_;
-  std::set<TimeMs> wakes_;  // pending wake-up timers
+  std::unordered_map<AllocationId, TimeMs> live_;  // running job -> its expected end
+  std::set<TimeMs> wakes_;                         // pending wake-up timers
   static constexpr int kIdleWakeLimit = 4;
   static constexpr DurationMs kServicesOnlyLimit = 2 * kDay;
   TimeMs last_job_change_ = 0;
@@ -274,7 +286,9 @@ StatusOr<SimResult> Simulate(const SimInput& input, const std::string& policy_sp
                              const SimOptions& options) {
   auto policy = PolicyRegistry::Builtin().Make(policy_spec, input.cluster);
   if (!policy.ok()) return policy.status();
-  Engine engine(input.cluster, std::move(*policy), EngineOptions{options.seed});
+  EngineOptions eo{options.seed};
+  if (options.interference) eo.interference = &InterferenceModel::Gavel();
+  Engine engine(input.cluster, std::move(*policy), eo);
   const auto t0 = std::chrono::steady_clock::now();
   Run run(input, engine, options);
   SimResult r = run.Go();

@@ -24,6 +24,8 @@ struct SimOptions {
   uint64_t seed = 1;         // engine tie-breaking
   TimeMs horizon = kNever;   // stop here; kNever: when no event is left
   bool time_cycles = false;  // measure each decision cycle's wall time
+  // Slow down work that shares a GPU by fractions as Gavel measured (model/interference.h).
+  bool interference = true;
   // When set, every decision is written here as one JSON object per line, and at the end
   // every workload still waiting with its explanation.
   std::ostream* decision_log = nullptr;
