@@ -5,6 +5,7 @@
 
 #include "airtime/base/strings.h"
 #include "airtime/config/scenario_parts.h"
+#include "airtime/model/gavel_speed.h"
 #include "airtime/model/interference.h"
 
 namespace airtime::yaml_internal {
@@ -333,6 +334,19 @@ StatusOr<WorkloadSpec> ParseWorkload(const YamlFile& file, const YAML::Node& nod
       for (const std::string& f : model.families()) known += (known.empty() ? "" : ", ") + f;
       return r.FieldError("family", "unknown model family '" + family + "' (known: " + known +
                                         "; leave it out for work of another kind)");
+    }
+  }
+  // Gavel's per-family speeds on the types it measured, where no `speed` is given for them:
+  // relative to the workload's V100 speed.
+  if (!s.family.empty()) {
+    auto v100 = catalog.Find("V100");
+    for (const char* type : {"P100", "K80"}) {
+      auto id = catalog.Find(type);
+      auto ratio = GavelSpeedVsV100(s.family, type);
+      if (!id.ok() || !v100.ok() || !ratio) continue;
+      const bool given = std::any_of(s.speed_overrides.begin(), s.speed_overrides.end(),
+                                     [&](const auto& o) { return o.first == *id; });
+      if (!given) s.speed_overrides.push_back({*id, s.SpeedOn(*v100, catalog) * *ratio});
     }
   }
 

@@ -67,6 +67,16 @@ TEST(WorkloadYamlErrorsTest, UnknownModelFamily) {
   auto ok = ParseWorkloadYaml(Job("family: resnet-50\n"), "w.yaml");
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_EQ(ok->workloads.at(0).family, "ResNet-50");  // as the table spells it
+  // Its P100 and K80 speeds are Gavel's for the family, relative to its V100 speed (the
+  // catalogue's 0.45 here; a `speed` given for a type stands).
+  const GpuCatalog& cat = GpuCatalog::Builtin();
+  const WorkloadSpec& w = ok->workloads.at(0);
+  EXPECT_NEAR(w.SpeedOn(*cat.Find("P100"), cat), 0.45 * 0.6590, 1e-4);
+  EXPECT_NEAR(w.SpeedOn(*cat.Find("K80"), cat), 0.45 * 0.1583, 1e-4);
+  auto given = ParseWorkloadYaml(Job("family: LM\nspeed: {V100: 0.5, K80: 0.3}\n"), "w.yaml");
+  ASSERT_TRUE(given.ok()) << given.status().ToString();
+  EXPECT_NEAR(given->workloads.at(0).SpeedOn(*cat.Find("P100"), cat), 0.5 * 0.8398, 1e-4);
+  EXPECT_DOUBLE_EQ(given->workloads.at(0).SpeedOn(*cat.Find("K80"), cat), 0.3);
 }
 
 TEST(WorkloadYamlErrorsTest, OutOfRange) {
