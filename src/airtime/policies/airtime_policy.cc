@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "airtime/base/strings.h"
+#include "airtime/policies/faster_later.h"
 #include "airtime/policies/fgd.h"
 #include "airtime/policies/forecast_scale.h"
 #include "airtime/policies/gang_plugins.h"
@@ -82,7 +83,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
       "value density order, speed- and fragmentation-aware placement, forecast headroom, "
       "hold-or-hand-off for bursts, preemption only when it pays",
       {"preemption", "lead", "hold_horizon", "margin", "gain_horizon", "pack", "gang_wait", "quota",
-       "limit", "spare", "spare_loose", "keep", "slo_target"},
+       "limit", "spare", "spare_loose", "keep", "slo_target", "faster_later"},
       [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
         const std::string preemption = params.GetString("preemption", "on");
         if (preemption != "on" && preemption != "off")
@@ -123,6 +124,11 @@ void RegisterAirtime(PolicyRegistry& registry) {
         if (!gain.ok()) return gain.status();
         po.gain_horizon = *gain;
 
+        const std::string fl = params.GetString("faster_later", "on");
+        if (fl != "on" && fl != "off")
+          return InvalidArgument(
+              "policy 'airtime': parameter 'faster_later': expected on or off, got '" + fl + "'");
+        const bool faster_later = fl == "on";
         auto pack = params.GetDouble("pack", 0.0);
         if (!pack.ok()) return pack.status();
         if (*pack < 0) return InvalidArgument("policy 'airtime': parameter 'pack' must be >= 0");
@@ -165,6 +171,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
         ForecastScale* raw = scale.get();
         p.cycle.push_back(std::make_unique<CycleForwarder>(raw));
         p.permits.push_back(std::make_unique<BurstHold>(raw));
+        if (faster_later) p.permits.push_back(std::make_unique<FasterLater>());
         // The gang plug-in always runs its cycle step (PackScore asks it whether a gang
         // waits); only with reservations does it vet starts.
         if (reserve) {

@@ -202,6 +202,43 @@ TEST(AirtimePolicyTest, WarmSparesOnFreeGpusAndWhenTheyYield) {
   EXPECT_EQ(e.job(1).phase, JobPhase::kRunning);
 }
 
+TEST(AirtimePolicyTest, ALongJobWaitsForAFasterTypeThatFreesSoonEnough) {
+  // An A100 node busy for another hour and a free V100 node. A 10-hour 8-GPU job would end
+  // at 22:13 on the V100s (speed 0.45), at 11:00 on the A100s once they free at 01:00.
+  Cluster c = MakeCluster({{"A100-80GB", 8, 1}, {"V100", 8, 1}});
+  WorkloadSpec hog = MakeJob("hog", WorkloadKind::kTraining, 8, 3600);
+  hog.shape.allowed_types = {*GpuCatalog::Builtin().Find("A100-80GB")};
+  const WorkloadSpec big = MakeJob("big", WorkloadKind::kTraining, 8, 10 * 3600);
+  {
+    Engine e = MakeAirtime(c, "airtime:faster_later=off");
+    e.Handle(Event::Arrival(0, hog));
+    EXPECT_EQ(Count(e.Handle(Event::Arrival(0, big)), DecisionType::kStart), 1);
+  }
+  Engine e = MakeAirtime(c);
+  auto& r0 = e.Handle(Event::Arrival(0, hog));
+  const AllocationId hog_a = r0.decisions.at(0).allocation;
+  EXPECT_EQ(Count(e.Handle(Event::Arrival(0, big)), DecisionType::kStart), 0);
+  EXPECT_NE(e.Explain(1).find("waits for a faster GPU: started now on V100 (speed 0.45) it "
+                              "would finish at 22:13:20"),
+            std::string::npos)
+      << e.Explain(1);
+  EXPECT_NE(e.Explain(1).find("expected free at 01:00:00, at 11:00:00"), std::string::npos);
+  auto& r1 = e.Handle(Event::Completion(kHour, hog_a));
+  ASSERT_EQ(Count(r1, DecisionType::kStart), 1);
+  EXPECT_EQ(c.gpu_type(r1.decisions.back().placement.gpus[0]),
+            *GpuCatalog::Builtin().Find("A100-80GB"));
+  EXPECT_EQ(r1.decisions.back().expected_end, 11 * kHour);
+  // A short job does not wait: 1 h of work ends at 02:13 on the V100s, before the A100s
+  // would even be free.
+  Engine e2 = MakeAirtime(c);
+  WorkloadSpec long_hog = hog;
+  long_hog.work_seconds = 5 * 3600;
+  e2.Handle(Event::Arrival(0, long_hog));
+  EXPECT_EQ(Count(e2.Handle(Event::Arrival(0, MakeJob("short", WorkloadKind::kTraining, 8, 3600))),
+                  DecisionType::kStart),
+            1);
+}
+
 TEST(AirtimePolicyTest, SharedWorkGoesBesideANeighbourItDoesNotSlow) {
   // One A100 holds half a ResNet-50 job, the other a 0.3 ResNet-18 job. Another half
   // ResNet-50 arrives: fragmentation alone (fgd) fills the first GPU exactly; the pair of

@@ -1,0 +1,98 @@
+#include "airtime/policies/faster_later.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "airtime/engine/engine.h"
+#include "airtime/policies/victims.h"
+
+namespace airtime {
+
+std::vector<TimeMs>& FasterLater::GpuFree(const Engine& engine) {
+  if (free_cycle_ == engine.cycles()) return gpu_free_;
+  free_cycle_ = engine.cycles();
+  const Cluster& c = engine.cluster();
+  gpu_free_.assign(c.gpu_count(), engine.now());
+  for (size_t g = 0; g < c.gpu_count(); ++g)
+    if (engine.state().gpu(static_cast<GpuIndex>(g)).reserved) gpu_free_[g] = kNever;
+  for (const auto& [id, a] : engine.allocations())
+    for (GpuIndex g : a.placement.gpus)
+      gpu_free_[static_cast<size_t>(g)] =
+          std::max(gpu_free_[static_cast<size_t>(g)], a.expected_end);
+  return gpu_free_;
+}
+
+bool FasterLater::Permit(const Job& job, const Placement& placement, const Engine& engine) {
+  if (why_cycle_ != engine.cycles()) {
+    why_cycle_ = engine.cycles();
+    why_.clear();
+  }
+  const Shape& shape = job.s().shape;
+  if (job.is_service() || shape.mode != ShareMode::kWhole || placement.gpus.empty()) return true;
+  const Cluster& c = engine.cluster();
+  const GpuCatalog& cat = engine.catalog();
+  double here = 1e18;
+  for (GpuIndex g : placement.gpus) here = std::min(here, job.s().SpeedOn(c.gpu_type(g), cat));
+  const TimeMs end_now = EndIfStartedAt(job, engine.now(), here);
+  if (end_now == kNever) return true;
+
+  std::vector<TimeMs>& free = GpuFree(engine);
+  const auto k = static_cast<size_t>(shape.gpu_count);
+  NodeIndex best = -1;
+  TimeMs best_end = end_now, best_at = kNever;
+  double best_speed = 0;
+  std::vector<TimeMs> times;
+  for (size_t t = 0; t < engine.nodes_of_type().size(); ++t) {
+    const auto type = static_cast<GpuTypeId>(t);
+    const double speed = job.s().SpeedOn(type, cat);
+    if (speed <= here || !shape.AllowsType(type)) continue;
+    for (NodeIndex n : engine.nodes_of_type()[t]) {
+      if (static_cast<size_t>(c.node(n).gpu_count) < k || !NodeCouldHost(engine, shape, n))
+        continue;
+      const GpuIndex first = c.first_gpu(n);
+      times.assign(free.begin() + first, free.begin() + first + c.node(n).gpu_count);
+      std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(k - 1),
+                       times.end());
+      const TimeMs at = times[k - 1];
+      // Free now but not chosen: something else keeps the job off it; do not wait for it.
+      if (at == kNever || at <= engine.now()) continue;
+      const TimeMs end = EndIfStartedAt(job, at, speed);
+      if (end < best_end) {
+        best = n;
+        best_end = end;
+        best_at = at;
+        best_speed = speed;
+      }
+    }
+  }
+  // (No wake-up needed: the end of the work that holds the node is itself an event.)
+  if (best < 0) return true;
+  // Count the node as taken by this job until it would end there, so that the jobs after
+  // it in the queue do not all wait for the same GPUs.
+  {
+    const GpuIndex first = c.first_gpu(best);
+    std::vector<GpuIndex> gpus;
+    for (int i = 0; i < c.node(best).gpu_count; ++i) gpus.push_back(first + i);
+    std::stable_sort(gpus.begin(), gpus.end(), [&](GpuIndex a, GpuIndex b) {
+      return free[static_cast<size_t>(a)] < free[static_cast<size_t>(b)];
+    });
+    for (size_t i = 0; i < k; ++i) free[static_cast<size_t>(gpus[i])] = best_end;
+  }
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "waits for a faster GPU: started now on %s (speed %.2f) it would finish at %s; "
+                "on %s (speed %.2f), whose GPUs are expected free at %s, at %s",
+                cat.type(c.gpu_type(placement.gpus[0])).name.c_str(), here,
+                FormatTime(end_now).c_str(), c.node(best).name.c_str(), best_speed,
+                FormatTime(best_at).c_str(), FormatTime(best_end).c_str());
+  why_[job.id] = buf;
+  return false;
+}
+
+std::string FasterLater::WhyHeld(const Job& job, const Engine& engine) const {
+  (void)engine;
+  auto it = why_.find(job.id);
+  return it == why_.end() ? std::string() : it->second;
+}
+
+}  // namespace airtime

@@ -1,0 +1,45 @@
+// FasterLater: a job does not start on a slow GPU type when a faster type it may use frees
+// soon enough that it would finish earlier there. Which type a job runs on can matter as
+// much as when it starts (Gavel's point): a 10-hour job that starts now on V100s ends
+// later than the same job started in two hours on A100s.
+//
+// For the placement the engine chose, the job's end if started now (EndIfStartedAt) is
+// compared with its end on every node of a faster type it allows that could host it,
+// started when enough GPUs of that node are expected free: now, or the expected end of the
+// work that holds them (never for service replicas or held GPUs). If some faster node
+// would finish it strictly sooner, the job waits this cycle; its explanation names both
+// ends (the end of the work holding that node is itself an event: the engine looks again
+// then). A node already free is not waited for: the engine had its reasons not to choose it. The
+// node is not reserved: when it frees, the job takes its turn in the queue like any other, and if
+// the node goes to other work the comparison is made again from the new expected ends. Within a
+// cycle a job held for a node counts as taking it until it would end there, so the jobs after it in
+// the queue do not all wait for the same GPUs. Whole GPUs on one node only (fractions, MIG slices
+// and gangs spread over nodes start as placed).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "airtime/engine/plugins.h"
+
+namespace airtime {
+
+class FasterLater : public PermitPlugin {
+ public:
+  std::string_view name() const override { return "faster-later"; }
+  bool Permit(const Job& job, const Placement& placement, const Engine& engine) override;
+  std::string WhyHeld(const Job& job, const Engine& engine) const override;
+
+ private:
+  // When each GPU is expected free (computed once a cycle, when first needed; a job held
+  // for a node counts as taking it until it would end there).
+  std::vector<TimeMs>& GpuFree(const Engine& engine);
+
+  uint64_t free_cycle_ = ~uint64_t{0}, why_cycle_ = ~uint64_t{0};
+  std::vector<TimeMs> gpu_free_;
+  std::unordered_map<WorkloadId, std::string> why_;  // this cycle's holds
+};
+
+}  // namespace airtime
