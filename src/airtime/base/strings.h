@@ -9,6 +9,7 @@
 namespace airtime {
 
 std::string ToLower(std::string_view s);
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);  // ASCII case
 std::string_view Trim(std::string_view s);
 // Splits on `sep`, keeping empty fields ("a,,b" -> {"a","","b"}).
 std::vector<std::string_view> Split(std::string_view s, char sep);

@@ -1,7 +1,8 @@
 #include "airtime/model/gavel_speed.h"
 
 #include <algorithm>
-#include <cctype>
+
+#include "airtime/base/strings.h"
 
 namespace airtime {
 namespace {
@@ -15,18 +16,11 @@ constexpr FamilySpeed kSpeeds[] = {
 #include "airtime/model/gavel_speed.inc"
 };
 
-bool SameName(std::string_view x, std::string_view y) {
-  return x.size() == y.size() && std::equal(x.begin(), x.end(), y.begin(), [](char c, char d) {
-           return std::tolower(static_cast<unsigned char>(c)) ==
-                  std::tolower(static_cast<unsigned char>(d));
-         });
-}
-
 }  // namespace
 
 std::optional<double> GavelSpeedVsV100(std::string_view family, std::string_view type) {
   for (const FamilySpeed& s : kSpeeds) {
-    if (!SameName(s.family, family)) continue;
+    if (!EqualsIgnoreCase(s.family, family)) continue;
     if (type == "P100") return s.p100;
     if (type == "K80") return s.k80;
     return std::nullopt;

@@ -1,19 +1,11 @@
 #include "airtime/model/interference.h"
 
 #include <algorithm>
-#include <cctype>
+
+#include "airtime/base/strings.h"
 
 namespace airtime {
-namespace {
-
-bool SameName(std::string_view x, std::string_view y) {
-  return x.size() == y.size() && std::equal(x.begin(), x.end(), y.begin(), [](char c, char d) {
-           return std::tolower(static_cast<unsigned char>(c)) ==
-                  std::tolower(static_cast<unsigned char>(d));
-         });
-}
-
-}  // namespace
+namespace {}  // namespace
 
 InterferenceModel::InterferenceModel(std::vector<Pair> pairs, double default_factor)
     : pairs_(std::move(pairs)), default_(default_factor) {
@@ -35,14 +27,14 @@ const InterferenceModel& InterferenceModel::Gavel() {
 
 std::string InterferenceModel::Canonical(std::string_view family) const {
   for (const std::string& f : families_)
-    if (SameName(f, family)) return f;
+    if (EqualsIgnoreCase(f, family)) return f;
   return "";
 }
 
 double InterferenceModel::Factor(std::string_view family, std::string_view other) const {
   for (const Pair& p : pairs_)
-    if ((SameName(p.a, family) && SameName(p.b, other)) ||
-        (SameName(p.b, family) && SameName(p.a, other)))
+    if ((EqualsIgnoreCase(p.a, family) && EqualsIgnoreCase(p.b, other)) ||
+        (EqualsIgnoreCase(p.b, family) && EqualsIgnoreCase(p.a, other)))
       return p.factor;
   return default_;
 }

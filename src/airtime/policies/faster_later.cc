@@ -11,14 +11,7 @@ namespace airtime {
 std::vector<TimeMs>& FasterLater::GpuFree(const Engine& engine) {
   if (free_cycle_ == engine.cycles()) return gpu_free_;
   free_cycle_ = engine.cycles();
-  const Cluster& c = engine.cluster();
-  gpu_free_.assign(c.gpu_count(), engine.now());
-  for (size_t g = 0; g < c.gpu_count(); ++g)
-    if (engine.state().gpu(static_cast<GpuIndex>(g)).reserved) gpu_free_[g] = kNever;
-  for (const auto& [id, a] : engine.allocations())
-    for (GpuIndex g : a.placement.gpus)
-      gpu_free_[static_cast<size_t>(g)] =
-          std::max(gpu_free_[static_cast<size_t>(g)], a.expected_end);
+  ExpectedGpuFree(engine, &gpu_free_);
   return gpu_free_;
 }
 

@@ -67,15 +67,7 @@ void GangReserve::BeforeAllocate(Engine& engine) {
     return;
   }
 
-  // When each GPU is expected free: now, or the latest expected end of what holds it
-  // (never for services and GPUs held on purpose).
-  gpu_free_.assign(c.gpu_count(), engine.now());
-  for (size_t g = 0; g < c.gpu_count(); ++g)
-    if (engine.state().gpu(static_cast<GpuIndex>(g)).reserved) gpu_free_[g] = kNever;
-  for (const auto& [id, a] : engine.allocations())
-    for (GpuIndex g : a.placement.gpus)
-      gpu_free_[static_cast<size_t>(g)] =
-          std::max(gpu_free_[static_cast<size_t>(g)], a.expected_end);
+  ExpectedGpuFree(engine, &gpu_free_);
 
   const Shape& shape = gang->s().shape;
   const auto k = static_cast<size_t>(shape.gpu_count);

@@ -161,4 +161,14 @@ std::optional<std::vector<AllocationId>> FindVictims(const Engine& engine, const
   return best;
 }
 
+void ExpectedGpuFree(const Engine& engine, std::vector<TimeMs>* out) {
+  const Cluster& c = engine.cluster();
+  out->assign(c.gpu_count(), engine.now());
+  for (size_t g = 0; g < c.gpu_count(); ++g)
+    if (engine.state().gpu(static_cast<GpuIndex>(g)).reserved) (*out)[g] = kNever;
+  for (const auto& [id, a] : engine.allocations())
+    for (GpuIndex g : a.placement.gpus)
+      (*out)[static_cast<size_t>(g)] = std::max((*out)[static_cast<size_t>(g)], a.expected_end);
+}
+
 }  // namespace airtime

@@ -47,6 +47,11 @@ std::optional<std::vector<AllocationId>> FindVictims(const Engine& engine, const
 // (the engine's progress model) plus the restart cost it pays to resume, times its GPUs.
 double PreemptionCost(const Engine& engine, const Allocation& a);
 
+// When each GPU of the cluster is expected free, into `out` (one entry per GPU): now, or
+// the latest expected end of what holds it; never (kNever) under a service replica or when
+// held on purpose (Engine::Hold).
+void ExpectedGpuFree(const Engine& engine, std::vector<TimeMs>* out);
+
 // Whether an empty node `n` could take `shape` as far as its hardware goes (type, memory,
 // MIG, GPU count for node-local shapes) and is up.
 bool NodeCouldHost(const Engine& engine, const Shape& shape, NodeIndex n);
