@@ -124,7 +124,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
         if (!gain.ok()) return gain.status();
         po.gain_horizon = *gain;
 
-        const std::string fl = params.GetString("faster_later", "on");
+        const std::string fl = params.GetString("faster_later", "off");
         if (fl != "on" && fl != "off")
           return InvalidArgument(
               "policy 'airtime': parameter 'faster_later': expected on or off, got '" + fl + "'");

@@ -210,11 +210,11 @@ TEST(AirtimePolicyTest, ALongJobWaitsForAFasterTypeThatFreesSoonEnough) {
   hog.shape.allowed_types = {*GpuCatalog::Builtin().Find("A100-80GB")};
   const WorkloadSpec big = MakeJob("big", WorkloadKind::kTraining, 8, 10 * 3600);
   {
-    Engine e = MakeAirtime(c, "airtime:faster_later=off");
+    Engine e = MakeAirtime(c);  // off by default
     e.Handle(Event::Arrival(0, hog));
     EXPECT_EQ(Count(e.Handle(Event::Arrival(0, big)), DecisionType::kStart), 1);
   }
-  Engine e = MakeAirtime(c);
+  Engine e = MakeAirtime(c, "airtime:faster_later=on");
   auto& r0 = e.Handle(Event::Arrival(0, hog));
   const AllocationId hog_a = r0.decisions.at(0).allocation;
   EXPECT_EQ(Count(e.Handle(Event::Arrival(0, big)), DecisionType::kStart), 0);
@@ -230,7 +230,7 @@ TEST(AirtimePolicyTest, ALongJobWaitsForAFasterTypeThatFreesSoonEnough) {
   EXPECT_EQ(r1.decisions.back().expected_end, 11 * kHour);
   // A short job does not wait: 1 h of work ends at 02:13 on the V100s, before the A100s
   // would even be free.
-  Engine e2 = MakeAirtime(c);
+  Engine e2 = MakeAirtime(c, "airtime:faster_later=on");
   WorkloadSpec long_hog = hog;
   long_hog.work_seconds = 5 * 3600;
   e2.Handle(Event::Arrival(0, long_hog));
