@@ -8,6 +8,7 @@
 // shared traces are not there) is skipped with a note.
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -24,6 +25,37 @@
 
 namespace airtime {
 namespace {
+
+// The gap to the targets, in the suite's own output: each airtime variant's return per
+// installed GPU-hour as a multiple of fifo's and of the best other policy's, and the
+// reachable value ceiling as a multiple of fifo's ("" without fifo or airtime).
+std::string ReturnRatios(const std::vector<SimResult>& results, double ceiling) {
+  const SimResult* fifo = nullptr;
+  for (const SimResult& r : results)
+    if (r.policy == "fifo") fifo = &r;
+  if (fifo == nullptr || fifo->return_per_gpu_hour() <= 0) return "";
+  const double base = fifo->return_per_gpu_hour();
+  const SimResult* peer = nullptr;  // the best policy that is not airtime's
+  for (const SimResult& r : results)
+    if (r.policy.rfind("airtime", 0) != 0 &&
+        (peer == nullptr || r.return_per_gpu_hour() > peer->return_per_gpu_hour()))
+      peer = &r;
+  std::string out;
+  char line[320];
+  for (const SimResult& r : results) {
+    if (r.policy.rfind("airtime", 0) != 0) continue;
+    std::snprintf(line, sizeof line, "return of %s: %.3fx fifo, %.3fx the best other policy (%s)\n",
+                  r.policy.c_str(), r.return_per_gpu_hour() / base,
+                  r.return_per_gpu_hour() / std::max(1e-12, peer->return_per_gpu_hour()),
+                  peer->policy.c_str());
+    out += line;
+  }
+  if (ceiling > 0 && !out.empty()) {
+    std::snprintf(line, sizeof line, "reachable ceiling: %.3fx fifo\n", ceiling / base);
+    out += line;
+  }
+  return out;
+}
 
 struct SuiteScenario {
   std::string name;
@@ -173,8 +205,10 @@ int RunSuite(const SimArgs& a) {
     std::cout << "\n== " << s.name << ": " << input->cluster.gpu_count() << " GPUs, "
               << input->workloads.size() << " workloads\n"
               << ResultsTable(*results);
+    double ceiling_per_gpu_hour = 0;
     if (opt.horizon != kNever) {
       const ValueCeiling ceiling = ComputeValueCeiling(*input, opt.horizon);
+      ceiling_per_gpu_hour = ceiling.reachable_per_gpu_hour();
       char line[320];
       std::snprintf(line, sizeof line,
                     "value ceiling per installed GPU-h: %.3f reachable (requests up to "
@@ -183,6 +217,7 @@ int RunSuite(const SimArgs& a) {
                     ceiling.offered_per_gpu_hour());
       std::cout << line;
     }
+    std::cout << ReturnRatios(*results, ceiling_per_gpu_hour);
     for (const SimResult& r : *results) {
       nlohmann::json j = ResultToJson(r);
       j["scenario"] = s.name;
