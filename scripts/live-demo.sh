@@ -112,8 +112,10 @@ start_server() {
   rm -f "$data/address"
   say "starting: ${bin#"$root"/} server --data ${data#"$root"/} --listen 127.0.0.1:0" \
     "$gpu_text  (log: ${data#"$root"/}/server.log)"
-  # Its own session: the server outlives this script and the terminal.
-  setsid "$bin" server --data "$data" --listen 127.0.0.1:0 "${gpu_args[@]}" \
+  # Its own session: the server outlives this script and the terminal. The demo's load runs
+  # six times faster than its trace (one trace minute per 10 s), so the policy's one-hour
+  # scale-down window (docs/policies.md, "Scaling down waits") is shortened in proportion.
+  setsid "$bin" server --data "$data" --listen 127.0.0.1:0 --policy airtime:keep=10m "${gpu_args[@]}" \
     >>"$data/server.log" 2>&1 </dev/null &
   pid=$!
   echo "$pid" >"$data/server.pid"
