@@ -155,6 +155,9 @@ void Engine::Start(Job& job, Placement placement, AllocationId resized_from) {
   a.workload = job.id;
   a.placement = std::move(placement);
   a.started = now_;
+  // Slowed by the work already sharing its GPU (a job's speed, a replica's capacity).
+  if (options_.interference && a.placement.mode == ShareMode::kFraction)
+    for (GpuIndex g : a.placement.gpus) a.interference *= InterferenceOn(a, g);
   if (job.is_service()) {
     a.replica = job.next_replica++;
     a.ready_at = now_ + job.s().realtime.cold_start;
@@ -170,8 +173,6 @@ void Engine::Start(Job& job, Placement placement, AllocationId resized_from) {
     }
     a.segment.start = now_;
     a.segment.overhead = job.work_saved > 0 ? job.s().restart_cost : 0;
-    if (options_.interference && a.placement.mode == ShareMode::kFraction)
-      for (GpuIndex g : a.placement.gpus) a.interference *= InterferenceOn(a, g);
     a.segment.speed = speed * a.interference;
     a.segment.work_at_start = job.work_saved;
     a.ready_at = now_ + a.segment.overhead;
@@ -198,14 +199,11 @@ void Engine::Start(Job& job, Placement placement, AllocationId resized_from) {
   d.waited = now_ - job.queued_since;
   d.reason = policy_.name;
   result_.decisions.push_back(std::move(d));
-  if (job.is_service() && options_.interference && a.placement.mode == ShareMode::kFraction)
-    for (GpuIndex g : a.placement.gpus) a.interference *= InterferenceOn(a, g);
-  const Placement placement_copy = a.placement;
   const AllocationId id = a.id;
-  allocations_.emplace(id, std::move(a));
-  if (placement_copy.mode == ShareMode::kFraction) {
-    for (GpuIndex g : placement_copy.gpus) shared_[g].push_back(id);
-    if (options_.interference) Reinterfere(placement_copy);
+  const Allocation& placed = allocations_.emplace(id, std::move(a)).first->second;
+  if (placed.placement.mode == ShareMode::kFraction) {
+    for (GpuIndex g : placed.placement.gpus) shared_[g].push_back(id);
+    if (options_.interference) Reinterfere(placed.placement);  // its neighbours slow down
   }
 }
 
