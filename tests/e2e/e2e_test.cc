@@ -295,6 +295,22 @@ TEST(Suite, EveryScenarioUnderEveryPolicyWithInputFromTheCommandLine) {
   EXPECT_EQ(report.at("entries")[1].at("policy"), "airtime");
 }
 
+TEST(Protocol, FgdRunsTheSeedsFromTheFirstSeedGiven) {
+  const std::string json = TempDir() + "/fgd.json";
+  const std::string fgd = kSourceDir + "/tests/data/fgd/";
+  Outcome r = Airtime({"sim", "--protocol", "fgd", "--nodes", fgd + "openb_node_list_excerpt.csv",
+                       "--pods", fgd + "openb_pod_list_excerpt.csv", "--policy", "fgd",
+                       "--seeds", "2", "--first-seed", "7", "--json", json});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("seeds 2 from 7"));
+  const auto report = nlohmann::json::parse(ReadFile(json));
+  EXPECT_EQ(report.at("first_seed"), 7);
+  const auto& per_seed = report.at("policies").at(0).at("per_seed");
+  ASSERT_EQ(per_seed.size(), 2u);
+  EXPECT_EQ(per_seed[0].at("seed"), 7);
+  EXPECT_EQ(per_seed[1].at("seed"), 8);
+}
+
 TEST(Suite, ABadSuiteFileNamesTheLineAndField) {
   Outcome r = Airtime({"sim", "--suite", "--suite-file", kData + "suite_bad.yaml"});
   EXPECT_NE(r.exit_code, 0);

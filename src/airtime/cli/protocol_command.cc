@@ -23,8 +23,8 @@ nlohmann::json CurveJson(const FgdCurve& c) {
 }  // namespace
 
 int RunProtocol(const std::string& protocol, const std::string& nodes, const std::string& pods,
-                const std::vector<std::string>& policies, int seeds, const std::string& json,
-                bool quiet) {
+                const std::vector<std::string>& policies, int seeds, uint64_t first_seed,
+                const std::string& json, bool quiet) {
   if (protocol != "fgd") {
     std::cerr << "airtime sim: unknown protocol '" << protocol << "' (known: fgd)\n";
     return 2;
@@ -42,6 +42,7 @@ int RunProtocol(const std::string& protocol, const std::string& nodes, const std
   o.pods_csv = pods;
   o.policies = policies;
   o.seeds = seeds;
+  o.first_seed = first_seed;
   auto report = RunFgdProtocol(o);
   if (!report.ok()) {
     std::cerr << "airtime sim: " << report.status().message() << "\n";

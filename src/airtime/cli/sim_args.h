@@ -21,6 +21,7 @@ struct SimArgs {
   std::string protocol;
   std::string nodes, pods;
   int seeds = 10;
+  uint64_t first_seed = 42;  // the published FGD figures are seeds 42-51
   // Suite mode.
   bool suite = false;
   std::string suite_file = "examples/suite/suite.yaml";

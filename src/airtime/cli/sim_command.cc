@@ -113,8 +113,8 @@ int RunScenario(const SimArgs& a) {
 }  // namespace
 
 int RunProtocol(const std::string& protocol, const std::string& nodes, const std::string& pods,
-                const std::vector<std::string>& policies, int seeds, const std::string& json,
-                bool quiet);
+                const std::vector<std::string>& policies, int seeds, uint64_t first_seed,
+                const std::string& json, bool quiet);
 
 void AddSimCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<SimArgs>();
@@ -139,7 +139,10 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
                   "run a placement protocol instead of a replay (fgd)");
   sim->add_option("--nodes", args->nodes, "protocol: node list CSV");
   sim->add_option("--pods", args->pods, "protocol: pod list CSV");
-  sim->add_option("--seeds", args->seeds, "protocol: number of seeds (from 42)")
+  sim->add_option("--seeds", args->seeds, "protocol: number of seeds (from --first-seed)")
+      ->capture_default_str();
+  sim->add_option("--first-seed", args->first_seed,
+                  "protocol: the first seed (42, as the published figures)")
       ->capture_default_str();
   sim->add_flag("--suite", args->suite,
                 "run every scenario of the suite file under every policy (see --suite-file)");
@@ -151,7 +154,7 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       // The protocol measures placement: compare the placement policies unless told otherwise.
       const std::string policies = sim->count("--policy") ? args->policies : "bestfit,fgd";
       *exit_code = RunProtocol(args->protocol, args->nodes, args->pods, SplitPolicies(policies),
-                               args->seeds, args->json, args->quiet);
+                               args->seeds, args->first_seed, args->json, args->quiet);
     } else {
       *exit_code = RunScenario(*args);
     }

@@ -159,6 +159,7 @@ int RunSuite(const SimArgs& a) {
       o.pods_csv = s.pods;
       o.policies = policies;
       o.seeds = a.seeds;
+      o.first_seed = a.first_seed;
       auto r = RunFgdProtocol(o);
       if (!r.ok()) {
         std::cerr << "airtime sim --suite: " << s.name << ": " << r.status().message() << "\n";
