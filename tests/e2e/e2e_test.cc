@@ -299,8 +299,8 @@ TEST(Protocol, FgdRunsTheSeedsFromTheFirstSeedGiven) {
   const std::string json = TempDir() + "/fgd.json";
   const std::string fgd = kSourceDir + "/tests/data/fgd/";
   Outcome r = Airtime({"sim", "--protocol", "fgd", "--nodes", fgd + "openb_node_list_excerpt.csv",
-                       "--pods", fgd + "openb_pod_list_excerpt.csv", "--policy", "fgd",
-                       "--seeds", "2", "--first-seed", "7", "--json", json});
+                       "--pods", fgd + "openb_pod_list_excerpt.csv", "--policy", "fgd", "--seeds",
+                       "2", "--first-seed", "7", "--json", json});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("seeds 2 from 7"));
   const auto report = nlohmann::json::parse(ReadFile(json));
