@@ -7,7 +7,7 @@ seeds. This runs `airtime sim --suite --suite-file F --seed N --json` for each s
 suite file's FGD protocol entries are left out: they average their own seeds) and prints,
 per scenario and policy, the mean return per installed GPU-hour, realtime SLO attainment
 and batch deadline hit rate; then the geometric mean return over the scenarios and the
-mean SLO attainment.
+mean SLO attainment over the scenarios that have services.
 
   scripts/suite-seeds.py --seeds 1-5 --policy fifo,lyra,airtime,airtime:preemption=off
 """
@@ -84,13 +84,14 @@ def main():
                 for e in json.load(open(js.name))["entries"]:
                     key = (e["scenario"], e["policy"])
                     if key not in sums:
-                        sums[key] = [0.0, 0.0, 0.0, 0]
+                        sums[key] = [0.0, 0.0, 0.0, 0, 0.0]
                         order.append(key)
-                    s = sums[key]
+                    s = sums[key]  # return, SLO, deadlines, runs, requests
                     s[0] += e["return_per_gpu_hour"]
                     s[1] += e["slo_attainment"]
                     s[2] += e["deadline_hit_rate"]
                     s[3] += 1
+                    s[4] += e.get("requests", 0)
     finally:
         os.unlink(suite)
 
@@ -108,12 +109,12 @@ def main():
             row += f"{s[0] / n:.3f} / {100 * s[1] / n:.2f} / {100 * s[2] / n:.1f}".rjust(width)
         print(row)
     geo = "geomean return".ljust(20)
-    slo = "mean SLO %".ljust(20)
+    slo = "mean SLO %".ljust(20)  # over the scenarios that have services
     for p in policies:
         rets = [sums[(sc, p)][0] / sums[(sc, p)][3] for sc in scenarios]
         geo += f"{math.exp(sum(math.log(max(r, 1e-9)) for r in rets) / len(rets)):.4f}".rjust(width)
-        slos = [sums[(sc, p)][1] / sums[(sc, p)][3] for sc in scenarios]
-        slo += f"{100 * sum(slos) / len(slos):.3f}".rjust(width)
+        slos = [sums[(sc, p)][1] / sums[(sc, p)][3] for sc in scenarios if sums[(sc, p)][4] > 0]
+        slo += (f"{100 * sum(slos) / len(slos):.3f}" if slos else "-").rjust(width)
     print(geo)
     print(slo)
 

@@ -161,6 +161,13 @@ TEST(AirtimePolicyTest, ThreeAmHoldsForTheForecastBurstUnlessTheWorkCanYield) {
   m.e.Handle(Event::Cancel(now, 1));
   auto& r2 = m.e.Handle(Event::Arrival(now, loan));
   EXPECT_EQ(Count(r2, DecisionType::kStart), 1);
+  // At 08:45 the burst is one cold start (plus lead) away: the loan gives the GPUs back,
+  // keeping its checkpoints, and the replicas load in time for 09:00.
+  auto& r3 = m.e.Handle(Event::Demand(2 * kDay + 8 * kHour + 45 * kMinute, 0, 5));
+  EXPECT_EQ(Count(r3, DecisionType::kPreempt), 1);
+  EXPECT_EQ(m.e.job(0).live_replicas(), 4);
+  EXPECT_EQ(m.e.job(2).phase, JobPhase::kPending);
+  EXPECT_GT(m.e.job(2).work_saved, 0);
 }
 
 TEST(AirtimePolicyTest, ReplicasWarmUpAheadOfTheForecastRise) {
