@@ -36,7 +36,9 @@ def replays_only(suite_file):
     base = os.path.dirname(os.path.abspath(suite_file))
     with open(suite_file, encoding="utf-8") as f:
         lines = f.read().splitlines()
-    out, entry, keep = [], [], True
+    out = []      # the lines kept
+    entry = None  # the lines of the entry being read (None before the first)
+    keep = True   # whether that entry is a replay
 
     def flush():
         if entry and keep:
@@ -46,14 +48,14 @@ def replays_only(suite_file):
         if re.match(r"\s*- name:", line):
             flush()
             entry, keep = [], True
-        if entry is not None and (entry or re.match(r"\s*- name:", line)):
-            if re.match(r"\s*protocol:", line):
-                keep = False
-            line = re.sub(r"(cluster: |workloads: \[|, )(?=[^\s\]])",
-                          lambda m: m.group(1) + base + "/", line)
-            entry.append(line)
-        else:
+        if entry is None:
             out.append(line)
+            continue
+        if re.match(r"\s*protocol:", line):
+            keep = False
+        line = re.sub(r"(cluster: |workloads: \[|, )(?=[^\s\]])",
+                      lambda m: m.group(1) + base + "/", line)
+        entry.append(line)
     flush()
     tmp = tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False)
     tmp.write("\n".join(out) + "\n")
@@ -70,7 +72,7 @@ def main():
     args = ap.parse_args()
 
     suite = replays_only(args.suite_file)
-    sums = {}  # (scenario, policy) -> [return, slo, deadlines, n]
+    sums = {}  # (scenario, policy) -> [return, SLO, deadlines, runs, requests], summed
     order = []
     try:
         for seed in parse_seeds(args.seeds):
@@ -86,7 +88,7 @@ def main():
                     if key not in sums:
                         sums[key] = [0.0, 0.0, 0.0, 0, 0.0]
                         order.append(key)
-                    s = sums[key]  # return, SLO, deadlines, runs, requests
+                    s = sums[key]
                     s[0] += e["return_per_gpu_hour"]
                     s[1] += e["slo_attainment"]
                     s[2] += e["deadline_hit_rate"]
