@@ -42,11 +42,7 @@ bool FasterLater::Permit(const Job& job, const Placement& placement, const Engin
     for (NodeIndex n : engine.nodes_of_type()[t]) {
       if (static_cast<size_t>(c.node(n).gpu_count) < k || !NodeCouldHost(engine, shape, n))
         continue;
-      const GpuIndex first = c.first_gpu(n);
-      times.assign(free.begin() + first, free.begin() + first + c.node(n).gpu_count);
-      std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(k - 1),
-                       times.end());
-      const TimeMs at = times[k - 1];
+      const TimeMs at = NodeFreesFor(engine, free, n, shape.gpu_count, &times);
       // Free now but not chosen: something else keeps the job off it; do not wait for it.
       if (at == kNever || at <= engine.now()) continue;
       const TimeMs end = EndIfStartedAt(job, at, speed);
@@ -62,15 +58,8 @@ bool FasterLater::Permit(const Job& job, const Placement& placement, const Engin
   if (best < 0) return true;
   // Count the node as taken by this job until it would end there, so that the jobs after
   // it in the queue do not all wait for the same GPUs.
-  {
-    const GpuIndex first = c.first_gpu(best);
-    std::vector<GpuIndex> gpus;
-    for (int i = 0; i < c.node(best).gpu_count; ++i) gpus.push_back(first + i);
-    std::stable_sort(gpus.begin(), gpus.end(), [&](GpuIndex a, GpuIndex b) {
-      return free[static_cast<size_t>(a)] < free[static_cast<size_t>(b)];
-    });
-    for (size_t i = 0; i < k; ++i) free[static_cast<size_t>(gpus[i])] = best_end;
-  }
+  for (GpuIndex g : FirstToFree(engine, free, best, shape.gpu_count))
+    free[static_cast<size_t>(g)] = best_end;
   char buf[320];
   std::snprintf(buf, sizeof buf,
                 "waits for a faster GPU: started now on %s (speed %.2f) it would finish at %s; "

@@ -70,7 +70,6 @@ void GangReserve::BeforeAllocate(Engine& engine) {
   ExpectedGpuFree(engine, &gpu_free_);
 
   const Shape& shape = gang->s().shape;
-  const auto k = static_cast<size_t>(shape.gpu_count);
   NodeIndex best = -1;
   TimeMs best_at = kNever;
   double best_speed = 0;
@@ -80,11 +79,7 @@ void GangReserve::BeforeAllocate(Engine& engine) {
     // A gang is reserved one node: it must hold all of it (NodeCouldHost checks the count
     // only for node-local shapes).
     if (c.node(n).gpu_count < shape.gpu_count || !NodeCouldHost(engine, shape, n)) continue;
-    const GpuIndex first = c.first_gpu(n);
-    times.assign(gpu_free_.begin() + first, gpu_free_.begin() + first + c.node(n).gpu_count);
-    std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(k - 1),
-                     times.end());
-    const TimeMs at = times[k - 1];
+    const TimeMs at = NodeFreesFor(engine, gpu_free_, n, shape.gpu_count, &times);
     if (at == kNever) continue;
     const double speed = gang->s().SpeedOn(c.node(n).gpu_type, engine.catalog());
     // Earliest first; then keep last cycle's node (a reservation that hops between nodes
@@ -104,14 +99,9 @@ void GangReserve::BeforeAllocate(Engine& engine) {
   r_.at = best_at;
   last_holder_ = gang->id;
   last_node_ = best;
-  // The k GPUs of the node that free first.
-  const GpuIndex first = c.first_gpu(best);
-  std::vector<GpuIndex> gpus;
-  for (int i = 0; i < c.node(best).gpu_count; ++i) gpus.push_back(first + i);
-  std::stable_sort(gpus.begin(), gpus.end(), [&](GpuIndex a, GpuIndex b) {
-    return gpu_free_[static_cast<size_t>(a)] < gpu_free_[static_cast<size_t>(b)];
-  });
-  for (size_t i = 0; i < k; ++i) r_.gpu_reserved[static_cast<size_t>(gpus[i])] = 1;
+  // The GPUs of the node that free first.
+  for (GpuIndex g : FirstToFree(engine, gpu_free_, best, shape.gpu_count))
+    r_.gpu_reserved[static_cast<size_t>(g)] = 1;
 }
 
 bool GangReserve::RunsPast(const Job& job, NodeIndex node, const Engine& engine) const {

@@ -171,4 +171,27 @@ void ExpectedGpuFree(const Engine& engine, std::vector<TimeMs>* out) {
       (*out)[static_cast<size_t>(g)] = std::max((*out)[static_cast<size_t>(g)], a.expected_end);
 }
 
+TimeMs NodeFreesFor(const Engine& engine, const std::vector<TimeMs>& free, NodeIndex n, int k,
+                    std::vector<TimeMs>* scratch) {
+  const Cluster& c = engine.cluster();
+  const GpuIndex first = c.first_gpu(n);
+  std::vector<TimeMs>& times = *scratch;
+  times.assign(free.begin() + first, free.begin() + first + c.node(n).gpu_count);
+  std::nth_element(times.begin(), times.begin() + (k - 1), times.end());
+  return times[static_cast<size_t>(k - 1)];
+}
+
+std::vector<GpuIndex> FirstToFree(const Engine& engine, const std::vector<TimeMs>& free,
+                                  NodeIndex n, int k) {
+  const Cluster& c = engine.cluster();
+  const GpuIndex first = c.first_gpu(n);
+  std::vector<GpuIndex> gpus;
+  for (int i = 0; i < c.node(n).gpu_count; ++i) gpus.push_back(first + i);
+  std::stable_sort(gpus.begin(), gpus.end(), [&](GpuIndex a, GpuIndex b) {
+    return free[static_cast<size_t>(a)] < free[static_cast<size_t>(b)];
+  });
+  gpus.resize(static_cast<size_t>(k));
+  return gpus;
+}
+
 }  // namespace airtime

@@ -52,6 +52,14 @@ double PreemptionCost(const Engine& engine, const Allocation& a);
 // held on purpose (Engine::Hold).
 void ExpectedGpuFree(const Engine& engine, std::vector<TimeMs>* out);
 
+// From ExpectedGpuFree's `free`: when `k` GPUs of node `n` are expected free (kNever if they
+// never are; `scratch` is working space), and which `k` GPUs of it free first (ties in
+// index order).
+TimeMs NodeFreesFor(const Engine& engine, const std::vector<TimeMs>& free, NodeIndex n, int k,
+                    std::vector<TimeMs>* scratch);
+std::vector<GpuIndex> FirstToFree(const Engine& engine, const std::vector<TimeMs>& free,
+                                  NodeIndex n, int k);
+
 // Whether an empty node `n` could take `shape` as far as its hardware goes (type, memory,
 // MIG, GPU count for node-local shapes) and is up.
 bool NodeCouldHost(const Engine& engine, const Shape& shape, NodeIndex n);
