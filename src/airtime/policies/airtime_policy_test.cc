@@ -184,7 +184,7 @@ TEST(AirtimePolicyTest, WarmSparesOnFreeGpusAndWhenTheyYield) {
   svc.realtime.max_replicas = 4;
   for (const char* spec : {"airtime", "airtime:spare=0:spare_loose=0.5"}) {
     SCOPED_TRACE(spec);
-    Engine e = MakeAirtime(c, spec);  // spare=0.5: one spare for a target of 2
+    Engine e = MakeAirtime(c, spec);  // spare=0.25: one spare for a target of 2
     e.Handle(Event::Arrival(0, svc));
     e.Handle(Event::Demand(0, 0, 15));  // 2 replicas needed
     EXPECT_EQ(e.job(0).target_replicas, 3);

@@ -34,7 +34,7 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
     // these firm spares take free GPUs before waiting work does. Loose spares, up to
     // ceil(target x (spare + spare_loose)) in all, stand aside (are released) as soon as
     // work waits for their GPU type.
-    double spare = 0.5;
+    double spare = 0.25;
     double spare_loose = 0;
     // Scale-down stabilisation: a service keeps the replicas that the highest demand of a
     // recent window needs. The window is `keep` while nothing waits for the service's GPU
