@@ -9,6 +9,7 @@
 #include "airtime/policies/gang_plugins.h"
 #include "airtime/policies/interference_score.h"
 #include "airtime/policies/kai_queues.h"
+#include "airtime/policies/move_up.h"
 #include "airtime/policies/value_plugins.h"
 
 namespace airtime {
@@ -83,7 +84,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
       "value density order, speed- and fragmentation-aware placement, forecast headroom, "
       "hold-or-hand-off for bursts, preemption only when it pays",
       {"preemption", "lead", "hold_horizon", "margin", "gain_horizon", "pack", "gang_wait", "quota",
-       "limit", "spare", "spare_loose", "keep", "slo_target", "faster_later"},
+       "limit", "spare", "spare_loose", "keep", "slo_target", "faster_later", "move_up"},
       [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
         const std::string preemption = params.GetString("preemption", "on");
         if (preemption != "on" && preemption != "off")
@@ -129,6 +130,10 @@ void RegisterAirtime(PolicyRegistry& registry) {
           return InvalidArgument(
               "policy 'airtime': parameter 'faster_later': expected on or off, got '" + fl + "'");
         const bool faster_later = fl == "on";
+        const std::string mu = params.GetString("move_up", "on");
+        if (mu != "on" && mu != "off")
+          return InvalidArgument(
+              "policy 'airtime': parameter 'move_up': expected on or off, got '" + mu + "'");
         auto pack = params.GetDouble("pack", 0.0);
         if (!pack.ok()) return pack.status();
         if (*pack < 0) return InvalidArgument("policy 'airtime': parameter 'pack' must be >= 0");
@@ -172,6 +177,9 @@ void RegisterAirtime(PolicyRegistry& registry) {
         p.cycle.push_back(std::make_unique<CycleForwarder>(raw));
         p.permits.push_back(std::make_unique<BurstHold>(raw));
         if (faster_later) p.permits.push_back(std::make_unique<FasterLater>());
+        // Moving a job is a stop and a restart: under preemption=off nothing moves.
+        if (mu == "on" && preemption == "on")
+          p.cycle.push_back(std::make_unique<MoveUp>(reserve ? gang_raw : nullptr));
         // The gang plug-in always runs its cycle step (PackScore asks it whether a gang
         // waits); only with reservations does it vet starts.
         if (reserve) {

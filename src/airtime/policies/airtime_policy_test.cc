@@ -512,5 +512,73 @@ TEST(AirtimePolicyTest, WorkWithinItsQuotaIsNotPreemptedForAnotherTenantsBorrowi
   EXPECT_EQ(Count(r, DecisionType::kStart), 0);
 }
 
+// `short` (not preemptible) takes an H100 first, and with `holder` a 100-hour job takes
+// the other (a node of two H100s); so `long` (preemptible, checkpointed) starts on the
+// L40S.
+struct SlowStart {
+  SlowStart(const std::string& spec, const Cluster& cluster, bool holder = false)
+      : c(cluster), e(MakeAirtime(c, spec)) {
+    e.Handle(Event::Arrival(0, MakeJob("short", WorkloadKind::kTraining, 1, 3600)));
+    if (holder) e.Handle(Event::Arrival(0, MakeJob("holder", WorkloadKind::kTraining, 1, 360000)));
+    WorkloadSpec l = MakeJob("long", WorkloadKind::kTraining, 1, 10 * 3600);
+    l.preemptible = true;
+    l.checkpoint_interval = 10 * kMinute;
+    l.restart_cost = 2 * kMinute;
+    long_id = e.Handle(Event::Arrival(1, l)).arrived;
+  }
+  GpuTypeId LongType() const {
+    return c.gpu_type(e.allocation(e.job(long_id).allocations.front())->placement.gpus[0]);
+  }
+  TimeMs LongEnd() const { return e.allocation(e.job(long_id).allocations.front())->expected_end; }
+  // The short job ends (33 minutes in, at H100 speed).
+  const CycleResult& ShortEnds() {
+    const Allocation* a = e.allocation(e.job(0).allocations.front());
+    return e.Handle(Event::Completion(a->expected_end, a->id));
+  }
+  const Cluster& c;
+  Engine e;
+  WorkloadId long_id = kNoWorkload;
+  const GpuTypeId h100 = *GpuCatalog::Builtin().Find("H100");
+};
+
+TEST(AirtimePolicyTest, ARunningJobMovesToAFasterTypeThatFrees) {
+  Cluster c = MakeCluster({{"L40S", 1, 1}, {"H100", 1, 1}});
+  SlowStart s("airtime", c);
+  ASSERT_NE(s.LongType(), s.h100);
+  const TimeMs slow_end = s.LongEnd();
+  // The H100 frees and nothing waits: the long job is stopped (keeping its checkpoint) ...
+  auto& r = s.ShortEnds();
+  ASSERT_EQ(Count(r, DecisionType::kPreempt), 1);
+  EXPECT_NE(r.decisions.back().reason.find("moved to a faster GPU type"), std::string::npos)
+      << r.decisions.back().reason;
+  EXPECT_GT(s.e.job(s.long_id).work_saved, 0);
+  // ... and placed again a millisecond later, on the H100, where it ends hours sooner.
+  ASSERT_NE(r.wake_at, kNever);
+  auto& r2 = s.e.Handle(Event::Timer(r.wake_at));
+  ASSERT_EQ(Count(r2, DecisionType::kStart), 1);
+  EXPECT_EQ(s.LongType(), s.h100);
+  EXPECT_LT(s.LongEnd(), slow_end - 5 * kHour);
+  // move_up=off (or preemption=off) leaves it where it started.
+  for (const char* spec : {"airtime:move_up=off", "airtime:preemption=off"}) {
+    SlowStart off(spec, c);
+    EXPECT_EQ(Count(off.ShortEnds(), DecisionType::kPreempt), 0) << spec;
+    EXPECT_NE(off.LongType(), off.h100) << spec;
+  }
+}
+
+TEST(AirtimePolicyTest, NoMoveOntoGpusThatWaitingWorkCouldUse) {
+  // A 2-GPU job waits for the H100 node to drain. The GPU `short` frees there is one it
+  // could use, so the long job does not take it.
+  Cluster c = MakeCluster({{"L40S", 1, 1}, {"H100", 2, 1}});
+  SlowStart s("airtime", c, /*holder=*/true);
+  ASSERT_NE(s.LongType(), s.h100);
+  const WorkloadId pair =
+      s.e.Handle(Event::Arrival(2, MakeJob("pair", WorkloadKind::kTraining, 2, 3600))).arrived;
+  ASSERT_EQ(s.e.job(pair).phase, JobPhase::kPending);
+  auto& r = s.ShortEnds();
+  EXPECT_EQ(Count(r, DecisionType::kPreempt), 0);
+  EXPECT_NE(s.LongType(), s.h100);
+}
+
 }  // namespace
 }  // namespace airtime
