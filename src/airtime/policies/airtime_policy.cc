@@ -51,6 +51,18 @@ class GangCycle : public CyclePlugin {
   GangReserve* target_;
 };
 
+// MoveUp is both a score and a cycle plug-in; the policy owns it as a scorer and reaches
+// its cycle step through this forwarder.
+class MoveUpCycle : public CyclePlugin {
+ public:
+  explicit MoveUpCycle(MoveUp* target) : target_(target) {}
+  std::string_view name() const override { return "move-up"; }
+  void AfterAllocate(Engine& engine) override { target_->AfterAllocate(engine); }
+
+ private:
+  MoveUp* target_;
+};
+
 // Recomputes deserved quotas and usage per tenant at the start of every cycle.
 class QuotaCycle : public CyclePlugin {
  public:
@@ -178,8 +190,13 @@ void RegisterAirtime(PolicyRegistry& registry) {
         p.permits.push_back(std::make_unique<BurstHold>(raw));
         if (faster_later) p.permits.push_back(std::make_unique<FasterLater>());
         // Moving a job is a stop and a restart: under preemption=off nothing moves.
-        if (mu == "on" && preemption == "on")
-          p.cycle.push_back(std::make_unique<MoveUp>(reserve ? gang_raw : nullptr));
+        if (mu == "on" && preemption == "on") {
+          auto move_up = std::make_unique<MoveUp>(reserve ? gang_raw : nullptr);
+          p.cycle.push_back(std::make_unique<MoveUpCycle>(move_up.get()));
+          // Below the gang reservation, above everything else: a moved job lands where it
+          // was moved for.
+          p.scores.emplace_back(std::move(move_up), 1e6);
+        }
         // The gang plug-in always runs its cycle step (PackScore asks it whether a gang
         // waits); only with reservations does it vet starts.
         if (reserve) {

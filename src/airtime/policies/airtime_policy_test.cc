@@ -580,5 +580,33 @@ TEST(AirtimePolicyTest, NoMoveOntoGpusThatWaitingWorkCouldUse) {
   EXPECT_NE(s.LongType(), s.h100);
 }
 
+TEST(AirtimePolicyTest, AMovedJobLandsWhereItWasMovedFor) {
+  // With packing weighed above speed (pack=3), `long` starts on the L40S node beside a job
+  // pinned there, and would go back to that fuller node when placed again; it lands on the
+  // H100 it was moved for.
+  Cluster c = MakeCluster({{"L40S", 2, 1}, {"H100", 4, 1}});
+  Engine e = MakeAirtime(c, "airtime:pack=3");
+  const GpuTypeId h100 = *GpuCatalog::Builtin().Find("H100");
+  e.Handle(Event::Arrival(0, MakeJob("short", WorkloadKind::kTraining, 1, 3600)));
+  WorkloadSpec pinned = MakeJob("pinned", WorkloadKind::kTraining, 1, 360000);
+  pinned.shape.allowed_types = {*GpuCatalog::Builtin().Find("L40S")};
+  e.Handle(Event::Arrival(0, pinned));
+  WorkloadSpec l = MakeJob("long", WorkloadKind::kTraining, 1, 10 * 3600);
+  l.preemptible = true;
+  l.checkpoint_interval = 10 * kMinute;
+  l.restart_cost = 2 * kMinute;
+  const WorkloadId id = e.Handle(Event::Arrival(1, l)).arrived;
+  auto type_of = [&] {
+    return c.gpu_type(e.allocation(e.job(id).allocations.front())->placement.gpus[0]);
+  };
+  ASSERT_NE(type_of(), h100);
+  const Allocation* s = e.allocation(e.job(0).allocations.front());
+  auto& r = e.Handle(Event::Completion(s->expected_end, s->id));
+  ASSERT_EQ(Count(r, DecisionType::kPreempt), 1);
+  auto& r2 = e.Handle(Event::Timer(r.wake_at));
+  ASSERT_EQ(Count(r2, DecisionType::kStart), 1);
+  EXPECT_EQ(type_of(), h100);
+}
+
 }  // namespace
 }  // namespace airtime

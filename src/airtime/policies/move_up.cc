@@ -19,9 +19,16 @@ struct Move {
 
 }  // namespace
 
+double MoveUp::Score(const Job& job, NodeIndex node, const Engine& /*engine*/) const {
+  if (target_.empty()) return 0;
+  auto it = target_.find(job.id);
+  return it != target_.end() && it->second == node ? 1 : 0;
+}
+
 void MoveUp::AfterAllocate(Engine& engine) {
   const Cluster& c = engine.cluster();
   const TimeMs now = engine.now();
+  target_.clear();  // this cycle's allocation pass has placed last cycle's moves
   // Only GPUs no waiting work could use are moved onto (what the ledger counts as
   // free_no_demand): a move never competes with the queue, nor fills a node that is
   // draining for a waiting gang. Among their types, the fastest in the catalogue: a job
@@ -108,6 +115,7 @@ void MoveUp::AfterAllocate(Engine& engine) {
                   engine.catalog().type(to).name.c_str(),
                   c.node(c.gpu(m.to.gpus.front()).node).name.c_str(),
                   FormatTime(m.move_end).c_str());
+    target_[a->workload] = c.gpu(m.to.gpus.front()).node;
     engine.Preempt(m.id, buf);
     moved_any = true;
   }

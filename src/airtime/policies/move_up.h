@@ -31,15 +31,21 @@ namespace airtime {
 
 class GangReserve;
 
-class MoveUp : public CyclePlugin {
+// A cycle plug-in (the moves) and a score plug-in: in the cycle after a move, the node the
+// job was moved for scores 1 for that job and every other node 0, so that the job lands
+// there even where other scores (packing) would put it back on the node it left. The
+// policy owns one and reaches it through both interfaces.
+class MoveUp : public CyclePlugin, public ScorePlugin {
  public:
   // `reserve` may be null (no gang reservations).
   explicit MoveUp(const GangReserve* reserve) : reserve_(reserve) {}
   std::string_view name() const override { return "move-up"; }
   void AfterAllocate(Engine& engine) override;
+  double Score(const Job& job, NodeIndex node, const Engine& engine) const override;
 
  private:
   const GangReserve* reserve_;
+  std::unordered_map<WorkloadId, NodeIndex> target_;  // moved in the last cycle: where to
   std::vector<char> claimed_;  // scratch: per GPU, taken by a move this cycle
   std::unordered_map<int, std::optional<Placement>> found_;  // scratch: per fit class
 };
