@@ -146,7 +146,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
         if (mu != "on" && mu != "off")
           return InvalidArgument(
               "policy 'airtime': parameter 'move_up': expected on or off, got '" + mu + "'");
-        auto pack = params.GetDouble("pack", 0.0);
+        auto pack = params.GetDouble("pack", 2.0);
         if (!pack.ok()) return pack.status();
         if (*pack < 0) return InvalidArgument("policy 'airtime': parameter 'pack' must be >= 0");
         const bool reserve = params.GetString("gang_wait", "") != "off";
@@ -172,8 +172,10 @@ void RegisterAirtime(PolicyRegistry& registry) {
         }
         // Weights: one unit of relative speed (an A100-80GB is 1, an H100 1.8) is worth 1000;
         // a node filled from empty to full is worth `pack` of that, so a much faster empty
-        // node still beats a slow full one. `pack` is 0 by default: on the suite's replays it
-        // lowered the return (docs/policies.md). Interference weighs like speed (a loss of
+        // node still beats a slow full one. `pack` is 2 by default: small work fills partly
+        // used nodes, so whole nodes stay free for gangs, and MoveUp brings running work to
+        // faster GPUs that nothing waits for (docs/policies.md: without MoveUp packing lowered
+        // the return). Interference weighs like speed (a loss of
         // value rate, as a share of the newcomer's) and picks the GPU for shared work where
         // the GPUs differ in it; FGD breaks the remaining ties (and picks the GPU where they
         // do not); the gang reservation overrides all but feasibility.
