@@ -15,17 +15,18 @@
 namespace airtime {
 namespace {
 
-// ForecastScale is both the scale and a cycle plug-in; the policy owns it once as its
-// scaler and reaches it from the cycle list through this forwarder.
-class CycleForwarder : public CyclePlugin {
+// Some plug-ins serve two extension points: ForecastScale is the scaler, GangReserve a
+// permit, MoveUp a scorer, and each is also a cycle plug-in. The policy owns each once,
+// under its other role, and reaches its cycle steps through this forwarder.
+class CycleOf : public CyclePlugin {
  public:
-  explicit CycleForwarder(ForecastScale* target) : target_(target) {}
-  std::string_view name() const override { return "forecast-scale"; }
+  explicit CycleOf(CyclePlugin* target) : target_(target) {}
+  std::string_view name() const override { return target_->name(); }
   void BeforeAllocate(Engine& engine) override { target_->BeforeAllocate(engine); }
   void AfterAllocate(Engine& engine) override { target_->AfterAllocate(engine); }
 
  private:
-  ForecastScale* target_;
+  CyclePlugin* target_;
 };
 
 StatusOr<DurationMs> GetDuration(const PolicyParams& p, const std::string& key,
@@ -38,30 +39,6 @@ StatusOr<DurationMs> GetDuration(const PolicyParams& p, const std::string& key,
                            "': expected a duration such as 30m, got '" + it->second + "'");
   return *d;
 }
-
-// GangReserve is both a permit and a cycle plug-in; the policy owns it as a permit and
-// reaches its cycle step through this forwarder.
-class GangCycle : public CyclePlugin {
- public:
-  explicit GangCycle(GangReserve* target) : target_(target) {}
-  std::string_view name() const override { return "gang-reserve"; }
-  void BeforeAllocate(Engine& engine) override { target_->BeforeAllocate(engine); }
-
- private:
-  GangReserve* target_;
-};
-
-// MoveUp is both a score and a cycle plug-in; the policy owns it as a scorer and reaches
-// its cycle step through this forwarder.
-class MoveUpCycle : public CyclePlugin {
- public:
-  explicit MoveUpCycle(MoveUp* target) : target_(target) {}
-  std::string_view name() const override { return "move-up"; }
-  void AfterAllocate(Engine& engine) override { target_->AfterAllocate(engine); }
-
- private:
-  MoveUp* target_;
-};
 
 // Recomputes deserved quotas and usage per tenant at the start of every cycle.
 class QuotaCycle : public CyclePlugin {
@@ -188,13 +165,13 @@ void RegisterAirtime(PolicyRegistry& registry) {
         if (reserve) p.scores.emplace_back(std::make_unique<ReservationScore>(gang_raw), 1e7);
         auto scale = std::make_unique<ForecastScale>(fo);
         ForecastScale* raw = scale.get();
-        p.cycle.push_back(std::make_unique<CycleForwarder>(raw));
+        p.cycle.push_back(std::make_unique<CycleOf>(raw));
         p.permits.push_back(std::make_unique<BurstHold>(raw));
         if (faster_later) p.permits.push_back(std::make_unique<FasterLater>());
         // Moving a job is a stop and a restart: under preemption=off nothing moves.
         if (mu == "on" && preemption == "on") {
           auto move_up = std::make_unique<MoveUp>(reserve ? gang_raw : nullptr);
-          p.cycle.push_back(std::make_unique<MoveUpCycle>(move_up.get()));
+          p.cycle.push_back(std::make_unique<CycleOf>(move_up.get()));
           // Below the gang reservation, above everything else: a moved job lands where it
           // was moved for.
           p.scores.emplace_back(std::move(move_up), 1e6);
@@ -202,7 +179,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
         // The gang plug-in always runs its cycle step (PackScore asks it whether a gang
         // waits); only with reservations does it vet starts.
         if (reserve) {
-          p.cycle.push_back(std::make_unique<GangCycle>(gang_raw));
+          p.cycle.push_back(std::make_unique<CycleOf>(gang_raw));
           p.permits.push_back(std::move(gang));
         }
         p.scale = std::move(scale);
