@@ -152,10 +152,11 @@ void RegisterAirtime(PolicyRegistry& registry) {
         // node still beats a slow full one. `pack` is 2 by default: small work fills partly
         // used nodes, so whole nodes stay free for gangs, and MoveUp brings running work to
         // faster GPUs that nothing waits for (docs/policies.md: without MoveUp packing lowered
-        // the return). Interference weighs like speed (a loss of
-        // value rate, as a share of the newcomer's) and picks the GPU for shared work where
-        // the GPUs differ in it; FGD breaks the remaining ties (and picks the GPU where they
-        // do not); the gang reservation overrides all but feasibility.
+        // the return). Interference weighs like speed (a loss of value rate, as a share of
+        // the newcomer's) and picks the GPU for shared work where the GPUs differ in it; FGD
+        // breaks the remaining ties (and picks the GPU where they do not); MoveUp's score
+        // sends a moved job to the node it was moved for; the gang reservation overrides
+        // all but feasibility.
         auto gang = std::make_unique<GangReserve>(gang_wait);
         GangReserve* gang_raw = gang.get();
         p.scores.emplace_back(std::make_unique<SpeedScore>(), 1000.0);

@@ -8,8 +8,8 @@
 // nor fills a node that drains for a waiting gang. If that is a faster type and the job,
 // stopped now (keeping its last checkpoint) and restarted there (paying its restart cost),
 // would end strictly sooner than where it runs, it is stopped; the engine places it again
-// in the next cycle, a millisecond later, where the speed score sends it to the faster
-// GPUs, and the slow GPUs it leaves go to waiting work. The stop's reason names both ends.
+// in the next cycle, a millisecond later, on the node it was moved for (below), and the
+// slow GPUs it leaves go to waiting work. The stop's reason names both ends.
 //
 // Never moved: services, fractions and MIG slices, multi-node gangs, elastic gangs, jobs
 // still in their cold start or restart, and a job within its no-thrash payback since it
