@@ -34,6 +34,10 @@ void MoveUp::AfterAllocate(Engine& engine) {
   // draining for a waiting gang. Among their types, the fastest in the catalogue: a job
   // already at least that fast has nothing to gain (the test that keeps busy clusters cheap).
   const size_t types = engine.nodes_of_type().size();
+  bool any_free = false;
+  for (size_t t = 0; t < types && !any_free; ++t)
+    any_free = engine.state().free_milli_of_type(static_cast<GpuTypeId>(t)) >= 1000;
+  if (!any_free) return;               // a full cluster: no queue walk
   std::vector<char> wanted(types, 0);  // some waiting work could use the type
   for (WorkloadId w : engine.queue()) {
     const Job& j = engine.job(w);
