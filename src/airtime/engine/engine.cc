@@ -293,18 +293,11 @@ void Engine::Enqueue(Job& job) {
   auto key = policy_.queue_sort->Key(job, *this);
   job.key0 = key.first;
   job.key1 = key.second;
-  if (policy_.queue_sort->dynamic()) {
-    queue_.push_back(job.id);
-    return;
+  if (policy_.queue_sort->dynamic() && !job.rekey && policy_.queue_sort->KeyChanges(job)) {
+    job.rekey = true;
+    rekey_.push_back(job.id);
   }
-  auto less = [this](WorkloadId a, WorkloadId b) {
-    const Job& x = jobs_[static_cast<size_t>(a)];
-    const Job& y = jobs_[static_cast<size_t>(b)];
-    if (x.key0 != y.key0) return x.key0 < y.key0;
-    if (x.key1 != y.key1) return x.key1 < y.key1;
-    return x.seq < y.seq;
-  };
-  queue_.insert(std::upper_bound(queue_.begin(), queue_.end(), job.id, less), job.id);
+  queue_.insert(std::upper_bound(queue_.begin(), queue_.end(), job.id, QueueLess()), job.id);
 }
 
 void Engine::Dequeue(Job& job) {
@@ -324,13 +317,38 @@ void Engine::SortQueue() {
       j.key1 = key.second;
     }
   }
-  std::stable_sort(queue_.begin(), queue_.end(), [this](WorkloadId a, WorkloadId b) {
-    const Job& x = jobs_[static_cast<size_t>(a)];
-    const Job& y = jobs_[static_cast<size_t>(b)];
-    if (x.key0 != y.key0) return x.key0 < y.key0;
-    if (x.key1 != y.key1) return x.key1 < y.key1;
-    return x.seq < y.seq;
+  std::stable_sort(queue_.begin(), queue_.end(), QueueLess());
+}
+
+void Engine::RekeyQueue() {
+  std::vector<WorkloadId> moved;
+  size_t kept = 0;
+  for (WorkloadId id : rekey_) {
+    Job& j = jobs_[static_cast<size_t>(id)];
+    if (!j.queued) {
+      j.rekey = false;
+      continue;
+    }
+    rekey_[kept++] = id;
+    const auto key = policy_.queue_sort->Key(j, *this);
+    if (key.first == j.key0 && key.second == j.key1) continue;
+    j.key0 = key.first;
+    j.key1 = key.second;
+    moved.push_back(id);
+  }
+  rekey_.resize(kept);
+  if (moved.empty()) return;
+  if (moved.size() * 8 > queue_.size()) {  // many moved: one sort is cheaper
+    std::stable_sort(queue_.begin(), queue_.end(), QueueLess());
+    return;
+  }
+  // Take the moved ones out (the rest stays in order), then insert each where it belongs.
+  std::sort(moved.begin(), moved.end());
+  std::erase_if(queue_, [&](WorkloadId id) {
+    return std::binary_search(moved.begin(), moved.end(), id);
   });
+  for (WorkloadId id : moved)
+    queue_.insert(std::upper_bound(queue_.begin(), queue_.end(), id, QueueLess()), id);
 }
 
 // ---------------------------------------------------------------- services

@@ -153,7 +153,20 @@ class Engine {
   void ExplainWaiting();
   void Enqueue(Job& job);
   void Dequeue(Job& job);
+  // The queue's order: ascending (key0, key1), then arrival.
+  auto QueueLess() const {
+    return [this](WorkloadId a, WorkloadId b) {
+      const Job& x = jobs_[static_cast<size_t>(a)];
+      const Job& y = jobs_[static_cast<size_t>(b)];
+      if (x.key0 != y.key0) return x.key0 < y.key0;
+      if (x.key1 != y.key1) return x.key1 < y.key1;
+      return x.seq < y.seq;
+    };
+  }
   void SortQueue();
+  // Dynamic keys: computes again the keys of waiting work listed in rekey_ and moves the
+  // workloads whose keys changed to their places (the rest of the queue is in order).
+  void RekeyQueue();
   void Start(Job& job, Placement placement, AllocationId resized_from = kNoAllocation);
   // Elastic gangs (Shape::min_gpus > 0): placements with fewer GPUs than asked, and the
   // step after the allocation pass that resizes running ones up when GPUs are free.
@@ -187,6 +200,7 @@ class Engine {
   std::vector<Job> jobs_;
   std::unordered_map<std::string, WorkloadId> by_name_;
   std::vector<WorkloadId> queue_;
+  std::vector<WorkloadId> rekey_;  // with dynamic keys: queued work whose key may change
   int64_t next_seq_ = 0;
   std::map<AllocationId, Allocation> allocations_;
   AllocationId next_allocation_ = 1;

@@ -257,7 +257,7 @@ void Engine::Reinterfere(const Placement& p) {
 }
 
 void Engine::AllocatePass() {
-  if (policy_.queue_sort->dynamic()) SortQueue();
+  if (policy_.queue_sort->dynamic()) RekeyQueue();
   class_fit_.assign(fit_classes_.size(), 0);
   preempt_failed_.assign(fit_classes_.size(), 0);
   std::vector<std::pair<int, WorkloadId>> blocked;  // (group, head)
@@ -330,9 +330,11 @@ void Engine::AllocatePass() {
     kept.push_back(id);
   }
   if (!queue_.empty()) {
+    // Both are in order: what waited on, and what was preempted during the pass.
+    const auto middle = static_cast<std::ptrdiff_t>(kept.size());
     kept.insert(kept.end(), queue_.begin(), queue_.end());
     queue_.swap(kept);
-    SortQueue();
+    std::inplace_merge(queue_.begin(), queue_.begin() + middle, queue_.end(), QueueLess());
   } else {
     queue_.swap(kept);
   }

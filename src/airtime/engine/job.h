@@ -70,6 +70,7 @@ struct Job {
   bool queued = false;
   int64_t seq = 0;            // arrival order into the queue
   double key0 = 0, key1 = 0;  // policy sort key
+  bool rekey = false;         // listed in Engine::rekey_ (its key may change while it waits)
   TimeMs queued_since = 0;
 
   // Timing.

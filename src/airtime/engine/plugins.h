@@ -41,9 +41,13 @@ class QueueSortPlugin {
   virtual std::string_view name() const = 0;
   // Ascending (key0, key1); ties by arrival order.
   virtual std::pair<double, double> Key(const Job& job, const Engine& engine) const = 0;
-  // True when keys change with time (ages, attained service): the queue is re-sorted each
-  // cycle. False keys are computed once when a workload joins the queue.
+  // True when keys change with time (ages, attained service): the keys of waiting work are
+  // computed again each cycle. False keys are computed once when a workload joins the queue.
   virtual bool dynamic() const { return false; }
+  // With dynamic(): whether this workload's key may change while it waits. Only those are
+  // computed again, so that a policy whose keys move for a few workloads (deadlines near)
+  // does not pay for the whole queue every cycle.
+  virtual bool KeyChanges(const Job&) const { return true; }
 };
 
 class OrderPlugin {

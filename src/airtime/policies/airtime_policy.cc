@@ -73,7 +73,8 @@ void RegisterAirtime(PolicyRegistry& registry) {
       "value density order, speed- and fragmentation-aware placement, forecast headroom, "
       "hold-or-hand-off for bursts, preemption only when it pays",
       {"preemption", "lead", "hold_horizon", "margin", "gain_horizon", "pack", "gang_wait", "quota",
-       "limit", "spare", "spare_loose", "keep", "slo_target", "faster_later", "move_up"},
+       "limit", "spare", "spare_loose", "keep", "slo_target", "faster_later", "move_up",
+       "urgency"},
       [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
         const std::string preemption = params.GetString("preemption", "on");
         if (preemption != "on" && preemption != "off")
@@ -134,6 +135,11 @@ void RegisterAirtime(PolicyRegistry& registry) {
           gang_wait = *w;
         }
 
+        // The cost of delay of work with a decaying deadline (UrgentDensity): 0 leaves the
+        // queue in plain value-density order.
+        auto urgency = GetDuration(params, "urgency", kHour);
+        if (!urgency.ok()) return urgency.status();
+
         auto quotas = ParseQuotas(cluster, params);
         if (!quotas.ok()) return quotas.status();
 
@@ -141,11 +147,11 @@ void RegisterAirtime(PolicyRegistry& registry) {
         p.name = preemption == "on" ? "airtime" : "airtime-nopreempt";
         p.description = "value scheduler";
         if (*quotas) {
-          p.queue_sort = std::make_unique<QuotaValueOrder>(*quotas);
+          p.queue_sort = std::make_unique<QuotaValueOrder>(*quotas, *urgency);
           p.filters.push_back(std::make_unique<QuotaFilter>(*quotas));
           p.cycle.push_back(std::make_unique<QuotaCycle>(*quotas));
         } else {
-          p.queue_sort = std::make_unique<ValueOrder>();
+          p.queue_sort = std::make_unique<ValueOrder>(*urgency);
         }
         // Weights: one unit of relative speed (an A100-80GB is 1, an H100 1.8) is worth 1000;
         // a node filled from empty to full is worth `pack` of that, so a much faster empty
@@ -184,6 +190,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
           p.permits.push_back(std::move(gang));
         }
         p.scale = std::move(scale);
+        po.urgency = *urgency;
         if (preemption == "on") p.preempt = std::make_unique<ValuePreempt>(po, *quotas);
         return p;
       });

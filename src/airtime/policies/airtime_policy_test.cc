@@ -122,6 +122,104 @@ TEST(AirtimePolicyTest, DenseWorkDoesNotYieldToSparserWork) {
   EXPECT_EQ(Count(e.Handle(Event::Arrival(1, cheap)), DecisionType::kPreempt), 0);
 }
 
+// A batch job on one A100-80GB (speed 1): 1 h of work worth 4, due at 05:00, its value
+// falling to nothing over the 4 h after.
+WorkloadSpec DueAtFive() {
+  WorkloadSpec b = MakeJob("due", WorkloadKind::kBatch, 1, 3600);
+  b.value.on_completion = 4;
+  b.deadline = 5 * kHour;
+  b.value.decay_after_deadline = 4 * kHour;
+  return b;
+}
+
+TEST(AirtimePolicyTest, UrgentDensityAddsTheCostOfDelayAsADeadlineNears) {
+  Cluster c = MakeCluster({{"A100-80GB", 1, 1}});
+  Engine e = MakeAirtime(c);
+  e.Handle(Event::Arrival(0, MakeJob("hog", WorkloadKind::kTraining, 1, 100 * 3600)));
+  e.Handle(Event::Arrival(0, DueAtFive()));
+  WorkloadSpec plain = DueAtFive();
+  plain.name = "no-deadline";
+  plain.deadline.reset();
+  e.Handle(Event::Arrival(0, plain));
+  const Job& due = e.job(1);
+  auto at = [&](TimeMs t, DurationMs urgency = kHour) {
+    e.Handle(Event::Timer(t));
+    return UrgentDensity(due, e, urgency);
+  };
+  // Far from the deadline, and with urgency off: its plain density, 4 per GPU-hour.
+  EXPECT_DOUBLE_EQ(at(0), 4);
+  EXPECT_DOUBLE_EQ(at(3 * kHour), 4);  // done at 04:00, or at 05:00 an hour later: in time
+  EXPECT_DOUBLE_EQ(at(3 * kHour + 30 * kMinute, 0), 4);
+  // Started at 03:30 it ends in time; an hour later it would end 30 min late and lose 0.5.
+  EXPECT_DOUBLE_EQ(at(3 * kHour + 30 * kMinute), 4 + 0.5);
+  // Already late: it counts what it would still earn (3.5), plus what an hour costs (1).
+  EXPECT_DOUBLE_EQ(at(4 * kHour + 30 * kMinute), 3.5 + 1);
+  // Past all value: last.
+  EXPECT_DOUBLE_EQ(at(9 * kHour), 0);
+  EXPECT_DOUBLE_EQ(UrgentDensity(e.job(2), e, kHour), 4);  // no deadline, no cost of delay
+}
+
+// One GPU, ten 1-hour training jobs worth 2 per GPU-hour, and a batch job worth 1.8 per
+// GPU-hour (2 h of work worth 3.6) due at 04:00, its value gone 4 h later.
+std::vector<WorkloadSpec> DeadlineBehindDenserWork() {
+  std::vector<WorkloadSpec> jobs;
+  for (int i = 0; i < 10; ++i) {
+    WorkloadSpec t = MakeJob("train-" + std::to_string(i), WorkloadKind::kTraining, 1, 3600);
+    t.value.on_completion = 2;
+    jobs.push_back(t);
+  }
+  WorkloadSpec b = MakeJob("batch", WorkloadKind::kBatch, 1, 2 * 3600);
+  b.value.on_completion = 3.6;
+  b.deadline = 4 * kHour;
+  b.value.decay_after_deadline = 4 * kHour;
+  jobs.push_back(b);
+  return jobs;
+}
+
+TEST(AirtimePolicyTest, WorkNearItsDeadlineGoesAheadOfDenserWorkThatCanWait) {
+  Cluster c = MakeCluster({{"A100-80GB", 1, 1}});
+  // By density alone the batch job waits behind all ten and finishes worthless.
+  Engine plain = MakeAirtime(c, "airtime:urgency=0");
+  auto late = testing::Drive(plain, DeadlineBehindDenserWork());
+  EXPECT_EQ(late.start("batch"), 10 * kHour);
+  // With its cost of delay it starts at 02:00, when an hour's wait would make it late, and
+  // ends at its deadline; the training jobs lose nothing by waiting two hours.
+  Engine e = MakeAirtime(c);
+  auto log = testing::Drive(e, DeadlineBehindDenserWork());
+  EXPECT_EQ(log.start("batch"), 2 * kHour);
+  EXPECT_EQ(log.finished.at("batch"), 4 * kHour);
+  EXPECT_EQ(log.finished.at("train-9"), 12 * kHour);
+}
+
+TEST(AirtimePolicyTest, WorkNearItsDeadlineIsNotTheFirstVictim) {
+  // Two preemptible jobs on two GPUs: 'due' is sparser (1.8 per GPU-hour) but due at 02:30;
+  // 'dense' (2 per GPU-hour) can wait. A service needs one GPU at 01:00.
+  auto run = [](const std::string& spec) {
+    Cluster c = MakeCluster({{"A100-80GB", 2, 1}});
+    Engine e = MakeAirtime(c, spec);
+    WorkloadSpec due = MakeJob("due", WorkloadKind::kBatch, 1, 2 * 3600);
+    due.value.on_completion = 3.6;
+    due.deadline = 2 * kHour + 30 * kMinute;
+    due.value.decay_after_deadline = 4 * kHour;
+    WorkloadSpec dense = MakeJob("dense", WorkloadKind::kTraining, 1, 10 * 3600);
+    dense.value.on_completion = 20;
+    for (WorkloadSpec* s : {&due, &dense}) {
+      s->preemptible = true;
+      s->checkpoint_interval = 10 * kMinute;
+      e.Handle(Event::Arrival(0, *s));
+    }
+    WorkloadSpec svc = MakeService("svc", 10);
+    svc.realtime.min_replicas = 0;
+    e.Handle(Event::Arrival(0, svc));
+    const CycleResult& r = e.Handle(Event::Demand(kHour, 2, 5));
+    for (const Decision& d : r.decisions)
+      if (d.type == DecisionType::kPreempt) return e.job(d.workload).s().name;
+    return std::string("none");
+  };
+  EXPECT_EQ(run("airtime:urgency=0"), "due");
+  EXPECT_EQ(run("airtime"), "dense");
+}
+
 // A service busy from 09:00 to 18:00 (4 replicas) and idle at night (1 replica), seen for
 // two days; then the third morning.
 // (Without warm spares: these tests pin the forecast's own replica counts.)

@@ -21,11 +21,40 @@ std::string Money(double v) {
   return buf;
 }
 
+// Whether finishing later can lose `job` value: a deadline after which its value decays.
+bool HasCostOfDelay(const Job& job) {
+  const WorkloadSpec& s = job.s();
+  return !job.is_service() && s.deadline && s.value.decay_after_deadline != kNever &&
+         s.value.on_completion > 0;
+}
+
 }  // namespace
 
-std::pair<double, double> ValueOrder::Key(const Job& job, const Engine&) const {
+double UrgentDensity(const Job& job, const Engine& engine, DurationMs urgency) {
+  const WorkloadSpec& s = job.s();
+  if (urgency <= 0 || !HasCostOfDelay(job)) return job.value_density;
+  double speed = s.shape.gpu_count == 0 ? 1.0 : 0.0;
+  const std::vector<int>& per_type = engine.cluster().gpus_per_type();
+  for (size_t t = 0; t < per_type.size() && s.shape.gpu_count > 0; ++t) {
+    const auto type = static_cast<GpuTypeId>(t);
+    if (per_type[t] > 0 && s.shape.AllowsType(type))
+      speed = std::max(speed, s.SpeedOn(type, engine.catalog()));
+  }
+  if (speed <= 0) return job.value_density;
+  const TimeMs end = EndIfStartedAt(job, engine.now(), speed);
+  const double now = s.value.CompletionValue(end, s.deadline);
+  const double later = s.value.CompletionValue(end + urgency, s.deadline);
+  const double gpus =
+      std::max(1e-3, static_cast<double>(s.shape.TotalMilli(engine.catalog())) / 1000.0);
+  return job.value_density * now / s.value.on_completion +
+         (now - later) / (gpus * ToHours(urgency));
+}
+
+bool ValueOrder::KeyChanges(const Job& job) const { return HasCostOfDelay(job); }
+
+std::pair<double, double> ValueOrder::Key(const Job& job, const Engine& engine) const {
   // Services first, each group densest first; ties in arrival order.
-  return {job.is_service() ? 0.0 : 1.0, -job.value_density};
+  return {job.is_service() ? 0.0 : 1.0, -UrgentDensity(job, engine, urgency_)};
 }
 
 double SpeedScore::Score(const Job& job, NodeIndex node, const Engine& engine) const {
@@ -90,7 +119,7 @@ const std::vector<ValuePreempt::Candidate>& ValuePreempt::Candidates(const Engin
   for (const auto& [id, a] : engine.allocations()) {
     const Job& v = engine.job(a.workload);
     if (v.is_service() || !v.s().preemptible) continue;
-    candidates_.push_back({id, v.value_density});
+    candidates_.push_back({id, UrgentDensity(v, engine, o_.urgency)});
   }
   std::stable_sort(candidates_.begin(), candidates_.end(),
                    [](const Candidate& x, const Candidate& y) { return x.density < y.density; });
@@ -161,9 +190,10 @@ bool ValuePreempt::ByValue(const Job& job, Engine& engine, int pool) {
   std::map<int, int> budget_of;  // other tenants' queues -> budget index (with quotas)
   const int mine = quotas_ ? quotas_->QueueOf(job) : -1;
   double densest_victim = 0;
+  const double density = UrgentDensity(job, engine, o_.urgency);
   for (const Candidate& cand : Candidates(engine)) {
     // Sparsest first: past the margin nobody further is a victim.
-    if (!service && cand.density * o_.margin >= job.value_density) break;
+    if (!service && cand.density * o_.margin >= density) break;
     const Allocation* live = engine.allocation(cand.id);
     if (!live) continue;  // preempted earlier in this cycle
     const Allocation& a = *live;
@@ -172,7 +202,7 @@ bool ValuePreempt::ByValue(const Job& job, Engine& engine, int pool) {
     if (v.id == job.id) continue;
     // No thrash: a workload already preempted runs its payback before it can be again.
     if (v.preemptions > 0 && engine.now() - a.started < Payback(v.s())) continue;
-    const double c = PreemptionCost(engine, a) / 3600.0 * v.value_density;
+    const double c = PreemptionCost(engine, a) / 3600.0 * cand.density;
     VictimCandidate vc{id, c, -1, 0};
     if (quotas_) {
       // With quotas, another tenant's work within its quota is never a victim: only its
@@ -200,11 +230,12 @@ bool ValuePreempt::ByValue(const Job& job, Engine& engine, int pool) {
   if (quotas_) q.node_ok = [&](NodeIndex n) { return quotas_->PoolOfNode(n) == pool; };
   auto victims = FindVictims(engine, job, q);
   if (!victims || victims->empty()) return false;
+  std::map<AllocationId, double> victim_density;
+  for (const Candidate& cand : Candidates(engine)) victim_density[cand.id] = cand.density;
   double total = 0;
   for (AllocationId id : *victims) {
     total += cost[id];
-    densest_victim =
-        std::max(densest_victim, engine.job(engine.allocation(id)->workload).value_density);
+    densest_victim = std::max(densest_victim, victim_density[id]);
   }
   const double gpus = static_cast<double>(job.s().shape.TotalMilli(engine.catalog())) / 1000.0;
   double gain;
@@ -212,7 +243,7 @@ bool ValuePreempt::ByValue(const Job& job, Engine& engine, int pool) {
     gain = ReplicaValuePerHour(job.s()) * ToHours(o_.gain_horizon);
   } else {
     const double hours = std::min(ToHours(o_.gain_horizon), job.s().work_seconds / 3600.0);
-    gain = (job.value_density - densest_victim) * gpus * hours;
+    gain = (density - densest_victim) * gpus * hours;
   }
   if (gain <= total) return false;
   for (AllocationId id : *victims) {
@@ -227,7 +258,7 @@ bool ValuePreempt::ByValue(const Job& job, Engine& engine, int pool) {
 
 std::pair<double, double> QuotaValueOrder::Key(const Job& job, const Engine& engine) const {
   if (job.is_service()) return {0.0, -job.value_density};
-  return {WithinQuota(*q_, job, engine) ? 1.0 : 2.0, -job.value_density};
+  return {WithinQuota(*q_, job, engine) ? 1.0 : 2.0, -UrgentDensity(job, engine, urgency_)};
 }
 
 bool WithinQuota(KaiQueues& q, const Job& job, const Engine& engine) {

@@ -14,11 +14,27 @@
 
 namespace airtime {
 
-// Realtime replicas first; then value per GPU-hour, densest first; then arrival.
+// What one GPU-hour given to `job` now is worth: its value density, plus, for work whose
+// value decays after a deadline, the cost of delay. With `urgency` > 0 that is the value
+// the job would lose if it started `urgency` later instead of now (on the fastest GPU type
+// it may use), per GPU-hour of that wait; and its density counts only what finishing now
+// would still earn. Work without a decaying deadline keeps its density: waiting costs it
+// nothing. So a batch job nearing its deadline goes ahead of denser work that can wait,
+// and work already past all value goes last.
+double UrgentDensity(const Job& job, const Engine& engine, DurationMs urgency);
+
+// Realtime replicas first; then value per GPU-hour (UrgentDensity), densest first; then
+// arrival. Dynamic while `urgency` > 0: a deadline's cost of delay grows as it nears.
 class ValueOrder : public QueueSortPlugin {
  public:
+  explicit ValueOrder(DurationMs urgency = kHour) : urgency_(urgency) {}
   std::string_view name() const override { return "value-density"; }
+  bool dynamic() const override { return urgency_ > 0; }
+  bool KeyChanges(const Job& job) const override;
   std::pair<double, double> Key(const Job& job, const Engine& engine) const override;
+
+ private:
+  DurationMs urgency_;
 };
 
 // Tenant quotas (the `quota` and `limit` parameters, read as `kai` reads them: KaiQueues
@@ -34,13 +50,15 @@ bool WithinQuota(KaiQueues& q, const Job& job, const Engine& engine);
 // then borrowing work; value density within each. Dynamic: usage changes every cycle.
 class QuotaValueOrder : public QueueSortPlugin {
  public:
-  explicit QuotaValueOrder(std::shared_ptr<KaiQueues> q) : q_(std::move(q)) {}
+  QuotaValueOrder(std::shared_ptr<KaiQueues> q, DurationMs urgency = kHour)
+      : q_(std::move(q)), urgency_(urgency) {}
   std::string_view name() const override { return "value-density-within-quota"; }
   bool dynamic() const override { return true; }
   std::pair<double, double> Key(const Job& job, const Engine& engine) const override;
 
  private:
   std::shared_ptr<KaiQueues> q_;
+  DurationMs urgency_;
 };
 
 // Limits, and the deserved quota for non-preemptible work (KaiQueues::Admits).
@@ -81,15 +99,17 @@ class BurstHold : public PermitPlugin {
 
 // Preempts only when the gain exceeds the cost: the victims' work lost since their last
 // checkpoint plus their restart cost, valued at their value density, against the waiting
-// workload's extra value over the time it would run before the victims could. Victims are
-// preemptible, denser work never yields to sparser work, services are never victims, and a
-// workload is not preempted again before it has run `payback` (3 x its restart cost plus
-// one checkpoint interval): no thrash.
+// workload's extra value over the time it would run before the victims could. Densities
+// are UrgentDensity: work near its deadline is worth more now, to start and to keep
+// running. Victims are preemptible, denser work never yields to sparser work, services are
+// never victims, and a workload is not preempted again before it has run `payback` (3 x
+// its restart cost plus one checkpoint interval): no thrash.
 class ValuePreempt : public PreemptPlugin {
  public:
   struct Options {
     double margin = 1.2;              // the waiting job must be this much denser
     DurationMs gain_horizon = kHour;  // how long the swap is assumed to last
+    DurationMs urgency = kHour;       // victims are valued at UrgentDensity(urgency)
   };
   // With `quotas`, a tenant within its quota first reclaims what other tenants borrowed
   // (their over-quota work, cheapest loss first, no gain test: the quota is guaranteed), and
