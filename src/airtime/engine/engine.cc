@@ -344,9 +344,8 @@ void Engine::RekeyQueue() {
   }
   // Take the moved ones out (the rest stays in order), then insert each where it belongs.
   std::sort(moved.begin(), moved.end());
-  std::erase_if(queue_, [&](WorkloadId id) {
-    return std::binary_search(moved.begin(), moved.end(), id);
-  });
+  std::erase_if(queue_,
+                [&](WorkloadId id) { return std::binary_search(moved.begin(), moved.end(), id); });
   for (WorkloadId id : moved)
     queue_.insert(std::upper_bound(queue_.begin(), queue_.end(), id, QueueLess()), id);
 }
