@@ -104,6 +104,8 @@ void RegisterAirtime(PolicyRegistry& registry) {
         if (*loose < 0)
           return InvalidArgument("policy 'airtime': parameter 'spare_loose' must be >= 0");
         fo.spare_loose = *loose;
+        // Without preemption a service gets GPUs back only as work ends: keep a spare.
+        if (preemption == "off") fo.min_spare = 1;
         ValuePreempt::Options po;
         auto margin = params.GetDouble("margin", po.margin);
         if (!margin.ok()) return margin.status();
@@ -114,11 +116,11 @@ void RegisterAirtime(PolicyRegistry& registry) {
         if (!gain.ok()) return gain.status();
         po.gain_horizon = *gain;
 
-        const std::string fl = params.GetString("faster_later", "off");
-        if (fl != "on" && fl != "off")
+        const std::string fl = params.GetString("faster_later", "deadlines");
+        if (fl != "on" && fl != "off" && fl != "deadlines")
           return InvalidArgument(
-              "policy 'airtime': parameter 'faster_later': expected on or off, got '" + fl + "'");
-        const bool faster_later = fl == "on";
+              "policy 'airtime': parameter 'faster_later': expected on, deadlines or off, got '" +
+              fl + "'");
         const std::string mu = params.GetString("move_up", "on");
         if (mu != "on" && mu != "off")
           return InvalidArgument(
@@ -173,7 +175,11 @@ void RegisterAirtime(PolicyRegistry& registry) {
         ForecastScale* raw = scale.get();
         p.cycle.push_back(std::make_unique<CycleOf>(raw));
         p.permits.push_back(std::make_unique<BurstHold>(raw));
-        if (faster_later) p.permits.push_back(std::make_unique<FasterLater>());
+        // A job waits for a faster type that frees soon: any job (`on`), or only work that
+        // would then meet its deadline, or miss it by less (`deadlines`, the default).
+        if (fl != "off")
+          p.permits.push_back(std::make_unique<FasterLater>(
+              fl == "on" ? FasterLater::Mode::kSooner : FasterLater::Mode::kMoreValue));
         // Moving a job is a stop and a restart: under preemption=off nothing moves.
         if (mu == "on" && preemption == "on") {
           auto move_up = std::make_unique<MoveUp>(reserve ? gang_raw : nullptr);

@@ -282,18 +282,21 @@ TEST(AirtimePolicyTest, WarmSparesOnFreeGpusAndWhenTheyYield) {
   svc.realtime.max_replicas = 4;
   for (const char* spec : {"airtime", "airtime:spare=0:spare_loose=0.5"}) {
     SCOPED_TRACE(spec);
-    Engine e = MakeAirtime(c, spec);  // spare=0.25: one spare for a target of 2
+    const bool loose = std::string(spec) != "airtime";
+    // spare=0.25: no spare for a target of 1, one for 2; spare_loose=0.5: one for either.
+    Engine e = MakeAirtime(c, spec);
     e.Handle(Event::Arrival(0, svc));
+    e.Handle(Event::Demand(0, 0, 5));  // 1 replica needed
+    EXPECT_EQ(e.job(0).target_replicas, loose ? 2 : 1);
     e.Handle(Event::Demand(0, 0, 15));  // 2 replicas needed
     EXPECT_EQ(e.job(0).target_replicas, 3);
     EXPECT_EQ(e.job(0).live_replicas(), 3);
     // Work arrives that needs the spare's GPU, worth less per GPU-hour than the service. A
     // firm spare (the default) stays; a loose one goes and the work starts at once.
     auto& r = e.Handle(Event::Arrival(kMinute, MakeJob("j", WorkloadKind::kBatch, 2, 3600)));
-    const bool yields = std::string(spec) != "airtime";
-    EXPECT_EQ(Count(r, DecisionType::kRelease), yields ? 1 : 0);
-    EXPECT_EQ(e.job(0).live_replicas(), yields ? 2 : 3);
-    EXPECT_EQ(e.job(1).phase, yields ? JobPhase::kRunning : JobPhase::kPending);
+    EXPECT_EQ(Count(r, DecisionType::kRelease), loose ? 1 : 0);
+    EXPECT_EQ(e.job(0).live_replicas(), loose ? 2 : 3);
+    EXPECT_EQ(e.job(1).phase, loose ? JobPhase::kRunning : JobPhase::kPending);
   }
   // A firm spare gives way to work worth more per GPU-hour than the service at full load
   // (36 per replica-hour here; the job earns 500 per GPU-hour).
@@ -315,7 +318,7 @@ TEST(AirtimePolicyTest, ALongJobWaitsForAFasterTypeThatFreesSoonEnough) {
   hog.shape.allowed_types = {*GpuCatalog::Builtin().Find("A100-80GB")};
   const WorkloadSpec big = MakeJob("big", WorkloadKind::kTraining, 8, 10 * 3600);
   {
-    Engine e = MakeAirtime(c);  // off by default
+    Engine e = MakeAirtime(c);  // by default only work with a deadline to meet waits
     e.Handle(Event::Arrival(0, hog));
     EXPECT_EQ(Count(e.Handle(Event::Arrival(0, big)), DecisionType::kStart), 1);
   }
@@ -342,6 +345,38 @@ TEST(AirtimePolicyTest, ALongJobWaitsForAFasterTypeThatFreesSoonEnough) {
   EXPECT_EQ(Count(e2.Handle(Event::Arrival(0, MakeJob("short", WorkloadKind::kTraining, 8, 3600))),
                   DecisionType::kStart),
             1);
+}
+
+TEST(AirtimePolicyTest, DeadlineWorkWaitsForAFasterTypeOnlyWhenThatEarnsMore) {
+  // As above: the A100s free at 01:00, the V100s (speed 0.45) are free now. A 2-hour job due
+  // at 04:00 would end at 04:26:40 on the V100s, late (worth 8.89 of 10), and at 03:00 on
+  // the A100s.
+  Cluster c = MakeCluster({{"A100-80GB", 8, 1}, {"V100", 8, 1}});
+  WorkloadSpec hog = MakeJob("hog", WorkloadKind::kTraining, 8, 3600);
+  hog.shape.allowed_types = {*GpuCatalog::Builtin().Find("A100-80GB")};
+  WorkloadSpec due = MakeJob("due", WorkloadKind::kBatch, 8, 2 * 3600);
+  due.deadline = 4 * kHour;
+  due.value.decay_after_deadline = 4 * kHour;
+  Engine e = MakeAirtime(c);
+  auto& r0 = e.Handle(Event::Arrival(0, hog));
+  const AllocationId hog_a = r0.decisions.at(0).allocation;
+  EXPECT_EQ(Count(e.Handle(Event::Arrival(0, due)), DecisionType::kStart), 0);
+  EXPECT_NE(e.Explain(1).find("at 03:00:00 (due at 04:00:00: worth 10.00 there, 8.89 here)"),
+            std::string::npos)
+      << e.Explain(1);
+  auto& r1 = e.Handle(Event::Completion(kHour, hog_a));
+  ASSERT_EQ(Count(r1, DecisionType::kStart), 1);
+  EXPECT_EQ(r1.decisions.back().expected_end, 3 * kHour);
+  // Due at 05:00 it ends in time on the V100s: it starts there at once. So it does with
+  // `faster_later=off`, however late.
+  for (const auto& [spec, deadline] : std::vector<std::pair<std::string, TimeMs>>{
+           {"airtime", 5 * kHour}, {"airtime:faster_later=off", 4 * kHour}}) {
+    SCOPED_TRACE(spec);
+    Engine e2 = MakeAirtime(c, spec);
+    e2.Handle(Event::Arrival(0, hog));
+    due.deadline = deadline;
+    EXPECT_EQ(Count(e2.Handle(Event::Arrival(0, due)), DecisionType::kStart), 1);
+  }
 }
 
 TEST(AirtimePolicyTest, SharedWorkGoesBesideANeighbourItDoesNotSlow) {

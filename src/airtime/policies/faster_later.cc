@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "airtime/engine/engine.h"
+#include "airtime/policies/value_plugins.h"
 #include "airtime/policies/victims.h"
 
 namespace airtime {
@@ -22,6 +23,9 @@ bool FasterLater::Permit(const Job& job, const Placement& placement, const Engin
   }
   const Shape& shape = job.s().shape;
   if (job.is_service() || shape.mode != ShareMode::kWhole || placement.gpus.empty()) return true;
+  const bool by_value = mode_ == Mode::kMoreValue;
+  if (by_value && !HasCostOfDelay(job)) return true;
+  auto worth = [&](TimeMs end) { return job.s().value.CompletionValue(end, job.s().deadline); };
   const Cluster& c = engine.cluster();
   const GpuCatalog& cat = engine.catalog();
   double here = 1e18;
@@ -31,9 +35,10 @@ bool FasterLater::Permit(const Job& job, const Placement& placement, const Engin
 
   std::vector<TimeMs>& free = GpuFree(engine);
   const auto k = static_cast<size_t>(shape.gpu_count);
+  const double worth_now = worth(end_now);
   NodeIndex best = -1;
   TimeMs best_end = end_now, best_at = kNever;
-  double best_speed = 0;
+  double best_speed = 0, best_worth = worth_now;
   std::vector<TimeMs> times;
   for (size_t t = 0; t < engine.nodes_of_type().size(); ++t) {
     const auto type = static_cast<GpuTypeId>(t);
@@ -46,11 +51,13 @@ bool FasterLater::Permit(const Job& job, const Placement& placement, const Engin
       // Free now but not chosen: something else keeps the job off it; do not wait for it.
       if (at == kNever || at <= engine.now()) continue;
       const TimeMs end = EndIfStartedAt(job, at, speed);
-      if (end < best_end) {
+      const double w = by_value ? worth(end) : 0;
+      if (by_value ? w > best_worth : end < best_end) {
         best = n;
         best_end = end;
         best_at = at;
         best_speed = speed;
+        best_worth = w;
       }
     }
   }
@@ -60,14 +67,20 @@ bool FasterLater::Permit(const Job& job, const Placement& placement, const Engin
   // it in the queue do not all wait for the same GPUs.
   for (GpuIndex g : FirstToFree(engine, free, best, shape.gpu_count))
     free[static_cast<size_t>(g)] = best_end;
-  char buf[320];
+  char buf[400];
   std::snprintf(buf, sizeof buf,
                 "waits for a faster GPU: started now on %s (speed %.2f) it would finish at %s; "
                 "on %s (speed %.2f), whose GPUs are expected free at %s, at %s",
                 cat.type(c.gpu_type(placement.gpus[0])).name.c_str(), here,
                 FormatTime(end_now).c_str(), c.node(best).name.c_str(), best_speed,
                 FormatTime(best_at).c_str(), FormatTime(best_end).c_str());
-  why_[job.id] = buf;
+  std::string why = buf;
+  if (by_value) {
+    std::snprintf(buf, sizeof buf, " (due at %s: worth %.2f there, %.2f here)",
+                  FormatTime(*job.s().deadline).c_str(), best_worth, worth_now);
+    why += buf;
+  }
+  why_[job.id] = std::move(why);
   return false;
 }
 

@@ -15,6 +15,12 @@
 // cycle a job held for a node counts as taking it until it would end there, so the jobs after it in
 // the queue do not all wait for the same GPUs. Whole GPUs on one node only (fractions, MIG slices
 // and gangs spread over nodes start as placed).
+//
+// Two modes. kSooner holds a job whenever a faster type would finish it sooner (the
+// `faster_later=on` setting). kMoreValue holds only work whose value decays after a
+// deadline, and only when the faster type would earn it more: the slow placement ends past
+// the deadline and the faster one ends before it, or less late (`faster_later=deadlines`,
+// the default). Work that earns the same whenever it ends is never held in that mode.
 #pragma once
 
 #include <string>
@@ -28,6 +34,8 @@ namespace airtime {
 
 class FasterLater : public PermitPlugin {
  public:
+  enum class Mode { kSooner, kMoreValue };
+  explicit FasterLater(Mode mode = Mode::kSooner) : mode_(mode) {}
   std::string_view name() const override { return "faster-later"; }
   bool Permit(const Job& job, const Placement& placement, const Engine& engine) override;
   std::string WhyHeld(const Job& job, const Engine& engine) const override;
@@ -37,6 +45,7 @@ class FasterLater : public PermitPlugin {
   // for a node counts as taking it until it would end there).
   std::vector<TimeMs>& GpuFree(const Engine& engine);
 
+  Mode mode_;
   uint64_t free_cycle_ = ~uint64_t{0}, why_cycle_ = ~uint64_t{0};
   std::vector<TimeMs> gpu_free_;
   std::unordered_map<WorkloadId, std::string> why_;  // this cycle's holds

@@ -95,8 +95,13 @@ int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) cons
     }
   }
   if (target == 0 && service.demand_rps <= 0) return target;
+  // Rounded to the nearest replica, halves up: a single replica gets no spare (one would
+  // double what the service holds), targets of 2-5 get one at the default 0.25; at least
+  // `min_spare`.
   auto count = [&](double fraction) {
-    return fraction <= 0 ? 0 : std::max(1, static_cast<int>(std::ceil(target * fraction)));
+    return fraction <= 0
+               ? 0
+               : std::max(o_.min_spare, static_cast<int>(std::floor(target * fraction + 0.5)));
   };
   const int room = rt.max_replicas - target;
   const int firm = std::min(count(o_.spare), room);

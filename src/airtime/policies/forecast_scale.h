@@ -28,14 +28,18 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
   struct Options {
     DurationMs lead = 5 * kMinute;        // beyond the cold start
     DurationMs hold_horizon = 2 * kHour;  // how far ahead headroom is kept free
-    // Warm spares: a service keeps ceil(target x spare) replicas more than its target (at
-    // least one while it has demand) on GPUs that are free, so that a rise in demand meets
-    // ready replicas instead of a cold start. Replicas come first in airtime's order, so
-    // these firm spares take free GPUs before waiting work does. Loose spares, up to
-    // ceil(target x (spare + spare_loose)) in all, stand aside (are released) as soon as
-    // work waits for their GPU type.
+    // Warm spares: a service keeps round(target x spare) replicas more than its target
+    // (halves up; none for a target of one at the default) on GPUs that are free, so that a
+    // rise in demand meets ready replicas instead of a cold start. Replicas come first in
+    // airtime's order, so these firm spares take free GPUs before waiting work does. Loose
+    // spares, up to round(target x (spare + spare_loose)) in all, stand aside (are
+    // released) as soon as work waits for their GPU type.
     double spare = 0.25;
     double spare_loose = 0;
+    // The fewest spares a service with demand keeps (when `spare` > 0). The airtime policy
+    // sets 1 under preemption=off: a replica cannot then take GPUs back from running work,
+    // so a spare is the only capacity a rise in demand can have within a cold start.
+    int min_spare = 0;
     // Scale-down stabilisation: a service keeps the replicas that the highest demand of a
     // recent window needs. The window is `keep` while nothing waits for the service's GPU
     // types (waiting out a lull costs nothing then). Otherwise it is as long as a replica

@@ -21,14 +21,13 @@ std::string Money(double v) {
   return buf;
 }
 
-// Whether finishing later can lose `job` value: a deadline after which its value decays.
+}  // namespace
+
 bool HasCostOfDelay(const Job& job) {
   const WorkloadSpec& s = job.s();
   return !job.is_service() && s.deadline && s.value.decay_after_deadline != kNever &&
          s.value.on_completion > 0;
 }
-
-}  // namespace
 
 double UrgentDensity(const Job& job, const Engine& engine, DurationMs urgency) {
   const WorkloadSpec& s = job.s();

@@ -14,6 +14,9 @@
 
 namespace airtime {
 
+// Whether finishing later can lose `job` value: a deadline after which its value decays.
+bool HasCostOfDelay(const Job& job);
+
 // What one GPU-hour given to `job` now is worth: its value density, plus, for work whose
 // value decays after a deadline, the cost of delay. With `urgency` > 0 that is the value
 // the job would lose if it started `urgency` later instead of now (on the fastest GPU type
