@@ -7,7 +7,7 @@ seeds. This runs `airtime sim --suite --suite-file F --seed N --json` for each s
 suite file's FGD protocol entries are left out: they average their own seeds) and prints,
 per scenario and policy, the mean return per installed GPU-hour, realtime SLO attainment
 and batch deadline hit rate; then the geometric mean return over the scenarios and the
-mean SLO attainment over the scenarios that have services.
+mean SLO attainment over the scenarios that have services; then the mean allocation rate.
 
   scripts/suite-seeds.py --seeds 1-5 --policy fifo,lyra,airtime,airtime:preemption=off
 """
@@ -72,7 +72,7 @@ def main():
     args = ap.parse_args()
 
     suite = replays_only(args.suite_file)
-    sums = {}  # (scenario, policy) -> [return, SLO, deadlines, runs, requests], summed
+    sums = {}  # (scenario, policy) -> [return, SLO, deadlines, runs, requests, allocation]
     order = []
     try:
         for seed in parse_seeds(args.seeds):
@@ -86,7 +86,7 @@ def main():
                 for e in json.load(open(js.name))["entries"]:
                     key = (e["scenario"], e["policy"])
                     if key not in sums:
-                        sums[key] = [0.0, 0.0, 0.0, 0, 0.0]
+                        sums[key] = [0.0, 0.0, 0.0, 0, 0.0, 0.0]
                         order.append(key)
                     s = sums[key]
                     s[0] += e["return_per_gpu_hour"]
@@ -94,6 +94,7 @@ def main():
                     s[2] += e["deadline_hit_rate"]
                     s[3] += 1
                     s[4] += e.get("requests", 0)
+                    s[5] += e["allocation_rate"]
     finally:
         os.unlink(suite)
 
@@ -119,6 +120,11 @@ def main():
         slo += (f"{100 * sum(slos) / len(slos):.3f}" if slos else "-").rjust(width)
     print(geo)
     print(slo)
+    print()
+    print(f"mean of seeds {args.seeds}: allocation rate %")
+    for sc in scenarios:
+        print(sc.ljust(20) + "".join(
+            f"{100 * sums[(sc, p)][5] / sums[(sc, p)][3]:.1f}".rjust(width) for p in policies))
 
 
 if __name__ == "__main__":

@@ -156,10 +156,11 @@ void RegisterAirtime(PolicyRegistry& registry) {
         }
         // Weights: one unit of relative speed (an A100-80GB is 1, an H100 1.8) is worth 1000;
         // a node filled from empty to full is worth `pack` of that, so a much faster empty
-        // node still beats a slow full one. `pack` is 2 by default: small work fills partly
-        // used nodes, so whole nodes stay free for gangs, and MoveUp brings running work to
-        // faster GPUs that nothing waits for (docs/policies.md: without MoveUp packing lowered
-        // the return). Interference weighs like speed (a loss of value rate, as a share of
+        // node still beats a slow full one. `pack` is 2 by default: small preemptible work
+        // fills partly used nodes, so whole nodes stay free for gangs, and MoveUp brings
+        // running work to faster GPUs that nothing waits for (docs/policies.md: without
+        // MoveUp packing lowered the return); non-preemptible work is not packed (PackScore).
+        // Interference weighs like speed (a loss of value rate, as a share of
         // the newcomer's) and picks the GPU for shared work where the GPUs differ in it; FGD
         // breaks the remaining ties (and picks the GPU where they do not); MoveUp's score
         // sends a moved job to the node it was moved for; the gang reservation overrides
@@ -188,8 +189,8 @@ void RegisterAirtime(PolicyRegistry& registry) {
           // was moved for.
           p.scores.emplace_back(std::move(move_up), 1e6);
         }
-        // The gang plug-in always runs its cycle step (PackScore asks it whether a gang
-        // waits); only with reservations does it vet starts.
+        // With reservations the gang plug-in computes the reservation each cycle and vets
+        // starts against it.
         if (reserve) {
           p.cycle.push_back(std::make_unique<CycleOf>(gang_raw));
           p.permits.push_back(std::move(gang));

@@ -4,6 +4,7 @@
 #include "airtime/engine/engine.h"
 #include "airtime/engine/test_util.h"
 #include "airtime/model/interference.h"
+#include "airtime/policies/gang_plugins.h"
 #include "airtime/policies/registry.h"
 #include "airtime/policies/scenario_test_util.h"
 #include "airtime/policies/value_plugins.h"
@@ -540,14 +541,25 @@ TEST(AirtimePolicyTest, PackingPutsSmallWorkOnAPartlyUsedNode) {
   ASSERT_EQ(Count(r0, DecisionType::kStart), 1);
   const NodeIndex used = c.gpu(r0.decisions.back().placement.gpus[0]).node;
   for (int i = 0; i < 4; ++i) {
-    auto& r = e.Handle(Event::Arrival(
-        i + 1, MakeJob("one-" + std::to_string(i), WorkloadKind::kTraining, 1, 3600)));
+    WorkloadSpec one = MakeJob("one-" + std::to_string(i), WorkloadKind::kTraining, 1, 3600);
+    one.preemptible = true;
+    auto& r = e.Handle(Event::Arrival(i + 1, one));
     ASSERT_EQ(Count(r, DecisionType::kStart), 1);
     EXPECT_EQ(c.gpu(r.decisions.back().placement.gpus[0]).node, used);
   }
   // The other node stayed whole: an 8-GPU gang starts at once.
   auto& g = e.Handle(Event::Arrival(10, MakeJob("gang", WorkloadKind::kTraining, 8, 3600)));
   EXPECT_EQ(Count(g, DecisionType::kStart), 1);
+  // Only preemptible work is packed: work that cannot be stopped is placed by speed and
+  // fragmentation (FgdScore) alone.
+  Engine e2 = MakeAirtime(c, "airtime:pack=1");
+  WorkloadSpec stuck = MakeJob("stuck", WorkloadKind::kTraining, 1, 3600);
+  e2.Handle(Event::Arrival(0, stuck));
+  stuck.preemptible = true;
+  stuck.name = "movable";
+  e2.Handle(Event::Arrival(0, stuck));
+  EXPECT_EQ(PackScore().Score(e2.job(0), 0, e2), 0);
+  EXPECT_GT(PackScore().Score(e2.job(1), 0, e2), 0);
 }
 
 WorkloadSpec TenantJob(const std::string& name, const std::string& tenant, double value,

@@ -18,7 +18,7 @@ TimeMs EndAt(const Job& job, double speed, const Engine& engine) {
 
 double PackScore::Score(const Job& job, NodeIndex node, const Engine& engine) const {
   const Node& n = engine.cluster().node(node);
-  if (n.gpu_count == 0 || job.s().shape.gpu_count == 0) return 0;
+  if (n.gpu_count == 0 || job.s().shape.gpu_count == 0 || !job.s().preemptible) return 0;
   const double capacity = 1000.0 * n.gpu_count;
   const double take =
       std::min(capacity, static_cast<double>(job.s().shape.TotalMilli(engine.catalog())));

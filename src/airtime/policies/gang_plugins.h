@@ -1,14 +1,18 @@
 // The plug-ins of the `airtime` policy that keep gangs (multi-GPU jobs that need their GPUs
 // on one node) from being stranded by a stream of small work.
 //
-// PackScore weighs speed against fragmentation (off by default: `pack=0`; see
-// docs/policies.md for why). Speed alone sends every small job to the
-// fastest type and, among equally fast nodes, anywhere: small work ends up spread over all
-// the fast nodes and no node ever drains for an 8-GPU gang (the mixed day's "enough by
-// count but not in one place"). PackScore prefers the node left fullest by the placement
-// (best fit), so small work fills nodes that are already partly used and lightly used nodes
-// drain; weighted against SpeedScore, a much faster empty node still wins over a slow full
-// one.
+// PackScore weighs speed against fragmentation (`pack`, 2 by default; docs/policies.md).
+// Speed alone sends every small job to the fastest type and, among equally fast nodes,
+// anywhere: small work ends up spread over all the fast nodes and no node ever drains for
+// an 8-GPU gang (the mixed day's "enough by count but not in one place"). PackScore prefers
+// the node left fullest by the placement (best fit), so small work fills nodes that are
+// already partly used and lightly used nodes drain; weighted against SpeedScore, a much
+// faster empty node still wins over a slow full one. It packs preemptible work only: that
+// work's placement is not final (MoveUp takes it to a faster type once nothing waits for
+// one; preemption makes it give way), while work that cannot be stopped holds its GPUs
+// until it ends, and for it the fragmentation it leaves (FgdScore) and speed decide. On
+// the FGD placement protocol, where every pod is non-preemptible, airtime thus places as
+// FGD does; best fit there lost 2-3 points of allocation.
 //
 // GangReserve is EASY backfill (as `slurm` does it) for one starving gang: once a gang has
 // waited `wait` (`gang_wait`, default 4h) and still finds no place, it gets the node that
@@ -35,7 +39,8 @@ namespace airtime {
 class PackScore : public ScorePlugin {
  public:
   std::string_view name() const override { return "pack"; }
-  // The share of the node's GPU capacity in use once the job is placed there, in (0, 1].
+  // The share of the node's GPU capacity in use once the job is placed there, in (0, 1];
+  // 0 for work that is not preemptible.
   double Score(const Job& job, NodeIndex node, const Engine& engine) const override;
 };
 
