@@ -229,12 +229,11 @@ bool ValuePreempt::ByValue(const Job& job, Engine& engine, int pool) {
   if (quotas_) q.node_ok = [&](NodeIndex n) { return quotas_->PoolOfNode(n) == pool; };
   auto victims = FindVictims(engine, job, q);
   if (!victims || victims->empty()) return false;
-  std::map<AllocationId, double> victim_density;
-  for (const Candidate& cand : Candidates(engine)) victim_density[cand.id] = cand.density;
   double total = 0;
   for (AllocationId id : *victims) {
     total += cost[id];
-    densest_victim = std::max(densest_victim, victim_density[id]);
+    const Job& v = engine.job(engine.allocation(id)->workload);
+    densest_victim = std::max(densest_victim, UrgentDensity(v, engine, o_.urgency));
   }
   const double gpus = static_cast<double>(job.s().shape.TotalMilli(engine.catalog())) / 1000.0;
   double gain;
