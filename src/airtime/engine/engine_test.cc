@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "airtime/engine/test_util.h"
@@ -326,6 +327,50 @@ TEST(EngineTest, SameEventsSameDecisions) {
 // Ties between equally scored nodes follow one seeded order of the nodes, drawn when the
 // engine is built (the FGD reference ranks nodes by a seeded permutation of their names): the
 // node that wins a tie wins the same tie again, rather than a fresh draw per decision.
+// Dynamic keys that change for some workloads only ("m..." gain 10 a key unit an hour):
+// only theirs are computed again, and the queue follows them.
+class ShiftingKeys : public QueueSortPlugin {
+ public:
+  explicit ShiftingKeys(std::map<std::string, int>* calls) : calls_(calls) {}
+  std::string_view name() const override { return "shifting"; }
+  bool dynamic() const override { return true; }
+  bool KeyChanges(const Job& job) const override { return job.s().name[0] == 'm'; }
+  std::pair<double, double> Key(const Job& job, const Engine& engine) const override {
+    ++(*calls_)[job.s().name];
+    if (KeyChanges(job)) return {0, 100 - 10 * ToHours(engine.now())};
+    return {0, job.s().work_seconds / 60};
+  }
+
+ private:
+  std::map<std::string, int>* calls_;
+};
+
+TEST(EngineTest, DynamicKeysMoveOnlyTheWorkloadsWhoseKeysChange) {
+  Cluster c = MakeCluster({{"H100", 1, 1}});
+  std::map<std::string, int> calls;
+  Policy p;
+  p.name = "shifting";
+  p.queue_sort = std::make_unique<ShiftingKeys>(&calls);
+  Engine e(c, std::move(p), EngineOptions{0});
+  e.Handle(Event::Arrival(0, MakeJob("hog", WorkloadKind::kTraining, 1, 1e6)));
+  e.Handle(Event::Arrival(0, MakeJob("a", WorkloadKind::kTraining, 1, 50 * 60)));
+  e.Handle(Event::Arrival(0, MakeJob("b", WorkloadKind::kTraining, 1, 60 * 60)));
+  e.Handle(Event::Arrival(0, MakeJob("m", WorkloadKind::kTraining, 1, 60)));
+  auto order = [&] {
+    std::string out;
+    for (WorkloadId id : e.queue()) out += e.job(id).s().name;
+    return out;
+  };
+  EXPECT_EQ(order(), "abm");  // keys 50, 60, 100
+  e.Handle(Event::Timer(4 * kHour + 30 * kMinute));
+  EXPECT_EQ(order(), "amb");  // m: 55
+  e.Handle(Event::Timer(6 * kHour));
+  EXPECT_EQ(order(), "mab");  // m: 40
+  EXPECT_EQ(calls["a"], 1);   // computed once, when it joined the queue
+  EXPECT_EQ(calls["b"], 1);
+  EXPECT_GT(calls["m"], 2);
+}
+
 TEST(EngineTest, TiesFollowOneSeededNodeOrder) {
   Cluster c = MakeCluster({{"H100", 8, 6}});
   auto first_choice = [&](uint64_t seed, int repeats) {
