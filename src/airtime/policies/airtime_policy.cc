@@ -1,6 +1,9 @@
 #include "airtime/policies/airtime_policy.h"
 
+#include <algorithm>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "airtime/base/strings.h"
 #include "airtime/policies/faster_later.h"
@@ -40,6 +43,20 @@ StatusOr<DurationMs> GetDuration(const PolicyParams& p, const std::string& key,
   return *d;
 }
 
+// A parameter that takes one of a few words: "expected on or off" (or "on, deadlines or
+// off"), naming the parameter and what it got.
+StatusOr<std::string> GetChoice(const PolicyParams& p, const std::string& key,
+                                const std::string& fallback,
+                                const std::vector<std::string>& choices) {
+  std::string v = p.GetString(key, fallback);
+  if (std::find(choices.begin(), choices.end(), v) != choices.end()) return v;
+  std::string list;
+  for (size_t i = 0; i < choices.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
+  return InvalidArgument("policy 'airtime': parameter '" + key + "': expected " + list + ", got '" +
+                         v + "'");
+}
+
 // Recomputes deserved quotas and usage per tenant at the start of every cycle.
 class QuotaCycle : public CyclePlugin {
  public:
@@ -75,11 +92,9 @@ void RegisterAirtime(PolicyRegistry& registry) {
       {"preemption", "lead", "hold_horizon", "margin", "gain_horizon", "pack", "gang_wait", "quota",
        "limit", "spare", "spare_loose", "keep", "slo_target", "faster_later", "move_up", "urgency"},
       [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
-        const std::string preemption = params.GetString("preemption", "on");
-        if (preemption != "on" && preemption != "off")
-          return InvalidArgument(
-              "policy 'airtime': parameter 'preemption': expected on or off, got '" + preemption +
-              "'");
+        auto preempt_choice = GetChoice(params, "preemption", "on", {"on", "off"});
+        if (!preempt_choice.ok()) return preempt_choice.status();
+        const std::string preemption = *preempt_choice;
         ForecastScale::Options fo;
         auto lead = GetDuration(params, "lead", fo.lead);
         if (!lead.ok()) return lead.status();
@@ -116,15 +131,12 @@ void RegisterAirtime(PolicyRegistry& registry) {
         if (!gain.ok()) return gain.status();
         po.gain_horizon = *gain;
 
-        const std::string fl = params.GetString("faster_later", "deadlines");
-        if (fl != "on" && fl != "off" && fl != "deadlines")
-          return InvalidArgument(
-              "policy 'airtime': parameter 'faster_later': expected on, deadlines or off, got '" +
-              fl + "'");
-        const std::string mu = params.GetString("move_up", "on");
-        if (mu != "on" && mu != "off")
-          return InvalidArgument(
-              "policy 'airtime': parameter 'move_up': expected on or off, got '" + mu + "'");
+        auto fl_choice = GetChoice(params, "faster_later", "deadlines", {"on", "deadlines", "off"});
+        if (!fl_choice.ok()) return fl_choice.status();
+        const std::string fl = *fl_choice;
+        auto mu_choice = GetChoice(params, "move_up", "on", {"on", "off"});
+        if (!mu_choice.ok()) return mu_choice.status();
+        const std::string mu = *mu_choice;
         auto pack = params.GetDouble("pack", 2.0);
         if (!pack.ok()) return pack.status();
         if (*pack < 0) return InvalidArgument("policy 'airtime': parameter 'pack' must be >= 0");
