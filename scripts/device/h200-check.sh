@@ -10,7 +10,8 @@
 #   3. a checkpointing PyTorch training job, then a high-value realtime service and a
 #      quantization burst arriving: placement, and preemption (SIGTERM, grace, checkpoint,
 #      "resumed from step K" when it runs again);
-#   4. kill -9 of the daemon while work runs, a restart, and the adoption of the processes.
+#   4. kill -9 of the daemon while work runs, a restart, and the adoption of the processes;
+#   5. the service cancelled: the quantization burst runs, then the training resumes.
 # Everything goes to OUTDIR/h200-run.txt (and the server log beside it).
 #
 # Usage: scripts/device/h200-check.sh [OUTDIR]     (default $OUT or out/h200)
@@ -94,12 +95,22 @@ metrics
 
 say "4. kill -9 of the daemon while work runs, then a restart"
 cli ls
+cli ledger
 kill -9 "$server"
 sleep 2
 show sh -c "ps -eo pid,sess,args | grep -E 'torch_job|_shim' | grep -v grep"
 start_server
 cli ls --all
 cli describe gpu-train
+
+say "5. the service leaves: the quantization burst runs, then the training resumes"
+cli cancel gpu-chat
+wait_state gpu-quantize succeeded 90
+wait_state gpu-train running 60
+sleep 15
+cli ls --all
+cli describe gpu-train
+show sh -c "grep -h -E 'resumed|stopped|finished|quantized' $data/runs/*/stdout.log"
 
 say "ledger and the end"
 cli ledger
