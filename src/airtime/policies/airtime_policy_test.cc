@@ -534,6 +534,30 @@ TEST(AirtimePolicyTest, GangReservationExplainsWhatItHoldsBack) {
   EXPECT_EQ(Count(r2, DecisionType::kStart), 1);
 }
 
+TEST(AirtimePolicyTest, ReplicasKeepOffAReservedNodeWhenTheyFitElsewhere) {
+  // Two 4-GPU nodes: 3 GPUs of one busy for 1 h (`soon`), 2 of the other for 6 h.
+  Cluster c = MakeCluster({{"H100", 4, 2}});
+  Engine e = MakeAirtime(c, "airtime:gang_wait=30m:spare=0");
+  auto& r0 = e.Handle(Event::Arrival(0, MakeJob("soon", WorkloadKind::kTraining, 3, 1.8 * 3600)));
+  ASSERT_EQ(Count(r0, DecisionType::kStart), 1);
+  const NodeIndex soon = c.gpu(r0.decisions.back().placement.gpus[0]).node;
+  const AllocationId soon_alloc = r0.decisions.back().allocation;
+  e.Handle(Event::Arrival(0, MakeJob("late", WorkloadKind::kTraining, 2, 6 * 1.8 * 3600)));
+  // A 4-GPU gang waits; after 30 min it holds `soon`'s node, which frees first.
+  e.Handle(Event::Arrival(0, MakeJob("gang", WorkloadKind::kTraining, 4, 1.8 * 3600)));
+  e.Handle(Event::Timer(31 * kMinute));
+  // A service needs a replica. The reserved node's last free GPU is the tighter fit, but a
+  // replica has no end: there it would hold the gang back for good. It takes the other
+  // node's.
+  e.Handle(Event::Arrival(32 * kMinute, MakeService("svc", 10)));
+  auto& r = e.Handle(Event::Demand(32 * kMinute, *e.FindByName("svc"), 5));
+  ASSERT_EQ(Count(r, DecisionType::kStart), 1);
+  EXPECT_NE(c.gpu(r.decisions.back().placement.gpus[0]).node, soon);
+  // The gang starts when `soon` ends.
+  e.Handle(Event::Completion(kHour, soon_alloc));
+  EXPECT_EQ(e.job(*e.FindByName("gang")).live_replicas(), 1);
+}
+
 TEST(AirtimePolicyTest, PackingPutsSmallWorkOnAPartlyUsedNode) {
   Cluster c = MakeCluster({{"H100", 8, 2}});
   Engine e = MakeAirtime(c, "airtime:pack=1");

@@ -105,7 +105,8 @@ void GangReserve::BeforeAllocate(Engine& engine) {
 }
 
 bool GangReserve::RunsPast(const Job& job, NodeIndex node, const Engine& engine) const {
-  if (r_.holder == kNoWorkload || job.id == r_.holder || job.is_service()) return false;
+  if (r_.holder == kNoWorkload || job.id == r_.holder) return false;
+  if (job.is_service()) return true;  // a replica has no end
   return EndAt(job, job.s().SpeedOn(engine.cluster().node(node).gpu_type, engine.catalog()),
                engine) > r_.at;
 }

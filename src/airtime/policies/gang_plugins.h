@@ -20,10 +20,11 @@
 // reserved last cycle, then the fastest) and the GPUs there that free first. Until it
 // starts, other work may take those GPUs only when it ends before the reservation's time;
 // realtime replicas are exempt (SLOs first). ReservationScore steers work that would run
-// past the reservation away from the reserved node, so that the refusal in Permit is the
-// exception. One reservation at a time, the first starving gang in queue order; recomputed
-// every cycle in O(GPUs + allocated GPUs), and only while a gang starves. Multi-node gangs
-// (larger than any node) get no reservation.
+// past the reservation, replicas included, away from the reserved node, so that the refusal
+// in Permit is the exception and a replica lands there only when nothing else has room. One
+// reservation at a time, the first starving gang in queue order; recomputed every cycle in O(GPUs +
+// allocated GPUs), and only while a gang starves. Multi-node gangs (larger than any node) get no
+// reservation.
 #pragma once
 
 #include <memory>
@@ -63,7 +64,7 @@ class GangReserve : public CyclePlugin, public PermitPlugin {
 
   const GangReservation& reservation() const { return r_; }
   // Whether `job` started now on `node` would still hold GPUs at the reservation's time
-  // (always false for realtime replicas, which the reservation does not hold back).
+  // (always true for realtime replicas, which have no end; Permit lets them in all the same).
   bool RunsPast(const Job& job, NodeIndex node, const Engine& engine) const;
 
  private:
