@@ -188,6 +188,12 @@ TEST(ServerE2E, KillNineUnderLoadLosesNothingAndStartsNothingTwice) {
   const std::string starts = dir + "/starts.log";
   Server s(dir + "/data", "4xH100");
   ASSERT_NO_FATAL_FAILURE(s.Start());
+  json ledger_before;
+  {
+    auto c0 = s.Client();
+    ledger_before = GetJson(c0, "/v1/ledger");
+    ASSERT_TRUE(ledger_before.is_object());
+  }
   std::mutex mu;
   std::set<std::string> accepted;
   std::atomic<bool> stop{false};
@@ -248,6 +254,19 @@ TEST(ServerE2E, KillNineUnderLoadLosesNothingAndStartsNothingTwice) {
   while (std::getline(log, line)) ++runs[line];
   for (const auto& [name, n] : runs) EXPECT_EQ(n, 1) << name << " started " << n << " times";
   for (const std::string& name : accepted) EXPECT_EQ(runs[name], 1) << name;
+  // The ledger went through the ten kills: the same window, and every moment of it either
+  // counted on the 4 GPUs or reported as not observed (from a kill back to its last save).
+  json ledger = GetJson(c, "/v1/ledger");
+  ASSERT_TRUE(ledger.is_object());
+  EXPECT_EQ(ledger["since"], ledger_before["since"]);
+  EXPECT_GT(ledger["unobserved_seconds"].get<double>(), 0);
+  const double window_s =
+      static_cast<double>(ledger["now"].get<int64_t>() - ledger["since"].get<int64_t>()) / 1000;
+  EXPECT_NEAR(window_s,
+              ledger["installed_gpu_seconds"].get<double>() / 4 +
+                  ledger["unobserved_seconds"].get<double>(),
+              1e-3);
+  EXPECT_GT(ledger["buckets"]["useful"].get<double>(), 0);
   s.Terminate();
 }
 

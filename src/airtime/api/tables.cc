@@ -251,7 +251,12 @@ std::string RenderLedger(const json& ledger) {
   auto since = Num(ledger, "since");
   auto now = Num(ledger, "now");
   if (since && now) {
-    out += "window: " + FormatDuration(static_cast<DurationMs>(*now - *since)) + "\n";
+    out += "window: " + FormatDuration(static_cast<DurationMs>(*now - *since));
+    const double unobserved = Num(ledger, "unobserved_seconds").value_or(0);
+    if (unobserved > 0)
+      out += " (" + FormatDuration(static_cast<DurationMs>(unobserved * 1000)) +
+             " of it not observed: no daemon was running)";
+    out += "\n";
   }
   out +=
       "value: " + (Num(ledger, "value") ? Fixed(*Num(ledger, "value"), 2) : "-") +

@@ -99,6 +99,13 @@ TEST(Tables, LedgerInGpuHoursAndPercent) {
             "installed       4.00       100.0\n"
             "window: 2h00m\n"
             "value: 12.30  return per GPU-hour: 0.854\n");
+  // After a restart: the time no daemon ran is named.
+  ledger["now"] = 7200000 + 90000;
+  ledger["unobserved_seconds"] = 90;
+  EXPECT_NE(RenderLedger(ledger).find(
+                "window: 2h01m (1m30s of it not observed: no daemon was running)\n"),
+            std::string::npos)
+      << RenderLedger(ledger);
 }
 
 TEST(Tables, TopFrameHasAllSections) {

@@ -52,6 +52,11 @@ Ledger::Ledger(const Engine& engine) : engine_(&engine), last_(engine.now()), ac
   Classify();
 }
 
+void Ledger::Carry(const LedgerTotals& earlier) {
+  for (size_t b = 0; b < totals_.milli_ms.size(); ++b) totals_.milli_ms[b] += earlier.milli_ms[b];
+  totals_.installed_milli_ms += earlier.installed_milli_ms;
+}
+
 void Ledger::Advance(TimeMs to) {
   if (to <= last_) return;
   const int64_t dt = to - last_;

@@ -76,6 +76,9 @@ class Ledger {
   // first; allocations missing from `measured` keep the modelled figure.
   void SetMeasuredUtilization(std::unordered_map<AllocationId, double> measured);
 
+  // Adds totals counted before this ledger existed (the daemon's earlier runs on the same
+  // store), so that totals() covers them too.
+  void Carry(const LedgerTotals& earlier);
   const LedgerTotals& totals() const { return totals_; }
   TimeMs last() const { return last_; }
   // Shape-blocked waiting: milli-GPU-ms of demand that waited while enough capacity of an

@@ -139,6 +139,7 @@ void Daemon::Stop() {
   executor_->Wake();
   if (loop_.joinable()) loop_.join();
   if (scraper_.joinable()) scraper_.join();
+  SaveLedger(std::max(WallNow(), engine_->now()));  // the loop has ended: this thread owns it
 }
 
 // ---------------------------------------------------------------- the loop
@@ -154,7 +155,8 @@ void Daemon::Post(std::function<void()> task) {
 void Daemon::Loop() {
   while (!stop_) {
     const TimeMs now = WallNow();
-    TimeMs next = std::min({engine_wake_, next_telemetry_, next_scrape_, now + 1000});
+    TimeMs next =
+        std::min({engine_wake_, next_telemetry_, next_scrape_, next_ledger_save_, now + 1000});
     const int timeout = static_cast<int>(std::clamp<TimeMs>(next - now, 0, 1000));
     std::vector<Exited> exits = executor_->WaitForExits(timeout);
     const TimeMs seen = WallNow();
@@ -185,6 +187,10 @@ void Daemon::RunTimers(TimeMs now) {
   if (now >= next_scrape_) {
     ScrapeDemand(now);
     next_scrape_ = now + options_.scrape_interval;
+  }
+  if (now >= next_ledger_save_) {
+    SaveLedger(now);
+    next_ledger_save_ = now + options_.ledger_save_interval;
   }
 }
 

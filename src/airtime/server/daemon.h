@@ -51,6 +51,9 @@ struct DaemonOptions {
   std::string shim_path;  // the airtime binary that runs `_shim` (default /proc/self/exe)
   DurationMs telemetry_interval = 2 * kSecond;
   DurationMs scrape_interval = 5 * kSecond;
+  // How often the ledger's totals are saved; a kill -9 loses at most this much of them (the
+  // next start counts that time as not observed).
+  DurationMs ledger_save_interval = 10 * kSecond;
   int max_attempts = 3;  // a job whose process fails this many times has failed
   std::string hostname;  // "" : this host's name
 };
@@ -129,6 +132,10 @@ class Daemon final : public ControlPlane {
   void SyncWorkloadStates();
   void AccountValue(TimeMs now);
   Status Persist(const WorkloadRec& w);
+  // The ledger across restarts (daemon_ledger.cc, ledger_record.h): CarryLedger takes on
+  // what the store saved and returns a phrase for the startup note; SaveLedger writes it.
+  std::string CarryLedger(TimeMs now);
+  void SaveLedger(TimeMs now);
 
   void CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch);
   StatusOr<WorkloadRec*> Find(const Caller& caller, std::string_view id_or_name);
@@ -164,6 +171,7 @@ class Daemon final : public ControlPlane {
   TimeMs engine_wake_ = kNever;
   TimeMs next_telemetry_ = 0;
   TimeMs next_scrape_ = 0;
+  TimeMs next_ledger_save_ = 0;
   TimeMs value_at_ = 0;
   double value_earned_ = 0;
   uint64_t submissions_total_ = 0, starts_total_ = 0, preemptions_total_ = 0;
@@ -183,7 +191,9 @@ class Daemon final : public ControlPlane {
   std::atomic<bool> running_{false};
   std::atomic<bool> stop_{false};
   std::thread loop_;
-  TimeMs started_at_ = 0;
+  TimeMs started_at_ = 0;      // this daemon's start
+  TimeMs ledger_since_ = 0;    // when the ledger began counting (the first daemon's start)
+  DurationMs unobserved_ = 0;  // time since then that no daemon counted
   int lock_fd_ = -1;
 };
 

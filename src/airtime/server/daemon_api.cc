@@ -357,26 +357,6 @@ StatusOr<json> Daemon::Gpus(const Caller&) {
   });
 }
 
-StatusOr<json> Daemon::Ledger(const Caller&) {
-  return OnLoop<StatusOr<json>>([&]() -> StatusOr<json> {
-    const TimeMs now = std::max(WallNow(), engine_->now());
-    ledger_->Advance(now);
-    AccountValue(now);
-    const LedgerTotals& t = ledger_->totals();
-    json buckets = json::object();
-    for (int b = 0; b < kBucketCount; ++b)
-      buckets[BucketName(static_cast<Bucket>(b))] =
-          static_cast<double>(t.milli_ms[static_cast<size_t>(b)]) / 1e6;
-    const double installed_h = t.installed_gpu_hours();
-    return json{{"since", started_at_},
-                {"now", now},
-                {"installed_gpu_seconds", static_cast<double>(t.installed_milli_ms) / 1e6},
-                {"buckets", buckets},
-                {"value", value_earned_},
-                {"return_per_gpu_hour", installed_h > 0 ? value_earned_ / installed_h : 0.0}};
-  });
-}
-
 bool Daemon::Healthy(std::string* why) {
   if (!running_) {
     if (why) *why = "the event loop is not running";

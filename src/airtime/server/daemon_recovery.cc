@@ -26,6 +26,7 @@ Status Daemon::Recover() {
   if (!rows.ok()) return rows.status();
   std::map<int64_t, StatusOr<Scenario>> parsed;  // by submission id
   const TimeMs now = std::max(WallNow(), engine_->now());
+  const std::string ledger_note = CarryLedger(now);
   engine_->SetPaused(true);
   int active = 0;
   for (WorkloadRow& row : *rows) {
@@ -89,7 +90,7 @@ Status Daemon::Recover() {
   startup_note_ += "; store " + store_->path() + ": " + std::to_string(workloads_.size()) +
                    " workload(s), " + std::to_string(active) + " not ended; " +
                    std::to_string(live.size()) + " run(s) were live, " + std::to_string(adopted) +
-                   " adopted";
+                   " adopted; " + ledger_note;
   return OkStatus();
 }
 

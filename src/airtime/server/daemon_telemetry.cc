@@ -224,9 +224,12 @@ std::string Daemon::RenderMetrics() {
               "Installed GPU-seconds by where they went (the ledger's buckets).",
               static_cast<double>(t.milli_ms[static_cast<size_t>(b)]) / 1e6,
               {{"bucket", BucketName(static_cast<Bucket>(b))}});
-  w.Counter("airtime_installed_gpu_seconds_total", "Installed GPU-seconds since start.",
+  w.Counter("airtime_installed_gpu_seconds_total",
+            "Installed GPU-seconds counted since the ledger began (kept across restarts).",
             static_cast<double>(t.installed_milli_ms) / 1e6);
-  w.Counter("airtime_value_total", "Value earned (owner's units) since start.", value_earned_);
+  w.Counter("airtime_value_total",
+            "Value earned (owner's units) since the ledger began (kept across restarts).",
+            value_earned_);
   w.Counter("airtime_submissions_total", "Workloads accepted.",
             static_cast<double>(submissions_total_));
   w.Counter("airtime_process_starts_total", "Processes started.",

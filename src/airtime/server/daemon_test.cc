@@ -205,6 +205,52 @@ TEST_F(DaemonTest, GpusLedgerAndMetricsDescribeTheHost) {
   WaitFor("busy", "cancelled");
 }
 
+TEST_F(DaemonTest, TheLedgerIsCarriedAcrossARestart) {
+  Open("2xH100");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto before = daemon_->Ledger(kAdmin);
+  ASSERT_TRUE(before.ok());
+  EXPECT_EQ((*before)["unobserved_seconds"], 0.0);
+  daemon_->Stop();  // saves the totals
+  daemon_.reset();
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));  // no daemon counts this
+  Open("2xH100");
+  EXPECT_THAT(daemon_->startup_note(), HasSubstr("ledger: carried on over"));
+  auto after = daemon_->Ledger(kAdmin);
+  ASSERT_TRUE(after.ok());
+  const json& a = *after;
+  EXPECT_EQ(a["since"], (*before)["since"]);
+  EXPECT_GT(a["daemon_started"].get<int64_t>(), a["since"].get<int64_t>());
+  EXPECT_GE(a["installed_gpu_seconds"].get<double>(),
+            (*before)["installed_gpu_seconds"].get<double>());
+  EXPECT_GE(a["unobserved_seconds"].get<double>(), 0.25);
+  double sum = 0;
+  for (const auto& [k, v] : a["buckets"].items()) sum += v.get<double>();
+  EXPECT_NEAR(sum, a["installed_gpu_seconds"].get<double>(), 1e-6);
+  // Every moment of the window is either counted (on 2 GPUs) or not observed.
+  const double window_s =
+      static_cast<double>(a["now"].get<int64_t>() - a["since"].get<int64_t>()) / 1000;
+  EXPECT_NEAR(window_s,
+              a["installed_gpu_seconds"].get<double>() / 2 + a["unobserved_seconds"].get<double>(),
+              1e-6);
+
+  // A saved ledger that cannot be read is named at start, and counting starts anew.
+  daemon_->Stop();
+  daemon_.reset();
+  {
+    auto store = Store::Open(dir_ + "/data");
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    ASSERT_TRUE((*store)->SetMeta("ledger", "{\"since\": 1}").ok());
+  }
+  Open("2xH100");
+  EXPECT_THAT(daemon_->startup_note(),
+              HasSubstr("ledger: saved ledger: 'saved_at' is missing; counting anew from now"));
+  auto fresh = daemon_->Ledger(kAdmin);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_GT((*fresh)["since"].get<int64_t>(), a["since"].get<int64_t>());
+  EXPECT_EQ((*fresh)["unobserved_seconds"], 0.0);
+}
+
 TEST_F(DaemonTest, ServiceReplicasFollowReportedDemandEachOnItsOwnPort) {
   Open("4xH100", "fifo");
   Submit(kAdmin,

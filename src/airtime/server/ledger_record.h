@@ -1,0 +1,33 @@
+// The ledger as the daemon keeps it across restarts: the running totals of every bucket,
+// the value earned, when counting began and how much of that time no daemon observed.
+//
+// The daemon saves it in the store's meta table (key "ledger") every few seconds and when
+// it stops; the next daemon on the same store carries the totals on, and counts the time
+// between the last save and its own start as not observed (the daemon was down, or killed
+// after its last save): that time lands in no bucket, since nobody saw where it went.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "airtime/base/status.h"
+#include "airtime/base/time.h"
+#include "airtime/ledger/ledger.h"
+
+namespace airtime {
+
+struct LedgerRecord {
+  TimeMs since = 0;           // when the first daemon on this store began counting
+  TimeMs saved_at = 0;        // the time the totals reach
+  DurationMs unobserved = 0;  // time within [since, saved_at] that no daemon counted
+  LedgerTotals totals;
+  double value = 0;  // value earned, in the owner's units
+};
+
+// JSON text, buckets by name (integer milli-GPU-milliseconds, so nothing is rounded).
+std::string EncodeLedgerRecord(const LedgerRecord& record);
+// The error names the field that is missing or wrong. Buckets missing from the text (an
+// older airtime) count as 0; unknown ones are an error, as are totals that do not add up.
+StatusOr<LedgerRecord> DecodeLedgerRecord(std::string_view text);
+
+}  // namespace airtime

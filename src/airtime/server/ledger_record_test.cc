@@ -1,0 +1,72 @@
+#include "airtime/server/ledger_record.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace airtime {
+namespace {
+
+using ::testing::HasSubstr;
+
+LedgerRecord Sample() {
+  LedgerRecord r;
+  r.since = 1'000'000;
+  r.saved_at = 4'600'000;
+  r.unobserved = 30'000;
+  r.totals.milli_ms[static_cast<size_t>(Bucket::kUseful)] = 5'000'000'000;
+  r.totals.milli_ms[static_cast<size_t>(Bucket::kFreeNoDemand)] = 2'140'000'001;
+  r.totals.installed_milli_ms = 7'140'000'001;
+  r.value = 12.25;
+  return r;
+}
+
+TEST(LedgerRecord, RoundTripsExactly) {
+  const LedgerRecord r = Sample();
+  auto back = DecodeLedgerRecord(EncodeLedgerRecord(r));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->since, r.since);
+  EXPECT_EQ(back->saved_at, r.saved_at);
+  EXPECT_EQ(back->unobserved, r.unobserved);
+  EXPECT_EQ(back->totals.milli_ms, r.totals.milli_ms);
+  EXPECT_EQ(back->totals.installed_milli_ms, r.totals.installed_milli_ms);
+  EXPECT_EQ(back->value, r.value);
+}
+
+TEST(LedgerRecord, BadTextNamesWhatIsWrong) {
+  EXPECT_THAT(DecodeLedgerRecord("{").status().message(), HasSubstr("not JSON"));
+  EXPECT_THAT(DecodeLedgerRecord("[]").status().message(), HasSubstr("not a JSON object"));
+  const std::string good = EncodeLedgerRecord(Sample());
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = good;
+    const size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return DecodeLedgerRecord(t.replace(at, from.size(), to)).status().message();
+  };
+  EXPECT_THAT(with("\"since\":1000000", "\"since\":\"x\""), HasSubstr("'since' is not an integer"));
+  EXPECT_THAT(with("\"saved_at\":4600000", "\"saved_at\":5"),
+              HasSubstr("'saved_at' is before 'since'"));
+  EXPECT_THAT(with("\"useful\":5000000000", "\"useful\":-1"),
+              HasSubstr("'buckets.useful' is negative"));
+  EXPECT_THAT(with("\"useful\"", "\"busy\""),
+              HasSubstr("'buckets.busy' is not a bucket of this airtime"));
+  EXPECT_THAT(with("\"useful\":5000000000", "\"useful\":5000000001"),
+              HasSubstr("'buckets' add up to 7140000002, not to 'installed_milli_ms'"));
+  EXPECT_THAT(with("\"value\":12.25", "\"value\":null"), HasSubstr("'value'"));
+  EXPECT_THAT(with("\"unobserved_ms\":30000", "\"unobserved_ms\":9999999"),
+              HasSubstr("'unobserved_ms' is longer than the window"));
+}
+
+TEST(LedgerRecord, BucketsMissingFromAnOlderRecordCountAsZero) {
+  LedgerRecord r = Sample();
+  std::string t = EncodeLedgerRecord(r);
+  // Drop the "down" bucket (0 here), as a record written before it existed would.
+  const std::string down = ",\"down\":0";
+  const size_t at = t.find(down);
+  ASSERT_NE(at, std::string::npos) << t;
+  auto back = DecodeLedgerRecord(t.erase(at, down.size()));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->totals.milli_ms[static_cast<size_t>(Bucket::kDown)], 0);
+}
+
+}  // namespace
+}  // namespace airtime
