@@ -10,7 +10,7 @@ namespace airtime {
 struct SimArgs {
   std::string cluster;
   std::vector<std::string> workloads;
-  std::string policies = "fifo,static,bestfit,slurm,tiresias,kai,lyra,airtime";
+  std::string policies = "fifo,static,bestfit,fgd,slurm,tiresias,kai,lyra,airtime";
   uint64_t seed = 1;
   std::string json;
   std::string decisions;
