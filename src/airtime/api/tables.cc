@@ -255,7 +255,7 @@ std::string RenderLedger(const json& ledger) {
     const double unobserved = Num(ledger, "unobserved_seconds").value_or(0);
     if (unobserved > 0)
       out += " (" + FormatDuration(static_cast<DurationMs>(unobserved * 1000)) +
-             " of it not observed: no daemon was running)";
+             " of it not counted: daemon restarts)";
     out += "\n";
   }
   out +=

@@ -21,10 +21,10 @@
 // starts, other work may take those GPUs only when it ends before the reservation's time;
 // realtime replicas are exempt (SLOs first). ReservationScore steers work that would run
 // past the reservation, replicas included, away from the reserved node, so that the refusal
-// in Permit is the exception and a replica lands there only when nothing else has room. One
-// reservation at a time, the first starving gang in queue order; recomputed every cycle in O(GPUs +
-// allocated GPUs), and only while a gang starves. Multi-node gangs (larger than any node) get no
-// reservation.
+// in Permit is the exception and a replica lands there only when nothing else has room.
+// One reservation at a time, the first starving gang in queue order; recomputed every cycle
+// in O(GPUs + allocated GPUs), and only while a gang starves. Multi-node gangs (larger than
+// any node) get no reservation.
 #pragma once
 
 #include <memory>

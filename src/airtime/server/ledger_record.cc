@@ -60,7 +60,8 @@ StatusOr<LedgerRecord> DecodeLedgerRecord(std::string_view text) {
     return Bad("unobserved_ms", "is longer than the window since 'since'");
   auto buckets = j.find("buckets");
   if (buckets == j.end() || !buckets->is_object()) return Bad("buckets", "is not an object");
-  for (const auto& [name, v] : buckets->items()) {
+  for (const auto& item : buckets->items()) {
+    const std::string& name = item.key();
     int b = 0;
     while (b < kBucketCount && name != BucketName(static_cast<Bucket>(b))) ++b;
     if (b == kBucketCount) return Bad("buckets." + name, "is not a bucket of this airtime");
