@@ -430,7 +430,10 @@ void Daemon::OnExit(const Exited& exited, TimeMs now) {
   WorkloadRec& w = workloads_.at(run.row.workload_id);
   if (!w.spec->is_service()) w.row.exit_code = exited.exit_code;  // a replica is not the service
   if (run.stopping) {
-    (void)store_->UpdateRun(run.row);
+    (void)store_->Transaction([&]() -> Status {
+      AIRTIME_RETURN_IF_ERROR(store_->UpdateRun(run.row));
+      return Persist(w);  // its exit code, which `describe` shows after a restart too
+    });
     LaunchDeferred();
     SyncWorkloadStates();
     return;  // the engine already knows: it decided the stop

@@ -346,6 +346,12 @@ TEST_F(DaemonTest, ANewRunWaitsForAStoppingProcessToLeaveItsGpus) {
   const int64_t old_end = old["runs"][0]["ended_at"];
   EXPECT_GE(next["runs"][0]["started_at"].get<int64_t>(), old_end);
   EXPECT_EQ(old["runs"][0]["exit_code"], 0);  // it left on SIGTERM, within its grace
+  EXPECT_EQ(old["exit_code"], 0);
+  // What the workload shows is what the store holds: the same after a restart.
+  daemon_->Stop();
+  daemon_.reset();
+  Open("2xH100", "fifo");
+  EXPECT_EQ(Get("slow-to-stop")["exit_code"], 0);
 }
 
 TEST_F(DaemonTest, ARunRecordedWithoutItsDirectoryNeverStartedAndRunsOnce) {
