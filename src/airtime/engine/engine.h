@@ -188,6 +188,8 @@ class Engine {
   double InterferenceOn(const Allocation& a, GpuIndex gpu) const;
   void Reinterfere(const Placement& p);
   std::string FilteredOut(const Job& job) const;
+  // "; " and the queue order's note on `job` (QueueSortPlugin::Note), or "".
+  std::string OrderNote(const Job& job) const;
 
   const Cluster* cluster_;
   Policy policy_;

@@ -97,7 +97,7 @@ std::string Engine::Explain(WorkloadId id) const {
       if (why.empty())
         for (const auto& p : policy_.permits) why.push_back(std::string(p->name()));
       return prefix + "; a place was free but policy '" + policy_.name +
-             "' held it back: " + Join(why, "; ");
+             "' held it back: " + Join(why, "; ") + OrderNote(job);
     }
     case WaitReason::kNoFit:
       break;
@@ -130,7 +130,12 @@ std::string Engine::Explain(WorkloadId id) const {
            FormatTime(next->expected_end);
     }
   }
-  return s;
+  return s + OrderNote(job);
+}
+
+std::string Engine::OrderNote(const Job& job) const {
+  const std::string note = policy_.queue_sort->Note(job);
+  return note.empty() ? note : "; " + note;
 }
 
 }  // namespace airtime

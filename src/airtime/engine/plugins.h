@@ -48,6 +48,9 @@ class QueueSortPlugin {
   // computed again, so that a policy whose keys move for a few workloads (deadlines near)
   // does not pay for the whole queue every cycle.
   virtual bool KeyChanges(const Job&) const { return true; }
+  // What a user should know about where this order puts `job`, added to its explanation
+  // while it waits for GPUs ("" for nothing).
+  virtual std::string Note(const Job& /*job*/) const { return {}; }
 };
 
 class OrderPlugin {

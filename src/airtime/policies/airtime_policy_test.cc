@@ -558,6 +558,35 @@ TEST(AirtimePolicyTest, ReplicasKeepOffAReservedNodeWhenTheyFitElsewhere) {
   EXPECT_EQ(e.job(*e.FindByName("gang")).live_replicas(), 1);
 }
 
+TEST(AirtimePolicyTest, WorkWithoutAValueIsToldWhyOthersGoFirst) {
+  Cluster c = MakeCluster({{"H100", 1, 1}});
+  WorkloadSpec first = MakeJob("first", WorkloadKind::kTraining, 1, 1.8 * 3600);
+  first.value.on_completion = 1;
+  WorkloadSpec quant = MakeJob("quant", WorkloadKind::kQuantize, 1, 600);
+  quant.value.on_completion = 0;  // declares none
+  WorkloadSpec train = MakeJob("train", WorkloadKind::kTraining, 1, 2 * 1.8 * 3600);
+  train.value.on_completion = 5;
+  Engine e = MakeAirtime(c);
+  const AllocationId held =
+      e.Handle(Event::Arrival(0, first)).decisions.at(0).allocation;  // holds the GPU for 1 h
+  e.Handle(Event::Arrival(1, quant));
+  e.Handle(Event::Arrival(2, train));
+  const std::string why = e.Explain(*e.FindByName("quant"));
+  EXPECT_NE(why.find("; it declares no value, so work that does goes first"), std::string::npos)
+      << why;
+  // Work that declares a value waits for capacity, with no such note.
+  EXPECT_EQ(e.Explain(*e.FindByName("train")).find("declares no value"), std::string::npos);
+  // The GPU frees: the training, which arrived later but is worth something, goes first.
+  e.Handle(Event::Completion(kHour, held));
+  EXPECT_EQ(e.job(*e.FindByName("train")).live_replicas(), 1);
+  EXPECT_EQ(e.job(*e.FindByName("quant")).live_replicas(), 0);
+  // Arrival order (fifo) has nothing to add.
+  Engine f = testing::MakeEngine(c, "fifo");
+  f.Handle(Event::Arrival(0, first));
+  f.Handle(Event::Arrival(1, quant));
+  EXPECT_EQ(f.Explain(*f.FindByName("quant")).find("declares no value"), std::string::npos);
+}
+
 TEST(AirtimePolicyTest, PackingPutsSmallWorkOnAPartlyUsedNode) {
   Cluster c = MakeCluster({{"H100", 8, 2}});
   Engine e = MakeAirtime(c, "airtime:pack=1");

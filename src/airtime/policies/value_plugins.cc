@@ -49,6 +49,12 @@ double UrgentDensity(const Job& job, const Engine& engine, DurationMs urgency) {
          (now - later) / (gpus * ToHours(urgency));
 }
 
+std::string NoValueNote(const Job& job) {
+  if (job.is_service() || job.s().value.on_completion > 0) return {};
+  return "it declares no value, so work that does goes first wherever both could run (give it "
+         "`value: {on_completion: V}` to rank it)";
+}
+
 bool ValueOrder::KeyChanges(const Job& job) const { return HasCostOfDelay(job); }
 
 std::pair<double, double> ValueOrder::Key(const Job& job, const Engine& engine) const {

@@ -28,6 +28,11 @@ double UrgentDensity(const Job& job, const Engine& engine, DurationMs urgency);
 
 // Realtime replicas first; then value per GPU-hour (UrgentDensity), densest first; then
 // arrival. Dynamic while `urgency` > 0: a deadline's cost of delay grows as it nears.
+// For a finite job that declares no value: under a value order, work that declares one goes
+// first wherever both could run, and none is preempted for it; the note says so and how to
+// change it ("" for every other workload).
+std::string NoValueNote(const Job& job);
+
 class ValueOrder : public QueueSortPlugin {
  public:
   explicit ValueOrder(DurationMs urgency = kHour) : urgency_(urgency) {}
@@ -35,6 +40,7 @@ class ValueOrder : public QueueSortPlugin {
   bool dynamic() const override { return urgency_ > 0; }
   bool KeyChanges(const Job& job) const override;
   std::pair<double, double> Key(const Job& job, const Engine& engine) const override;
+  std::string Note(const Job& job) const override { return NoValueNote(job); }
 
  private:
   DurationMs urgency_;
@@ -58,6 +64,7 @@ class QuotaValueOrder : public QueueSortPlugin {
   std::string_view name() const override { return "value-density-within-quota"; }
   bool dynamic() const override { return true; }
   std::pair<double, double> Key(const Job& job, const Engine& engine) const override;
+  std::string Note(const Job& job) const override { return NoValueNote(job); }
 
  private:
   std::shared_ptr<KaiQueues> q_;
