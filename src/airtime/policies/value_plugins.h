@@ -26,13 +26,13 @@ bool HasCostOfDelay(const Job& job);
 // and work already past all value goes last.
 double UrgentDensity(const Job& job, const Engine& engine, DurationMs urgency);
 
-// Realtime replicas first; then value per GPU-hour (UrgentDensity), densest first; then
-// arrival. Dynamic while `urgency` > 0: a deadline's cost of delay grows as it nears.
-// For a finite job that declares no value: under a value order, work that declares one goes
-// first wherever both could run, and none is preempted for it; the note says so and how to
-// change it ("" for every other workload).
+// The explanation's note for a finite job that declares no value: under a value order, work
+// that declares one goes first wherever both could run; it says so and how to change it (""
+// for every other workload).
 std::string NoValueNote(const Job& job);
 
+// Realtime replicas first; then value per GPU-hour (UrgentDensity), densest first; then
+// arrival. Dynamic while `urgency` > 0: a deadline's cost of delay grows as it nears.
 class ValueOrder : public QueueSortPlugin {
  public:
   explicit ValueOrder(DurationMs urgency = kHour) : urgency_(urgency) {}
