@@ -174,7 +174,8 @@ void RegisterAirtime(PolicyRegistry& registry) {
         // MoveUp packing lowered the return); non-preemptible work is not packed (PackScore).
         // Interference weighs like speed (a loss of value rate, as a share of
         // the newcomer's) and picks the GPU for shared work where the GPUs differ in it; FGD
-        // breaks the remaining ties (and picks the GPU where they do not); MoveUp's score
+        // breaks the remaining ties (and picks the GPU where they do not), its own ties going
+        // to the node with the fewest wholly free GPUs (keep_whole); MoveUp's score
         // sends a moved job to the node it was moved for; the gang reservation overrides
         // all but feasibility.
         auto gang = std::make_unique<GangReserve>(gang_wait);
@@ -182,7 +183,8 @@ void RegisterAirtime(PolicyRegistry& registry) {
         p.scores.emplace_back(std::make_unique<SpeedScore>(), 1000.0);
         if (*pack > 0) p.scores.emplace_back(std::make_unique<PackScore>(), 1000.0 * *pack);
         p.scores.emplace_back(std::make_unique<InterferenceScore>(), 1000.0);
-        p.scores.emplace_back(std::make_unique<FgdScore>(FgdScore::Options{}), 1.0);
+        p.scores.emplace_back(std::make_unique<FgdScore>(FgdScore::Options{.keep_whole = true}),
+                              1.0);
         if (reserve) p.scores.emplace_back(std::make_unique<ReservationScore>(gang_raw), 1e7);
         auto scale = std::make_unique<ForecastScale>(fo);
         ForecastScale* raw = scale.get();

@@ -229,8 +229,16 @@ double FgdScore::Score(const Job& job, NodeIndex node, const Engine& engine) con
   const GpuTypeId type = cl.node(node).gpu_type;
   const GpuIndex first = cl.first_gpu(node);
   const int64_t cpu_after = c.cpu == kUntrackedCpu ? c.cpu : c.cpu - shape.cpu_milli;
+  // keep_whole: under 0.5 (less than one quantized step), more the fewer GPUs are wholly free.
+  double whole_bonus = 0;
+  if (options_.quantize && options_.keep_whole && !c.left.empty()) {
+    int whole = 0;
+    for (int l : c.left) whole += l == 1000;
+    whole_bonus = 0.4 * (1.0 - static_cast<double>(whole) / static_cast<double>(c.left.size()));
+  }
   auto transform = [&](double drop) {
-    return options_.quantize ? std::trunc(100.0 / (1.0 + std::exp(-drop / 1000.0))) : drop;
+    return options_.quantize ? std::trunc(100.0 / (1.0 + std::exp(-drop / 1000.0))) + whole_bonus
+                             : drop;
   };
   std::vector<int>& after = s.scratch;
   e.gen = c.gen;
@@ -294,15 +302,19 @@ void RegisterFgd(PolicyRegistry& registry) {
       "fgd",
       "arrival order, skip what does not fit, FGD placement (least growth of expected GPU "
       "fragmentation; ATC'23)",
-      {"quantize", "coverage"}, [](const Cluster&, const PolicyParams& params) -> StatusOr<Policy> {
+      {"quantize", "coverage", "keep_whole"},
+      [](const Cluster&, const PolicyParams& params) -> StatusOr<Policy> {
         auto quantize = params.GetDouble("quantize", 1);
         if (!quantize.ok()) return quantize.status();
         auto coverage = params.GetDouble("coverage", 0.95);
         if (!coverage.ok()) return coverage.status();
         if (*coverage <= 0 || *coverage > 1)
           return InvalidArgument("policy 'fgd': coverage must be in (0, 1]");
+        auto keep_whole = params.GetDouble("keep_whole", 0);
+        if (!keep_whole.ok()) return keep_whole.status();
         FgdScore::Options o;
         o.quantize = *quantize != 0;
+        o.keep_whole = *keep_whole != 0;
         o.coverage = *coverage;
         Policy p;
         p.name = "fgd";

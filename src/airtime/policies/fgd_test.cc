@@ -126,6 +126,35 @@ TEST(FgdTest, NodeWithLeastFragmentationGrowthWins) {
   }
 }
 
+// Two 4-GPU nodes and a typical whole-GPU task. A half-GPU pod that may run only on the T4s
+// breaks into node 0. A whole-GPU job after it fragments either node alike (neither changes
+// what the typical task can use), so FGD's scores tie and the seeded node order decides.
+// keep_whole sends it to node 0, which the pod already broke into, leaving node 1's four
+// GPUs whole.
+TEST(FgdTest, KeepWholeBreaksTiesTowardTheNodeWithFewerWhollyFreeGpus) {
+  Cluster c = MakeCluster({{"T4", 4, 1}, {"V100M16", 4, 1}});
+  auto node_of_whole = [&](const std::string& spec, uint64_t seed) {
+    auto p = PolicyRegistry::Builtin().Make(spec, c);
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    FindFgdScore(*p)->SetTypicalTasks({Task(0, 1000, 1, 1.0)});
+    Engine e(c, std::move(*p), EngineOptions{.seed = seed});
+    WorkloadSpec pod = Shared("x", 500);
+    pod.shape.allowed_types = {Type("T4")};
+    EXPECT_EQ(e.Handle(Event::Arrival(0, pod)).decisions.size(), 1u);
+    const auto& r = e.Handle(Event::Arrival(0, MakeJob("w", WorkloadKind::kBatch, 1, 100)));
+    EXPECT_EQ(r.decisions.size(), 1u);
+    return r.decisions.empty() ? -1 : r.decisions[0].placement.gpus[0] / 4;  // 4 GPUs a node
+  };
+  int plain_on_node_0 = 0;
+  for (uint64_t seed = 1; seed <= 16; ++seed) {
+    SCOPED_TRACE(seed);
+    EXPECT_EQ(node_of_whole("fgd:keep_whole=1", seed), 0);
+    plain_on_node_0 += node_of_whole("fgd", seed) == 0;
+  }
+  // Without it the node order decides: some seeds open the untouched node.
+  EXPECT_LT(plain_on_node_0, 16);
+}
+
 TEST(FgdTest, LearnsTheMixFromArrivalsWhenNoneIsGiven) {
   Cluster c = MakeCluster({{"T4", 2, 4}});
   auto p = PolicyRegistry::Builtin().Make("fgd", c);
@@ -152,6 +181,8 @@ TEST(FgdTest, RegistryParameters) {
   const auto& reg = PolicyRegistry::Builtin();
   EXPECT_TRUE(reg.Make("fgd", c).ok());
   EXPECT_TRUE(reg.Make("fgd:quantize=0:coverage=0.9", c).ok());
+  EXPECT_TRUE(reg.Make("fgd:keep_whole=1", c).ok());
+  EXPECT_FALSE(reg.Make("fgd:keep_whole=yes", c).ok());
   EXPECT_FALSE(reg.Make("fgd:coverage=2", c).ok());
   EXPECT_FALSE(reg.Make("fgd:quantize=yes", c).ok());
   EXPECT_FALSE(reg.Make("fgd:bogus=1", c).ok());
