@@ -312,6 +312,10 @@ void RegisterFgd(PolicyRegistry& registry) {
           return InvalidArgument("policy 'fgd': coverage must be in (0, 1]");
         auto keep_whole = params.GetDouble("keep_whole", 0);
         if (!keep_whole.ok()) return keep_whole.status();
+        if (*keep_whole != 0 && *quantize == 0)
+          return InvalidArgument(
+              "policy 'fgd': keep_whole=1 needs quantize=1 (it breaks the quantized score's "
+              "ties; the exact score has almost none)");
         FgdScore::Options o;
         o.quantize = *quantize != 0;
         o.keep_whole = *keep_whole != 0;

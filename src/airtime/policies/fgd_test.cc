@@ -183,6 +183,10 @@ TEST(FgdTest, RegistryParameters) {
   EXPECT_TRUE(reg.Make("fgd:quantize=0:coverage=0.9", c).ok());
   EXPECT_TRUE(reg.Make("fgd:keep_whole=1", c).ok());
   EXPECT_FALSE(reg.Make("fgd:keep_whole=yes", c).ok());
+  auto exact = reg.Make("fgd:quantize=0:keep_whole=1", c);
+  ASSERT_FALSE(exact.ok());
+  EXPECT_NE(exact.status().ToString().find("keep_whole=1 needs quantize=1"), std::string::npos)
+      << exact.status().ToString();
   EXPECT_FALSE(reg.Make("fgd:coverage=2", c).ok());
   EXPECT_FALSE(reg.Make("fgd:quantize=yes", c).ok());
   EXPECT_FALSE(reg.Make("fgd:bogus=1", c).ok());
