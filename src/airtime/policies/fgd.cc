@@ -105,6 +105,7 @@ struct FgdScore::State {
     std::vector<int> left;
     uint32_t gen = 0;  // bumped whenever the node's state (or the task set) changed
     double before = 0;
+    int whole = 0;  // GPUs wholly free
   };
   std::vector<NodeCache> nodes;
   // Per node, per fit class: the score and chosen GPU (offset on the node) for that shape.
@@ -196,6 +197,7 @@ struct FgdScore::State {
       c.left = scratch;
       ++c.gen;
       c.before = Measure(c.left, c.cpu, node.gpu_type);
+      c.whole = static_cast<int>(std::count(c.left.begin(), c.left.end(), 1000));
     }
     return c;
   }
@@ -230,12 +232,10 @@ double FgdScore::Score(const Job& job, NodeIndex node, const Engine& engine) con
   const GpuIndex first = cl.first_gpu(node);
   const int64_t cpu_after = c.cpu == kUntrackedCpu ? c.cpu : c.cpu - shape.cpu_milli;
   // keep_whole: under 0.5 (less than one quantized step), more the fewer GPUs are wholly free.
-  double whole_bonus = 0;
-  if (options_.quantize && options_.keep_whole && !c.left.empty()) {
-    int whole = 0;
-    for (int l : c.left) whole += l == 1000;
-    whole_bonus = 0.4 * (1.0 - static_cast<double>(whole) / static_cast<double>(c.left.size()));
-  }
+  const double whole_bonus =
+      options_.quantize && options_.keep_whole && !c.left.empty()
+          ? 0.4 * (1.0 - static_cast<double>(c.whole) / static_cast<double>(c.left.size()))
+          : 0.0;
   auto transform = [&](double drop) {
     return options_.quantize ? std::trunc(100.0 / (1.0 + std::exp(-drop / 1000.0))) + whole_bonus
                              : drop;
