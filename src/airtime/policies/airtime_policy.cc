@@ -90,7 +90,8 @@ void RegisterAirtime(PolicyRegistry& registry) {
       "value density order, speed- and fragmentation-aware placement, forecast headroom, "
       "hold-or-hand-off for bursts, preemption only when it pays",
       {"preemption", "lead", "hold_horizon", "margin", "gain_horizon", "pack", "gang_wait", "quota",
-       "limit", "spare", "spare_loose", "keep", "slo_target", "faster_later", "move_up", "urgency"},
+       "limit", "spare", "spare_loose", "keep", "slo_target", "faster_later", "move_up", "trade",
+       "urgency"},
       [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
         auto preempt_choice = GetChoice(params, "preemption", "on", {"on", "off"});
         if (!preempt_choice.ok()) return preempt_choice.status();
@@ -137,6 +138,8 @@ void RegisterAirtime(PolicyRegistry& registry) {
         auto mu_choice = GetChoice(params, "move_up", "on", {"on", "off"});
         if (!mu_choice.ok()) return mu_choice.status();
         const std::string mu = *mu_choice;
+        auto trade_choice = GetChoice(params, "trade", "on", {"on", "off"});
+        if (!trade_choice.ok()) return trade_choice.status();
         auto pack = params.GetDouble("pack", 2.0);
         if (!pack.ok()) return pack.status();
         if (*pack < 0) return InvalidArgument("policy 'airtime': parameter 'pack' must be >= 0");
@@ -180,7 +183,9 @@ void RegisterAirtime(PolicyRegistry& registry) {
         // all but feasibility.
         auto gang = std::make_unique<GangReserve>(gang_wait);
         GangReserve* gang_raw = gang.get();
-        p.scores.emplace_back(std::make_unique<SpeedScore>(), 1000.0);
+        // Scarce fast GPUs go to the work that gains most from them (TypeTrade).
+        auto trade = *trade_choice == "on" ? std::make_unique<TypeTrade>() : nullptr;
+        p.scores.emplace_back(std::make_unique<SpeedScore>(trade.get()), 1000.0);
         if (*pack > 0) p.scores.emplace_back(std::make_unique<PackScore>(), 1000.0 * *pack);
         p.scores.emplace_back(std::make_unique<InterferenceScore>(), 1000.0);
         p.scores.emplace_back(std::make_unique<FgdScore>(FgdScore::Options{.keep_whole = true}),
@@ -189,6 +194,11 @@ void RegisterAirtime(PolicyRegistry& registry) {
         auto scale = std::make_unique<ForecastScale>(fo);
         ForecastScale* raw = scale.get();
         p.cycle.push_back(std::make_unique<CycleOf>(raw));
+        // After the services' holds: trades count the GPUs left free.
+        if (trade) {
+          p.cycle.push_back(std::make_unique<CycleOf>(trade.get()));
+          p.permits.push_back(std::move(trade));
+        }
         p.permits.push_back(std::make_unique<BurstHold>(raw));
         // A job waits for a faster type that frees soon: any job (`on`), or only work that
         // would then meet its deadline, or miss it by less (`deadlines`, the default).

@@ -806,5 +806,89 @@ TEST(AirtimePolicyTest, AMovedJobLandsWhereItWasMovedFor) {
   EXPECT_EQ(type_of(), h100);
 }
 
+namespace trade {
+
+const GpuTypeId kH100 = *GpuCatalog::Builtin().Find("H100");
+const GpuTypeId kT4 = *GpuCatalog::Builtin().Find("T4");
+
+// A job that runs at `h100` on an H100 and `t4` on a T4 (A100-relative speeds).
+WorkloadSpec Job(const std::string& name, int gpus, double work_s, double h100, double t4,
+                 double value, TimeMs submit) {
+  WorkloadSpec s = MakeJob(name, WorkloadKind::kTraining, gpus, work_s, submit);
+  s.speed_overrides = {{kH100, h100}, {kT4, t4}};
+  s.value.on_completion = value;
+  return s;
+}
+
+// Two recommendation models (half an hour of work, 10% slower on a T4, worth 12: 24 per
+// GPU-hour, the denser work) and two convolutional networks (2 h of work, twice A100 speed
+// on an H100, a fifth of it on a T4, worth 10), all waiting from 00:00:01 on a cluster of
+// two H100s and two T4s that `blockers` keep busy.
+std::vector<WorkloadSpec> Mix(std::vector<WorkloadSpec> blockers) {
+  for (int i = 1; i <= 2; ++i)
+    blockers.push_back(Job("recsys-" + std::to_string(i), 1, 1800, 1.0, 0.9, 12, kSecond));
+  for (int i = 1; i <= 2; ++i)
+    blockers.push_back(Job("convnet-" + std::to_string(i), 1, 7200, 2.0, 0.2, 10, kSecond));
+  return blockers;
+}
+
+}  // namespace trade
+
+TEST(AirtimePolicyTest, ScarceFastGpusGoToTheWorkThatGainsMostThere) {
+  using trade::Job;
+  using trade::kH100;
+  using trade::kT4;
+  Cluster c = MakeCluster({{"H100", 2, 1}, {"T4", 2, 1}});
+  // Both types free at 01:00 in one cycle: the recommendation models lose 10% on the T4s,
+  // the networks 90%, so the networks get the H100s (1 h) and the others the T4s.
+  WorkloadSpec both = Job("blocker", 4, 3600, 1.0, 1.0, 1, 0);
+  both.shape.locality = Locality::kAny;
+  {
+    Engine e = MakeAirtime(c);
+    auto log = testing::Drive(e, trade::Mix({both}));
+    EXPECT_EQ(log.start("recsys-1"), kHour);
+    EXPECT_EQ(log.finished.at("recsys-1"), kHour + 2000 * kSecond);  // on a T4
+    EXPECT_EQ(log.finished.at("convnet-1"), 2 * kHour);              // on an H100
+  }
+  // The H100s free at 01:00, the T4s at 02:00. The denser recommendation models wait for
+  // the T4s, and say why; the networks take the H100s.
+  WorkloadSpec on_h100 = Job("blocker-h100", 2, 3600, 1.0, 1.0, 1, 0);
+  on_h100.shape.allowed_types = {kH100};
+  WorkloadSpec on_t4 = Job("blocker-t4", 2, 7200, 1.0, 1.0, 1, 0);
+  on_t4.shape.allowed_types = {kT4};
+  {
+    Engine e = MakeAirtime(c);
+    auto mid = testing::Drive(e, trade::Mix({on_h100, on_t4}), 90 * kMinute);
+    EXPECT_EQ(mid.start("recsys-1"), kNever);
+    EXPECT_NE(e.Explain(2).find("free H100 GPUs go to work that gains more on them: this job "
+                                "gains 2.40 per GPU-hour there over T4, the work that got them "
+                                "at least 9.00"),
+              std::string::npos)
+        << e.Explain(2);
+    Engine again = MakeAirtime(c);
+    auto log = testing::Drive(again, trade::Mix({on_h100, on_t4}));
+    EXPECT_EQ(log.start("convnet-2"), kHour);
+    EXPECT_EQ(log.finished.at("convnet-2"), 2 * kHour);
+    EXPECT_EQ(log.start("recsys-2"), 2 * kHour);
+    // Every job done by 02:34 where value order alone finishes the networks at 02:30 ...
+    Engine off = MakeAirtime(c, "airtime:trade=off");
+    auto plain = testing::Drive(off, trade::Mix({on_h100, on_t4}));
+    EXPECT_EQ(plain.start("recsys-1"), kHour);
+    EXPECT_EQ(plain.finished.at("convnet-2"), 150 * kMinute);
+  }
+  // ... and waiting is bounded: with more networks arriving and the T4s busy for 10 h, the
+  // recommendation models, kept waiting since 01:00 for longer than they would run on a T4
+  // (33 min), take the H100s the first networks leave at 02:00.
+  on_t4.work_seconds = 10 * 3600;
+  auto jobs = trade::Mix({on_h100, on_t4});
+  for (int i = 3; i <= 4; ++i)
+    jobs.push_back(Job("convnet-" + std::to_string(i), 1, 7200, 2.0, 0.2, 10, 70 * kMinute));
+  Engine e = MakeAirtime(c);
+  auto log = testing::Drive(e, jobs);
+  EXPECT_EQ(log.start("convnet-1"), kHour);
+  EXPECT_EQ(log.start("recsys-1"), 2 * kHour);
+  EXPECT_EQ(log.start("recsys-2"), 2 * kHour);
+}
+
 }  // namespace
 }  // namespace airtime

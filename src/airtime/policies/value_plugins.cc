@@ -64,7 +64,8 @@ std::pair<double, double> ValueOrder::Key(const Job& job, const Engine& engine) 
 
 double SpeedScore::Score(const Job& job, NodeIndex node, const Engine& engine) const {
   if (job.is_service() || job.s().shape.gpu_count == 0) return 0;
-  return job.s().SpeedOn(engine.cluster().node(node).gpu_type, engine.catalog());
+  const GpuTypeId type = engine.cluster().node(node).gpu_type;
+  return trade_ ? trade_->RankSpeed(job, type, engine) : job.s().SpeedOn(type, engine.catalog());
 }
 
 bool BurstHold::Permit(const Job& job, const Placement& placement, const Engine& engine) {

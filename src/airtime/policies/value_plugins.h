@@ -11,6 +11,7 @@
 #include "airtime/engine/plugins.h"
 #include "airtime/policies/forecast_scale.h"
 #include "airtime/policies/kai_queues.h"
+#include "airtime/policies/type_trade.h"
 
 namespace airtime {
 
@@ -84,11 +85,16 @@ class QuotaFilter : public FilterPlugin {
 };
 
 // Prefers the GPU type on which the job runs fastest (its per-type speed), so that work
-// ends sooner and earns sooner; indifferent for services.
+// ends sooner and earns sooner; indifferent for services. With a TypeTrade, a job traded
+// off its fastest type this cycle ranks that type just under the next one.
 class SpeedScore : public ScorePlugin {
  public:
+  explicit SpeedScore(const TypeTrade* trade = nullptr) : trade_(trade) {}
   std::string_view name() const override { return "speed"; }
   double Score(const Job& job, NodeIndex node, const Engine& engine) const override;
+
+ private:
+  const TypeTrade* trade_;
 };
 
 // The 3 a.m. decision. Work that could not give GPUs back in time (not preemptible, or

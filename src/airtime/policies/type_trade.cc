@@ -1,0 +1,174 @@
+#include "airtime/policies/type_trade.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "airtime/engine/engine.h"
+#include "airtime/policies/value_plugins.h"
+
+namespace airtime {
+
+void TypeTrade::BeforeAllocate(Engine& engine) {
+  trades_.clear();
+  held_.clear();
+  std::erase_if(held_since_, [&](const auto& e) { return !engine.job(e.first).queued; });
+  const auto& nodes_of_type = engine.nodes_of_type();
+  const size_t types = nodes_of_type.size();
+  no_hold_.resize(types, 0);
+  size_t present = 0;
+  bool any_free = false;
+  for (size_t t = 0; t < types; ++t) {
+    if (nodes_of_type[t].empty()) continue;
+    ++present;
+    any_free = any_free || engine.state().free_whole_of_type(static_cast<GpuTypeId>(t)) > 0;
+  }
+  if (present < 2 || !any_free) {  // nothing to trade, or nothing free to trade
+    std::fill(no_hold_.begin(), no_hold_.end(), 0);
+    return;
+  }
+  by_type_.resize(types);
+  for (auto& claims : by_type_) claims.clear();
+
+  const GpuCatalog& catalog = engine.catalog();
+  size_t scanned = 0;
+  for (WorkloadId id : engine.queue()) {
+    if (scanned++ >= scan_) break;
+    const Job& job = engine.job(id);
+    const Shape& shape = job.s().shape;
+    if (!job.queued || job.is_service() || job.never_fits || shape.mode != ShareMode::kWhole ||
+        shape.gpu_count == 0)
+      continue;
+    // The fastest and next fastest types the job may use and whose GPUs hold its memory.
+    GpuTypeId best = -1, next = -1;
+    double best_speed = 0, next_speed = 0;
+    for (size_t t = 0; t < types; ++t) {
+      const auto type = static_cast<GpuTypeId>(t);
+      if (nodes_of_type[t].empty() || !shape.AllowsType(type) ||
+          catalog.type(type).memory_gb < shape.memory_gb)
+        continue;
+      const double speed = job.s().SpeedOn(type, catalog);
+      if (speed <= 0) continue;
+      if (best < 0 || speed > best_speed) {
+        next = best;
+        next_speed = best_speed;
+        best = type;
+        best_speed = speed;
+      } else if (next < 0 || speed > next_speed) {
+        next = type;
+        next_speed = speed;
+      }
+    }
+    if (best < 0) continue;
+    Claim c;
+    c.gain = ValueDensity(job.s(), catalog) * (best_speed - (next < 0 ? 0 : next_speed));
+    c.gpus = shape.gpu_count;
+    c.id = id;
+    c.trade.from = best;
+    c.trade.to = next < 0 ? best : next;
+    c.trade.to_speed = next_speed;
+    c.trade.gain = c.gain;
+    // Waiting for the slower type is bounded: in all no longer than the job would run there.
+    auto since = held_since_.find(id);
+    c.trade.may_wait =
+        !HasCostOfDelay(job) && next >= 0 &&
+        (since == held_since_.end() ||
+         engine.now() - since->second <
+             job.s().RunTimeOn(next, std::max(0.0, job.s().work_seconds - job.work_saved),
+                               catalog));
+    by_type_[static_cast<size_t>(best)].push_back(c);
+  }
+
+  const ClusterState& state = engine.state();
+  for (size_t t = 0; t < types; ++t) {
+    auto& claims = by_type_[t];
+    const bool hold = !no_hold_[t];
+    no_hold_[t] = 0;
+    if (claims.size() < 2) continue;
+    int free = state.free_whole_of_type(static_cast<GpuTypeId>(t));
+    int asked = 0;
+    for (const Claim& c : claims) asked += c.gpus;
+    if (asked <= free) continue;  // enough for every job that prefers this type
+    // Only a job that could start on this type now holds a claim on its free GPUs: a gang
+    // that finds no node with room for it must not keep them from work that fits.
+    open_.clear();
+    for (NodeIndex n : nodes_of_type[t])
+      if (state.node(n).free_whole > 0) open_.push_back(n);
+    const int all_free = free;
+    auto could_start = [&](const Claim& c) {
+      const Shape& shape = engine.job(c.id).s().shape;
+      if (c.gpus > all_free) return false;
+      if (shape.locality == Locality::kAny) return true;
+      return std::any_of(open_.begin(), open_.end(),
+                         [&](NodeIndex n) { return state.FitsOnNode(shape, n); });
+    };
+    // Largest claims first; equal claims keep queue order.
+    std::stable_sort(claims.begin(), claims.end(),
+                     [](const Claim& a, const Claim& b) { return a.gain > b.gain; });
+    double threshold = 0;
+    for (const Claim& c : claims) {
+      if (!could_start(c)) continue;
+      if (c.gpus <= free) {
+        free -= c.gpus;
+        threshold = c.gain;
+      } else if (c.trade.to != c.trade.from) {
+        Trade trade = c.trade;
+        trade.threshold = threshold;
+        trade.may_wait = trade.may_wait && hold;
+        trades_[c.id] = trade;
+      }
+    }
+  }
+}
+
+bool TypeTrade::Permit(const Job& job, const Placement& placement, const Engine& engine) {
+  if (trades_.empty() || placement.gpus.empty()) return true;
+  auto it = trades_.find(job.id);
+  if (it == trades_.end() || !it->second.may_wait ||
+      engine.cluster().gpu_type(placement.gpus.front()) != it->second.from)
+    return true;
+  held_[job.id] = it->second;
+  held_since_.try_emplace(job.id, engine.now());
+  return false;
+}
+
+void TypeTrade::AfterAllocate(Engine& engine) {
+  // A traded job waited for GPUs that are still free (the larger claim did not start):
+  // the next cycle, at once, lets it have them.
+  bool again = false;
+  for (const auto& [id, trade] : held_) {
+    const Job& job = engine.job(id);
+    if (!job.queued) continue;
+    if (engine.state().free_whole_of_type(trade.from) >= job.s().shape.gpu_count) {
+      no_hold_[static_cast<size_t>(trade.from)] = 1;
+      again = true;
+    }
+  }
+  if (again) engine.WakeAt(engine.now() + 1);
+}
+
+std::string TypeTrade::WhyHeld(const Job& job, const Engine& engine) const {
+  auto it = held_.find(job.id);
+  if (it == held_.end()) return {};
+  const Trade& t = it->second;
+  const GpuCatalog& catalog = engine.catalog();
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "free %s GPUs go to work that gains more on them: this job gains %.2f per "
+                "GPU-hour there over %s, the work that got them at least %.2f; it takes %s "
+                "GPUs as they free (or %s ones nobody else gains more on)",
+                catalog.type(t.from).name.c_str(), t.gain, catalog.type(t.to).name.c_str(),
+                t.threshold, catalog.type(t.to).name.c_str(), catalog.type(t.from).name.c_str());
+  return buf;
+}
+
+double TypeTrade::RankSpeed(const Job& job, GpuTypeId type, const Engine& engine) const {
+  const double own = job.s().SpeedOn(type, engine.catalog());
+  if (trades_.empty()) return own;
+  auto it = trades_.find(job.id);
+  if (it == trades_.end() || it->second.from != type) return own;
+  // Just under the next type: that type wins where it has room, and this one still beats
+  // every slower type.
+  return it->second.to_speed * (1 - 1e-6);
+}
+
+}  // namespace airtime
