@@ -195,10 +195,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
         ForecastScale* raw = scale.get();
         p.cycle.push_back(std::make_unique<CycleOf>(raw));
         // After the services' holds: trades count the GPUs left free.
-        if (trade) {
-          p.cycle.push_back(std::make_unique<CycleOf>(trade.get()));
-          p.permits.push_back(std::move(trade));
-        }
+        if (trade) p.cycle.push_back(std::move(trade));
         p.permits.push_back(std::make_unique<BurstHold>(raw));
         // A job waits for a faster type that frees soon: any job (`on`), or only work that
         // would then meet its deadline, or miss it by less (`deadlines`, the default).

@@ -1,20 +1,15 @@
 #include "airtime/policies/type_trade.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "airtime/engine/engine.h"
-#include "airtime/policies/value_plugins.h"
 
 namespace airtime {
 
 void TypeTrade::BeforeAllocate(Engine& engine) {
   trades_.clear();
-  held_.clear();
-  std::erase_if(held_since_, [&](const auto& e) { return !engine.job(e.first).queued; });
   const auto& nodes_of_type = engine.nodes_of_type();
   const size_t types = nodes_of_type.size();
-  no_hold_.resize(types, 0);
   size_t present = 0;
   bool any_free = false;
   for (size_t t = 0; t < types; ++t) {
@@ -22,10 +17,7 @@ void TypeTrade::BeforeAllocate(Engine& engine) {
     ++present;
     any_free = any_free || engine.state().free_whole_of_type(static_cast<GpuTypeId>(t)) > 0;
   }
-  if (present < 2 || !any_free) {  // nothing to trade, or nothing free to trade
-    std::fill(no_hold_.begin(), no_hold_.end(), 0);
-    return;
-  }
+  if (present < 2 || !any_free) return;  // nothing to trade, or nothing free to trade
   by_type_.resize(types);
   for (auto& claims : by_type_) claims.clear();
 
@@ -67,22 +59,12 @@ void TypeTrade::BeforeAllocate(Engine& engine) {
     c.trade.to = next < 0 ? best : next;
     c.trade.to_speed = next_speed;
     c.trade.gain = c.gain;
-    // Waiting for the slower type is bounded: in all no longer than the job would run there.
-    auto since = held_since_.find(id);
-    c.trade.may_wait =
-        !HasCostOfDelay(job) && next >= 0 &&
-        (since == held_since_.end() ||
-         engine.now() - since->second <
-             job.s().RunTimeOn(next, std::max(0.0, job.s().work_seconds - job.work_saved),
-                               catalog));
     by_type_[static_cast<size_t>(best)].push_back(c);
   }
 
   const ClusterState& state = engine.state();
   for (size_t t = 0; t < types; ++t) {
     auto& claims = by_type_[t];
-    const bool hold = !no_hold_[t];
-    no_hold_[t] = 0;
     if (claims.size() < 2) continue;
     int free = state.free_whole_of_type(static_cast<GpuTypeId>(t));
     int asked = 0;
@@ -104,61 +86,15 @@ void TypeTrade::BeforeAllocate(Engine& engine) {
     // Largest claims first; equal claims keep queue order.
     std::stable_sort(claims.begin(), claims.end(),
                      [](const Claim& a, const Claim& b) { return a.gain > b.gain; });
-    double threshold = 0;
     for (const Claim& c : claims) {
       if (!could_start(c)) continue;
       if (c.gpus <= free) {
         free -= c.gpus;
-        threshold = c.gain;
       } else if (c.trade.to != c.trade.from) {
-        Trade trade = c.trade;
-        trade.threshold = threshold;
-        trade.may_wait = trade.may_wait && hold;
-        trades_[c.id] = trade;
+        trades_[c.id] = c.trade;
       }
     }
   }
-}
-
-bool TypeTrade::Permit(const Job& job, const Placement& placement, const Engine& engine) {
-  if (trades_.empty() || placement.gpus.empty()) return true;
-  auto it = trades_.find(job.id);
-  if (it == trades_.end() || !it->second.may_wait ||
-      engine.cluster().gpu_type(placement.gpus.front()) != it->second.from)
-    return true;
-  held_[job.id] = it->second;
-  held_since_.try_emplace(job.id, engine.now());
-  return false;
-}
-
-void TypeTrade::AfterAllocate(Engine& engine) {
-  // A traded job waited for GPUs that are still free (the larger claim did not start):
-  // the next cycle, at once, lets it have them.
-  bool again = false;
-  for (const auto& [id, trade] : held_) {
-    const Job& job = engine.job(id);
-    if (!job.queued) continue;
-    if (engine.state().free_whole_of_type(trade.from) >= job.s().shape.gpu_count) {
-      no_hold_[static_cast<size_t>(trade.from)] = 1;
-      again = true;
-    }
-  }
-  if (again) engine.WakeAt(engine.now() + 1);
-}
-
-std::string TypeTrade::WhyHeld(const Job& job, const Engine& engine) const {
-  auto it = held_.find(job.id);
-  if (it == held_.end()) return {};
-  const Trade& t = it->second;
-  const GpuCatalog& catalog = engine.catalog();
-  char buf[400];
-  std::snprintf(buf, sizeof buf,
-                "free %s GPUs go to work that gains more on them: this job gains %.2f per "
-                "GPU-hour there over %s, the work that got them at least %.2f; it takes %s "
-                "GPUs as they free (or %s ones nobody else gains more on)",
-                catalog.type(t.from).name.c_str(), t.gain, catalog.type(t.to).name.c_str(),
-                t.threshold, catalog.type(t.to).name.c_str(), catalog.type(t.from).name.c_str());
-  return buf;
 }
 
 double TypeTrade::RankSpeed(const Job& job, GpuTypeId type, const Engine& engine) const {

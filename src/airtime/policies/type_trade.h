@@ -11,21 +11,13 @@
 // value rate when it has no other type. Where the jobs that prefer t1 and could start on it
 // now ask for more GPUs than t1 has free, the largest claims get them (greedily, in claim
 // order, a job too big for what is left skipped). Every other one is traded off t1 for the
-// cycle: SpeedScore ranks t1, for it, just under t2, so it goes to t2 where t2 has room,
-// and where t2 has none it waits (Permit) while the larger claims take t1. In a backlog
-// every GPU earns its occupant's value rate, so the trade raises the sum; the wait costs
-// nothing a backlog would not cost anyway. Not traded into a wait: work whose value
-// decays after a deadline, and a job that trades have kept waiting, in all, as long as it
-// would run on t2 (it then only moves to t2 when t2 has room): no job starves behind
-// larger claims that keep coming. A trade never idles a
-// GPU: if a type still has free GPUs after a pass in which a traded job waited for it (the
-// larger claim was held back by something else), the next cycle, one millisecond later,
-// runs without holds on that type. With one GPU type, with work that speeds up alike
-// everywhere, or with enough fast GPUs for everyone, nothing changes.
+// cycle: SpeedScore ranks t1, for it, just under t2, so it goes to t2 where t2 has room
+// and leaves t1 to the larger claims behind it. Where t2 has no room it still takes t1:
+// nothing waits for a trade. With one GPU type, with work that speeds up alike everywhere,
+// or with enough fast GPUs for everyone, nothing changes.
 #pragma once
 
 #include <cstddef>
-#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -34,14 +26,11 @@
 
 namespace airtime {
 
-class TypeTrade : public CyclePlugin, public PermitPlugin {
+class TypeTrade : public CyclePlugin {
  public:
   explicit TypeTrade(size_t scan = 512) : scan_(scan) {}
   std::string_view name() const override { return "type-trade"; }
   void BeforeAllocate(Engine& engine) override;
-  void AfterAllocate(Engine& engine) override;
-  bool Permit(const Job& job, const Placement& placement, const Engine& engine) override;
-  std::string WhyHeld(const Job& job, const Engine& engine) const override;
 
   // The speed SpeedScore ranks `job` on GPU type `type` by: its own, or, where the job was
   // traded off `type` this cycle, just under its speed on the next type it may use.
@@ -51,9 +40,7 @@ class TypeTrade : public CyclePlugin, public PermitPlugin {
   struct Trade {
     GpuTypeId from = 0, to = 0;
     double to_speed = 0;
-    double gain = 0;        // its claim on `from`, value per GPU-hour
-    double threshold = 0;   // the smallest claim that got `from`
-    bool may_wait = false;  // Permit keeps it off `from`
+    double gain = 0;  // its claim on `from`, value per GPU-hour
   };
   const std::unordered_map<WorkloadId, Trade>& trades() const { return trades_; }
 
