@@ -5,6 +5,10 @@
 //   synthetic_*  10,000 GPUs (1,250 nodes x 8 H100) kept full, with 10,000 workloads
 //                waiting; each measured cycle is one completion (and so one start) or one
 //                arrival
+//   synthetic_mixed_*  the same on four GPU types (H100, A100-80GB, L40S, V100; a quarter
+//                of the nodes each), every job with its own speed on each type (the
+//                catalogue's x 0.5-1.5), so that placement weighs types and airtime trades
+//                them (TypeTrade)
 // Wall times are of this machine, which is shared and noisy: a cycle that the kernel
 // interrupts to run another process shows up as a 4 ms wall-time outlier. The synthetic
 // part therefore also prints each cycle's thread CPU time (cycle_cpu_*), which is what the
@@ -39,17 +43,20 @@ void Print(const std::string& name, double value, const char* unit) {
   std::printf("%s: %.6g %s\n", name.c_str(), value, unit);
 }
 
-Cluster UniformCluster(const char* type, int nodes, int gpus_per_node) {
+// Nodes of 8 GPUs of `type`, or with `mixed` of four types (H100, A100-80GB, L40S, V100; a
+// quarter of the nodes each), four nodes to an NVLink domain.
+Cluster SyntheticCluster(const char* type, int nodes, int gpus_per_node, bool mixed = false) {
+  const char* mix[] = {"H100", "A100-80GB", "L40S", "V100"};
   std::vector<Node> ns;
   for (int i = 0; i < nodes; ++i) {
     Node n;
     n.name = "n" + std::to_string(i);
-    n.gpu_type = *GpuCatalog::Builtin().Find(type);
+    n.gpu_type = *GpuCatalog::Builtin().Find(mixed ? mix[i * 4 / nodes] : type);
     n.gpu_count = gpus_per_node;
     n.nvlink_domain = "d" + std::to_string(i / 4);
     ns.push_back(n);
   }
-  return *Cluster::Build(type, ns);
+  return *Cluster::Build(mixed ? "mixed" : type, ns);
 }
 
 int Philly(const std::string& traces, const std::string& policy) {
@@ -66,7 +73,7 @@ int Philly(const std::string& traces, const std::string& policy) {
   }
   const double import_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  SimInput in = MakeSimInput(UniformCluster("V100", 250, 8), std::move(*jobs));
+  SimInput in = MakeSimInput(SyntheticCluster("V100", 250, 8), std::move(*jobs));
   auto r = Simulate(in, policy, SimOptions{1, kNever, true});
   if (!r.ok()) {
     std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
@@ -87,9 +94,9 @@ int Philly(const std::string& traces, const std::string& policy) {
   return 0;
 }
 
-int Synthetic(const std::string& policy, int gpus, int waiting, int cycles) {
+int Synthetic(const std::string& policy, int gpus, int waiting, int cycles, bool mixed) {
   const int nodes = gpus / 8;
-  Cluster c = UniformCluster("H100", nodes, 8);
+  Cluster c = SyntheticCluster("H100", nodes, 8, mixed);
   auto pol = PolicyRegistry::Builtin().Make(policy, c);
   if (!pol.ok()) {
     std::fprintf(stderr, "%s\n", pol.status().ToString().c_str());
@@ -106,6 +113,13 @@ int Synthetic(const std::string& policy, int gpus, int waiting, int cycles) {
     s.shape.gpu_count = g;
     s.work_seconds = 3600;
     s.value.on_completion = 1 + static_cast<double>(rng.Below(100));
+    if (mixed) {
+      for (size_t t = 0; t < c.catalog().size(); ++t) {
+        const auto type = static_cast<GpuTypeId>(t);
+        s.speed_overrides.push_back(
+            {type, c.catalog().type(type).relative_speed * (0.5 + rng.Uniform())});
+      }
+    }
     return s;
   };
   // Fill the cluster with 1-, 2-, 4- and 8-GPU jobs.
@@ -142,7 +156,7 @@ int Synthetic(const std::string& policy, int gpus, int waiting, int cycles) {
     for (const auto& d : r.decisions)
       if (d.type == DecisionType::kStart) running.push_back(d.allocation);
   }
-  const std::string p = "synthetic_" + policy + "_";
+  const std::string p = std::string(mixed ? "synthetic_mixed_" : "synthetic_") + policy + "_";
   Print(p + "gpus", gpus, "GPUs");
   Print(p + "waiting", static_cast<double>(e.queue().size()), "workloads");
   auto pc = ComputePercentiles(us);
@@ -173,13 +187,17 @@ int main(int argc, char** argv) {
       policies = {argv[++i]};
     else {
       std::fprintf(stderr,
-                   "usage: airtime_bench [--traces DIR] [--only philly|synthetic] [--policy P]\n");
+                   "usage: airtime_bench [--traces DIR] [--only philly|synthetic|synthetic_mixed] "
+                   "[--policy P]\n");
       return 2;
     }
   }
   int rc = 0;
   for (const auto& p : policies) {
-    if (only.empty() || only == "synthetic") rc |= airtime::Synthetic(p, 10000, 10000, 2000);
+    if (only.empty() || only == "synthetic")
+      rc |= airtime::Synthetic(p, 10000, 10000, 2000, /*mixed=*/false);
+    if (only.empty() || only == "synthetic_mixed")
+      rc |= airtime::Synthetic(p, 10000, 10000, 2000, /*mixed=*/true);
     if (only.empty() || only == "philly") rc |= airtime::Philly(traces, p);
   }
   return rc;

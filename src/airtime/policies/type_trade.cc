@@ -8,16 +8,17 @@ namespace airtime {
 
 void TypeTrade::BeforeAllocate(Engine& engine) {
   trades_.clear();
+  last_job_ = kNoWorkload;
   const auto& nodes_of_type = engine.nodes_of_type();
   const size_t types = nodes_of_type.size();
-  size_t present = 0;
+  present_.clear();
   bool any_free = false;
   for (size_t t = 0; t < types; ++t) {
     if (nodes_of_type[t].empty()) continue;
-    ++present;
+    present_.push_back(static_cast<GpuTypeId>(t));
     any_free = any_free || engine.state().free_whole_of_type(static_cast<GpuTypeId>(t)) > 0;
   }
-  if (present < 2 || !any_free) return;  // nothing to trade, or nothing free to trade
+  if (present_.size() < 2 || !any_free) return;  // one type, or nothing free
   by_type_.resize(types);
   for (auto& claims : by_type_) claims.clear();
 
@@ -33,11 +34,8 @@ void TypeTrade::BeforeAllocate(Engine& engine) {
     // The fastest and next fastest types the job may use and whose GPUs hold its memory.
     GpuTypeId best = -1, next = -1;
     double best_speed = 0, next_speed = 0;
-    for (size_t t = 0; t < types; ++t) {
-      const auto type = static_cast<GpuTypeId>(t);
-      if (nodes_of_type[t].empty() || !shape.AllowsType(type) ||
-          catalog.type(type).memory_gb < shape.memory_gb)
-        continue;
+    for (GpuTypeId type : present_) {
+      if (!shape.AllowsType(type) || catalog.type(type).memory_gb < shape.memory_gb) continue;
       const double speed = job.s().SpeedOn(type, catalog);
       if (speed <= 0) continue;
       if (best < 0 || speed > best_speed) {
@@ -52,7 +50,7 @@ void TypeTrade::BeforeAllocate(Engine& engine) {
     }
     if (best < 0) continue;
     Claim c;
-    c.gain = ValueDensity(job.s(), catalog) * (best_speed - (next < 0 ? 0 : next_speed));
+    c.gain = job.value_density * (best_speed - (next < 0 ? 0 : next_speed));
     c.gpus = shape.gpu_count;
     c.id = id;
     c.trade.from = best;
@@ -100,11 +98,17 @@ void TypeTrade::BeforeAllocate(Engine& engine) {
 double TypeTrade::RankSpeed(const Job& job, GpuTypeId type, const Engine& engine) const {
   const double own = job.s().SpeedOn(type, engine.catalog());
   if (trades_.empty()) return own;
-  auto it = trades_.find(job.id);
-  if (it == trades_.end() || it->second.from != type) return own;
+  // The engine scores every node for one job in a row: one lookup per job.
+  if (job.id != last_job_ || engine.cycles() != last_cycle_) {
+    last_job_ = job.id;
+    last_cycle_ = engine.cycles();
+    auto it = trades_.find(job.id);
+    last_trade_ = it == trades_.end() ? nullptr : &it->second;
+  }
+  if (last_trade_ == nullptr || last_trade_->from != type) return own;
   // Just under the next type: that type wins where it has room, and this one still beats
   // every slower type.
-  return it->second.to_speed * (1 - 1e-6);
+  return last_trade_->to_speed * (1 - 1e-6);
 }
 
 }  // namespace airtime

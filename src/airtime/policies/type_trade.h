@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -58,6 +59,11 @@ class TypeTrade : public CyclePlugin {
   };
   std::vector<std::vector<Claim>> by_type_;  // scratch: claims per fastest type
   std::vector<NodeIndex> open_;              // scratch: nodes of one type with a free GPU
+  std::vector<GpuTypeId> present_;           // scratch: the types the cluster has
+  // RankSpeed's lookup of the job it was last asked about, in this cycle.
+  mutable WorkloadId last_job_ = kNoWorkload;
+  mutable uint64_t last_cycle_ = 0;
+  mutable const Trade* last_trade_ = nullptr;
 };
 
 }  // namespace airtime
