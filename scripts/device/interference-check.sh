@@ -27,6 +27,8 @@
 #
 # Output in OUTDIR: runs.jsonl (a JSON line per process: colocate.py's, or a failed or skipped
 # run), interference.txt (machine, MPS, each run, the tables; the tables also go to stdout),
+# interference.csv (the measured factors as a table `airtime sim --interference FILE`
+# reads: family,other,factor with each side of each measured pair, capped at 1),
 # logs/ (each process's output), mps-*.log (the MPS daemon's logs).
 #
 # Usage: scripts/device/interference-check.sh [OUTDIR]     (default $OUT or out/interference)
@@ -186,12 +188,13 @@ for ((i = 0; i < ${#models[@]}; i++)); do
 done
 
 say "3. interference measured against airtime's table ($SECONDS s in all)"
-"$py" - "$runs" src/airtime/model/interference_gavel.inc "${models[@]}" <<'EOF' | tee -a "$report"
+"$py" - "$runs" src/airtime/model/interference_gavel.inc "$out/interference.csv" "${models[@]}" \
+  <<'EOF' | tee -a "$report"
 import json
 import re
 import sys
 
-runs_path, inc_path, models = sys.argv[1], sys.argv[2], sys.argv[3:]
+runs_path, inc_path, csv_path, models = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 FAMILY = {"resnet50": "ResNet-50", "transformer": "Transformer", "lm": "LM",
           "recommendation": "Recommendation"}
 inc = open(inc_path).read()
@@ -274,6 +277,29 @@ for i, a in enumerate(models):
                   f"{fmt(speed(alone(50, m)), '.1f'):>10}{fmt(factor, '.3f'):>8}"
                   f"{expected:>7.3f}{fmt(t if k == 0 else None, '.3f'):>7}"
                   f"{fmt(overlap if k == 0 else None, '.2f'):>9}")
+
+# The factors as airtime reads them (--interference FILE): each side of each measured pair,
+# capped at 1 (the model has no speed-up from a neighbour); a same-model pair as one row,
+# the mean of its two sides. Pairs not measured are left out (they get the default, 1).
+rows = {}
+for i, a in enumerate(models):
+    for b in models[i:]:
+        rs = done.get(f"pair:{a}+{b}", [])
+        ra = next((r for r in rs if r["model"] == a), None)
+        rb = next((r for r in rs if r["model"] == b and r is not ra), None)
+        fa = ratio(speed(ra), speed(alone(50, a)))
+        fb = ratio(speed(rb), speed(alone(50, b)))
+        if fa is None or fb is None:
+            continue
+        if a == b:
+            rows[a, a] = min(1.0, (fa + fb) / 2)
+        else:
+            rows[a, b], rows[b, a] = min(1.0, fa), min(1.0, fb)
+with open(csv_path, "w") as f:
+    f.write("family,other,factor\n")
+    for (a, b), v in rows.items():
+        f.write(f"{FAMILY[a]},{FAMILY[b]},{v:.3f}\n")
+print(f"\n{len(rows)} factors written to {csv_path} (airtime sim --interference FILE)")
 
 print("\nNotes:" if notes else "\nNotes: none (every run measured, on time)")
 for n in notes:

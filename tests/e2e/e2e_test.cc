@@ -317,6 +317,41 @@ TEST(Suite, ABadSuiteFileNamesTheLineAndField) {
   EXPECT_THAT(r.err, AllOf(HasSubstr("suite_bad.yaml:2"), HasSubstr("clustr")));
 }
 
+TEST(Interference, AMeasuredTableSlowsSharedWorkAsMeasured) {
+  // Both jobs share the one L4 from 00:00. On an L4 (speed 0.3) an hour of work takes
+  // 12,000 s; the table slows embed-a to 0.5 and rerank-b to 0.8 while they share: rerank-b
+  // ends at 15,000 s, and embed-a, at full speed after that, at 19,500 s.
+  const std::string json = TempDir() + "/out.json";
+  const std::vector<std::string> run = {"sim",
+                                        "--cluster",
+                                        kData + "cluster_one_l4.yaml",
+                                        "--workload",
+                                        kData + "shared.yaml",
+                                        "--policy",
+                                        "fifo",
+                                        "--json",
+                                        json};
+  Outcome r = Airtime(Concat(run, {"--interference", kData + "interference.csv"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto report = nlohmann::json::parse(ReadFile(json));
+  EXPECT_EQ(report.at("policies")[0].at("end_s"), 19500);
+  // Without the table the families are unknown, and the message lists the known ones.
+  fs::remove(json);
+  r = Airtime(run);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("shared.yaml:3"),
+                           HasSubstr("unknown model family "
+                                     "'embedder'"),
+                           HasSubstr("ResNet-50")));
+  EXPECT_FALSE(fs::exists(json));
+  // A broken table is named with its line, before anything runs.
+  r = Airtime(Concat(run, {"--interference", kData + "interference_bad.csv"}));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err,
+              AllOf(HasSubstr("interference_bad.csv:3"), HasSubstr("factor"), HasSubstr("1.5")));
+  EXPECT_FALSE(fs::exists(json));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {

@@ -2,8 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "airtime/base/status.h"
+#include "airtime/model/interference.h"
 
 namespace airtime {
 
@@ -17,6 +21,7 @@ struct SimArgs {
   std::string horizon;
   bool skip_bad_rows = false;
   bool quiet = false;
+  std::string interference = "gavel";  // gavel, none, or a CSV file of measured factors
   // Protocol mode.
   std::string protocol;
   std::string nodes, pods;
@@ -26,6 +31,12 @@ struct SimArgs {
   bool suite = false;
   std::string suite_file = "examples/suite/suite.yaml";
 };
+
+// The interference model `--interference` names: the built-in Gavel table ("gavel"), none
+// ("none": *model null), or the table in a CSV file (sim/interference_file.h), kept in
+// *storage. The error names the file and line.
+Status ResolveInterference(const std::string& arg, std::optional<InterferenceModel>* storage,
+                           const InterferenceModel** model);
 
 // Splits "fifo,tiresias:thresholds=30m,4h,bestfit" into policy specs: a comma starts a new
 // spec only where a known policy name follows, so parameter values may hold commas.

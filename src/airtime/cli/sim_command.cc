@@ -8,6 +8,7 @@
 
 #include "airtime/base/strings.h"
 #include "airtime/policies/registry.h"
+#include "airtime/sim/interference_file.h"
 #include "airtime/sim/report.h"
 #include "airtime/sim/sim_input.h"
 #include "airtime/sim/simulator.h"
@@ -33,6 +34,21 @@ std::vector<std::string> SplitPolicies(const std::string& list) {
   return out;
 }
 
+Status ResolveInterference(const std::string& arg, std::optional<InterferenceModel>* storage,
+                           const InterferenceModel** model) {
+  if (arg == "gavel") {
+    *model = &InterferenceModel::Gavel();
+  } else if (arg == "none") {
+    *model = nullptr;
+  } else {
+    auto loaded = LoadInterferenceFile(arg);
+    if (!loaded.ok()) return loaded.status();
+    storage->emplace(std::move(*loaded));
+    *model = &**storage;
+  }
+  return OkStatus();
+}
+
 namespace {
 
 int RunScenario(const SimArgs& a) {
@@ -51,7 +67,12 @@ int RunScenario(const SimArgs& a) {
     }
     opt.horizon = *h;
   }
-  auto input = LoadSimInput(a.cluster, a.workloads, LoadOptions{a.skip_bad_rows});
+  std::optional<InterferenceModel> loaded;
+  if (Status st = ResolveInterference(a.interference, &loaded, &opt.interference); !st.ok()) {
+    std::cerr << "airtime sim: --interference: " << st.message() << "\n";
+    return 2;
+  }
+  auto input = LoadSimInput(a.cluster, a.workloads, LoadOptions{a.skip_bad_rows, opt.interference});
   if (!input.ok()) {
     std::cerr << "airtime sim: " << input.status().message() << "\n";
     return 1;
@@ -135,6 +156,10 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   sim->add_flag("--skip-bad-rows", args->skip_bad_rows,
                 "skip and count broken trace rows instead of failing");
   sim->add_flag("-q,--quiet", args->quiet, "print nothing but errors");
+  sim->add_option("--interference", args->interference,
+                  "how work sharing a GPU by fractions slows down: gavel (the built-in table), "
+                  "none, or a CSV file of family,other,factor")
+      ->capture_default_str();
   sim->add_option("--protocol", args->protocol,
                   "run a placement protocol instead of a replay (fgd)");
   sim->add_option("--nodes", args->nodes, "protocol: node list CSV");

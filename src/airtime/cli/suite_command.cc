@@ -141,6 +141,12 @@ int RunSuite(const SimArgs& a) {
         {"command-line", a.cluster, a.workloads, a.horizon, "", "", "", "command line"});
   if (!a.pods.empty())
     suite->push_back({"command-line-fgd", "", {}, "", "fgd", a.nodes, a.pods, "command line"});
+  std::optional<InterferenceModel> loaded;
+  const InterferenceModel* interference = nullptr;
+  if (Status st = ResolveInterference(a.interference, &loaded, &interference); !st.ok()) {
+    std::cerr << "airtime sim --suite: --interference: " << st.message() << "\n";
+    return 2;
+  }
   const std::vector<std::string> policies = SplitPolicies(a.policies);
   nlohmann::json entries = nlohmann::json::array();
   std::string summary;
@@ -181,13 +187,14 @@ int RunSuite(const SimArgs& a) {
       }
       continue;
     }
-    auto input = LoadSimInput(s.cluster, s.workloads, LoadOptions{a.skip_bad_rows});
+    auto input = LoadSimInput(s.cluster, s.workloads, LoadOptions{a.skip_bad_rows, interference});
     if (!input.ok()) {
       std::cerr << "airtime sim --suite: " << s.name << ": " << input.status().message() << "\n";
       return 1;
     }
     SimOptions opt;
     opt.seed = a.seed;
+    opt.interference = interference;
     const std::string h = !s.horizon.empty() ? s.horizon : a.horizon;
     if (!h.empty()) {
       auto d = ParseDurationMs(h);

@@ -24,15 +24,17 @@
 #include "airtime/config/workload_yaml.h"
 #include "airtime/config/yaml_reader.h"
 #include "airtime/model/gpu_catalog.h"
+#include "airtime/model/interference.h"
 #include "airtime/model/workload.h"
 
 namespace airtime::yaml_internal {
 
 // Parses one workload mapping (the `index`-th of its document, for messages when it has no
 // name); a demand_trace is appended to `traces` with option target=<name>. The spec has
-// passed ValidateSpec, with source "FILE:LINE".
+// passed ValidateSpec, with source "FILE:LINE". `family` must be one of `families`.
 StatusOr<WorkloadSpec> ParseWorkload(const YamlFile& file, const YAML::Node& node, size_t index,
                                      int line_hint, const GpuCatalog& catalog,
+                                     const InterferenceModel& families,
                                      std::vector<TraceSource>* traces);
 
 // Parses one entry of `events:`.

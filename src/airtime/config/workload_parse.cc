@@ -266,6 +266,7 @@ Status CheckKindFields(const MapReader& r, const WorkloadSpec& s) {
 
 StatusOr<WorkloadSpec> ParseWorkload(const YamlFile& file, const YAML::Node& node, size_t index,
                                      int line_hint, const GpuCatalog& catalog,
+                                     const InterferenceModel& families,
                                      std::vector<TraceSource>* traces) {
   auto opened = MapReader::Open(file, node, NamedSubject(node, "workload", index), "",
                                 WorkloadFields(), line_hint);
@@ -327,11 +328,10 @@ StatusOr<WorkloadSpec> ParseWorkload(const YamlFile& file, const YAML::Node& nod
   if (r.Has("family")) {
     std::string family;
     AIRTIME_RETURN_IF_ERROR(r.String("family", &family));
-    const InterferenceModel& model = InterferenceModel::Gavel();
-    s.family = model.Canonical(family);
+    s.family = families.Canonical(family);
     if (s.family.empty()) {
       std::string known;
-      for (const std::string& f : model.families()) known += (known.empty() ? "" : ", ") + f;
+      for (const std::string& f : families.families()) known += (known.empty() ? "" : ", ") + f;
       return r.FieldError("family", "unknown model family '" + family + "' (known: " + known +
                                         "; leave it out for work of another kind)");
     }

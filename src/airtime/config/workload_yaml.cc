@@ -24,12 +24,13 @@ void SortEvents(std::vector<ScenarioEvent>* events) {
 // Accumulates one file's scenario, checking that workload names are unique.
 class ScenarioBuilder {
  public:
-  ScenarioBuilder(const YamlFile& file, const GpuCatalog& catalog)
-      : file_(file), catalog_(catalog) {}
+  ScenarioBuilder(const YamlFile& file, const GpuCatalog& catalog,
+                  const InterferenceModel& families)
+      : file_(file), catalog_(catalog), families_(families) {}
 
   Status AddWorkload(const YAML::Node& node, size_t index, int line_hint) {
-    auto spec =
-        yaml_internal::ParseWorkload(file_, node, index, line_hint, catalog_, &scenario_.traces);
+    auto spec = yaml_internal::ParseWorkload(file_, node, index, line_hint, catalog_, families_,
+                                             &scenario_.traces);
     if (!spec.ok()) return spec.status();
     auto [it, inserted] = sources_.emplace(spec->name, spec->source);
     if (!inserted)
@@ -111,6 +112,7 @@ class ScenarioBuilder {
  private:
   const YamlFile& file_;
   const GpuCatalog& catalog_;
+  const InterferenceModel& families_;
   Scenario scenario_;
   std::map<std::string, std::string> sources_;  // workload name -> "file:line"
 };
@@ -132,11 +134,11 @@ const char* ScenarioEventTypeName(ScenarioEvent::Type t) {
 }
 
 StatusOr<Scenario> ParseWorkloadYaml(std::string_view text, std::string_view filename,
-                                     const GpuCatalog& catalog) {
+                                     const GpuCatalog& catalog, const InterferenceModel* families) {
   YamlFile file{std::string(filename)};
   auto docs = file.LoadAll(text);
   if (!docs.ok()) return docs.status();
-  ScenarioBuilder builder(file, catalog);
+  ScenarioBuilder builder(file, catalog, families ? *families : InterferenceModel::Gavel());
   try {
     for (const auto& doc : *docs) AIRTIME_RETURN_IF_ERROR(builder.AddDocument(doc));
   } catch (const YAML::Exception& e) {  // not expected: the readers avoid throwing calls
@@ -145,10 +147,11 @@ StatusOr<Scenario> ParseWorkloadYaml(std::string_view text, std::string_view fil
   return std::move(builder).Finish();
 }
 
-StatusOr<Scenario> LoadWorkloadYaml(const std::string& path, const GpuCatalog& catalog) {
+StatusOr<Scenario> LoadWorkloadYaml(const std::string& path, const GpuCatalog& catalog,
+                                    const InterferenceModel* families) {
   auto text = yaml_internal::ReadFileToString(path);
   if (!text.ok()) return text.status();
-  return ParseWorkloadYaml(*text, path, catalog);
+  return ParseWorkloadYaml(*text, path, catalog, families);
 }
 
 Status MergeScenario(Scenario* into, Scenario more) {
@@ -168,10 +171,11 @@ Status MergeScenario(Scenario* into, Scenario more) {
 }
 
 StatusOr<Scenario> LoadWorkloadYamlFiles(const std::vector<std::string>& paths,
-                                         const GpuCatalog& catalog) {
+                                         const GpuCatalog& catalog,
+                                         const InterferenceModel* families) {
   Scenario all;
   for (const auto& path : paths) {
-    auto one = LoadWorkloadYaml(path, catalog);
+    auto one = LoadWorkloadYaml(path, catalog, families);
     if (!one.ok()) return one.status();
     AIRTIME_RETURN_IF_ERROR(MergeScenario(&all, std::move(*one)));
   }

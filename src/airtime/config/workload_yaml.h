@@ -32,6 +32,7 @@
 #include "airtime/base/time.h"
 #include "airtime/model/cluster.h"
 #include "airtime/model/gpu_catalog.h"
+#include "airtime/model/interference.h"
 #include "airtime/model/workload.h"
 
 namespace airtime {
@@ -64,13 +65,16 @@ struct Scenario {
 };
 
 // Parses workload YAML `text`; `filename` names the file in messages and is the base for
-// relative trace paths.
+// relative trace paths. A workload's `family` must be one `families` knows (null: the
+// built-in Gavel table, InterferenceModel::Gavel()).
 StatusOr<Scenario> ParseWorkloadYaml(std::string_view text, std::string_view filename,
-                                     const GpuCatalog& catalog = GpuCatalog::Builtin());
+                                     const GpuCatalog& catalog = GpuCatalog::Builtin(),
+                                     const InterferenceModel* families = nullptr);
 
 // Reads and parses the file at `path` (NotFound when it cannot be read).
 StatusOr<Scenario> LoadWorkloadYaml(const std::string& path,
-                                    const GpuCatalog& catalog = GpuCatalog::Builtin());
+                                    const GpuCatalog& catalog = GpuCatalog::Builtin(),
+                                    const InterferenceModel* families = nullptr);
 
 // Appends `more` to `into`; a workload name present in both is an error naming both
 // sources. Events stay sorted by time.
@@ -78,7 +82,8 @@ Status MergeScenario(Scenario* into, Scenario more);
 
 // Loads several files into one scenario (names unique across all of them).
 StatusOr<Scenario> LoadWorkloadYamlFiles(const std::vector<std::string>& paths,
-                                         const GpuCatalog& catalog = GpuCatalog::Builtin());
+                                         const GpuCatalog& catalog = GpuCatalog::Builtin(),
+                                         const InterferenceModel* families = nullptr);
 
 // Checks what a parser cannot see alone: node events name nodes of `cluster`, and priority
 // and cancel events name workloads of the scenario. Call it once trace workloads have been

@@ -5,8 +5,6 @@
 #include "airtime/base/strings.h"
 
 namespace airtime {
-namespace {}  // namespace
-
 InterferenceModel::InterferenceModel(std::vector<Pair> pairs, double default_factor)
     : pairs_(std::move(pairs)), default_(default_factor) {
   for (const Pair& p : pairs_)
@@ -32,11 +30,12 @@ std::string InterferenceModel::Canonical(std::string_view family) const {
 }
 
 double InterferenceModel::Factor(std::string_view family, std::string_view other) const {
-  for (const Pair& p : pairs_)
-    if ((EqualsIgnoreCase(p.a, family) && EqualsIgnoreCase(p.b, other)) ||
-        (EqualsIgnoreCase(p.b, family) && EqualsIgnoreCase(p.a, other)))
-      return p.factor;
-  return default_;
+  const Pair* reversed = nullptr;
+  for (const Pair& p : pairs_) {
+    if (EqualsIgnoreCase(p.a, family) && EqualsIgnoreCase(p.b, other)) return p.factor;
+    if (!reversed && EqualsIgnoreCase(p.b, family) && EqualsIgnoreCase(p.a, other)) reversed = &p;
+  }
+  return reversed ? reversed->factor : default_;
 }
 
 }  // namespace airtime

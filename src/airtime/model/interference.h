@@ -11,6 +11,11 @@
 // and a pair with T >= 1 fits side by side without loss. With several co-tenants the
 // factors multiply. Work of no known family (the `family` field left out) gets the median
 // over every measured pair, which is 1: most measured pairs lose nothing.
+//
+// A table may also be one a site measured on its own GPUs (sim/interference_file.h reads
+// it from a CSV file; scripts/device/interference-check.sh writes one): there a pair may
+// be listed both ways, each with the factor of its first family, since two workloads
+// sharing a GPU need not slow each other alike. A pair listed one way only holds both ways.
 #pragma once
 
 #include <string>
@@ -23,7 +28,7 @@ class InterferenceModel {
  public:
   struct Pair {
     std::string a, b;
-    double factor = 1.0;  // speed factor of each while they share a GPU, (0, 1]
+    double factor = 1.0;  // speed factor of `a` (and of `b`, unless b-a is listed) sharing
   };
   InterferenceModel(std::vector<Pair> pairs, double default_factor);
 
@@ -31,7 +36,8 @@ class InterferenceModel {
   static const InterferenceModel& Gavel();
 
   // Speed factor of a workload of `family` sharing its GPU with one of `other` ("" : no
-  // known family). Case-insensitive; a pair with an unknown side gets default_factor().
+  // known family): the pair (family, other) if listed, else (other, family). Case-insensitive;
+  // a pair with an unknown side gets default_factor().
   double Factor(std::string_view family, std::string_view other) const;
   // The family as the table spells it, or "" when it does not know it.
   std::string Canonical(std::string_view family) const;

@@ -72,7 +72,7 @@ StatusOr<SimInput> LoadSimInput(const std::string& cluster_path,
                                 const LoadOptions& options) {
   auto cluster = LoadClusterYaml(cluster_path);
   if (!cluster.ok()) return cluster.status();
-  auto scenario = LoadWorkloadYamlFiles(workload_paths, cluster->catalog());
+  auto scenario = LoadWorkloadYamlFiles(workload_paths, cluster->catalog(), options.families);
   if (!scenario.ok()) return scenario.status();
   std::vector<std::string> notes;
   for (const TraceSource& t : scenario->traces) {

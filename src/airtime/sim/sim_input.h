@@ -25,6 +25,8 @@ struct SimInput {
 
 struct LoadOptions {
   bool skip_bad_rows = false;  // applies to every trace source
+  // The families a workload's `family` may name (null: the built-in Gavel table's).
+  const InterferenceModel* families = nullptr;
 };
 
 StatusOr<SimInput> LoadSimInput(const std::string& cluster_path,

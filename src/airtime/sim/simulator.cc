@@ -287,7 +287,7 @@ StatusOr<SimResult> Simulate(const SimInput& input, const std::string& policy_sp
   auto policy = PolicyRegistry::Builtin().Make(policy_spec, input.cluster);
   if (!policy.ok()) return policy.status();
   EngineOptions eo{options.seed};
-  if (options.interference) eo.interference = &InterferenceModel::Gavel();
+  eo.interference = options.interference;
   Engine engine(input.cluster, std::move(*policy), eo);
   const auto t0 = std::chrono::steady_clock::now();
   Run run(input, engine, options);

@@ -16,6 +16,7 @@
 #include "airtime/base/status.h"
 #include "airtime/ledger/ledger.h"
 #include "airtime/ledger/metrics.h"
+#include "airtime/model/interference.h"
 #include "airtime/sim/sim_input.h"
 
 namespace airtime {
@@ -24,8 +25,9 @@ struct SimOptions {
   uint64_t seed = 1;         // engine tie-breaking
   TimeMs horizon = kNever;   // stop here; kNever: when no event is left
   bool time_cycles = false;  // measure each decision cycle's wall time
-  // Slow down work that shares a GPU by fractions as Gavel measured (model/interference.h).
-  bool interference = true;
+  // How work that shares a GPU by fractions slows down (model/interference.h): by default as
+  // Gavel measured; null: not at all. Must outlive the run.
+  const InterferenceModel* interference = &InterferenceModel::Gavel();
   // When set, every decision is written here as one JSON object per line, and at the end
   // every workload still waiting with its explanation.
   std::ostream* decision_log = nullptr;
