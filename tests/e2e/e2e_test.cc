@@ -335,6 +335,7 @@ TEST(Interference, AMeasuredTableSlowsSharedWorkAsMeasured) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto report = nlohmann::json::parse(ReadFile(json));
   EXPECT_EQ(report.at("policies")[0].at("end_s"), 19500);
+  EXPECT_EQ(report.at("interference"), kData + "interference.csv");
   // Without the table the families are unknown, and the message lists the known ones.
   fs::remove(json);
   r = Airtime(run);

@@ -121,7 +121,9 @@ int RunScenario(const SimArgs& a) {
   }
   if (!a.json.empty()) {
     std::ofstream f(a.json);
-    f << ReportToJson(*input, results, a.seed).dump(2) << "\n";
+    nlohmann::json report = ReportToJson(*input, results, a.seed);
+    report["interference"] = a.interference;
+    f << report.dump(2) << "\n";
     if (!f) {
       std::cerr << "airtime sim: cannot write " << a.json << "\n";
       return 1;

@@ -244,7 +244,11 @@ int RunSuite(const SimArgs& a) {
   std::cout << "\n== summary\n" << summary;
   if (!a.json.empty()) {
     std::ofstream f(a.json);
-    f << nlohmann::json{{"suite", a.suite_file}, {"seed", a.seed}, {"entries", entries}}.dump(2)
+    f << nlohmann::json{{"suite", a.suite_file},
+                        {"seed", a.seed},
+                        {"interference", a.interference},
+                        {"entries", entries}}
+             .dump(2)
       << "\n";
     if (!f) {
       std::cerr << "airtime sim --suite: cannot write " << a.json << "\n";
