@@ -44,14 +44,15 @@ void Print(const std::string& name, double value, const char* unit) {
 }
 
 // Nodes of 8 GPUs of `type`, or with `mixed` of four types (H100, A100-80GB, L40S, V100; a
-// quarter of the nodes each), four nodes to an NVLink domain.
+// quarter of the NVLink domains each), four nodes to an NVLink domain.
 Cluster SyntheticCluster(const char* type, int nodes, int gpus_per_node, bool mixed = false) {
   const char* mix[] = {"H100", "A100-80GB", "L40S", "V100"};
   std::vector<Node> ns;
   for (int i = 0; i < nodes; ++i) {
     Node n;
     n.name = "n" + std::to_string(i);
-    n.gpu_type = *GpuCatalog::Builtin().Find(mixed ? mix[i * 4 / nodes] : type);
+    const int domains = (nodes + 3) / 4;
+    n.gpu_type = *GpuCatalog::Builtin().Find(mixed ? mix[(i / 4) * 4 / domains] : type);
     n.gpu_count = gpus_per_node;
     n.nvlink_domain = "d" + std::to_string(i / 4);
     ns.push_back(n);

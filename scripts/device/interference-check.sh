@@ -279,8 +279,13 @@ for i, a in enumerate(models):
                   f"{fmt(overlap if k == 0 else None, '.2f'):>9}")
 
 # The factors as airtime reads them (--interference FILE): each side of each measured pair,
-# capped at 1 (the model has no speed-up from a neighbour); a same-model pair as one row,
-# the mean of its two sides. Pairs not measured are left out (they get the default, 1).
+# kept within [0.001, 1] (the model has no speed-up from a neighbour, and the file no zero
+# factor); a same-model pair as one row, the mean of its two sides. Pairs not measured are
+# left out (they get the default, 1).
+def clamp(factor):
+    return min(1.0, max(0.001, factor))
+
+
 rows = {}
 for i, a in enumerate(models):
     for b in models[i:]:
@@ -292,9 +297,9 @@ for i, a in enumerate(models):
         if fa is None or fb is None:
             continue
         if a == b:
-            rows[a, a] = min(1.0, (fa + fb) / 2)
+            rows[a, a] = clamp((fa + fb) / 2)
         else:
-            rows[a, b], rows[b, a] = min(1.0, fa), min(1.0, fb)
+            rows[a, b], rows[b, a] = clamp(fa), clamp(fb)
 with open(csv_path, "w") as f:
     f.write("family,other,factor\n")
     for (a, b), v in rows.items():

@@ -317,6 +317,31 @@ TEST(Suite, ABadSuiteFileNamesTheLineAndField) {
   EXPECT_THAT(r.err, AllOf(HasSubstr("suite_bad.yaml:2"), HasSubstr("clustr")));
 }
 
+TEST(Interference, GavelSlowsAContendingPairAndNoneDoesNot) {
+  // ResNet-50 beside Recommendation: 0.66 each in Gavel's table. An hour of work on the L4
+  // (12,000 s) takes 12,000 / 0.66 = 18,220 s while they share; with `none`, 12,000 s.
+  const std::string json = TempDir() + "/out.json";
+  const std::vector<std::string> run = {"sim",
+                                        "--cluster",
+                                        kData + "cluster_one_l4.yaml",
+                                        "--workload",
+                                        kData + "shared_gavel.yaml",
+                                        "--policy",
+                                        "fifo",
+                                        "--json",
+                                        json};
+  Outcome r = Airtime(run);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto report = nlohmann::json::parse(ReadFile(json));
+  EXPECT_NEAR(report.at("policies")[0].at("end_s").get<double>(), 12000 / 0.6586, 1);
+  EXPECT_EQ(report.at("interference"), "gavel");
+  r = Airtime(Concat(run, {"--interference", "none"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  report = nlohmann::json::parse(ReadFile(json));
+  EXPECT_EQ(report.at("policies")[0].at("end_s"), 12000);
+  EXPECT_EQ(report.at("interference"), "none");
+}
+
 TEST(Interference, AMeasuredTableSlowsSharedWorkAsMeasured) {
   // Both jobs share the one L4 from 00:00. On an L4 (speed 0.3) an hour of work takes
   // 12,000 s; the table slows embed-a to 0.5 and rerank-b to 0.8 while they share: rerank-b
@@ -345,6 +370,11 @@ TEST(Interference, AMeasuredTableSlowsSharedWorkAsMeasured) {
                                      "'embedder'"),
                            HasSubstr("ResNet-50")));
   EXPECT_FALSE(fs::exists(json));
+  // A typo is not taken for a file name without saying what was expected.
+  r = Airtime(Concat(run, {"--interference", "off"}));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("expected gavel, none or a CSV file"),
+                           HasSubstr("interference file 'off' not found")));
   // A broken table is named with its line, before anything runs.
   r = Airtime(Concat(run, {"--interference", kData + "interference_bad.csv"}));
   EXPECT_EQ(r.exit_code, 2);

@@ -42,7 +42,11 @@ Status ResolveInterference(const std::string& arg, std::optional<InterferenceMod
     *model = nullptr;
   } else {
     auto loaded = LoadInterferenceFile(arg);
-    if (!loaded.ok()) return loaded.status();
+    if (!loaded.ok()) {
+      if (loaded.status().code() == StatusCode::kNotFound)
+        return NotFound("expected gavel, none or a CSV file; " + loaded.status().message());
+      return loaded.status();
+    }
     storage->emplace(std::move(*loaded));
     *model = &**storage;
   }

@@ -194,7 +194,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
         auto scale = std::make_unique<ForecastScale>(fo);
         ForecastScale* raw = scale.get();
         p.cycle.push_back(std::make_unique<CycleOf>(raw));
-        // After the services' holds: trades count the GPUs left free.
+        // Trades count the GPUs left free after the cycle plug-ins before it.
         if (trade) p.cycle.push_back(std::move(trade));
         p.permits.push_back(std::make_unique<BurstHold>(raw));
         // A job waits for a faster type that frees soon: any job (`on`), or only work that

@@ -855,6 +855,26 @@ TEST(AirtimePolicyTest, ScarceFastGpusGoToTheWorkThatGainsMostThere) {
   auto plain = testing::Drive(off, trade::Mix({both}));
   EXPECT_EQ(plain.finished.at("recsys-1"), kHour + 30 * kMinute);
   EXPECT_EQ(plain.finished.at("convnet-1"), 11 * kHour);
+  // On servers of 8, where packing would send the recommendation models to the fuller H100
+  // server (six GPUs busy all day), the trade still sends them to the empty T4 server. A
+  // blocker holds the other ten GPUs until 01:00.
+  {
+    Cluster big = MakeCluster({{"H100", 8, 1}, {"T4", 8, 1}});
+    WorkloadSpec six = Job("six", 6, 36 * 3600, 1.0, 1.0, 1, 0);
+    six.shape.allowed_types = {kH100};
+    WorkloadSpec rest = Job("rest", 10, 3600, 1.0, 1.0, 1, 0);
+    rest.shape.locality = Locality::kAny;
+    auto jobs = trade::Mix({six, rest});
+    for (size_t i = 2; i < jobs.size(); ++i) jobs[i].preemptible = true;  // packed
+    Engine packed = MakeAirtime(big);
+    auto on8 = testing::Drive(packed, jobs, 3 * kHour);
+    EXPECT_EQ(on8.finished.at("recsys-1"), kHour + 2000 * kSecond);  // on a T4
+    EXPECT_EQ(on8.finished.at("convnet-1"), 2 * kHour);              // on an H100
+    Engine packed_off = MakeAirtime(big, "airtime:trade=off");
+    auto on8_off = testing::Drive(packed_off, jobs, 3 * kHour);
+    EXPECT_EQ(on8_off.finished.at("recsys-1"), kHour + 30 * kMinute);  // on an H100
+    EXPECT_GT(on8_off.finished.at("convnet-1"), 2 * kHour);            // on a T4, then moved up
+  }
   // Nothing waits for a trade: when only the H100s free (the T4s stay busy until 02:00),
   // the denser recommendation models take them, and the networks get them at 01:30.
   WorkloadSpec on_h100 = Job("blocker-h100", 2, 3600, 1.0, 1.0, 1, 0);

@@ -6,21 +6,51 @@
 
 namespace airtime {
 
+bool TypeTrade::CouldStartOn(const Job& job, GpuTypeId type, const Engine& engine) {
+  const ClusterState& state = engine.state();
+  const Shape& shape = job.s().shape;
+  const auto t = static_cast<size_t>(type);
+  if (shape.gpu_count > state.free_whole_of_type(type)) return false;
+  if (!open_known_[t]) {
+    open_known_[t] = 1;
+    open_[t].clear();
+    for (NodeIndex n : engine.nodes_of_type()[t])
+      if (state.node(n).up && state.node(n).free_whole > 0) open_[t].push_back(n);
+  }
+  auto allowed = [&](NodeIndex n) {
+    for (const auto& f : engine.policy().filters)
+      if (!f->Allows(job, n, engine)) return false;
+    return true;
+  };
+  const bool one_node = std::any_of(open_[t].begin(), open_[t].end(), [&](NodeIndex n) {
+    return state.FitsOnNode(shape, n) && allowed(n);
+  });
+  // A gang that may span nodes: enough free GPUs of the type (checked above) on allowed nodes.
+  if (one_node || shape.locality == Locality::kNode) return one_node;
+  return std::any_of(open_[t].begin(), open_[t].end(), allowed);
+}
+
 void TypeTrade::BeforeAllocate(Engine& engine) {
   trades_.clear();
   last_job_ = kNoWorkload;
   const auto& nodes_of_type = engine.nodes_of_type();
+  const ClusterState& state = engine.state();
   const size_t types = nodes_of_type.size();
+  stop_at_free_.resize(types, INT32_MAX);
   present_.clear();
   bool any_free = false;
   for (size_t t = 0; t < types; ++t) {
     if (nodes_of_type[t].empty()) continue;
     present_.push_back(static_cast<GpuTypeId>(t));
-    any_free = any_free || engine.state().free_whole_of_type(static_cast<GpuTypeId>(t)) > 0;
+    const int free = state.free_whole_of_type(static_cast<GpuTypeId>(t));
+    if (free < stop_at_free_[t]) stop_at_free_[t] = INT32_MAX;  // something started there
+    any_free = any_free || free > 0;
   }
   if (present_.size() < 2 || !any_free) return;  // one type, or nothing free
   by_type_.resize(types);
   for (auto& claims : by_type_) claims.clear();
+  open_.resize(types);
+  open_known_.assign(types, 0);
 
   const GpuCatalog& catalog = engine.catalog();
   size_t scanned = 0;
@@ -48,7 +78,7 @@ void TypeTrade::BeforeAllocate(Engine& engine) {
         next_speed = speed;
       }
     }
-    if (best < 0) continue;
+    if (best < 0 || stop_at_free_[static_cast<size_t>(best)] != INT32_MAX) continue;
     Claim c;
     c.gain = job.value_density * (best_speed - (next < 0 ? 0 : next_speed));
     c.gpus = shape.gpu_count;
@@ -60,38 +90,38 @@ void TypeTrade::BeforeAllocate(Engine& engine) {
     by_type_[static_cast<size_t>(best)].push_back(c);
   }
 
-  const ClusterState& state = engine.state();
-  for (size_t t = 0; t < types; ++t) {
-    auto& claims = by_type_[t];
+  for (GpuTypeId type : present_) {
+    auto& claims = by_type_[static_cast<size_t>(type)];
     if (claims.size() < 2) continue;
-    int free = state.free_whole_of_type(static_cast<GpuTypeId>(t));
+    int free = state.free_whole_of_type(type);
     int asked = 0;
     for (const Claim& c : claims) asked += c.gpus;
     if (asked <= free) continue;  // enough for every job that prefers this type
-    // Only a job that could start on this type now holds a claim on its free GPUs: a gang
-    // that finds no node with room for it must not keep them from work that fits.
-    open_.clear();
-    for (NodeIndex n : nodes_of_type[t])
-      if (state.node(n).free_whole > 0) open_.push_back(n);
-    const int all_free = free;
-    auto could_start = [&](const Claim& c) {
-      const Shape& shape = engine.job(c.id).s().shape;
-      if (c.gpus > all_free) return false;
-      if (shape.locality == Locality::kAny) return true;
-      return std::any_of(open_.begin(), open_.end(),
-                         [&](NodeIndex n) { return state.FitsOnNode(shape, n); });
-    };
-    // Largest claims first; equal claims keep queue order.
+    // Largest claims first; equal claims keep queue order. Only a job that could start on
+    // this type now holds a claim on its free GPUs (a gang that finds no node with room
+    // must not keep them from work that fits), and only one that could start on its next
+    // type now is traded (nothing waits for a trade).
     std::stable_sort(claims.begin(), claims.end(),
                      [](const Claim& a, const Claim& b) { return a.gain > b.gain; });
     for (const Claim& c : claims) {
-      if (!could_start(c)) continue;
+      const Job& job = engine.job(c.id);
+      if (!CouldStartOn(job, type, engine)) continue;
       if (c.gpus <= free) {
         free -= c.gpus;
-      } else if (c.trade.to != c.trade.from) {
+      } else if (c.trade.to != c.trade.from && CouldStartOn(job, c.trade.to, engine)) {
         trades_[c.id] = c.trade;
       }
     }
+  }
+}
+
+void TypeTrade::AfterAllocate(Engine& engine) {
+  // Jobs were traded off a type that can still take one of them: the claims they gave way
+  // to did not start. Stop trading on it until something starts there.
+  for (const auto& [id, trade] : trades_) {
+    const int free = engine.state().free_whole_of_type(trade.from);
+    if (free >= engine.job(id).s().shape.gpu_count)
+      stop_at_free_[static_cast<size_t>(trade.from)] = free;
   }
 }
 
@@ -106,9 +136,8 @@ double TypeTrade::RankSpeed(const Job& job, GpuTypeId type, const Engine& engine
     last_trade_ = it == trades_.end() ? nullptr : &it->second;
   }
   if (last_trade_ == nullptr || last_trade_->from != type) return own;
-  // Just under the next type: that type wins where it has room, and this one still beats
-  // every slower type.
-  return last_trade_->to_speed * (1 - 1e-6);
+  // Below every type: packing or fragmentation must not send the job back to this one.
+  return last_trade_->to_speed - kDemoted;
 }
 
 }  // namespace airtime

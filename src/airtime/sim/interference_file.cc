@@ -76,7 +76,8 @@ StatusOr<InterferenceModel> ParseInterferenceCsv(std::string text, std::string_v
 StatusOr<InterferenceModel> LoadInterferenceFile(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
-    return NotFound("interference file '" + path + "' not found");
+    return NotFound("interference file '" + path + "' not found" +
+                    (std::filesystem::is_directory(path, ec) ? " (it is a folder)" : ""));
   auto csv = CsvReader::Open(path);
   if (!csv.ok()) return csv.status();
   return Read(*csv);

@@ -4,7 +4,7 @@
 // Header `family,other,factor`, then one row per pair: the speed factor, in (0, 1], of work
 // of `family` while work of `other` shares its GPU by fractions. A pair listed one way holds
 // both ways; listed both ways, each direction has its own factor. The row `*,*,F` sets the
-// factor of a pair with a family the table does not list (default 1: no slowdown). Family
+// factor of every pair not listed, work of no family included (default 1: no slowdown). Family
 // names are matched without regard to case; `*` is not a family. Every error names the file
 // and line: a missing column, a factor out of range, a pair listed twice in one direction,
 // a family spelled two ways.
