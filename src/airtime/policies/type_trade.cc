@@ -30,6 +30,37 @@ bool TypeTrade::CouldStartOn(const Job& job, GpuTypeId type, const Engine& engin
   return std::any_of(open_[t].begin(), open_[t].end(), allowed);
 }
 
+TypeTrade::Claim TypeTrade::ClaimOf(const Job& job, const GpuCatalog& catalog) const {
+  // The fastest and next fastest types the job may use and whose GPUs hold its memory.
+  const Shape& shape = job.s().shape;
+  GpuTypeId best = -1, next = -1;
+  double best_speed = 0, next_speed = 0;
+  for (GpuTypeId type : present_) {
+    if (!shape.AllowsType(type) || catalog.type(type).memory_gb < shape.memory_gb) continue;
+    const double speed = job.s().SpeedOn(type, catalog);
+    if (speed <= 0) continue;
+    if (best < 0 || speed > best_speed) {
+      next = best;
+      next_speed = best_speed;
+      best = type;
+      best_speed = speed;
+    } else if (next < 0 || speed > next_speed) {
+      next = type;
+      next_speed = speed;
+    }
+  }
+  Claim c;
+  c.gpus = shape.gpu_count;
+  c.id = job.id;
+  c.trade.from = best;  // -1: no type holds it
+  if (best < 0) return c;
+  c.gain = job.value_density * (best_speed - (next < 0 ? 0 : next_speed));
+  c.trade.to = next < 0 ? best : next;
+  c.trade.to_speed = next_speed;
+  c.trade.gain = c.gain;
+  return c;
+}
+
 void TypeTrade::BeforeAllocate(Engine& engine) {
   trades_.clear();
   last_job_ = kNoWorkload;
@@ -61,33 +92,16 @@ void TypeTrade::BeforeAllocate(Engine& engine) {
     if (!job.queued || job.is_service() || job.never_fits || shape.mode != ShareMode::kWhole ||
         shape.gpu_count == 0)
       continue;
-    // The fastest and next fastest types the job may use and whose GPUs hold its memory.
-    GpuTypeId best = -1, next = -1;
-    double best_speed = 0, next_speed = 0;
-    for (GpuTypeId type : present_) {
-      if (!shape.AllowsType(type) || catalog.type(type).memory_gb < shape.memory_gb) continue;
-      const double speed = job.s().SpeedOn(type, catalog);
-      if (speed <= 0) continue;
-      if (best < 0 || speed > best_speed) {
-        next = best;
-        next_speed = best_speed;
-        best = type;
-        best_speed = speed;
-      } else if (next < 0 || speed > next_speed) {
-        next = type;
-        next_speed = speed;
-      }
+    // The job's claim does not change while it waits: worked out once.
+    if (static_cast<size_t>(id) >= claim_of_.size()) claim_of_.resize(engine.job_count());
+    Cached& cached = claim_of_[static_cast<size_t>(id)];
+    if (!cached.known) {
+      cached.known = true;
+      cached.claim = ClaimOf(job, catalog);
     }
-    if (best < 0 || stop_at_free_[static_cast<size_t>(best)] != INT32_MAX) continue;
-    Claim c;
-    c.gain = job.value_density * (best_speed - (next < 0 ? 0 : next_speed));
-    c.gpus = shape.gpu_count;
-    c.id = id;
-    c.trade.from = best;
-    c.trade.to = next < 0 ? best : next;
-    c.trade.to_speed = next_speed;
-    c.trade.gain = c.gain;
-    by_type_[static_cast<size_t>(best)].push_back(c);
+    const Claim& c = cached.claim;
+    if (c.trade.from < 0 || stop_at_free_[static_cast<size_t>(c.trade.from)] != INT32_MAX) continue;
+    by_type_[static_cast<size_t>(c.trade.from)].push_back(c);
   }
 
   for (GpuTypeId type : present_) {

@@ -73,6 +73,13 @@ class TypeTrade : public CyclePlugin {
     WorkloadId id = 0;
     Trade trade;
   };
+  // A waiting job's claim on its fastest type (trade.from -1: no type holds it).
+  Claim ClaimOf(const Job& job, const GpuCatalog& catalog) const;
+  struct Cached {
+    bool known = false;
+    Claim claim;
+  };
+  std::vector<Cached> claim_of_;              // per workload id, once worked out
   std::vector<std::vector<Claim>> by_type_;   // scratch: claims per fastest type
   std::vector<std::vector<NodeIndex>> open_;  // scratch: per type, nodes with a free GPU
   std::vector<char> open_known_;              // scratch: open_[type] filled this cycle
