@@ -317,19 +317,18 @@ TEST(Suite, ABadSuiteFileNamesTheLineAndField) {
   EXPECT_THAT(r.err, AllOf(HasSubstr("suite_bad.yaml:2"), HasSubstr("clustr")));
 }
 
+// `airtime sim` of tests/data/e2e/WORKLOAD on the one-L4 cluster under fifo, JSON to `json`.
+std::vector<std::string> OneL4Run(const std::string& workload, const std::string& json) {
+  return {"sim",        "--cluster",      kData + "cluster_one_l4.yaml",
+          "--workload", kData + workload, "--policy",
+          "fifo",       "--json",         json};
+}
+
 TEST(Interference, GavelSlowsAContendingPairAndNoneDoesNot) {
   // ResNet-50 beside Recommendation: 0.66 each in Gavel's table. An hour of work on the L4
   // (12,000 s) takes 12,000 / 0.66 = 18,220 s while they share; with `none`, 12,000 s.
   const std::string json = TempDir() + "/out.json";
-  const std::vector<std::string> run = {"sim",
-                                        "--cluster",
-                                        kData + "cluster_one_l4.yaml",
-                                        "--workload",
-                                        kData + "shared_gavel.yaml",
-                                        "--policy",
-                                        "fifo",
-                                        "--json",
-                                        json};
+  const std::vector<std::string> run = OneL4Run("shared_gavel.yaml", json);
   Outcome r = Airtime(run);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto report = nlohmann::json::parse(ReadFile(json));
@@ -347,15 +346,7 @@ TEST(Interference, AMeasuredTableSlowsSharedWorkAsMeasured) {
   // 12,000 s; the table slows embed-a to 0.5 and rerank-b to 0.8 while they share: rerank-b
   // ends at 15,000 s, and embed-a, at full speed after that, at 19,500 s.
   const std::string json = TempDir() + "/out.json";
-  const std::vector<std::string> run = {"sim",
-                                        "--cluster",
-                                        kData + "cluster_one_l4.yaml",
-                                        "--workload",
-                                        kData + "shared.yaml",
-                                        "--policy",
-                                        "fifo",
-                                        "--json",
-                                        json};
+  const std::vector<std::string> run = OneL4Run("shared.yaml", json);
   Outcome r = Airtime(Concat(run, {"--interference", kData + "interference.csv"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto report = nlohmann::json::parse(ReadFile(json));
