@@ -253,6 +253,7 @@ print("\nPairs, both sides at 50%. factor = paired / alone@50, what airtime's mo
       "\nGavel's); overlap = the share of the longer measure window the two had in common.")
 print(f"{'pair':<30}{'side':<16}{'paired':>10}{'alone@50':>10}{'factor':>8}{'table':>7}"
       f"{'T':>7}{'overlap':>9}")
+measured = {}  # (a, b) -> (a's factor, b's factor), for the CSV below
 for i, a in enumerate(models):
     for b in models[i:]:
         rs = done.get(f"pair:{a}+{b}", [])
@@ -271,8 +272,11 @@ for i, a in enumerate(models):
             if overlap < 0.9:
                 notes.append(f"{a}+{b}: the two windows overlapped only {overlap:.0%}")
         expected = table.get((FAMILY[a], FAMILY[b]), default)
+        factors = [ratio(speed(r), speed(alone(50, m))) for m, r in ((a, ra), (b, rb))]
+        if None not in factors:
+            measured[a, b] = factors
         for k, (m, r) in enumerate(((a, ra), (b, rb))):
-            factor = ratio(speed(r), speed(alone(50, m)))
+            factor = factors[k]
             print(f"{(a + '+' + b) if k == 0 else '':<30}{m:<16}{fmt(speed(r), '.1f'):>10}"
                   f"{fmt(speed(alone(50, m)), '.1f'):>10}{fmt(factor, '.3f'):>8}"
                   f"{expected:>7.3f}{fmt(t if k == 0 else None, '.3f'):>7}"
@@ -287,19 +291,11 @@ def clamp(factor):
 
 
 rows = {}
-for i, a in enumerate(models):
-    for b in models[i:]:
-        rs = done.get(f"pair:{a}+{b}", [])
-        ra = next((r for r in rs if r["model"] == a), None)
-        rb = next((r for r in rs if r["model"] == b and r is not ra), None)
-        fa = ratio(speed(ra), speed(alone(50, a)))
-        fb = ratio(speed(rb), speed(alone(50, b)))
-        if fa is None or fb is None:
-            continue
-        if a == b:
-            rows[a, a] = clamp((fa + fb) / 2)
-        else:
-            rows[a, b], rows[b, a] = clamp(fa), clamp(fb)
+for (a, b), (fa, fb) in measured.items():
+    if a == b:
+        rows[a, a] = clamp((fa + fb) / 2)
+    else:
+        rows[a, b], rows[b, a] = clamp(fa), clamp(fb)
 with open(csv_path, "w") as f:
     f.write("family,other,factor\n")
     for (a, b), v in rows.items():

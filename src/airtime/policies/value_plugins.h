@@ -86,7 +86,7 @@ class QuotaFilter : public FilterPlugin {
 
 // Prefers the GPU type on which the job runs fastest (its per-type speed), so that work
 // ends sooner and earns sooner; indifferent for services. With a TypeTrade, a job traded
-// off its fastest type this cycle ranks that type just under the next one.
+// off its fastest type this cycle ranks that type below every other (TypeTrade::RankSpeed).
 class SpeedScore : public ScorePlugin {
  public:
   explicit SpeedScore(const TypeTrade* trade = nullptr) : trade_(trade) {}
