@@ -214,9 +214,14 @@ int RunSuite(const SimArgs& a) {
               << input->workloads.size() << " workloads\n"
               << ResultsTable(*results);
     double ceiling_per_gpu_hour = 0;
+    nlohmann::json ceiling_json;
     if (opt.horizon != kNever) {
       const ValueCeiling ceiling = ComputeValueCeiling(*input, opt.horizon);
       ceiling_per_gpu_hour = ceiling.reachable_per_gpu_hour();
+      ceiling_json = {{"return_per_gpu_hour", ceiling.reachable_per_gpu_hour()},
+                      {"offered_per_gpu_hour", ceiling.offered_per_gpu_hour()},
+                      {"slo_attainment", ceiling.reachable_slo_attainment()},
+                      {"missed_at_start", ceiling.missed_at_start}};
       char line[320];
       std::snprintf(line, sizeof line,
                     "value ceiling per installed GPU-h: %.3f reachable (requests up to "
@@ -224,11 +229,22 @@ int RunSuite(const SimArgs& a) {
                     ceiling.reachable_per_gpu_hour(), ceiling.reachable_jobs, ceiling.jobs,
                     ceiling.offered_per_gpu_hour());
       std::cout << line;
+      if (ceiling.requests > 0) {
+        std::snprintf(line, sizeof line,
+                      "realtime SLO attainment reachable: %.3f%% (%.0f of %.0f requests arrive "
+                      "while a service's first replica loads, %.0f more above its "
+                      "max_replicas)\n",
+                      100 * ceiling.reachable_slo_attainment(), ceiling.missed_at_start,
+                      ceiling.requests,
+                      ceiling.requests - ceiling.reachable_requests - ceiling.missed_at_start);
+        std::cout << line;
+      }
     }
     std::cout << ReturnRatios(*results, ceiling_per_gpu_hour);
     for (const SimResult& r : *results) {
       nlohmann::json j = ResultToJson(r);
       j["scenario"] = s.name;
+      if (!ceiling_json.is_null()) j["ceiling"] = ceiling_json;
       entries.push_back(std::move(j));
       const double inst = r.ledger.installed_gpu_hours();
       auto share = [&](Bucket b) { return inst > 0 ? r.ledger.gpu_hours(b) / inst : 0.0; };

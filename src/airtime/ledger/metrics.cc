@@ -37,6 +37,14 @@ void Metrics::Advance(TimeMs to) {
     const double v = r.per_1k * served / 1000.0;
     s_.value += v;
     s_.kinds[static_cast<size_t>(WorkloadKind::kRealtime)].value += v;
+    r.out->requests += requests;
+    r.out->requests_in_slo += served;
+    r.out->value += v;
+    r.out->gpu_ms += static_cast<double>(r.held_milli) * dt / 1000.0;
+    if (last_ < r.first_ready) {
+      const double early = static_cast<double>(std::min(to, r.first_ready) - last_) / 1000.0;
+      r.out->missed_at_start += std::max(0.0, r.demand_rps - r.capacity_rps) * early;
+    }
   }
   for (const auto& [tenant, milli] : tenant_rates_)
     s_.tenant_gpu_ms[tenant] += static_cast<double>(milli) * dt / 1000.0;
@@ -48,7 +56,10 @@ void Metrics::Observe(const CycleResult& cycle) {
   if (cycle.arrived != kNoWorkload) {
     const Job& job = e.job(cycle.arrived);
     ++s_.kinds[static_cast<size_t>(job.s().kind)].submitted;
-    if (job.is_service()) services_.push_back(job.id);
+    if (job.is_service()) {
+      services_.push_back(job.id);
+      s_.services[job.s().name];  // listed even if it never gets a request
+    }
   }
   for (const Decision& d : cycle.decisions) {
     if (d.type == DecisionType::kPreempt) ++s_.preemptions;
@@ -85,12 +96,15 @@ void Metrics::Recompute() {
     if (job.phase == JobPhase::kCancelled) continue;
     // Ready replicas, each slowed by work sharing its GPU (Allocation::interference).
     double ready = 0;
+    int64_t held = 0;
     for (AllocationId a : job.allocations) {
       const Allocation* al = e.allocation(a);
       if (al->ready_at <= e.now()) ready += al->interference;
+      held += al->placement.total_milli();
     }
     service_rates_.push_back(
-        {id, job.demand_rps, ready * job.s().realtime.capacity_rps, job.s().value.per_1k_requests});
+        {id, job.demand_rps, ready * job.s().realtime.capacity_rps, job.s().value.per_1k_requests,
+         held, job.submitted + job.s().realtime.cold_start, &s_.services[job.s().name]});
   }
   std::map<std::string, int64_t> tenants;
   for (const auto& [aid, a] : e.allocations())

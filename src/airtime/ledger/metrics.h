@@ -32,6 +32,18 @@ struct KindMetrics {
   double value = 0;
 };
 
+// One realtime service over the run: the aggregate SLO attainment can hide a service that
+// misses its own target behind one that serves many more requests.
+struct ServiceMetrics {
+  double requests = 0, requests_in_slo = 0;
+  double value = 0;   // earned by requests served within the SLO
+  double gpu_ms = 0;  // GPU-ms its replicas held (cold starts and unused capacity included)
+  // Requests missed before its first replica could be ready (submission + cold start): no
+  // schedule serves those; starting the service ahead of its traffic does.
+  double missed_at_start = 0;
+  double slo_attainment() const { return requests > 0 ? requests_in_slo / requests : 1.0; }
+};
+
 struct MetricsSummary {
   double value = 0;
   double requests = 0, requests_in_slo = 0;
@@ -41,13 +53,16 @@ struct MetricsSummary {
   // (finished, or the deadline passed); cancelled work and deadlines after the end excluded.
   double deadline_hit_rate = 1.0;
   std::array<KindMetrics, kWorkloadKindCount> kinds;
-  std::map<std::string, double> tenant_gpu_ms;  // GPU-ms held per tenant
+  std::map<std::string, double> tenant_gpu_ms;     // GPU-ms held per tenant
+  std::map<std::string, ServiceMetrics> services;  // by name
   size_t preemptions = 0, failures = 0;
 };
 
 class Metrics {
  public:
   explicit Metrics(const Engine& engine);
+  Metrics(const Metrics&) = delete;  // service_rates_ point into s_
+  Metrics& operator=(const Metrics&) = delete;
   void Advance(TimeMs to);
   void Observe(const CycleResult& cycle);
   // Closes the books at `end`: unstarted work counts its wait so far as its queueing delay.
@@ -58,6 +73,9 @@ class Metrics {
   struct ServiceRate {
     WorkloadId id;
     double demand_rps, capacity_rps, per_1k;
+    int64_t held_milli;   // milli-GPUs its replicas hold
+    TimeMs first_ready;   // its submission + cold start
+    ServiceMetrics* out;  // its entry in s_.services
   };
   void Recompute();
 

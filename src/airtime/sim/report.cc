@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 namespace airtime {
 namespace {
@@ -47,6 +48,14 @@ nlohmann::json ResultToJson(const SimResult& r) {
   nlohmann::json tenants = nlohmann::json::object();
   for (const auto& [t, v] : m.tenant_gpu_ms)
     tenants[t] = {{"gpu_hours", v / 3.6e6}, {"share", tenant_total > 0 ? v / tenant_total : 0}};
+  nlohmann::json services = nlohmann::json::object();
+  for (const auto& [name, sm] : m.services)
+    services[name] = {{"requests", sm.requests},
+                      {"requests_in_slo", sm.requests_in_slo},
+                      {"slo_attainment", sm.slo_attainment()},
+                      {"missed_at_start", sm.missed_at_start},
+                      {"value", sm.value},
+                      {"gpu_hours", sm.gpu_ms / 3.6e6}};
   nlohmann::json blocked = nlohmann::json::object();
   for (const auto& [shape, v] : r.shape_blocked) blocked[shape] = static_cast<double>(v) / 3.6e9;
   return {
@@ -61,6 +70,7 @@ nlohmann::json ResultToJson(const SimResult& r) {
       {"requests_in_slo", m.requests_in_slo},
       {"deadline_hit_rate", m.deadline_hit_rate},
       {"kinds", kinds},
+      {"services", services},
       {"tenants", tenants},
       {"shape_blocked_gpu_hours", blocked},
       {"preemptions", m.preemptions},
@@ -104,6 +114,17 @@ std::string ResultsTable(const std::vector<SimResult>& results) {
       [](const SimResult& r) { return Fmt("%.1f%%", 100 * r.allocation_rate()); });
   row("realtime SLO attainment",
       [](const SimResult& r) { return Fmt("%.2f%%", 100 * r.metrics.slo_attainment); });
+  std::set<std::string> services;
+  for (const auto& r : results)
+    for (const auto& [name, sm] : r.metrics.services) services.insert(name);
+  if (services.size() > 1) {
+    for (const std::string& name : services)
+      row("  " + name, [&](const SimResult& r) {
+        auto it = r.metrics.services.find(name);
+        return it == r.metrics.services.end() ? std::string("-")
+                                              : Fmt("%.2f%%", 100 * it->second.slo_attainment());
+      });
+  }
   row("batch deadlines met",
       [](const SimResult& r) { return Fmt("%.1f%%", 100 * r.metrics.deadline_hit_rate); });
   row("preemptions", [](const SimResult& r) { return std::to_string(r.metrics.preemptions); });

@@ -5,6 +5,7 @@
 #include "airtime/engine/test_util.h"
 #include "airtime/sim/random_scenario.h"
 #include "airtime/sim/report.h"
+#include "airtime/sim/value_ceiling.h"
 
 namespace airtime {
 namespace {
@@ -133,6 +134,40 @@ TEST(SimulatorTest, ServiceDemandDrivesReplicasAndSlo) {
   EXPECT_NEAR(r->metrics.requests_in_slo, 3600 * 30, 1e-6);
   EXPECT_NEAR(r->metrics.value, 108, 1e-9);
   EXPECT_NEAR(r->ledger.gpu_hours(Bucket::kUseful), 3.0, 1e-6);
+}
+
+// Each service's own attainment: the aggregate can hide one that misses its target.
+TEST(SimulatorTest, EachServiceHasItsOwnAttainmentAndStartMisses) {
+  Cluster c = MakeCluster({{"L40S", 3, 1}});
+  WorkloadSpec small = MakeService("small", 10);  // cold start 1 min
+  small.realtime.demand = {{0, 10}};
+  WorkloadSpec big = MakeService("big", 10);
+  big.realtime.demand = {{0, 10}, {kHour, 40}};  // needs 4 replicas; 2 GPUs left for it
+  SimInput in = MakeSimInput(c, {small, big});
+  auto r = Simulate(in, "fifo", SimOptions{1, 2 * kHour, false});
+  ASSERT_TRUE(r.ok());
+  const auto& sv = r->metrics.services;
+  ASSERT_EQ(sv.size(), 2u);
+  const ServiceMetrics& s = sv.at("small");
+  const ServiceMetrics& b = sv.at("big");
+  // Both miss their first minute (600 requests), before a replica can be ready.
+  EXPECT_NEAR(s.missed_at_start, 600, 1e-6);
+  EXPECT_NEAR(b.missed_at_start, 600, 1e-6);
+  EXPECT_NEAR(s.requests, 72000, 1e-6);
+  EXPECT_NEAR(s.requests_in_slo, 72000 - 600, 1e-6);
+  // The second hour `big` gets 2 GPUs for 40 rps (its second replica ready after a minute):
+  // about half its requests miss.
+  EXPECT_NEAR(b.requests, 36000 + 144000, 1e-6);
+  EXPECT_NEAR(b.requests_in_slo, (36000 - 600) + (600 + 20 * 3540), 1e-6);
+  EXPECT_NEAR(s.value + b.value, r->metrics.value, 1e-9);
+  EXPECT_NEAR(s.requests + b.requests, r->metrics.requests, 1e-6);
+  EXPECT_GT(s.slo_attainment(), 0.99);
+  EXPECT_LT(b.slo_attainment(), 0.6);
+  EXPECT_NEAR(s.gpu_ms / 3.6e6, 2.0, 1e-6);  // one GPU for both hours
+  // The ceiling counts the same start misses, whatever the policy.
+  const ValueCeiling ceiling = ComputeValueCeiling(in, 2 * kHour);
+  EXPECT_NEAR(ceiling.missed_at_start, s.missed_at_start + b.missed_at_start, 1e-6);
+  EXPECT_NEAR(ceiling.requests, r->metrics.requests, 1e-6);
 }
 
 TEST(SimulatorTest, PreemptedWorkIsLost) {

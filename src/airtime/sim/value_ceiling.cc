@@ -6,19 +6,27 @@
 namespace airtime {
 namespace {
 
-// Requests of a service's demand curve over [0, horizon), and the part its max_replicas
-// could serve, valued per request.
+// Requests of a service's demand curve over [submission, horizon), and the part that some
+// schedule could serve: none before its first replica can be ready, at most what its
+// max_replicas serve after. Valued per request.
 void AddService(const WorkloadSpec& s, TimeMs horizon, ValueCeiling* c) {
   const auto& d = s.realtime.demand;
   const double most_rps = s.realtime.max_replicas * s.realtime.capacity_rps;
+  const double per_request = s.value.per_1k_requests / 1000.0;
+  const TimeMs ready = s.submit_at + s.realtime.cold_start;
   for (size_t i = 0; i < d.size(); ++i) {
-    const TimeMs from = std::max<TimeMs>(d[i].at, 0);
+    const TimeMs from = std::max<TimeMs>(d[i].at, s.submit_at);
     const TimeMs to = std::min(i + 1 < d.size() ? d[i + 1].at : horizon, horizon);
     if (to <= from) continue;
-    const double seconds = ToSeconds(to - from);
-    const double per_request = s.value.per_1k_requests / 1000.0;
-    c->offered_value += d[i].rps * seconds * per_request;
-    c->reachable_value += std::min(d[i].rps, most_rps) * seconds * per_request;
+    const double requests = d[i].rps * ToSeconds(to - from);
+    const double early = d[i].rps * ToSeconds(std::max<TimeMs>(0, std::min(to, ready) - from));
+    const double served =
+        std::min(d[i].rps, most_rps) * ToSeconds(to - std::clamp(ready, from, to));
+    c->requests += requests;
+    c->missed_at_start += early;
+    c->reachable_requests += served;
+    c->offered_value += requests * per_request;
+    c->reachable_value += served * per_request;
   }
 }
 

@@ -25,11 +25,30 @@ TEST(ValueCeilingTest, CountsWhatCouldBeEarnedBeforeTheHorizon) {
   const ValueCeiling v = ComputeValueCeiling(in, 2 * kHour);
   EXPECT_EQ(v.jobs, 2);  // `after` comes after the horizon
   EXPECT_EQ(v.reachable_jobs, 1);
-  // Requests: 10 rps for an hour, then 30 (20 reachable) for an hour.
+  // Requests: 10 rps for an hour, then 30 (20 reachable) for an hour; the first minute's
+  // 600 are missed while the first replica loads.
   EXPECT_NEAR(v.offered_value, (36000 + 108000) / 1000.0 + 7 + 5, 1e-9);
-  EXPECT_NEAR(v.reachable_value, (36000 + 72000) / 1000.0 + 7, 1e-9);
+  EXPECT_NEAR(v.reachable_value, (36000 - 600 + 72000) / 1000.0 + 7, 1e-9);
+  EXPECT_NEAR(v.requests, 36000 + 108000, 1e-6);
+  EXPECT_NEAR(v.missed_at_start, 600, 1e-6);
+  EXPECT_NEAR(v.reachable_requests, 36000 - 600 + 72000, 1e-6);
+  EXPECT_NEAR(v.reachable_slo_attainment(), (36000 - 600 + 72000) / 144000.0, 1e-12);
   EXPECT_NEAR(v.installed_gpu_hours, 8, 1e-12);
-  EXPECT_NEAR(v.reachable_per_gpu_hour(), 115.0 / 8, 1e-9);
+  EXPECT_NEAR(v.reachable_per_gpu_hour(), 114.4 / 8, 1e-9);
+}
+
+// A service submitted later counts its requests from its submission, and misses its first
+// cold start after it.
+TEST(ValueCeilingTest, AServiceCountsFromItsSubmission) {
+  Cluster c = MakeCluster({{"A100-80GB", 1, 1}});
+  WorkloadSpec svc = MakeService("svc", 10);
+  svc.submit_at = kHour;
+  svc.realtime.cold_start = 2 * 60 * 1000;
+  svc.realtime.demand = {{0, 5}};
+  const ValueCeiling v = ComputeValueCeiling(MakeSimInput(c, {svc}), 2 * kHour);
+  EXPECT_NEAR(v.requests, 5 * 3600, 1e-6);
+  EXPECT_NEAR(v.missed_at_start, 5 * 120, 1e-6);
+  EXPECT_NEAR(v.reachable_requests, 5 * (3600 - 120), 1e-6);
 }
 
 }  // namespace
