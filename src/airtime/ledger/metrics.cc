@@ -67,6 +67,7 @@ void Metrics::Observe(const CycleResult& cycle) {
     const Job& job = e.job(d.workload);
     KindMetrics& k = s_.kinds[static_cast<size_t>(job.s().kind)];
     if (job.is_service()) {
+      ++s_.services[job.s().name].replica_starts;
       k.queue_delay_s.push_back(ToSeconds(d.waited));  // every replica's wait
       if (d.replica == 0) ++k.started;
     } else if (job.first_start == e.now() && job.preemptions == 0 && job.failures == 0) {

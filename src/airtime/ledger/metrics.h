@@ -41,6 +41,7 @@ struct ServiceMetrics {
   // Requests missed before its first replica could be ready (submission + cold start): no
   // schedule serves those; starting the service ahead of its traffic does.
   double missed_at_start = 0;
+  size_t replica_starts = 0;  // each a model load; many short-lived ones are churn
   double slo_attainment() const { return requests > 0 ? requests_in_slo / requests : 1.0; }
 };
 

@@ -54,6 +54,7 @@ nlohmann::json ResultToJson(const SimResult& r) {
                       {"requests_in_slo", sm.requests_in_slo},
                       {"slo_attainment", sm.slo_attainment()},
                       {"missed_at_start", sm.missed_at_start},
+                      {"replica_starts", sm.replica_starts},
                       {"value", sm.value},
                       {"gpu_hours", sm.gpu_ms / 3.6e6}};
   nlohmann::json blocked = nlohmann::json::object();

@@ -164,6 +164,8 @@ TEST(SimulatorTest, EachServiceHasItsOwnAttainmentAndStartMisses) {
   EXPECT_GT(s.slo_attainment(), 0.99);
   EXPECT_LT(b.slo_attainment(), 0.6);
   EXPECT_NEAR(s.gpu_ms / 3.6e6, 2.0, 1e-6);  // one GPU for both hours
+  EXPECT_EQ(s.replica_starts, 1u);
+  EXPECT_EQ(b.replica_starts, 2u);
   // The ceiling counts the same start misses, whatever the policy.
   const ValueCeiling ceiling = ComputeValueCeiling(in, 2 * kHour);
   EXPECT_NEAR(ceiling.missed_at_start, s.missed_at_start + b.missed_at_start, 1e-6);
