@@ -293,8 +293,12 @@ TEST(AirtimePolicyTest, WarmSparesOnFreeGpusAndWhenTheyYield) {
     EXPECT_EQ(e.job(0).target_replicas, 3);
     EXPECT_EQ(e.job(0).live_replicas(), 3);
     // Work arrives that needs the spare's GPU, worth less per GPU-hour than the service. A
-    // firm spare (the default) stays; a loose one goes and the work starts at once.
-    auto& r = e.Handle(Event::Arrival(kMinute, MakeJob("j", WorkloadKind::kBatch, 2, 3600)));
+    // firm spare (the default) stays; a loose one goes, a millisecond later (the cycle after
+    // the one in which the work found no place), and the work starts then.
+    e.Handle(Event::Arrival(kMinute, MakeJob("j", WorkloadKind::kBatch, 2, 3600)));
+    EXPECT_EQ(e.job(1).phase, JobPhase::kPending);
+    EXPECT_EQ(e.last_cycle().wake_at == kMinute + 1, loose);
+    auto& r = e.Handle(Event::Timer(kMinute + 1));
     EXPECT_EQ(Count(r, DecisionType::kRelease), loose ? 1 : 0);
     EXPECT_EQ(e.job(0).live_replicas(), loose ? 2 : 3);
     EXPECT_EQ(e.job(1).phase, loose ? JobPhase::kRunning : JobPhase::kPending);
@@ -306,9 +310,40 @@ TEST(AirtimePolicyTest, WarmSparesOnFreeGpusAndWhenTheyYield) {
   e.Handle(Event::Demand(0, 0, 15));
   WorkloadSpec dear = MakeJob("dear", WorkloadKind::kBatch, 2, 3600);
   dear.value.on_completion = 1000;
-  auto& r = e.Handle(Event::Arrival(kMinute, dear));
+  e.Handle(Event::Arrival(kMinute, dear));
+  auto& r = e.Handle(Event::Timer(kMinute + 1));
   EXPECT_EQ(Count(r, DecisionType::kRelease), 1);
   EXPECT_EQ(e.job(1).phase, JobPhase::kRunning);
+}
+
+// Spares give way only to work that found no place: a job that starts on another GPU type
+// as it arrives does not take a spare down with it (a replica loaded and dropped again).
+TEST(AirtimePolicyTest, ASpareStaysWhenArrivingWorkStartsElsewhere) {
+  Cluster c = MakeCluster({{"L4", 3, 1}, {"A100-80GB", 2, 1}});
+  WorkloadSpec svc = MakeService("svc", 10);
+  svc.shape.allowed_types = {*GpuCatalog::Builtin().Find("L4")};
+  Engine e = MakeAirtime(c);
+  e.Handle(Event::Arrival(0, svc));
+  e.Handle(Event::Demand(0, 0, 15));  // 2 replicas and a spare: every L4
+  ASSERT_EQ(e.job(0).live_replicas(), 3);
+  // Work worth more per GPU-hour than the service, on any type: it takes the A100s.
+  WorkloadSpec dear = MakeJob("dear", WorkloadKind::kBatch, 2, 3600);
+  dear.value.on_completion = 1000;
+  auto& r = e.Handle(Event::Arrival(kMinute, dear));
+  EXPECT_EQ(Count(r, DecisionType::kRelease), 0);
+  EXPECT_EQ(e.job(1).phase, JobPhase::kRunning);
+  EXPECT_NE(e.last_cycle().wake_at, kMinute + 1);  // nothing to look at again
+  EXPECT_EQ(e.job(0).live_replicas(), 3);
+  // The next one finds the A100s taken: the spare gives way to it, a millisecond later.
+  WorkloadSpec next = dear;
+  next.name = "next";
+  next.shape.gpu_count = 1;
+  e.Handle(Event::Arrival(2 * kMinute, next));
+  EXPECT_EQ(e.job(2).phase, JobPhase::kPending);
+  auto& r2 = e.Handle(Event::Timer(2 * kMinute + 1));
+  EXPECT_EQ(Count(r2, DecisionType::kRelease), 1);
+  EXPECT_EQ(e.job(2).phase, JobPhase::kRunning);
+  EXPECT_EQ(e.job(0).live_replicas(), 2);
 }
 
 TEST(AirtimePolicyTest, ALongJobWaitsForAFasterTypeThatFreesSoonEnough) {

@@ -26,7 +26,7 @@ ForecastScale::Keep ForecastScale::KeepWindow(const Job& service, const Engine& 
   for (size_t t = 0; t < engine.nodes_of_type().size(); ++t) {
     const auto type = static_cast<GpuTypeId>(t);
     if (service.s().shape.AllowsType(type))
-      k.waiting_density = std::max(k.waiting_density, WaitingDensity(engine, type));
+      k.waiting_density = std::max(k.waiting_density, WaitingDensity(type));
   }
   k.window = o_.keep;
   if (k.waiting_density <= 0) return k;  // kNothingWaits
@@ -118,9 +118,9 @@ int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) cons
   for (size_t t = 0; t < engine.nodes_of_type().size(); ++t) {
     const auto type = static_cast<GpuTypeId>(t);
     if (!shape.AllowsType(type)) continue;
-    if (WaitingMilli(engine, type) > 0) {
+    if (WaitingMilli(type) > 0) {
       waiting = true;
-      outbid = outbid || WaitingDensity(engine, type) > service.value_density;
+      outbid = outbid || WaitingDensity(type) > service.value_density;
     }
     avail += engine.state().free_milli_of_type(type);
   }
@@ -183,35 +183,38 @@ std::string ForecastScale::WhyTarget(const Job& service, const Engine& engine) c
   return out;
 }
 
-int64_t ForecastScale::WaitingMilli(const Engine& engine, GpuTypeId type) const {
+void ForecastScale::RecordWaiting(const Engine& engine) {
+  waiting_milli_.clear();
+  waiting_density_.clear();
+  if (engine.services().empty()) return;  // no one to ask
   const size_t types = engine.nodes_of_type().size();
-  if (waiting_cycle_ != engine.cycles()) {
-    waiting_cycle_ = engine.cycles();
-    waiting_milli_.assign(types + 1, 0);
-    waiting_density_.assign(types + 1, 0.0);
-    for (WorkloadId id : engine.queue()) {
-      const Job& j = engine.job(id);
-      if (j.never_fits || j.is_service()) continue;
-      const Shape& s = j.s().shape;
-      const int64_t milli = s.TotalMilli(engine.catalog());
-      auto add = [&](size_t k) {
-        waiting_milli_[k] += milli;
-        waiting_density_[k] = std::max(waiting_density_[k], j.value_density);
-      };
-      if (s.allowed_types.empty()) {
-        add(types);
-      } else {
-        for (GpuTypeId t : s.allowed_types) add(static_cast<size_t>(t));
-      }
+  waiting_milli_.assign(types + 1, 0);
+  waiting_density_.assign(types + 1, 0.0);
+  for (WorkloadId id : engine.queue()) {
+    const Job& j = engine.job(id);
+    if (j.never_fits || j.is_service()) continue;
+    const Shape& s = j.s().shape;
+    const int64_t milli = s.TotalMilli(engine.catalog());
+    auto add = [&](size_t k) {
+      waiting_milli_[k] += milli;
+      waiting_density_[k] = std::max(waiting_density_[k], j.value_density);
+    };
+    if (s.allowed_types.empty()) {
+      add(types);
+    } else {
+      for (GpuTypeId t : s.allowed_types) add(static_cast<size_t>(t));
     }
   }
-  return waiting_milli_[static_cast<size_t>(type)] + waiting_milli_[types];
 }
 
-double ForecastScale::WaitingDensity(const Engine& engine, GpuTypeId type) const {
-  WaitingMilli(engine, type);  // fills the per-cycle cache
-  const size_t types = engine.nodes_of_type().size();
-  return std::max(waiting_density_[static_cast<size_t>(type)], waiting_density_[types]);
+int64_t ForecastScale::WaitingMilli(GpuTypeId type) const {
+  if (waiting_milli_.empty()) return 0;  // before the first allocation pass
+  return waiting_milli_[static_cast<size_t>(type)] + waiting_milli_.back();
+}
+
+double ForecastScale::WaitingDensity(GpuTypeId type) const {
+  if (waiting_density_.empty()) return 0;
+  return std::max(waiting_density_[static_cast<size_t>(type)], waiting_density_.back());
 }
 
 void ForecastScale::BeforeAllocate(Engine& engine) {
@@ -261,6 +264,17 @@ std::map<GpuTypeId, int64_t> ForecastScale::ForecastNeed(const Engine& engine, T
 }
 
 void ForecastScale::AfterAllocate(Engine& engine) {
+  // Work that arrived and found a place never counts as waiting; what still waits now does,
+  // from the next cycle on. If that lowers a service's target (a spare gives way, a shorter
+  // window), look again at once, so that the work does not wait for the next event.
+  RecordWaiting(engine);
+  for (WorkloadId id : engine.services()) {
+    const Job& j = engine.job(id);
+    if (j.phase != JobPhase::kCancelled && TargetReplicas(j, engine) < j.target_replicas) {
+      engine.WakeAt(engine.now() + 1);
+      break;
+    }
+  }
   // (The engine sets the targets before BeforeAllocate: next_wake_ holds this cycle's.)
   if (next_wake_ != kNever) engine.WakeAt(next_wake_);
   next_wake_ = kNever;

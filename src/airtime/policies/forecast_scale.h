@@ -33,7 +33,8 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
     // rise in demand meets ready replicas instead of a cold start. Replicas come first in
     // airtime's order, so these firm spares take free GPUs before waiting work does. Loose
     // spares, up to round(target x (spare + spare_loose)) in all, stand aside (are
-    // released) as soon as work waits for their GPU type.
+    // released) as soon as work waits for their GPU type. Waiting work, here and for `keep`
+    // below, is what the last allocation pass left waiting (RecordWaiting).
     double spare = 0.25;
     double spare_loose = 0;
     // The fewest spares a service with demand keeps (when `spare` > 0). The airtime policy
@@ -87,10 +88,13 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
   const DemandForecast* forecast(WorkloadId id) const;
 
  private:
-  // Milli-GPU the waiting work could use on `type` (summed once a cycle).
-  int64_t WaitingMilli(const Engine& engine, GpuTypeId type) const;
+  // The work left waiting by the last allocation pass, per GPU type it could use: what
+  // arrives and starts at once never waits, and so never makes a spare give way for nothing.
+  void RecordWaiting(const Engine& engine);
+  // Milli-GPU the waiting work could use on `type`.
+  int64_t WaitingMilli(GpuTypeId type) const;
   // The densest waiting work's value per GPU-hour on `type` (0: none waits).
-  double WaitingDensity(const Engine& engine, GpuTypeId type) const;
+  double WaitingDensity(GpuTypeId type) const;
 
   Options o_;
   std::map<WorkloadId, DemandForecast> forecasts_;
@@ -103,10 +107,9 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
     double requests = 0, in_slo = 0;
   };
   std::map<WorkloadId, Served> served_;
-  mutable TimeMs next_wake_ = kNever;  // when a kept step leaves its window (this cycle)
-  mutable uint64_t waiting_cycle_ = ~uint64_t{0};
-  mutable std::vector<int64_t> waiting_milli_;   // per type; [type count]: any type
-  mutable std::vector<double> waiting_density_;  // the same, densest waiting work
+  mutable TimeMs next_wake_ = kNever;    // when a kept step leaves its window (this cycle)
+  std::vector<int64_t> waiting_milli_;   // per type; [type count]: any type
+  std::vector<double> waiting_density_;  // the same, densest waiting work
 };
 
 }  // namespace airtime
