@@ -230,13 +230,13 @@ int RunSuite(const SimArgs& a) {
                     ceiling.offered_per_gpu_hour());
       std::cout << line;
       if (ceiling.requests > 0) {
-        std::snprintf(line, sizeof line,
-                      "realtime SLO attainment reachable: %.3f%% (%.0f of %.0f requests arrive "
-                      "while a service's first replica loads, %.0f more above its "
-                      "max_replicas)\n",
-                      100 * ceiling.reachable_slo_attainment(), ceiling.missed_at_start,
-                      ceiling.requests,
-                      ceiling.requests - ceiling.reachable_requests - ceiling.missed_at_start);
+        std::snprintf(
+            line, sizeof line,
+            "realtime SLO attainment reachable: %.3f%% (%.0f of %.0f requests arrive "
+            "while a service's first replica loads, %.0f more above its "
+            "max_replicas)\n",
+            100 * ceiling.reachable_slo_attainment(), ceiling.missed_at_start, ceiling.requests,
+            std::max(0.0, ceiling.requests - ceiling.reachable_requests - ceiling.missed_at_start));
         std::cout << line;
       }
     }
