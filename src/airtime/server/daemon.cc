@@ -516,11 +516,14 @@ void Daemon::AccountValue(TimeMs now) {
   if (dt_s <= 0) return;
   for (WorkloadId sid : engine_->services()) {
     const Job& job = engine_->job(sid);
-    if (job.phase != JobPhase::kRunning) continue;
+    if (job.phase != JobPhase::kRunning && job.phase != JobPhase::kPending) continue;
     int ready = 0;
     for (AllocationId a : job.allocations)
       if (const Allocation* al = engine_->allocation(a); al && al->ready_at <= now) ++ready;
     const double served = std::min(job.demand_rps, ready * job.s().realtime.capacity_rps);
+    auto& [requests, in_slo] = service_requests_[job.s().name];
+    requests += job.demand_rps * dt_s;
+    in_slo += served * dt_s;
     value_earned_ += served * dt_s / 1000.0 * job.s().value.per_1k_requests;
   }
 }

@@ -174,6 +174,9 @@ class Daemon final : public ControlPlane {
   TimeMs next_ledger_save_ = 0;
   TimeMs value_at_ = 0;
   double value_earned_ = 0;
+  // Per service since the daemon started: requests that arrived (demand integrated over
+  // time) and those its ready replicas' capacity covered, for its SLO attainment.
+  std::map<std::string, std::pair<double, double>> service_requests_;
   uint64_t submissions_total_ = 0, starts_total_ = 0, preemptions_total_ = 0;
   uint64_t failures_total_ = 0;
   LatencyLog latencies_;

@@ -230,6 +230,17 @@ std::string Daemon::RenderMetrics() {
   w.Counter("airtime_value_total",
             "Value earned (owner's units) since the ledger began (kept across restarts).",
             value_earned_);
+  for (const auto& [name, v] : service_requests_) {
+    const PromLabels l = {{"workload", name}};
+    w.Counter("airtime_service_requests_total",
+              "Requests that arrived at a realtime service (its demand over time) since the "
+              "daemon started.",
+              v.first, l);
+    w.Counter("airtime_service_requests_in_slo_total",
+              "Of those, the requests its ready replicas' capacity covered (served within the "
+              "SLO); the ratio of the two rates is its SLO attainment.",
+              v.second, l);
+  }
   w.Counter("airtime_submissions_total", "Workloads accepted.",
             static_cast<double>(submissions_total_));
   w.Counter("airtime_process_starts_total", "Processes started.",

@@ -12,6 +12,8 @@
 #include <set>
 #include <thread>
 
+#include "airtime/server/demand_scrape.h"
+
 namespace airtime {
 namespace {
 
@@ -319,6 +321,14 @@ TEST_F(DaemonTest, DemandIsScrapedFromTheReplicasMetrics) {
     w = Get("web");
   }
   EXPECT_GE(w["replicas"]["running"].get<int>(), 3) << w.dump(2);
+  const std::string m = daemon_->Metrics();
+  EXPECT_THAT(m, HasSubstr("airtime_service_requests_total{workload=\"web\"}"));
+  EXPECT_THAT(m, HasSubstr("airtime_service_requests_in_slo_total{workload=\"web\"}"));
+  const auto requests = SumMetrics(m, {"airtime_service_requests_total"});
+  const auto in_slo = SumMetrics(m, {"airtime_service_requests_in_slo_total"});
+  ASSERT_TRUE(requests && in_slo);
+  EXPECT_GT(*requests, 0);  // the demand of 30 rps or more, for a while now
+  EXPECT_LE(*in_slo, *requests + 1e-9);
   ASSERT_TRUE(daemon_->Cancel(kAdmin, "web").ok());
   WaitFor("web", "cancelled");
 }
