@@ -24,6 +24,7 @@ Engine::Engine(const Cluster& cluster, Policy policy, EngineOptions options)
   tie_rank_.resize(cluster.node_count());
   for (size_t n = 0; n < tie_rank_.size(); ++n) tie_rank_[n] = static_cast<int32_t>(n);
   if (options.seed != 0) rng_.Shuffle(tie_rank_);
+  RefreshFilters();
 }
 
 const CycleResult& Engine::Handle(const Event& event) {
@@ -37,6 +38,7 @@ const CycleResult& Engine::Handle(const Event& event) {
   if (paused_) return result_;
   ScaleServices();
   for (auto& p : policy_.cycle) p->BeforeAllocate(*this);
+  RefreshFilters();
   AllocatePass();
   GrowElastic();
   for (auto& p : policy_.cycle) p->AfterAllocate(*this);

@@ -137,6 +137,9 @@ class Engine {
   Rng& rng() { return rng_; }
   // The interference model the engine applies (EngineOptions::interference; may be null).
   const InterferenceModel* interference() const { return options_.interference; }
+  // Whether every filter of the policy lets `job` use node `n` (a preemption plug-in asks
+  // this of the places it frees, so that it frees none the placement would refuse).
+  bool NodeAllowed(const Job& job, NodeIndex n) const;
   // The fractional allocations on `gpu` (null: none).
   const std::vector<AllocationId>* SharedOn(GpuIndex gpu) const {
     auto it = shared_.find(gpu);
@@ -150,6 +153,7 @@ class Engine {
               DecisionType decision);
   void ScaleServices();
   void AllocatePass();
+  void RefreshFilters();
   void ExplainWaiting();
   void Enqueue(Job& job);
   void Dequeue(Job& job);
@@ -176,7 +180,6 @@ class Engine {
   const Shape& ShapeOf(const Job& job) const {
     return shape_override_ ? *shape_override_ : job.s().shape;
   }
-  bool NodeAllowed(const Job& job, NodeIndex n) const;
   std::optional<Placement> Find(const Job& job, bool first_fit);
   std::optional<Placement> FindSingleNode(const Job& job, bool first_fit);
   std::optional<Placement> FindMultiNode(const Job& job);
@@ -215,6 +218,8 @@ class Engine {
   std::unordered_map<GpuIndex, std::vector<AllocationId>> shared_;  // fractional, per GPU
   const Shape* shape_override_ = nullptr;                           // set only inside FindWithCount
   bool ignore_filters_ = false;  // set only inside FitsIgnoringPolicy
+  // The policy's filters that may refuse something in this cycle (RefreshFilters).
+  std::vector<const FilterPlugin*> active_filters_;
   bool paused_ = false;
   std::vector<int8_t> preempt_failed_;  // per cycle: MakeRoom failed for the class
   std::vector<int8_t> class_fit_;       // per cycle: 0 unknown, 1 fits, 2 does not fit

@@ -25,9 +25,15 @@ int Engine::InternFitClass(const Job& job) {
 
 bool Engine::NodeAllowed(const Job& job, NodeIndex n) const {
   if (ignore_filters_) return true;
-  for (const auto& f : policy_.filters)
+  for (const FilterPlugin* f : active_filters_)
     if (!f->Allows(job, n, *this)) return false;
   return true;
+}
+
+void Engine::RefreshFilters() {
+  active_filters_.clear();
+  for (const auto& f : policy_.filters)
+    if (f->Active(*this)) active_filters_.push_back(f.get());
 }
 
 std::optional<Placement> Engine::FindPlacement(const Job& job) { return Find(job, false); }
@@ -373,7 +379,7 @@ void Engine::ExplainWaiting() {
     // Would it fit if the policy's order and filters let it? Then the policy, not the
     // hardware, keeps it waiting.
     const bool ask = job.wait.reason == WaitReason::kBehindHead ||
-                     (job.wait.reason == WaitReason::kNoFit && !policy_.filters.empty());
+                     (job.wait.reason == WaitReason::kNoFit && !active_filters_.empty());
     if (ask) {
       if (fit_free[fc] == 0) fit_free[fc] = FitsIgnoringPolicy(job) ? 1 : 2;
       job.wait.fits_now = fit_free[fc] == 1;

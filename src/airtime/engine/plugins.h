@@ -67,6 +67,10 @@ class FilterPlugin {
   virtual ~FilterPlugin() = default;
   virtual std::string_view name() const = 0;
   virtual bool Allows(const Job& job, NodeIndex node, const Engine& engine) const = 0;
+  // Whether it may refuse anything in this cycle (asked after the cycle plug-ins'
+  // BeforeAllocate). The engine skips a filter that says no, so one that is idle most of
+  // the time costs nothing then.
+  virtual bool Active(const Engine& /*engine*/) const { return true; }
   // Workloads with equal shapes and equal classes are allowed on the same nodes; the
   // engine caches "does not fit" per class within a cycle. Must not change over a job's life.
   virtual int FitClass(const Job& /*job*/) const { return 0; }

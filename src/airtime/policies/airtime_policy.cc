@@ -213,6 +213,10 @@ void RegisterAirtime(PolicyRegistry& registry) {
         // With reservations the gang plug-in computes the reservation each cycle and vets
         // starts against it.
         if (reserve) {
+          // With preemption a replica keeps off the reserved node while it can make room
+          // elsewhere; without, it could not, so it may land there as before.
+          if (preemption == "on")
+            p.filters.push_back(std::make_unique<ReservedNodeFilter>(gang_raw));
           p.cycle.push_back(std::make_unique<CycleOf>(gang_raw));
           p.permits.push_back(std::move(gang));
         }

@@ -34,10 +34,17 @@ void GangReserve::BeforeAllocate(Engine& engine) {
     for (int i = 0; i < c.node(r_.node).gpu_count; ++i)
       r_.gpu_reserved[static_cast<size_t>(first + i)] = 0;
   }
+  const WorkloadId was_holder = r_.holder;
+  const NodeIndex was_node = r_.node;
   r_.holder = kNoWorkload;
   r_.node = -1;
   r_.at = kNever;
   held_.clear();
+  replica_waits_ = false;
+  // Replicas let in stay let in while the same gang holds the same node.
+  auto settle = [&] {
+    if (r_.holder != was_holder || r_.node != was_node) let_in_.clear();
+  };
 
   if (max_node_gpus_ < 0) {
     max_node_gpus_ = 0;
@@ -63,6 +70,7 @@ void GangReserve::BeforeAllocate(Engine& engine) {
     break;
   }
   if (!gang) {
+    settle();
     if (wake != kNever) engine.WakeAt(wake);
     return;
   }
@@ -93,10 +101,14 @@ void GangReserve::BeforeAllocate(Engine& engine) {
       best_speed = speed;
     }
   }
-  if (best < 0) return;  // nothing running now ever makes room
+  if (best < 0) {  // nothing running now ever makes room
+    settle();
+    return;
+  }
   r_.holder = gang->id;
   r_.node = best;
   r_.at = best_at;
+  settle();
   last_holder_ = gang->id;
   last_node_ = best;
   // The GPUs of the node that free first.
@@ -113,6 +125,13 @@ bool GangReserve::RunsPast(const Job& job, NodeIndex node, const Engine& engine)
 
 bool GangReserve::Permit(const Job& job, const Placement& placement, const Engine& engine) {
   if (r_.holder == kNoWorkload || job.id == r_.holder || job.is_service()) return true;
+  // What is free on the reserved node stays free for a replica that found no room elsewhere
+  // this cycle: it tries the node in the next one.
+  if (replica_waits_ && !placement.gpus.empty() &&
+      engine.cluster().gpu(placement.gpus[0]).node == r_.node) {
+    held_[job.id] = true;
+    return false;
+  }
   bool overlaps = false;
   for (GpuIndex g : placement.gpus) overlaps |= r_.gpu_reserved[static_cast<size_t>(g)] != 0;
   if (!overlaps) return true;
@@ -120,13 +139,30 @@ bool GangReserve::Permit(const Job& job, const Placement& placement, const Engin
   for (GpuIndex g : placement.gpus)
     speed = std::min(speed, job.s().SpeedOn(engine.cluster().gpu_type(g), engine.catalog()));
   if (EndAt(job, speed, engine) <= r_.at) return true;  // backfill: done before the gang
-  held_.insert(job.id);
+  held_[job.id] = false;
   return false;
 }
 
+void GangReserve::Unplaced(const Job& job, const Engine&) {
+  if (r_.holder == kNoWorkload || !job.is_service()) return;
+  // Newly let in: it tries the reserved node next cycle. (One let in already found no room
+  // there either.)
+  if (let_in_.insert(job.id).second) replica_waits_ = true;
+}
+
+void GangReserve::AfterAllocate(Engine& engine) {
+  // A replica that found no room elsewhere tries the reserved node at once.
+  if (replica_waits_) engine.WakeAt(engine.now() + 1);
+}
+
 std::string GangReserve::WhyHeld(const Job& job, const Engine& engine) const {
-  if (!held_.count(job.id) || r_.holder == kNoWorkload) return {};
+  auto it = held_.find(job.id);
+  if (it == held_.end() || r_.holder == kNoWorkload) return {};
   const Job& gang = engine.job(r_.holder);
+  if (it->second)
+    return "the free GPUs of " + engine.cluster().node(r_.node).name + " (reserved for the " +
+           std::to_string(gang.s().shape.gpu_count) + "-GPU gang '" + gang.s().name +
+           "') are kept this cycle for a realtime replica that found no room elsewhere";
   return "it would still run at " + FormatTime(r_.at) + " on GPUs of " +
          engine.cluster().node(r_.node).name + " reserved for the " +
          std::to_string(gang.s().shape.gpu_count) + "-GPU gang '" + gang.s().name +
@@ -138,6 +174,10 @@ double ReservationScore::Score(const Job& job, NodeIndex node, const Engine& eng
   const GangReservation& r = reserve_->reservation();
   if (node != r.node) return 0;
   return reserve_->RunsPast(job, node, engine) ? -1 : 0;
+}
+
+bool ReservedNodeFilter::Allows(const Job& job, NodeIndex node, const Engine&) const {
+  return node != reserve_->reservation().node || !job.is_service() || reserve_->LetIn(job.id);
 }
 
 }  // namespace airtime

@@ -22,11 +22,17 @@
 // realtime replicas are exempt (SLOs first). ReservationScore steers work that would run
 // past the reservation, replicas included, away from the reserved node, so that the refusal
 // in Permit is the exception and a replica lands there only when nothing else has room.
+// A replica lands on the reserved node only when it finds no room anywhere else, preemption
+// included: ReservedNodeFilter keeps replicas off it, and a replica that then finds no place
+// (Unplaced) is let in from the next cycle, one millisecond later. A replica that lands on
+// a draining node puts the reservation back by hours (it has no end), where preempting
+// small work elsewhere loses minutes.
 // One reservation at a time, the first starving gang in queue order; recomputed every cycle
 // in O(GPUs + allocated GPUs), and only while a gang starves. Multi-node gangs (larger than
 // any node) get no reservation.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -59,13 +65,17 @@ class GangReserve : public CyclePlugin, public PermitPlugin {
   explicit GangReserve(DurationMs wait) : wait_(wait) {}
   std::string_view name() const override { return "gang-reserve"; }
   void BeforeAllocate(Engine& engine) override;
+  void AfterAllocate(Engine& engine) override;
   bool Permit(const Job& job, const Placement& placement, const Engine& engine) override;
+  void Unplaced(const Job& job, const Engine& engine) override;
   std::string WhyHeld(const Job& job, const Engine& engine) const override;
 
   const GangReservation& reservation() const { return r_; }
   // Whether `job` started now on `node` would still hold GPUs at the reservation's time
   // (always true for realtime replicas, which have no end; Permit lets them in all the same).
   bool RunsPast(const Job& job, NodeIndex node, const Engine& engine) const;
+  // Whether the replicas of `service` may use the reserved node: they found no room elsewhere.
+  bool LetIn(WorkloadId service) const { return let_in_.count(service) > 0; }
 
  private:
   DurationMs wait_;
@@ -74,7 +84,26 @@ class GangReserve : public CyclePlugin, public PermitPlugin {
   WorkloadId last_holder_ = kNoWorkload;
   std::vector<TimeMs> gpu_free_;  // scratch: per GPU, when it is expected free
   int max_node_gpus_ = -1;        // GPUs of the largest node (computed once)
-  std::set<WorkloadId> held_;     // refused this cycle (for WhyHeld)
+  // Refused this cycle (for WhyHeld); true: to keep the reserved node's free GPUs for a
+  // replica let in.
+  std::map<WorkloadId, bool> held_;
+  // Services whose replicas may use the reserved node (while the same gang holds the same
+  // node), and whether one was let in this cycle: it tries the node in the next.
+  std::set<WorkloadId> let_in_;
+  bool replica_waits_ = false;
+};
+
+// Keeps realtime replicas off the reserved node unless GangReserve let them in.
+class ReservedNodeFilter : public FilterPlugin {
+ public:
+  explicit ReservedNodeFilter(const GangReserve* reserve) : reserve_(reserve) {}
+  std::string_view name() const override { return "gang-reservation"; }
+  bool Allows(const Job& job, NodeIndex node, const Engine& engine) const override;
+  bool Active(const Engine&) const override { return reserve_->reservation().node >= 0; }
+  int FitClass(const Job& job) const override { return job.is_service() ? 1 : 0; }
+
+ private:
+  const GangReserve* reserve_;
 };
 
 // -1 on the reserved node for work that would still run at the reservation's time, else 0.

@@ -49,6 +49,15 @@ double UrgentDensity(const Job& job, const Engine& engine, DurationMs urgency) {
          (now - later) / (gpus * ToHours(urgency));
 }
 
+double DeadlineRisk(const Allocation& a, const Engine& engine, DurationMs wait) {
+  const Job& job = engine.job(a.workload);
+  const WorkloadSpec& s = job.s();
+  if (!s.deadline || a.expected_end == kNever || a.expected_end > *s.deadline) return 0;
+  const double gpus = std::max(0.001, static_cast<double>(a.placement.total_milli()) / 1000.0);
+  const TimeMs later = a.expected_end + FromSeconds(PreemptionCost(engine, a) / gpus) + wait;
+  return later > *s.deadline ? s.value.on_completion : 0;
+}
+
 std::string NoValueNote(const Job& job) {
   if (job.is_service() || job.s().value.on_completion > 0) return {};
   return "it declares no value, so work that does goes first wherever both could run (give it "
@@ -208,7 +217,8 @@ bool ValuePreempt::ByValue(const Job& job, Engine& engine, int pool) {
     if (v.id == job.id) continue;
     // No thrash: a workload already preempted runs its payback before it can be again.
     if (v.preemptions > 0 && engine.now() - a.started < Payback(v.s())) continue;
-    const double c = PreemptionCost(engine, a) / 3600.0 * cand.density;
+    const double c =
+        PreemptionCost(engine, a) / 3600.0 * cand.density + DeadlineRisk(a, engine, o_.urgency);
     VictimCandidate vc{id, c, -1, 0};
     if (quotas_) {
       // With quotas, another tenant's work within its quota is never a victim: only its
@@ -233,7 +243,10 @@ bool ValuePreempt::ByValue(const Job& job, Engine& engine, int pool) {
   std::stable_sort(
       q.candidates.begin(), q.candidates.end(),
       [](const VictimCandidate& x, const VictimCandidate& y) { return x.cost < y.cost; });
-  if (quotas_) q.node_ok = [&](NodeIndex n) { return quotas_->PoolOfNode(n) == pool; };
+  // Only where the placement could then put it (filters), within the pool with quotas.
+  q.node_ok = [&](NodeIndex n) {
+    return (!quotas_ || quotas_->PoolOfNode(n) == pool) && engine.NodeAllowed(job, n);
+  };
   auto victims = FindVictims(engine, job, q);
   if (!victims || victims->empty()) return false;
   double total = 0;

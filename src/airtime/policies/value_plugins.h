@@ -27,6 +27,12 @@ bool HasCostOfDelay(const Job& job);
 // and work already past all value goes last.
 double UrgentDensity(const Job& job, const Engine& engine, DurationMs urgency);
 
+// What stopping running allocation `a` risks beyond its lost work: its whole completion
+// value when it is on time now (its expected end meets its deadline) and would not be after
+// a stop, counting the lost work, its restart cost and `wait` before it runs again; else 0.
+// A victim with a deadline is thus taken only when nothing without that risk makes room.
+double DeadlineRisk(const Allocation& a, const Engine& engine, DurationMs wait);
+
 // The explanation's note for a finite job that declares no value: under a value order, work
 // that declares one goes first wherever both could run; it says so and how to change it (""
 // for every other workload).
@@ -117,7 +123,9 @@ class BurstHold : public PermitPlugin {
 // checkpoint plus their restart cost, valued at their value density, against the waiting
 // workload's extra value over the time it would run before the victims could. Densities
 // are UrgentDensity: work near its deadline is worth more now, to start and to keep
-// running. Victims are preemptible, denser work never yields to sparser work, services are
+// running; a victim that would miss a deadline it meets now costs its whole value
+// (DeadlineRisk, with `urgency` as the wait). Victims are preemptible, denser work never
+// yields to sparser work, services are
 // never victims, and a workload is not preempted again before it has run `payback` (3 x
 // its restart cost plus one checkpoint interval): no thrash.
 class ValuePreempt : public PreemptPlugin {
