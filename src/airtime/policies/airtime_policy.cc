@@ -181,7 +181,10 @@ void RegisterAirtime(PolicyRegistry& registry) {
         // to the node with the fewest wholly free GPUs (keep_whole); MoveUp's score
         // sends a moved job to the node it was moved for; the gang reservation overrides
         // all but feasibility.
-        auto gang = std::make_unique<GangReserve>(gang_wait);
+        // With preemption a replica keeps off the reserved node while it can make room
+        // elsewhere; without, it could not, so it may land there as before.
+        const bool keep_off = reserve && preemption == "on";
+        auto gang = std::make_unique<GangReserve>(gang_wait, keep_off);
         GangReserve* gang_raw = gang.get();
         // Scarce fast GPUs go to the work that gains most from them (TypeTrade).
         auto trade = *trade_choice == "on" ? std::make_unique<TypeTrade>() : nullptr;
@@ -213,10 +216,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
         // With reservations the gang plug-in computes the reservation each cycle and vets
         // starts against it.
         if (reserve) {
-          // With preemption a replica keeps off the reserved node while it can make room
-          // elsewhere; without, it could not, so it may land there as before.
-          if (preemption == "on")
-            p.filters.push_back(std::make_unique<ReservedNodeFilter>(gang_raw));
+          if (keep_off) p.filters.push_back(std::make_unique<ReservedNodeFilter>(gang_raw));
           p.cycle.push_back(std::make_unique<CycleOf>(gang_raw));
           p.permits.push_back(std::move(gang));
         }

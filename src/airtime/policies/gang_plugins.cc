@@ -144,7 +144,7 @@ bool GangReserve::Permit(const Job& job, const Placement& placement, const Engin
 }
 
 void GangReserve::Unplaced(const Job& job, const Engine&) {
-  if (r_.holder == kNoWorkload || !job.is_service()) return;
+  if (!keep_replicas_off_ || r_.holder == kNoWorkload || !job.is_service()) return;
   // Newly let in: it tries the reserved node next cycle. (One let in already found no room
   // there either.)
   if (let_in_.insert(job.id).second) replica_waits_ = true;

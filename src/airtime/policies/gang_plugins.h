@@ -18,15 +18,14 @@
 // waited `wait` (`gang_wait`, default 4h) and still finds no place, it gets the node that
 // frees enough GPUs soonest (from the running allocations' expected ends; ties to the node
 // reserved last cycle, then the fastest) and the GPUs there that free first. Until it
-// starts, other work may take those GPUs only when it ends before the reservation's time;
-// realtime replicas are exempt (SLOs first). ReservationScore steers work that would run
-// past the reservation, replicas included, away from the reserved node, so that the refusal
-// in Permit is the exception and a replica lands there only when nothing else has room.
-// A replica lands on the reserved node only when it finds no room anywhere else, preemption
-// included: ReservedNodeFilter keeps replicas off it, and a replica that then finds no place
-// (Unplaced) is let in from the next cycle, one millisecond later. A replica that lands on
-// a draining node puts the reservation back by hours (it has no end), where preempting
-// small work elsewhere loses minutes.
+// starts, other work may take those GPUs only when it ends before the reservation's time.
+// Realtime replicas are not held back by the permit (SLOs first), but a replica has no end,
+// and one on the draining node puts the reservation back by hours. So ReservationScore
+// steers work that would run past the reservation, replicas included, to other nodes
+// wherever they fit, and with `keep_replicas_off` (under preemption) ReservedNodeFilter
+// keeps replicas off the node while preemption can make room elsewhere, which loses minutes
+// of small work: only a replica that found no room anywhere else (Unplaced) is let in, in
+// the next cycle, 1 ms later, the node's free GPUs kept for it until then.
 // One reservation at a time, the first starving gang in queue order; recomputed every cycle
 // in O(GPUs + allocated GPUs), and only while a gang starves. Multi-node gangs (larger than
 // any node) get no reservation.
@@ -62,7 +61,9 @@ struct GangReservation {
 // permit plug-in); the policy owns one and reaches it through both interfaces.
 class GangReserve : public CyclePlugin, public PermitPlugin {
  public:
-  explicit GangReserve(DurationMs wait) : wait_(wait) {}
+  // `keep_replicas_off`: a ReservedNodeFilter reads LetIn (see above).
+  GangReserve(DurationMs wait, bool keep_replicas_off)
+      : wait_(wait), keep_replicas_off_(keep_replicas_off) {}
   std::string_view name() const override { return "gang-reserve"; }
   void BeforeAllocate(Engine& engine) override;
   void AfterAllocate(Engine& engine) override;
@@ -79,6 +80,7 @@ class GangReserve : public CyclePlugin, public PermitPlugin {
 
  private:
   DurationMs wait_;
+  bool keep_replicas_off_;
   GangReservation r_;
   NodeIndex last_node_ = -1;
   WorkloadId last_holder_ = kNoWorkload;
