@@ -176,6 +176,13 @@ double ReservationScore::Score(const Job& job, NodeIndex node, const Engine& eng
   return reserve_->RunsPast(job, node, engine) ? -1 : 0;
 }
 
+bool ReservedNodeFilter::Active(const Engine& engine) const {
+  if (reserve_->reservation().node < 0) return false;
+  for (WorkloadId id : engine.services())
+    if (engine.job(id).queued) return true;
+  return false;
+}
+
 bool ReservedNodeFilter::Allows(const Job& job, NodeIndex node, const Engine&) const {
   return node != reserve_->reservation().node || !job.is_service() || reserve_->LetIn(job.id);
 }

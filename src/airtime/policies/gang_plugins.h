@@ -101,7 +101,8 @@ class ReservedNodeFilter : public FilterPlugin {
   explicit ReservedNodeFilter(const GangReserve* reserve) : reserve_(reserve) {}
   std::string_view name() const override { return "gang-reservation"; }
   bool Allows(const Job& job, NodeIndex node, const Engine& engine) const override;
-  bool Active(const Engine&) const override { return reserve_->reservation().node >= 0; }
+  // Only while a gang holds a node and a replica waits: the filter refuses nothing else.
+  bool Active(const Engine& engine) const override;
   int FitClass(const Job& job) const override { return job.is_service() ? 1 : 0; }
 
  private:

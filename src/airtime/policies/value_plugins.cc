@@ -49,12 +49,11 @@ double UrgentDensity(const Job& job, const Engine& engine, DurationMs urgency) {
          (now - later) / (gpus * ToHours(urgency));
 }
 
-double DeadlineRisk(const Allocation& a, const Engine& engine, DurationMs wait) {
-  const Job& job = engine.job(a.workload);
-  const WorkloadSpec& s = job.s();
+double DeadlineRisk(const Allocation& a, const Engine& engine, double cost, DurationMs wait) {
+  const WorkloadSpec& s = engine.job(a.workload).s();
   if (!s.deadline || a.expected_end == kNever || a.expected_end > *s.deadline) return 0;
   const double gpus = std::max(0.001, static_cast<double>(a.placement.total_milli()) / 1000.0);
-  const TimeMs later = a.expected_end + FromSeconds(PreemptionCost(engine, a) / gpus) + wait;
+  const TimeMs later = a.expected_end + FromSeconds(cost / gpus) + wait;
   return later > *s.deadline ? s.value.on_completion : 0;
 }
 
@@ -217,8 +216,8 @@ bool ValuePreempt::ByValue(const Job& job, Engine& engine, int pool) {
     if (v.id == job.id) continue;
     // No thrash: a workload already preempted runs its payback before it can be again.
     if (v.preemptions > 0 && engine.now() - a.started < Payback(v.s())) continue;
-    const double c =
-        PreemptionCost(engine, a) / 3600.0 * cand.density + DeadlineRisk(a, engine, o_.urgency);
+    const double lost = PreemptionCost(engine, a);
+    const double c = lost / 3600.0 * cand.density + DeadlineRisk(a, engine, lost, o_.urgency);
     VictimCandidate vc{id, c, -1, 0};
     if (quotas_) {
       // With quotas, another tenant's work within its quota is never a victim: only its
@@ -244,9 +243,11 @@ bool ValuePreempt::ByValue(const Job& job, Engine& engine, int pool) {
       q.candidates.begin(), q.candidates.end(),
       [](const VictimCandidate& x, const VictimCandidate& y) { return x.cost < y.cost; });
   // Only where the placement could then put it (filters), within the pool with quotas.
-  q.node_ok = [&](NodeIndex n) {
-    return (!quotas_ || quotas_->PoolOfNode(n) == pool) && engine.NodeAllowed(job, n);
-  };
+  if (quotas_ || engine.FiltersActive()) {
+    q.node_ok = [&](NodeIndex n) {
+      return (!quotas_ || quotas_->PoolOfNode(n) == pool) && engine.NodeAllowed(job, n);
+    };
+  }
   auto victims = FindVictims(engine, job, q);
   if (!victims || victims->empty()) return false;
   double total = 0;

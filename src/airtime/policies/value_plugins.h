@@ -29,9 +29,10 @@ double UrgentDensity(const Job& job, const Engine& engine, DurationMs urgency);
 
 // What stopping running allocation `a` risks beyond its lost work: its whole completion
 // value when it is on time now (its expected end meets its deadline) and would not be after
-// a stop, counting the lost work, its restart cost and `wait` before it runs again; else 0.
-// A victim with a deadline is thus taken only when nothing without that risk makes room.
-double DeadlineRisk(const Allocation& a, const Engine& engine, DurationMs wait);
+// a stop, counting the lost work and restart cost (`cost`, PreemptionCost's GPU-seconds)
+// and `wait` before it runs again; else 0. A victim with a deadline is thus taken only when
+// nothing without that risk makes room.
+double DeadlineRisk(const Allocation& a, const Engine& engine, double cost, DurationMs wait);
 
 // The explanation's note for a finite job that declares no value: under a value order, work
 // that declares one goes first wherever both could run; it says so and how to change it (""
