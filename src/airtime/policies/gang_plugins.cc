@@ -41,6 +41,10 @@ void GangReserve::BeforeAllocate(Engine& engine) {
   r_.at = kNever;
   held_.clear();
   replica_waits_ = false;
+  replica_queued_ = false;
+  if (keep_replicas_off_)
+    for (WorkloadId id : engine.services())
+      replica_queued_ = replica_queued_ || engine.job(id).queued;
   // Replicas let in stay let in while the same gang holds the same node.
   auto settle = [&] {
     if (r_.holder != was_holder || r_.node != was_node) let_in_.clear();
@@ -144,7 +148,8 @@ bool GangReserve::Permit(const Job& job, const Placement& placement, const Engin
 }
 
 void GangReserve::Unplaced(const Job& job, const Engine&) {
-  if (!keep_replicas_off_ || r_.holder == kNoWorkload || !job.is_service()) return;
+  // Called for every workload left waiting: decide on the plug-in's own state first.
+  if (!replica_queued_ || r_.holder == kNoWorkload || !job.is_service()) return;
   // Newly let in: it tries the reserved node next cycle. (One let in already found no room
   // there either.)
   if (let_in_.insert(job.id).second) replica_waits_ = true;
@@ -174,13 +179,6 @@ double ReservationScore::Score(const Job& job, NodeIndex node, const Engine& eng
   const GangReservation& r = reserve_->reservation();
   if (node != r.node) return 0;
   return reserve_->RunsPast(job, node, engine) ? -1 : 0;
-}
-
-bool ReservedNodeFilter::Active(const Engine& engine) const {
-  if (reserve_->reservation().node < 0) return false;
-  for (WorkloadId id : engine.services())
-    if (engine.job(id).queued) return true;
-  return false;
 }
 
 bool ReservedNodeFilter::Allows(const Job& job, NodeIndex node, const Engine&) const {

@@ -77,6 +77,9 @@ class GangReserve : public CyclePlugin, public PermitPlugin {
   bool RunsPast(const Job& job, NodeIndex node, const Engine& engine) const;
   // Whether the replicas of `service` may use the reserved node: they found no room elsewhere.
   bool LetIn(WorkloadId service) const { return let_in_.count(service) > 0; }
+  // Whether replicas are kept off a reserved node in this cycle: with `keep_replicas_off`,
+  // while a gang holds a node and a replica waits.
+  bool KeepsReplicasOff() const { return r_.node >= 0 && replica_queued_; }
 
  private:
   DurationMs wait_;
@@ -93,6 +96,7 @@ class GangReserve : public CyclePlugin, public PermitPlugin {
   // node), and whether one was let in this cycle: it tries the node in the next.
   std::set<WorkloadId> let_in_;
   bool replica_waits_ = false;
+  bool replica_queued_ = false;  // with keep_replicas_off, a replica waits this cycle
 };
 
 // Keeps realtime replicas off the reserved node unless GangReserve let them in.
@@ -102,7 +106,7 @@ class ReservedNodeFilter : public FilterPlugin {
   std::string_view name() const override { return "gang-reservation"; }
   bool Allows(const Job& job, NodeIndex node, const Engine& engine) const override;
   // Only while a gang holds a node and a replica waits: the filter refuses nothing else.
-  bool Active(const Engine& engine) const override;
+  bool Active(const Engine&) const override { return reserve_->KeepsReplicasOff(); }
   int FitClass(const Job& job) const override { return job.is_service() ? 1 : 0; }
 
  private:
