@@ -182,7 +182,9 @@ bool ValuePreempt::Reclaim(const Job& job, Engine& engine) {
     std::stable_sort(
         query.candidates.begin(), query.candidates.end(),
         [](const VictimCandidate& x, const VictimCandidate& y) { return x.cost < y.cost; });
-    query.node_ok = [&](NodeIndex n) { return q.PoolOfNode(n) == pool; };
+    query.node_ok = [&](NodeIndex n) {
+      return q.PoolOfNode(n) == pool && (!engine.FiltersActive() || engine.NodeAllowed(job, n));
+    };
     auto victims = FindVictims(engine, job, query);
     if (!victims || victims->empty()) continue;
     for (AllocationId id : *victims) {
