@@ -192,33 +192,46 @@ TEST(AirtimePolicyTest, WorkNearItsDeadlineGoesAheadOfDenserWorkThatCanWait) {
   EXPECT_EQ(log.finished.at("train-9"), 12 * kHour);
 }
 
+// Two preemptible 1-GPU jobs fill two A100s from 00:00; `other` runs for 10 hours. A
+// service arrives with them and needs one GPU at `at`. Which job the policy under `spec`
+// stops for it ("none": no preemption).
+std::string FirstVictim(const std::string& spec, const WorkloadSpec& due, const WorkloadSpec& other,
+                        TimeMs at) {
+  Cluster c = MakeCluster({{"A100-80GB", 2, 1}});
+  Engine e = MakeAirtime(c, spec);
+  for (WorkloadSpec s : {due, other}) {
+    s.preemptible = true;
+    e.Handle(Event::Arrival(0, s));
+  }
+  WorkloadSpec svc = MakeService("svc", 10);
+  svc.realtime.min_replicas = 0;
+  e.Handle(Event::Arrival(0, svc));
+  const CycleResult& r = e.Handle(Event::Demand(at, 2, 5));
+  for (const Decision& d : r.decisions)
+    if (d.type == DecisionType::kPreempt) return e.job(d.workload).s().name;
+  return "none";
+}
+
+// A 2-hour batch job worth 3.6 (1.8 per GPU-hour), due at `deadline`, checkpointing every
+// 10 minutes.
+WorkloadSpec DueJob(TimeMs deadline) {
+  WorkloadSpec due = MakeJob("due", WorkloadKind::kBatch, 1, 2 * 3600);
+  due.value.on_completion = 3.6;
+  due.deadline = deadline;
+  due.value.decay_after_deadline = 4 * kHour;
+  due.checkpoint_interval = 10 * kMinute;
+  return due;
+}
+
 TEST(AirtimePolicyTest, WorkNearItsDeadlineIsNotTheFirstVictim) {
-  // Two preemptible jobs on two GPUs: 'due' is sparser (1.8 per GPU-hour) but due at 02:30;
-  // 'dense' (2 per GPU-hour) can wait. A service needs one GPU at 01:00.
-  auto run = [](const std::string& spec) {
-    Cluster c = MakeCluster({{"A100-80GB", 2, 1}});
-    Engine e = MakeAirtime(c, spec);
-    WorkloadSpec due = MakeJob("due", WorkloadKind::kBatch, 1, 2 * 3600);
-    due.value.on_completion = 3.6;
-    due.deadline = 2 * kHour + 30 * kMinute;
-    due.value.decay_after_deadline = 4 * kHour;
-    WorkloadSpec dense = MakeJob("dense", WorkloadKind::kTraining, 1, 10 * 3600);
-    dense.value.on_completion = 20;
-    for (WorkloadSpec* s : {&due, &dense}) {
-      s->preemptible = true;
-      s->checkpoint_interval = 10 * kMinute;
-      e.Handle(Event::Arrival(0, *s));
-    }
-    WorkloadSpec svc = MakeService("svc", 10);
-    svc.realtime.min_replicas = 0;
-    e.Handle(Event::Arrival(0, svc));
-    const CycleResult& r = e.Handle(Event::Demand(kHour, 2, 5));
-    for (const Decision& d : r.decisions)
-      if (d.type == DecisionType::kPreempt) return e.job(d.workload).s().name;
-    return std::string("none");
-  };
-  EXPECT_EQ(run("airtime:urgency=0"), "due");
-  EXPECT_EQ(run("airtime"), "dense");
+  // 'due' is sparser but due at 02:30; 'dense' (2 per GPU-hour) can wait. The service
+  // needs its GPU at 01:00.
+  WorkloadSpec dense = MakeJob("dense", WorkloadKind::kTraining, 1, 10 * 3600);
+  dense.value.on_completion = 20;
+  dense.checkpoint_interval = 10 * kMinute;
+  const WorkloadSpec due = DueJob(2 * kHour + 30 * kMinute);
+  EXPECT_EQ(FirstVictim("airtime:urgency=0", due, dense, kHour), "due");
+  EXPECT_EQ(FirstVictim("airtime", due, dense, kHour), "dense");
 }
 
 // A service busy from 09:00 to 18:00 (4 replicas) and idle at night (1 replica), seen for
@@ -656,34 +669,15 @@ TEST(AirtimePolicyTest, AReplicaWithNoRoomElsewhereTakesTheReservedNodeAMomentLa
 }
 
 TEST(AirtimePolicyTest, AVictimThatWouldMissItsDeadlineIsTakenLast) {
-  // Two preemptible jobs on two GPUs. At 01:01 'due' (on time for 02:25 now) has lost one
-  // minute since its checkpoint, 'other' eleven; stopping 'due' would make it late.
-  auto run = [](const std::string& spec) {
-    Cluster c = MakeCluster({{"A100-80GB", 2, 1}});
-    Engine e = MakeAirtime(c, spec);
-    WorkloadSpec due = MakeJob("due", WorkloadKind::kBatch, 1, 2 * 3600);
-    due.value.on_completion = 3.6;
-    due.deadline = 2 * kHour + 25 * kMinute;
-    due.value.decay_after_deadline = 4 * kHour;
-    due.checkpoint_interval = 10 * kMinute;
-    WorkloadSpec other = MakeJob("other", WorkloadKind::kTraining, 1, 10 * 3600);
-    other.checkpoint_interval = 25 * kMinute;
-    for (WorkloadSpec* s : {&due, &other}) {
-      s->preemptible = true;
-      e.Handle(Event::Arrival(0, *s));
-    }
-    WorkloadSpec svc = MakeService("svc", 10);
-    svc.realtime.min_replicas = 0;
-    e.Handle(Event::Arrival(0, svc));
-    const CycleResult& r = e.Handle(Event::Demand(kHour + kMinute, 2, 5));
-    for (const Decision& d : r.decisions)
-      if (d.type == DecisionType::kPreempt) return e.job(d.workload).s().name;
-    return std::string("none");
-  };
-  EXPECT_EQ(run("airtime"), "other");
+  // At 01:01 'due' (on time for 02:25 now) has lost one minute since its checkpoint,
+  // 'other' eleven; stopping 'due' would make it late.
+  WorkloadSpec other = MakeJob("other", WorkloadKind::kTraining, 1, 10 * 3600);
+  other.checkpoint_interval = 25 * kMinute;
+  const WorkloadSpec due = DueJob(2 * kHour + 25 * kMinute);
+  EXPECT_EQ(FirstVictim("airtime", due, other, kHour + kMinute), "other");
   // Counting no wait before it runs again (urgency=0), 'due' would still be on time, and its
   // one lost minute is the cheaper loss.
-  EXPECT_EQ(run("airtime:urgency=0"), "due");
+  EXPECT_EQ(FirstVictim("airtime:urgency=0", due, other, kHour + kMinute), "due");
 }
 
 TEST(AirtimePolicyTest, WorkWithoutAValueIsToldWhyOthersGoFirst) {
