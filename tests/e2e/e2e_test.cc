@@ -61,10 +61,10 @@ struct Outcome {
   std::string out, err;
 };
 
-// Runs `airtime ARGS...`, capturing stdout and stderr.
-Outcome Airtime(const std::vector<std::string>& args) {
+// Runs `program ARGS...` (a path or a name on PATH), capturing stdout and stderr.
+Outcome RunProgram(const std::string& program, const std::vector<std::string>& args) {
   const std::string err_path = TempDir() + "/stderr.txt";
-  std::string cmd = Quote(g_airtime);
+  std::string cmd = Quote(program);
   for (const auto& a : args) cmd += " " + Quote(a);
   cmd += " 2>" + Quote(err_path);
   Outcome r;
@@ -81,6 +81,9 @@ Outcome Airtime(const std::vector<std::string>& args) {
   r.err = ReadFile(err_path);
   return r;
 }
+
+// Runs `airtime ARGS...`, capturing stdout and stderr.
+Outcome Airtime(const std::vector<std::string>& args) { return RunProgram(g_airtime, args); }
 
 // The mixed day's input as scripts/demo.sh passes it: cluster.yaml, and every other *.yaml
 // of the folder as a workload file.
@@ -293,6 +296,72 @@ TEST(Suite, EveryScenarioUnderEveryPolicyWithInputFromTheCommandLine) {
   }
   EXPECT_EQ(report.at("entries")[0].at("scenario"), "small");
   EXPECT_EQ(report.at("entries")[1].at("policy"), "airtime");
+}
+
+// The lines of `path` after its header.
+std::string Body(const std::string& path) {
+  const std::string text = ReadFile(path);
+  return text.substr(std::min(text.size(), text.find('\n') + 1));
+}
+
+// scripts/held-out-days.py swaps a scenario's Philly day for another day cut from the full
+// trace. Here the "full trace" is the two shipped excerpts together: virtual cluster 6c71a0
+// submitted jobs on both dates, so with a band wide enough it gets the other file's date as
+// its held-out day; the three clusters together only on their own date, so they get none.
+// The shipped day (the control) must replay exactly as the scenario itself does, and a
+// held-out day's excerpt must be the header and that day's rows of the cluster, in file order.
+TEST(HeldOutDays, TheShippedDayReplaysUnchangedAndAnotherDayIsCutAlike) {
+  const std::string dir = TempDir();
+  const std::string mixed_trace = kMixedDay + "data/philly_6c71a0_2017-10-26.csv";
+  const std::string three_vc = kSourceDir + "/examples/suite/data/philly_3vc_2017-11-15.csv";
+  const std::string full = dir + "/philly.csv";
+  {
+    const std::string text = ReadFile(mixed_trace);
+    std::ofstream(full) << text << Body(three_vc);
+  }
+  Outcome r = RunProgram(
+      "python3", {kSourceDir + "/scripts/held-out-days.py", "--philly", full, "--band", "10",
+                  "--policy", "fifo", "--keep", dir + "/keep", "--airtime", g_airtime});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out,
+              AllOf(HasSubstr("virtual clusters 6c71a0, shipped day 2017-10-26"),
+                    HasSubstr("held-out days 2017-11-15"),
+                    HasSubstr("virtual clusters 103959,11cb48,6c71a0, shipped day "
+                              "2017-11-15"),
+                    HasSubstr("held-out days none"), HasSubstr("mixed-day 1 days"),
+                    HasSubstr("overload-150 2017-11-15"), Not(HasSubstr("overload-150 1 days"))));
+
+  // The control: the mixed day as the suite runs it.
+  const std::string json = dir + "/mixed.json";
+  Outcome m = Airtime({"sim", "--cluster", kMixedDay + "cluster.yaml", "--workload",
+                       kMixedDay + "workloads.yaml", "--horizon", "24h", "--policy", "fifo",
+                       "--seed", "1", "--quiet", "--json", json});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  const auto direct = nlohmann::json::parse(ReadFile(json)).at("policies").at(0);
+  const auto control = nlohmann::json::parse(ReadFile(dir + "/keep/suite_2017-10-26.json"));
+  bool found = false;
+  for (const auto& e : control.at("entries")) {
+    if (e.at("scenario") != "mixed-day") continue;
+    found = true;
+    EXPECT_EQ(e.at("value"), direct.at("value"));
+    EXPECT_EQ(e.at("return_per_gpu_hour"), direct.at("return_per_gpu_hour"));
+    EXPECT_EQ(e.at("kinds").at("training").at("submitted"),
+              direct.at("kinds").at("training").at("submitted"));
+  }
+  EXPECT_TRUE(found) << "no mixed-day entry on the shipped day";
+
+  // The held-out day of virtual cluster 6c71a0: its rows of the three-cluster file.
+  std::string expected = ReadFile(three_vc);
+  expected = expected.substr(0, expected.find('\n') + 1);
+  std::istringstream rows(Body(three_vc));
+  int kept = 0;
+  for (std::string line; std::getline(rows, line);)
+    if (line.size() > 7 && line.compare(line.size() - 7, 7, ",6c71a0") == 0) {
+      expected += line + "\n";
+      ++kept;
+    }
+  EXPECT_GT(kept, 0);
+  EXPECT_EQ(ReadFile(dir + "/keep/philly_6c71a0_2017-11-15.csv"), expected);
 }
 
 TEST(Protocol, FgdRunsTheSeedsFromTheFirstSeedGiven) {

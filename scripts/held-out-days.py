@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""Replays the suite's Philly scenarios on training days that played no part in the design.
+
+Every replay of the suite that imports a Philly day (the mixed day, node-failure and hetero:
+virtual cluster 6c71a0 on 2017-10-26; training-heavy, overload-150 and training-saturated:
+three virtual clusters on 2017-11-15) is run again with that trace swapped for another day
+of the same virtual clusters, cut from the full trace (../shared/traces/philly/philly.csv)
+the way the shipped excerpts were: the header and the matching rows, unchanged and in file
+order. Services, batch work, clusters and everything else stay as shipped.
+
+Which days: those whose jobs of the same virtual clusters, each job's GPUs x its traced
+duration cut at 24 h, add up to within --band (25% by default) of the shipped day's, so
+that the cluster is about as loaded; the rule is fixed here, before any run. The shipped
+day is run too, as a control: its figures must equal the suite's for the same seed.
+
+Prints, per scenario and policy, the mean over the held-out days of the return per
+installed GPU-hour and realtime SLO attainment; airtime's return as a multiple of fifo's
+and of the best other policy's, per scenario; then the geometric mean return over every
+(scenario, day) pair.
+
+  scripts/held-out-days.py --policy fifo,lyra,bestfit,airtime,airtime:preemption=off
+"""
+
+import argparse
+import collections
+import contextlib
+import csv
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DAY = 86400.0
+
+
+def replay_entries(suite_file):
+    """(name, cluster path, [workloads paths], horizon) of each replay of the suite file (its
+    entries are flat: `- name:`, then `cluster:`, `workloads: [A, B]`, `horizon:` or
+    `protocol:` lines; a protocol entry is not a replay)."""
+    base = os.path.dirname(os.path.abspath(suite_file))
+    entries = []
+    with open(suite_file, encoding="utf-8") as f:
+        for line in f:
+            line = line.split("#", 1)[0].rstrip()
+            m = re.match(r"\s*(?:- )?(\w+):\s*(.*)$", line)
+            if not m or m.group(1) == "suite":
+                continue
+            key, value = m.groups()
+            if re.match(r"\s*- ", line):
+                entries.append({})
+            entries[-1][key] = value.strip()
+    out = []
+    for e in entries:
+        if "protocol" in e:
+            continue
+        workloads = [w.strip() for w in e["workloads"].strip("[]").split(",")]
+        out.append((e["name"], os.path.join(base, e["cluster"]),
+                    [os.path.join(base, w) for w in workloads], e.get("horizon", "24h")))
+    return out
+
+
+PHILLY_FILE = re.compile(r"^(\s*-?\s*format:\s*philly\s*\n\s*file:\s*)(\S+)", re.M)
+
+
+def philly_trace(workloads_path):
+    """(file path, virtual clusters) of the Philly trace a workloads file imports, or None."""
+    with open(workloads_path, encoding="utf-8") as f:
+        text = f.read()
+    m = PHILLY_FILE.search(text)
+    if not m:
+        return None
+    vcs = re.search(r"clusters:\s*\"?([^\"\n#]+)", text[m.end():])
+    if not vcs:
+        sys.exit(f"{workloads_path}: a Philly trace without 'clusters:'")
+    path = os.path.join(os.path.dirname(workloads_path), m.group(2))
+    return path, frozenset(v.strip() for v in vcs.group(1).split(","))
+
+
+def shipped_day(path):
+    """The date of the shipped excerpt (every row has the same one)."""
+    with open(path, encoding="utf-8") as f:
+        days = {row["timestamp"][:10] for row in csv.DictReader(f)}
+    if len(days) != 1:
+        sys.exit(f"{path}: expected one day's rows, found {sorted(days)}")
+    return days.pop()
+
+
+def day_loads(rows, vcs):
+    """Per date on which every one of `vcs` submitted a job (the importer refuses a virtual
+    cluster without jobs), the GPU-hours of that day's jobs of `vcs`, each cut at 24 h."""
+    load = collections.defaultdict(float)
+    seen = collections.defaultdict(set)
+    for r in rows:
+        if r["cluster"] in vcs:
+            day = r["timestamp"][:10]
+            load[day] += float(r["num_gpus"]) * min(float(r["duration"]), DAY) / 3600
+            seen[day].add(r["cluster"])
+    return {d: g for d, g in load.items() if seen[d] == vcs}
+
+
+def write_excerpt(full_path, vcs, day, out_path):
+    with open(full_path, encoding="utf-8") as src, open(out_path, "w", encoding="utf-8") as dst:
+        header = src.readline()
+        dst.write(header)
+        for line in src:
+            fields = line.rstrip("\n").split(",")
+            if len(fields) >= 5 and fields[4] in vcs and fields[0].startswith(day + " "):
+                dst.write(line)
+
+
+def rewrite_workloads(path, philly_excerpt, out_path):
+    """The workloads file with its relative trace paths made absolute and, if it imports a
+    Philly day, that day replaced by `philly_excerpt`."""
+    base = os.path.dirname(os.path.abspath(path))
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if philly_excerpt:
+        text = PHILLY_FILE.sub(lambda m: m.group(1) + philly_excerpt, text)
+    text = re.sub(r"(\bfile:\s*)(?!/)([^\s,}]+)",
+                  lambda m: m.group(1) + os.path.join(base, m.group(2)), text)
+    with open(out_path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--policy", default="fifo,lyra,bestfit,airtime,airtime:preemption=off")
+    ap.add_argument("--seed", default="1")
+    ap.add_argument("--band", type=float, default=0.25,
+                    help="held-out days: load within this share of the shipped day's")
+    ap.add_argument("--philly", default=os.path.join(ROOT, "../shared/traces/philly/philly.csv"))
+    ap.add_argument("--suite-file", default=os.path.join(ROOT, "examples/suite/suite.yaml"))
+    ap.add_argument("--airtime", default=os.path.join(ROOT, "build/src/airtime/cli/airtime"))
+    ap.add_argument("--keep", metavar="DIR",
+                    help="write the excerpts, workloads, suite files and reports to DIR and keep "
+                         "them (one suite_DAY.yaml and suite_DAY.json per day)")
+    args = ap.parse_args()
+
+    with open(args.philly, encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+
+    # Scenario -> (its workloads files, the one with the Philly trace, VCs, shipped day).
+    scenarios = []
+    for name, cluster, workloads, horizon in replay_entries(args.suite_file):
+        for w in workloads:
+            t = philly_trace(w)
+            if t:
+                scenarios.append((name, cluster, workloads, horizon, w, t[1], shipped_day(t[0])))
+                break
+    groups = sorted({(s[5], s[6]) for s in scenarios}, key=lambda g: (g[1], sorted(g[0])))
+    days = {}  # (VCs, shipped day) -> [held-out days]
+    for vcs, shipped in groups:
+        load = day_loads(rows, vcs)
+        ref = load[shipped]
+        days[(vcs, shipped)] = [d for d in sorted(load) if d != shipped and
+                                abs(load[d] - ref) <= args.band * ref]
+        print(f"virtual clusters {','.join(sorted(vcs))}, shipped day {shipped} "
+              f"({ref:.0f} GPU-hours cut at 24 h): held-out days "
+              f"{', '.join(days[(vcs, shipped)]) or 'none'}")
+    print()
+
+    results = collections.defaultdict(dict)  # (scenario, day) -> policy -> entry
+    with (contextlib.nullcontext(args.keep) if args.keep else tempfile.TemporaryDirectory()) as tmp:
+        os.makedirs(tmp, exist_ok=True)
+        all_days = sorted({d for ds in days.values() for d in ds} | {g[1] for g in groups})
+        for day in all_days:
+            lines = ["suite:"]
+            for name, cluster, workloads, horizon, philly_w, vcs, shipped in scenarios:
+                if day != shipped and day not in days[(vcs, shipped)]:
+                    continue
+                excerpt = os.path.join(tmp, f"philly_{'_'.join(sorted(vcs))}_{day}.csv")
+                if not os.path.exists(excerpt):
+                    write_excerpt(args.philly, vcs, day, excerpt)
+                ws = []
+                for i, w in enumerate(workloads):
+                    out = os.path.join(tmp, f"{name}_{day}_{i}.yaml")
+                    rewrite_workloads(w, excerpt if w == philly_w else None, out)
+                    ws.append(out)
+                lines += [f"  - name: {name}", f"    cluster: {cluster}",
+                          f"    workloads: [{', '.join(ws)}]", f"    horizon: {horizon}"]
+            suite = os.path.join(tmp, f"suite_{day}.yaml")
+            with open(suite, "w", encoding="utf-8") as f:
+                f.write("\n".join(lines) + "\n")
+            js = os.path.join(tmp, f"suite_{day}.json")
+            cmd = [args.airtime, "sim", "--suite", "--suite-file", suite, "--seed", args.seed,
+                   "--policy", args.policy, "--json", js]
+            r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            if r.returncode != 0:
+                sys.exit(f"day {day}: {' '.join(cmd)} failed:\n{r.stderr}")
+            with open(js, encoding="utf-8") as f:
+                for e in json.load(f)["entries"]:
+                    results[(e["scenario"], day)][e["policy"]] = e
+
+    policies = args.policy.split(",")
+    width = max(18, *(len(p) + 2 for p in policies))
+    print(f"seed {args.seed}; the shipped day (control), then the mean over the held-out days: "
+          f"return per installed GPU-hour / realtime SLO attainment %")
+    print("scenario".ljust(34) + "".join(p.rjust(width) for p in policies))
+    logs = collections.defaultdict(list)
+    for name, _, _, _, _, vcs, shipped in scenarios:
+        held = days[(vcs, shipped)]
+        for label, ds in ((f"{name} {shipped}", [shipped]), (f"{name} {len(held)} days", held)):
+            if not ds:
+                continue
+            row = label.ljust(34)
+            for p in policies:
+                es = [results[(name, d)][p] for d in ds]
+                ret = sum(e["return_per_gpu_hour"] for e in es) / len(es)
+                slo = sum(e["slo_attainment"] for e in es) / len(es)
+                row += (f"{ret:.3f} / {100 * slo:.2f}" if any(e.get("requests", 0) for e in es)
+                        else f"{ret:.3f} / -").rjust(width)
+            print(row)
+        for d in held:
+            for p in policies:
+                logs[p].append(math.log(max(results[(name, d)][p]["return_per_gpu_hour"], 1e-9)))
+        if held and "airtime" in policies and "fifo" in policies:
+            at = [results[(name, d)]["airtime"]["return_per_gpu_hour"] for d in held]
+            fi = [results[(name, d)]["fifo"]["return_per_gpu_hour"] for d in held]
+            others = [p for p in policies if not p.startswith("airtime")]
+            best = [max(results[(name, d)][p]["return_per_gpu_hour"] for p in others)
+                    for d in held]
+            wins = sum(1 for a, b in zip(at, best) if a >= b)
+            print(" " * 4 + f"airtime / fifo {sum(at) / sum(fi):.3f}, / best other policy per day "
+                  f"{sum(at) / sum(best):.3f}; at least the best other on {wins} of {len(held)} days")
+    if logs:
+        print("geomean over (scenario, held-out day)".ljust(34) + "".join(
+            f"{math.exp(sum(logs[p]) / len(logs[p])):.4f}".rjust(width) for p in policies))
+
+
+if __name__ == "__main__":
+    main()
