@@ -3,7 +3,8 @@
 //
 // Run as `e2e_test --airtime=PATH [gtest flags]`; tests/CMakeLists.txt registers each test
 // with ctest, passing the binary built in the same tree. Inputs: examples/mixed-day/ (the
-// main demo) and the small files of tests/data/e2e/.
+// main demo), the small files of tests/data/e2e/ and, for scripts/held-out-days.py, the
+// suite's shipped Philly excerpts.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
