@@ -8,10 +8,12 @@ of the same virtual clusters, cut from the full trace (../shared/traces/philly/p
 the way the shipped excerpts were: the header and the matching rows, unchanged and in file
 order. Services, batch work, clusters and everything else stay as shipped.
 
-Which days: those whose jobs of the same virtual clusters, each job's GPUs x its traced
-duration cut at 24 h, add up to within --band (25% by default) of the shipped day's, so
-that the cluster is about as loaded; the rule is fixed here, before any run. The shipped
-day is run too, as a control: its figures must equal the suite's for the same seed.
+Which days: those on which every one of the virtual clusters submitted jobs (the importer
+refuses a cluster without any) and whose jobs, each job's GPUs x its traced duration cut at
+24 h, add up to within --band (25% by default) of the shipped day's, so that the cluster is
+about as loaded; the rule is fixed here, before any run. The shipped day is run too, as a
+control: its figures must equal the suite's for the same seed. --keep DIR keeps the cut
+traces, workloads and suite files and each day's JSON report, to replay one day alone.
 
 Prints, per scenario and policy, the mean over the held-out days of the return per
 installed GPU-hour and realtime SLO attainment; airtime's return as a multiple of fifo's
