@@ -15,7 +15,8 @@ about as loaded; the rule is fixed here, before any run. The shipped day is run 
 control: its figures must equal the suite's for the same seed. --keep DIR keeps the cut
 traces, workloads and suite files and each day's JSON report, to replay one day alone.
 
-Prints, per scenario and policy, the mean over the held-out days of the return per
+Prints, per scenario and policy (each day's figures the mean over --seeds, 1 by default,
+the draws of request arrivals and failures), the mean over the held-out days of the return per
 installed GPU-hour and realtime SLO attainment; airtime's return as a multiple of fifo's
 and of the best other policy's, per scenario; then the geometric mean return over every
 (scenario, day) pair.
@@ -37,6 +38,18 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DAY = 86400.0
+
+
+def parse_seeds(text):
+    if "-" in text:
+        first, last = text.split("-", 1)
+        return list(range(int(first), int(last) + 1))
+    return [int(s) for s in text.split(",")]
+
+
+def mean(values):
+    values = list(values)
+    return sum(values) / len(values)
 
 
 def replay_entries(suite_file):
@@ -131,7 +144,9 @@ def rewrite_workloads(path, philly_excerpt, out_path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--policy", default="fifo,lyra,bestfit,airtime,airtime:preemption=off")
-    ap.add_argument("--seed", default="1")
+    ap.add_argument("--seeds", default="1",
+                    help="seeds of the replays' arrivals and failures, e.g. 1-3 or 1,4 (default 1); "
+                         "each day's figures are their mean")
     ap.add_argument("--band", type=float, default=0.25,
                     help="held-out days: load within this share of the shipped day's")
     ap.add_argument("--philly", default=os.path.join(ROOT, "../shared/traces/philly/philly.csv"))
@@ -139,7 +154,7 @@ def main():
     ap.add_argument("--airtime", default=os.path.join(ROOT, "build/src/airtime/cli/airtime"))
     ap.add_argument("--keep", metavar="DIR",
                     help="write the excerpts, workloads, suite files and reports to DIR and keep "
-                         "them (one suite_DAY.yaml and suite_DAY.json per day)")
+                         "them (suite_DAY.yaml per day, suite_DAY_seedN.json per day and seed)")
     args = ap.parse_args()
 
     with open(args.philly, encoding="utf-8") as f:
@@ -165,7 +180,9 @@ def main():
               f"{', '.join(days[(vcs, shipped)]) or 'none'}")
     print()
 
-    results = collections.defaultdict(dict)  # (scenario, day) -> policy -> entry
+    seeds = parse_seeds(args.seeds)
+    runs = collections.defaultdict(lambda: collections.defaultdict(list))  # (scenario, day) ->
+    # policy -> its entry per seed
     with (contextlib.nullcontext(args.keep) if args.keep else tempfile.TemporaryDirectory()) as tmp:
         os.makedirs(tmp, exist_ok=True)
         all_days = sorted({d for ds in days.values() for d in ds} | {g[1] for g in groups})
@@ -187,19 +204,28 @@ def main():
             suite = os.path.join(tmp, f"suite_{day}.yaml")
             with open(suite, "w", encoding="utf-8") as f:
                 f.write("\n".join(lines) + "\n")
-            js = os.path.join(tmp, f"suite_{day}.json")
-            cmd = [args.airtime, "sim", "--suite", "--suite-file", suite, "--seed", args.seed,
-                   "--policy", args.policy, "--json", js]
-            r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            if r.returncode != 0:
-                sys.exit(f"day {day}: {' '.join(cmd)} failed:\n{r.stderr}")
-            with open(js, encoding="utf-8") as f:
-                for e in json.load(f)["entries"]:
-                    results[(e["scenario"], day)][e["policy"]] = e
+            for seed in seeds:
+                js = os.path.join(tmp, f"suite_{day}_seed{seed}.json")
+                cmd = [args.airtime, "sim", "--suite", "--suite-file", suite, "--seed", str(seed),
+                       "--policy", args.policy, "--json", js]
+                r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                   text=True)
+                if r.returncode != 0:
+                    sys.exit(f"day {day}: {' '.join(cmd)} failed:\n{r.stderr}")
+                with open(js, encoding="utf-8") as f:
+                    for e in json.load(f)["entries"]:
+                        runs[(e["scenario"], day)][e["policy"]].append(e)
+
+    # Each day's figures: the mean over the seeds.
+    results = {key: {p: {"return_per_gpu_hour": mean(e["return_per_gpu_hour"] for e in es),
+                         "slo_attainment": mean(e["slo_attainment"] for e in es),
+                         "requests": sum(e.get("requests", 0) for e in es)}
+                     for p, es in per_policy.items()}
+               for key, per_policy in runs.items()}
 
     policies = args.policy.split(",")
     width = max(18, *(len(p) + 2 for p in policies))
-    print(f"seed {args.seed}; the shipped day (control), then the mean over the held-out days: "
+    print(f"seeds {args.seeds}; the shipped day (control), then the mean over the held-out days: "
           f"return per installed GPU-hour / realtime SLO attainment %")
     print("scenario".ljust(34) + "".join(p.rjust(width) for p in policies))
     logs = collections.defaultdict(list)
