@@ -104,15 +104,21 @@ def shipped_day(path):
     return days.pop()
 
 
-def day_loads(rows, vcs):
+def day_loads(rows, vcs, path):
     """Per date on which every one of `vcs` submitted a job (the importer refuses a virtual
-    cluster without jobs), the GPU-hours of that day's jobs of `vcs`, each cut at 24 h."""
+    cluster without jobs), the GPU-hours of that day's jobs of `vcs`, each cut at 24 h.
+    `rows` are (line number, row) of the trace at `path`."""
     load = collections.defaultdict(float)
     seen = collections.defaultdict(set)
-    for r in rows:
+    for line, r in rows:
         if r["cluster"] in vcs:
-            day = r["timestamp"][:10]
-            load[day] += float(r["num_gpus"]) * min(float(r["duration"]), DAY) / 3600
+            day = (r["timestamp"] or "")[:10]
+            try:
+                gpus, duration = float(r["num_gpus"]), float(r["duration"])
+            except (TypeError, ValueError):
+                sys.exit(f"held-out-days: {path}:{line}: num_gpus '{r['num_gpus']}' or duration "
+                         f"'{r['duration']}' is not a number")
+            load[day] += gpus * min(duration, DAY) / 3600
             seen[day].add(r["cluster"])
     return {d: g for d, g in load.items() if seen[d] == vcs}
 
@@ -156,9 +162,19 @@ def main():
                     help="write the excerpts, workloads, suite files and reports to DIR and keep "
                          "them (suite_DAY.yaml per day, suite_DAY_seedN.json per day and seed)")
     args = ap.parse_args()
+    for flag, path, hint in (("--philly", args.philly, "the full Philly trace"),
+                             ("--suite-file", args.suite_file, "the suite file"),
+                             ("--airtime", args.airtime, "the airtime binary (scripts/build.sh)")):
+        if not os.path.isfile(path):
+            sys.exit(f"held-out-days: {flag} {path}: no such file ({hint})")
 
     with open(args.philly, encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
+        reader = csv.DictReader(f)
+        rows = [(reader.line_num, r) for r in reader]
+    missing = {"timestamp", "duration", "num_gpus", "cluster"} - set(reader.fieldnames or [])
+    if missing:
+        sys.exit(f"held-out-days: {args.philly}: not a Philly trace (no column "
+                 f"{', '.join(sorted(missing))})")
 
     # Scenario -> (its workloads files, the one with the Philly trace, VCs, shipped day).
     scenarios = []
@@ -171,7 +187,11 @@ def main():
     groups = sorted({(s[5], s[6]) for s in scenarios}, key=lambda g: (g[1], sorted(g[0])))
     days = {}  # (VCs, shipped day) -> [held-out days]
     for vcs, shipped in groups:
-        load = day_loads(rows, vcs)
+        load = day_loads(rows, vcs, args.philly)
+        if shipped not in load:
+            sys.exit(f"held-out-days: {args.philly}: no jobs of every virtual cluster of "
+                     f"{','.join(sorted(vcs))} on the shipped day {shipped}: not the trace the "
+                     f"suite's excerpts were cut from")
         ref = load[shipped]
         days[(vcs, shipped)] = [d for d in sorted(load) if d != shipped and
                                 abs(load[d] - ref) <= args.band * ref]
