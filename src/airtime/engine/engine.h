@@ -140,6 +140,9 @@ class Engine {
   // Whether every filter of the policy lets `job` use node `n` (a preemption plug-in asks
   // this of the places it frees, so that it frees none the placement would refuse).
   bool NodeAllowed(const Job& job, NodeIndex n) const;
+  // NodeAllowed, and no permit refuses `job` on `n` whatever GPUs it took there
+  // (PermitPlugin::RefusesNode): where a preemption plug-in may make room for it.
+  bool NodePermitted(const Job& job, NodeIndex n) const;
   // Whether some filter may refuse something in this cycle (FilterPlugin::Active).
   bool FiltersActive() const { return !active_filters_.empty(); }
   // The fractional allocations on `gpu` (null: none).

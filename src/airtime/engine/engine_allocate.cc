@@ -30,6 +30,13 @@ bool Engine::NodeAllowed(const Job& job, NodeIndex n) const {
   return true;
 }
 
+bool Engine::NodePermitted(const Job& job, NodeIndex n) const {
+  if (!NodeAllowed(job, n)) return false;
+  for (const auto& p : policy_.permits)
+    if (p->RefusesNode(job, n, *this)) return false;
+  return true;
+}
+
 void Engine::RefreshFilters() {
   active_filters_.clear();
   for (const auto& f : policy_.filters)
@@ -300,13 +307,15 @@ void Engine::AllocatePass() {
       std::optional<Placement> p;
       if (class_fit_[fc] != 2) p = FindPlacement(job);
       if (!p && job.elastic) p = FindElastic(job, job.s().shape.min_gpus);
-      const bool ask = !p && policy_.preempt &&
+      const bool ask = !p && policy_.preempt && now_ >= job.preempt_retry_at &&
                        !(preempt_failed_[fc] && policy_.preempt->monotone_in_queue_order());
+      bool made_room = false;
       if (ask) {
         if (policy_.preempt->MakeRoom(job, *this)) {
           class_fit_.assign(fit_classes_.size(), 0);
           preempt_failed_.assign(fit_classes_.size(), 0);
           p = FindPlacement(job);
+          made_room = true;
         } else {
           preempt_failed_[fc] = 1;
         }
@@ -317,7 +326,12 @@ void Engine::AllocatePass() {
         break;
       }
       for (auto& permit : policy_.permits) refused = refused || !permit->Permit(job, *p, *this);
-      if (refused) break;
+      if (refused) {
+        // No wake is asked for: like any waiting work it is tried at the next cycle after
+        // that (a wake would keep a replay with no horizon going for ever).
+        if (made_room) job.preempt_retry_at = now_ + policy_.preempt->RetryAfterRefusal(job);
+        break;
+      }
       Start(job, std::move(*p));
       if (!job.is_service() || job.live_replicas() >= job.target_replicas) {
         satisfied = true;

@@ -130,6 +130,10 @@ std::string Engine::Explain(WorkloadId id) const {
            FormatTime(next->expected_end);
     }
   }
+  if (job.preempt_retry_at > now_)
+    s += "; room made for it by preemption went unused (the policy held it back there), so "
+         "no work is stopped for it again before " +
+         FormatTime(job.preempt_retry_at);
   return s + OrderNote(job);
 }
 

@@ -1,4 +1,5 @@
-// Tests for the engine's Permit extension point and plug-in wake-ups.
+// Tests for the engine's Permit extension point, plug-in wake-ups, and the wait before room
+// made by preemption is made again for a workload a permit refused.
 #include <gtest/gtest.h>
 
 #include "airtime/engine/engine.h"
@@ -87,6 +88,51 @@ TEST(EngineHooksTest, WakeAtReportsTheEarliestRequestOfTheCycle) {
   Engine e(c, MakePolicy(&calls, /*wake=*/true));
   EXPECT_EQ(e.Handle(Event::Timer(10 * kHour)).wake_at, 10 * kHour + 1);
   EXPECT_EQ(e.Handle(Event::Timer(11 * kHour)).wake_at, 11 * kHour + 1);
+}
+
+// Stops the first running allocation whenever asked to make room; asks to be tried again
+// after 10 minutes when that room went unused.
+class StopAnything : public PreemptPlugin {
+ public:
+  explicit StopAnything(int* calls) : calls_(calls) {}
+  std::string_view name() const override { return "stop-anything"; }
+  bool MakeRoom(const Job&, Engine& engine) override {
+    ++*calls_;
+    if (engine.allocations().empty()) return false;
+    engine.Preempt(engine.allocations().begin()->first, "asked to");
+    return true;
+  }
+  DurationMs RetryAfterRefusal(const Job&) const override { return 10 * kMinute; }
+
+ private:
+  int* calls_;
+};
+
+TEST(EngineHooksTest, RoomAPermitRefusesIsNotMadeAgainBeforeTheRetryTime) {
+  Cluster c = MakeCluster({{"H100", 1, 1}});
+  Calls calls;
+  int make_room = 0;
+  Policy p = MakePolicy(&calls);
+  p.preempt = std::make_unique<StopAnything>(&make_room);
+  Engine e(c, std::move(p));
+  e.Handle(Event::Arrival(0, MakeJob("run", WorkloadKind::kTraining, 1, 10 * 3600)));
+  // No room: 'run' is stopped for 'no-room', which the permit then refuses.
+  auto& r = e.Handle(Event::Arrival(kMinute, MakeJob("no-room", WorkloadKind::kBatch, 1, 60)));
+  EXPECT_EQ(make_room, 1);
+  ASSERT_EQ(r.decisions.size(), 1u);
+  EXPECT_EQ(r.decisions[0].type, DecisionType::kPreempt);
+  EXPECT_EQ(e.job(1).preempt_retry_at, 11 * kMinute);
+  // 'run' takes its GPU back; no work is stopped again for 'no-room' until 00:11.
+  auto& r2 = e.Handle(Event::Timer(2 * kMinute));
+  ASSERT_EQ(r2.decisions.size(), 1u);
+  EXPECT_EQ(r2.decisions[0].type, DecisionType::kStart);
+  EXPECT_EQ(make_room, 1);
+  EXPECT_NE(e.Explain(1).find("no work is stopped for it again before 00:11"), std::string::npos)
+      << e.Explain(1);
+  e.Handle(Event::Timer(10 * kMinute));
+  EXPECT_EQ(make_room, 1);
+  e.Handle(Event::Timer(11 * kMinute));
+  EXPECT_EQ(make_room, 2);
 }
 
 }  // namespace

@@ -72,6 +72,9 @@ struct Job {
   double key0 = 0, key1 = 0;  // policy sort key
   bool rekey = false;         // listed in Engine::rekey_ (its key may change while it waits)
   TimeMs queued_since = 0;
+  // Room made for it by preemption went unused (a permit refused it): not asked for again
+  // before this (PreemptPlugin::RetryAfterRefusal).
+  TimeMs preempt_retry_at = 0;
 
   // Timing.
   TimeMs submitted = 0;

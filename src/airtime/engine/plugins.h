@@ -103,6 +103,10 @@ class PreemptPlugin {
   // workload of the same fit class (later in queue order). The engine then stops asking for
   // that class until something frees room -- what keeps a long queue cheap.
   virtual bool monotone_in_queue_order() const { return false; }
+  // Room made for `job` went unused: a permit refused the placement found there. The engine
+  // asks MakeRoom for `job` again only after this long (0: at once), so that work is not
+  // stopped over and over for a workload that may not start (the room goes to others).
+  virtual DurationMs RetryAfterRefusal(const Job& /*job*/) const { return 0; }
 };
 
 class PermitPlugin {
@@ -113,6 +117,11 @@ class PermitPlugin {
   // it starts. False keeps the workload waiting this cycle (WaitReason::kPolicy); the
   // refusal is not cached, so a later workload of the same shape is still tried.
   virtual bool Permit(const Job& job, const Placement& placement, const Engine& engine) = 0;
+  // Whether Permit would refuse `job` on `node` whichever of its GPUs it took, as the state
+  // stands (Engine::NodePermitted): a preemption plug-in makes no room there.
+  virtual bool RefusesNode(const Job& /*job*/, NodeIndex /*node*/, const Engine& /*engine*/) const {
+    return false;
+  }
   // Called in the allocation pass when `job` found no room (after Preempt was tried). Not
   // called for workloads the order holds behind a head or that can never fit.
   virtual void Unplaced(const Job& /*job*/, const Engine& /*engine*/) {}

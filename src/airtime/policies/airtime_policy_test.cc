@@ -668,6 +668,46 @@ TEST(AirtimePolicyTest, AReplicaWithNoRoomElsewhereTakesTheReservedNodeAMomentLa
   EXPECT_EQ(s.ReplicaNode(), s.soon);
 }
 
+TEST(AirtimePolicyTest, NoWorkIsStoppedOnANodeTheGangReservationWouldKeepTheJobOff) {
+  // Two 4-GPU nodes. On one, four 1-GPU jobs run for 10 h; on the other `soon` (2 GPUs,
+  // 1 h) and `late` (2 GPUs, 5 h). A 4-GPU gang, sparser than all of them (it stops none),
+  // waits; from 00:31 it holds `late`'s node, which frees first (05:00).
+  Cluster c = MakeCluster({{"H100", 4, 2}});
+  Engine e = MakeAirtime(c, "airtime:gang_wait=30m:move_up=off");
+  auto job = [](const std::string& name, int gpus, double hours, DurationMs checkpoint) {
+    WorkloadSpec s = MakeJob(name, WorkloadKind::kTraining, gpus, hours * 1.8 * 3600);
+    s.preemptible = true;
+    s.checkpoint_interval = checkpoint;
+    s.value.on_completion = 4 * gpus * hours;  // 4 per GPU-hour; the gang's is 2.5
+    return s;
+  };
+  for (int i = 0; i < 4; ++i)
+    e.Handle(Event::Arrival(0, job("small-" + std::to_string(i), 1, 10, 25 * kMinute)));
+  auto& r0 = e.Handle(Event::Arrival(0, MakeJob("soon", WorkloadKind::kTraining, 2, 1.8 * 3600)));
+  const NodeIndex reserved = c.gpu(r0.decisions.back().placement.gpus[0]).node;
+  auto& r1 = e.Handle(Event::Arrival(0, job("late", 2, 5, 10 * kMinute)));
+  ASSERT_EQ(c.gpu(r1.decisions.back().placement.gpus[0]).node, reserved);
+  e.Handle(Event::Arrival(0, MakeJob("gang", WorkloadKind::kTraining, 4, 1.8 * 3600)));
+  e.Handle(Event::Timer(31 * kMinute));
+  // At 00:32 dense work of 8 h arrives. Stopping `late` would lose the least (2 minutes of
+  // 2 GPUs against 7 of each small job), but the job would then run past 05:00 on the
+  // reserved node, and the reservation would refuse it there. Two small jobs yield instead.
+  WorkloadSpec urgent = MakeJob("urgent", WorkloadKind::kBatch, 2, 8 * 1.8 * 3600);
+  urgent.preemptible = true;
+  urgent.value.on_completion = 200;
+  auto& r = e.Handle(Event::Arrival(32 * kMinute, urgent));
+  EXPECT_EQ(Count(r, DecisionType::kPreempt), 2);
+  for (const auto& d : r.decisions) {
+    if (d.type == DecisionType::kPreempt) {
+      EXPECT_NE(c.gpu(d.placement.gpus[0]).node, reserved);
+    }
+  }
+  const Job& u = e.job(*e.FindByName("urgent"));
+  ASSERT_EQ(u.live_replicas(), 1);
+  EXPECT_NE(c.gpu(e.allocation(u.allocations[0])->placement.gpus[0]).node, reserved);
+  EXPECT_EQ(e.job(*e.FindByName("late")).live_replicas(), 1);
+}
+
 TEST(AirtimePolicyTest, AVictimThatWouldMissItsDeadlineIsTakenLast) {
   // At 01:01 'due' (on time for 02:25 now) has lost one minute since its checkpoint,
   // 'other' eleven; stopping 'due' would make it late.

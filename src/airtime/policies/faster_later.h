@@ -23,6 +23,7 @@
 // the default). Work that earns the same whenever it ends is never held in that mode.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -38,16 +39,35 @@ class FasterLater : public PermitPlugin {
   explicit FasterLater(Mode mode = Mode::kSooner) : mode_(mode) {}
   std::string_view name() const override { return "faster-later"; }
   bool Permit(const Job& job, const Placement& placement, const Engine& engine) override;
+  // Whether it would hold `job` started on `node`'s GPU type (preemption makes no room
+  // there: the job would wait for the faster node all the same).
+  bool RefusesNode(const Job& job, NodeIndex node, const Engine& engine) const override;
   std::string WhyHeld(const Job& job, const Engine& engine) const override;
 
  private:
+  // The faster node the job is better off waiting for than starting now on GPUs of speed
+  // `here` (node < 0: none), with its ends and worths.
+  struct Later {
+    NodeIndex node = -1;
+    TimeMs at = kNever, end = kNever, end_now = kNever;
+    double speed = 0, worth = 0, worth_now = 0;
+  };
+  // Whether the mode holds this job at all (whole GPUs, not a service; in kMoreValue only
+  // work with a cost of delay).
+  bool Considers(const Job& job) const;
+  Later FindLater(const Job& job, double here, const Engine& engine) const;
   // When each GPU is expected free (computed once a cycle, when first needed; a job held
   // for a node counts as taking it until it would end there).
-  std::vector<TimeMs>& GpuFree(const Engine& engine);
+  std::vector<TimeMs>& GpuFree(const Engine& engine) const;
 
   Mode mode_;
-  uint64_t free_cycle_ = ~uint64_t{0}, why_cycle_ = ~uint64_t{0};
-  std::vector<TimeMs> gpu_free_;
+  mutable uint64_t free_cycle_ = ~uint64_t{0};
+  uint64_t why_cycle_ = ~uint64_t{0};
+  mutable std::vector<TimeMs> gpu_free_;
+  // RefusesNode's answers per GPU type (-1: not yet known) for one job in one cycle.
+  mutable WorkloadId memo_job_ = kNoWorkload;
+  mutable uint64_t memo_cycle_ = ~uint64_t{0};
+  mutable std::vector<int8_t> memo_;
   std::unordered_map<WorkloadId, std::string> why_;  // this cycle's holds
 };
 

@@ -147,6 +147,10 @@ bool GangReserve::Permit(const Job& job, const Placement& placement, const Engin
   return false;
 }
 
+bool GangReserve::RefusesNode(const Job& job, NodeIndex node, const Engine& engine) const {
+  return node == r_.node && !job.is_service() && RunsPast(job, node, engine);
+}
+
 void GangReserve::Unplaced(const Job& job, const Engine&) {
   // Called for every workload left waiting: decide on the plug-in's own state first.
   if (!replica_queued_ || r_.holder == kNoWorkload || !job.is_service()) return;

@@ -68,6 +68,9 @@ class GangReserve : public CyclePlugin, public PermitPlugin {
   void BeforeAllocate(Engine& engine) override;
   void AfterAllocate(Engine& engine) override;
   bool Permit(const Job& job, const Placement& placement, const Engine& engine) override;
+  // The reserved node, for work that would still run at the reservation's time (not for
+  // replicas, which Permit lets in): preemption makes no room there for it.
+  bool RefusesNode(const Job& job, NodeIndex node, const Engine& engine) const override;
   void Unplaced(const Job& job, const Engine& engine) override;
   std::string WhyHeld(const Job& job, const Engine& engine) const override;
 

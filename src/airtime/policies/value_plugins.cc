@@ -183,7 +183,7 @@ bool ValuePreempt::Reclaim(const Job& job, Engine& engine) {
         query.candidates.begin(), query.candidates.end(),
         [](const VictimCandidate& x, const VictimCandidate& y) { return x.cost < y.cost; });
     query.node_ok = [&](NodeIndex n) {
-      return q.PoolOfNode(n) == pool && (!engine.FiltersActive() || engine.NodeAllowed(job, n));
+      return q.PoolOfNode(n) == pool && engine.NodePermitted(job, n);
     };
     auto victims = FindVictims(engine, job, query);
     if (!victims || victims->empty()) continue;
@@ -244,12 +244,11 @@ bool ValuePreempt::ByValue(const Job& job, Engine& engine, int pool) {
   std::stable_sort(
       q.candidates.begin(), q.candidates.end(),
       [](const VictimCandidate& x, const VictimCandidate& y) { return x.cost < y.cost; });
-  // Only where the placement could then put it (filters), within the pool with quotas.
-  if (quotas_ || engine.FiltersActive()) {
-    q.node_ok = [&](NodeIndex n) {
-      return (!quotas_ || quotas_->PoolOfNode(n) == pool) && engine.NodeAllowed(job, n);
-    };
-  }
+  // Only where the placement could then put it and the permits let it start (filters,
+  // the gang reservation), within the pool with quotas.
+  q.node_ok = [&](NodeIndex n) {
+    return (!quotas_ || quotas_->PoolOfNode(n) == pool) && engine.NodePermitted(job, n);
+  };
   auto victims = FindVictims(engine, job, q);
   if (!victims || victims->empty()) return false;
   double total = 0;

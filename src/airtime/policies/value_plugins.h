@@ -146,6 +146,9 @@ class ValuePreempt : public PreemptPlugin {
   // The queue is in value order: a sparser workload of the same shape gains less and may
   // take fewer victims, so a failure holds for the rest of the class.
   bool monotone_in_queue_order() const override { return true; }
+  // Room that went unused bought nothing with the victims' loss: not again for the job's
+  // own payback, as a victim waits its payback before it may be stopped again.
+  DurationMs RetryAfterRefusal(const Job& job) const override { return Payback(job.s()); }
 
   static DurationMs Payback(const WorkloadSpec& spec);
 
