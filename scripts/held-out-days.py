@@ -36,15 +36,10 @@ import subprocess
 import sys
 import tempfile
 
+from seed_range import parse_seeds
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DAY = 86400.0
-
-
-def parse_seeds(text):
-    if "-" in text:
-        first, last = text.split("-", 1)
-        return list(range(int(first), int(last) + 1))
-    return [int(s) for s in text.split(",")]
 
 
 def mean(values):
