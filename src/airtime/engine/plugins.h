@@ -117,8 +117,9 @@ class PermitPlugin {
   // it starts. False keeps the workload waiting this cycle (WaitReason::kPolicy); the
   // refusal is not cached, so a later workload of the same shape is still tried.
   virtual bool Permit(const Job& job, const Placement& placement, const Engine& engine) = 0;
-  // Whether Permit would refuse `job` on `node` whichever of its GPUs it took, as the state
-  // stands (Engine::NodePermitted): a preemption plug-in makes no room there.
+  // Whether Permit would refuse `job` on `node`, as the state stands (Engine::NodePermitted):
+  // a preemption plug-in makes no room there. It may err on the side of true where Permit
+  // refuses some of the node's GPUs only: room freed by node may be freed on those.
   virtual bool RefusesNode(const Job& /*job*/, NodeIndex /*node*/, const Engine& /*engine*/) const {
     return false;
   }

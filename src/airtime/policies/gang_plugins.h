@@ -25,7 +25,9 @@
 // wherever they fit, and with `keep_replicas_off` (under preemption) ReservedNodeFilter
 // keeps replicas off the node while preemption can make room elsewhere, which loses minutes
 // of small work: only a replica that found no room anywhere else (Unplaced) is let in, in
-// the next cycle, 1 ms later, the node's free GPUs kept for it until then.
+// the next cycle, 1 ms later, the node's free GPUs kept for it until then. Preemption makes
+// no room on the reserved node for work that the reservation would then keep off it
+// (RefusesNode): the freed GPUs would go to others, and the work would stop those next.
 // One reservation at a time, the first starving gang in queue order; recomputed every cycle
 // in O(GPUs + allocated GPUs), and only while a gang starves. Multi-node gangs (larger than
 // any node) get no reservation.
@@ -69,7 +71,9 @@ class GangReserve : public CyclePlugin, public PermitPlugin {
   void AfterAllocate(Engine& engine) override;
   bool Permit(const Job& job, const Placement& placement, const Engine& engine) override;
   // The reserved node, for work that would still run at the reservation's time (not for
-  // replicas, which Permit lets in): preemption makes no room there for it.
+  // replicas, which Permit lets in): preemption makes no room there for it. The whole node,
+  // though Permit refuses only its reserved GPUs: victims are found by node, and GPUs freed
+  // among the reserved ones would be refused.
   bool RefusesNode(const Job& job, NodeIndex node, const Engine& engine) const override;
   void Unplaced(const Job& job, const Engine& engine) override;
   std::string WhyHeld(const Job& job, const Engine& engine) const override;
