@@ -240,7 +240,7 @@ def main():
 
     policies = args.policy.split(",")
     width = max(18, *(len(p) + 2 for p in policies))
-    print(f"seeds {args.seeds}; the shipped day (control), then the mean over the held-out days: "
+    print(f"{'seed' if len(seeds) == 1 else 'seeds'} {args.seeds}; the shipped day (control), then the mean over the held-out days: "
           f"return per installed GPU-hour / realtime SLO attainment %")
     print("scenario".ljust(34) + "".join(p.rjust(width) for p in policies))
     logs = collections.defaultdict(list)
