@@ -244,8 +244,8 @@ bool ValuePreempt::ByValue(const Job& job, Engine& engine, int pool) {
   std::stable_sort(
       q.candidates.begin(), q.candidates.end(),
       [](const VictimCandidate& x, const VictimCandidate& y) { return x.cost < y.cost; });
-  // Only where the placement could then put it and the permits let it start (filters,
-  // the gang reservation), within the pool with quotas.
+  // Only where the placement could then put it and the permits let it start (filters, the
+  // gang reservation, FasterLater), within the pool with quotas.
   q.node_ok = [&](NodeIndex n) {
     return (!quotas_ || quotas_->PoolOfNode(n) == pool) && engine.NodePermitted(job, n);
   };
