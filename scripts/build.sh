@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Configures and builds airtime.
 #
-# Usage: scripts/build.sh [BUILD_TYPE | asan]
+# Usage: scripts/build.sh [BUILD_TYPE | asan | tsan] [TARGET...]
 #   (none)          RelWithDebInfo into build/
 #   Debug, Release, RelWithDebInfo, MinSizeRel
 #                   that CMake build type into build/
@@ -9,6 +9,8 @@
 #                   into build-asan/: -O1 -g1 with assertions on, no benchmarks; GCC's
 #                   warnings that sanitizers make unreliable do not fail this build (the
 #                   normal build still treats them as errors)
+#   tsan            ThreadSanitizer (-DAIRTIME_TSAN=ON) into build-tsan/, the same way
+#   TARGET...       build only these targets (default: all)
 # Environment:
 #   AIRTIME_JOBS       parallel compile jobs (default: nproc)
 #   AIRTIME_BUILD_DIR  build folder instead of build/ or build-asan/
@@ -18,16 +20,22 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 kind="${1:-RelWithDebInfo}"
+targets=("${@:2}")
 jobs="${AIRTIME_JOBS:-$(nproc)}"
 
 args=()
 case "$kind" in
-  asan | ASAN | sanitize)
-    dir="${AIRTIME_BUILD_DIR:-$root/build-asan}"
+  asan | ASAN | sanitize | tsan | TSAN)
+    if [[ "${kind,,}" == tsan ]]; then
+      dir="${AIRTIME_BUILD_DIR:-$root/build-tsan}"
+      args+=(-DAIRTIME_TSAN=ON -DAIRTIME_SANITIZE=OFF)
+    else
+      dir="${AIRTIME_BUILD_DIR:-$root/build-asan}"
+      args+=(-DAIRTIME_SANITIZE=ON -DAIRTIME_TSAN=OFF)
+    fi
     # -O1 is what the sanitizers recommend, and it compiles in half the time of -O2 -g;
     # -g1 keeps the line tables that stack traces need.
-    args+=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" -DAIRTIME_SANITIZE=ON
-      -DAIRTIME_BUILD_BENCH=OFF)
+    args+=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" -DAIRTIME_BUILD_BENCH=OFF)
     # GCC's manual: "sanitizers tend to increase the rate of false positive warnings, most
     # notably those around -Wmaybe-uninitialized. We recommend against combining -Werror
     # and sanitizers." (GCC 12 reports one inside <regex> here.)
@@ -37,7 +45,7 @@ case "$kind" in
     ;;
   Debug | Release | RelWithDebInfo | MinSizeRel)
     dir="${AIRTIME_BUILD_DIR:-$root/build}"
-    args+=(-DCMAKE_BUILD_TYPE="$kind" -DAIRTIME_SANITIZE=OFF)
+    args+=(-DCMAKE_BUILD_TYPE="$kind" -DAIRTIME_SANITIZE=OFF -DAIRTIME_TSAN=OFF)
     ;;
   -h | --help)
     sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
@@ -45,7 +53,7 @@ case "$kind" in
     ;;
   *)
     echo "build.sh: unknown build type '$kind' (expected Debug, Release, RelWithDebInfo," \
-      "MinSizeRel or asan)" >&2
+      "MinSizeRel, asan or tsan)" >&2
     exit 2
     ;;
 esac
@@ -59,4 +67,8 @@ args+=(${AIRTIME_CMAKE_ARGS:-})
 
 echo "build.sh: $kind build in ${dir#"$root"/} with $jobs jobs"
 cmake -S "$root" -B "$dir" "${args[@]}"
-cmake --build "$dir" --parallel "$jobs"
+if ((${#targets[@]} > 0)); then
+  cmake --build "$dir" --parallel "$jobs" --target "${targets[@]}"
+else
+  cmake --build "$dir" --parallel "$jobs"
+fi

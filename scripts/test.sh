@@ -6,14 +6,19 @@
 #   2. scripts/check-format.sh         (clang-format over every tracked *.h / *.cc)
 #   3. scripts/build.sh                (RelWithDebInfo into build/), then ctest there
 #   4. scripts/build.sh asan           (ASan + UBSan into build-asan/), then ctest there
+#   5. scripts/build.sh tsan           (ThreadSanitizer into build-tsan/), then ctest there:
+#                                       the daemon, the HTTP API and the simulator's
+#                                       side-by-side replays run threads
 # A failing step does not stop the later ones (a format error still lets the tests run), but
 # a build that fails skips its ctest. Prints ctest's summary for both builds and a table of
 # the steps; exits 1 when any step failed.
 #
 # Environment:
 #   AIRTIME_JOBS         parallel compile and test jobs (default: nproc)
-#   AIRTIME_TEST_ASAN=0  skip the sanitizer build (quicker local runs; CI runs it)
-#   AIRTIME_BUILD_DIR, AIRTIME_ASAN_BUILD_DIR  build folders (default build/, build-asan/)
+#   AIRTIME_TEST_ASAN=0  skip the ASan+UBSan build (quicker local runs; CI runs it)
+#   AIRTIME_TEST_TSAN=0  skip the ThreadSanitizer build (likewise)
+#   AIRTIME_BUILD_DIR, AIRTIME_ASAN_BUILD_DIR, AIRTIME_TSAN_BUILD_DIR  build folders
+#                        (default build/, build-asan/, build-tsan/)
 #   CTEST_ARGS           extra ctest arguments, e.g. "-R Ledger"
 set -uo pipefail
 
@@ -22,10 +27,14 @@ cd "$root" || exit 2
 jobs="${AIRTIME_JOBS:-$(nproc)}"
 build_dir="${AIRTIME_BUILD_DIR:-$root/build}"
 asan_dir="${AIRTIME_ASAN_BUILD_DIR:-$root/build-asan}"
+tsan_dir="${AIRTIME_TSAN_BUILD_DIR:-$root/build-tsan}"
 export AIRTIME_JOBS="$jobs"
 # Sanitizers: leaks count as errors; UBSan stops at its first report, with a stack trace.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+# TSan: a report fails the test (exit code 66); scripts/tsan.supp names the false positives
+# of uninstrumented system libraries, each with why.
+export TSAN_OPTIONS="${TSAN_OPTIONS:-suppressions=$root/scripts/tsan.supp:second_deadlock_stack=1}"
 
 summary=()
 failed=0
@@ -83,6 +92,15 @@ elif step "asan build" env AIRTIME_BUILD_DIR="$asan_dir" scripts/build.sh asan; 
   step "asan tests" run_ctest "$asan_dir" || true
 else
   skip "asan tests" "the sanitizer build failed"
+fi
+
+if [[ "${AIRTIME_TEST_TSAN:-1}" == 0 ]]; then
+  skip "tsan build" "AIRTIME_TEST_TSAN=0"
+  skip "tsan tests" "AIRTIME_TEST_TSAN=0"
+elif step "tsan build" env AIRTIME_BUILD_DIR="$tsan_dir" scripts/build.sh tsan; then
+  step "tsan tests" run_ctest "$tsan_dir" || true
+else
+  skip "tsan tests" "the sanitizer build failed"
 fi
 
 echo

@@ -122,17 +122,26 @@ double Number(const nlohmann::json& v, const std::string& what) {
   return d;
 }
 
-// (a) + (b): the mixed day under fifo, static and bestfit, twice with one seed.
+// (a) + (b): the mixed day under fifo, static and bestfit, twice with one seed: the
+// policies replayed side by side, then one at a time.
 TEST(MixedDay, ReportIsCompleteConsistentAndDeterministic) {
   const std::string dir = TempDir();
   const auto args = Concat(MixedDayInputArgs(), {"--policy", "fifo,static,bestfit", "--horizon",
-                                                 "24h", "--seed", "7", "--quiet", "--json"});
-  Outcome first = Airtime(Concat(args, {dir + "/first.json"}));
+                                                 "24h", "--seed", "7", "--quiet"});
+  Outcome first = Airtime(Concat(
+      args, {"--threads", "3", "--json", dir + "/first.json", "--decisions", dir + "/first.log"}));
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_EQ(first.out, "");  // --quiet
-  Outcome second = Airtime(Concat(args, {dir + "/second.json"}));
+  Outcome second = Airtime(Concat(args, {"--threads", "1", "--json", dir + "/second.json",
+                                         "--decisions", dir + "/second.log"}));
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_EQ(first.err, second.err);
+  for (const char* policy : kPolicies) {
+    const std::string log = ReadFile(dir + "/first.log." + policy);
+    EXPECT_NE(log.find("\"decision\":\"start\""), std::string::npos) << policy;
+    EXPECT_TRUE(log == ReadFile(dir + "/second.log." + policy))
+        << policy << ": the decision logs differ between --threads 3 and --threads 1";
+  }
 
   const std::string text1 = ReadFile(dir + "/first.json");
   const std::string text2 = ReadFile(dir + "/second.json");
@@ -142,7 +151,8 @@ TEST(MixedDay, ReportIsCompleteConsistentAndDeterministic) {
   const std::string det1 = std::regex_replace(text1, wall, "\"wall_seconds\": 0");
   const std::string det2 = std::regex_replace(text2, wall, "\"wall_seconds\": 0");
   EXPECT_NE(det1, text1) << "no wall_seconds field was found";
-  EXPECT_TRUE(det1 == det2) << "two runs with --seed 7 wrote different reports";
+  EXPECT_TRUE(det1 == det2) << "two runs with --seed 7 (--threads 3, --threads 1) wrote "
+                               "different reports";
 
   // (a) One entry per policy, each complete and consistent.
   const auto report = nlohmann::json::parse(text1);
@@ -260,6 +270,13 @@ TEST(BadInput, SkipBadRowsImportsTheRestAndCountsTheSkippedRow) {
               AllOf(HasSubstr("2 rows imported"), HasSubstr("1 broken rows skipped")));
   ASSERT_EQ(report.at("policies").size(), 1u);
   EXPECT_EQ(report.at("policies")[0].at("kinds").at("training").at("completed"), 2);
+}
+
+TEST(BadInput, ANegativeThreadCountIsNamed) {
+  Outcome r = Airtime(Concat(MixedDayInputArgs(), {"--threads", "-2", "--quiet"}));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("--threads"));
+  EXPECT_EQ(r.out, "");
 }
 
 TEST(BadInput, UnknownPolicyIsNamedWithTheKnownOnes) {

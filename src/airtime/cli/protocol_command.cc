@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "airtime/cli/sim_args.h"
 #include "airtime/fgd/fgd_protocol.h"
 
 namespace airtime {
@@ -22,14 +23,14 @@ nlohmann::json CurveJson(const FgdCurve& c) {
 
 }  // namespace
 
-int RunProtocol(const std::string& protocol, const std::string& nodes, const std::string& pods,
-                const std::vector<std::string>& policies, int seeds, uint64_t first_seed,
-                const std::string& json, bool quiet) {
+int RunProtocol(const SimArgs& a, const std::vector<std::string>& policies) {
+  const std::string& protocol = a.protocol;
+  const int seeds = a.seeds;
   if (protocol != "fgd") {
     std::cerr << "airtime sim: unknown protocol '" << protocol << "' (known: fgd)\n";
     return 2;
   }
-  if (nodes.empty() || pods.empty()) {
+  if (a.nodes.empty() || a.pods.empty()) {
     std::cerr << "airtime sim --protocol fgd: --nodes and --pods are required\n";
     return 2;
   }
@@ -38,17 +39,18 @@ int RunProtocol(const std::string& protocol, const std::string& nodes, const std
     return 2;
   }
   FgdOptions o;
-  o.nodes_csv = nodes;
-  o.pods_csv = pods;
+  o.nodes_csv = a.nodes;
+  o.pods_csv = a.pods;
   o.policies = policies;
   o.seeds = seeds;
-  o.first_seed = first_seed;
+  o.first_seed = a.first_seed;
+  o.threads = a.Threads();
   auto report = RunFgdProtocol(o);
   if (!report.ok()) {
     std::cerr << "airtime sim: " << report.status().message() << "\n";
     return 1;
   }
-  if (!quiet) {
+  if (!a.quiet) {
     std::printf("FGD protocol: %zu pods, %lld milli-GPU capacity, seeds %d from %llu\n",
                 report->original_pods, static_cast<long long>(report->capacity_milli), seeds,
                 static_cast<unsigned long long>(o.first_seed));
@@ -60,7 +62,7 @@ int RunProtocol(const std::string& protocol, const std::string& nodes, const std
                   static_cast<long long>(p.pods_failed));
     }
   }
-  if (!json.empty()) {
+  if (!a.json.empty()) {
     nlohmann::json out = {{"protocol", "fgd"},
                           {"nodes", report->nodes_csv},
                           {"pods", report->pods_csv},
@@ -82,10 +84,10 @@ int RunProtocol(const std::string& protocol, const std::string& nodes, const std
                                  {"wall_seconds", p.wall_seconds},
                                  {"per_seed", per_seed}});
     }
-    std::ofstream f(json);
+    std::ofstream f(a.json);
     f << out.dump(2) << "\n";
     if (!f) {
-      std::cerr << "airtime sim: cannot write " << json << "\n";
+      std::cerr << "airtime sim: cannot write " << a.json << "\n";
       return 1;
     }
   }

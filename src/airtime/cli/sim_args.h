@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "airtime/base/parallel.h"
 #include "airtime/base/status.h"
 #include "airtime/model/interference.h"
 
@@ -22,6 +23,7 @@ struct SimArgs {
   bool skip_bad_rows = false;
   bool quiet = false;
   std::string interference = "gavel";  // gavel, none, or a CSV file of measured factors
+  int threads = 0;                     // replays at once; 0: DefaultParallelism()
   // Protocol mode.
   std::string protocol;
   std::string nodes, pods;
@@ -30,6 +32,9 @@ struct SimArgs {
   // Suite mode.
   bool suite = false;
   std::string suite_file = "examples/suite/suite.yaml";
+
+  // `threads`, 0 resolved to one per CPU this process may use.
+  int Threads() const { return threads > 0 ? threads : DefaultParallelism(); }
 };
 
 // The interference model `--interference` names: the built-in Gavel table ("gavel"), none
@@ -41,6 +46,10 @@ Status ResolveInterference(const std::string& arg, std::optional<InterferenceMod
 // Splits "fifo,tiresias:thresholds=30m,4h,bestfit" into policy specs: a comma starts a new
 // spec only where a known policy name follows, so parameter values may hold commas.
 std::vector<std::string> SplitPolicies(const std::string& list);
+
+// `airtime sim --protocol NAME`: a placement protocol (fgd) over --nodes / --pods under
+// `policies`. Returns the exit code.
+int RunProtocol(const SimArgs& args, const std::vector<std::string>& policies);
 
 // `airtime sim --suite`: every scenario of the suite file (plus one given with --cluster /
 // --workload or --nodes / --pods) under every policy; one table per scenario, a summary, and

@@ -62,6 +62,7 @@ int RunScenario(const SimArgs& a) {
   }
   SimOptions opt;
   opt.seed = a.seed;
+  opt.threads = a.Threads();
   if (!a.horizon.empty()) {
     auto h = ParseDurationMs(a.horizon);
     if (!h || *h <= 0) {
@@ -95,17 +96,22 @@ int RunScenario(const SimArgs& a) {
   }
   std::vector<SimResult>& results = *run;
   if (!a.decisions.empty()) {
-    // A second, logged replay per policy over the same horizon (identical decisions).
-    for (size_t i = 0; i < policies.size(); ++i) {
-      const std::string path =
-          policies.size() == 1 ? a.decisions : a.decisions + "." + results[i].policy;
-      std::ofstream log(path);
+    // A second, logged replay per policy over the same horizon (identical decisions), side
+    // by side, each into its own file.
+    auto path = [&](size_t i) {
+      return policies.size() == 1 ? a.decisions : a.decisions + "." + results[i].policy;
+    };
+    std::vector<char> written(policies.size(), 0);
+    ParallelFor(policies.size(), opt.threads, [&](size_t i) {
+      std::ofstream log(path(i));
       SimOptions logged = opt;
       logged.horizon = results[i].end;
       logged.decision_log = &log;
-      auto r = Simulate(*input, policies[i], logged);
-      if (!r.ok() || !log) {
-        std::cerr << "airtime sim: cannot write " << path << "\n";
+      written[i] = Simulate(*input, policies[i], logged).ok() && log;
+    });
+    for (size_t i = 0; i < policies.size(); ++i) {
+      if (!written[i]) {
+        std::cerr << "airtime sim: cannot write " << path(i) << "\n";
         return 1;
       }
     }
@@ -139,10 +145,6 @@ int RunScenario(const SimArgs& a) {
 
 }  // namespace
 
-int RunProtocol(const std::string& protocol, const std::string& nodes, const std::string& pods,
-                const std::vector<std::string>& policies, int seeds, uint64_t first_seed,
-                const std::string& json, bool quiet);
-
 void AddSimCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<SimArgs>();
   CLI::App* sim =
@@ -175,6 +177,11 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   sim->add_option("--first-seed", args->first_seed,
                   "protocol: the first seed (42, as the published figures)")
       ->capture_default_str();
+  sim->add_option("--threads", args->threads,
+                  "replays (one per policy, or per policy and seed in a protocol) run at once; "
+                  "0: one per CPU this process may use. Results do not depend on it")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 4096));
   sim->add_flag("--suite", args->suite,
                 "run every scenario of the suite file under every policy (see --suite-file)");
   sim->add_option("--suite-file", args->suite_file, "the suite file")->capture_default_str();
@@ -184,8 +191,7 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
     } else if (!args->protocol.empty()) {
       // The protocol measures placement: compare the placement policies unless told otherwise.
       const std::string policies = sim->count("--policy") ? args->policies : "bestfit,fgd";
-      *exit_code = RunProtocol(args->protocol, args->nodes, args->pods, SplitPolicies(policies),
-                               args->seeds, args->first_seed, args->json, args->quiet);
+      *exit_code = RunProtocol(*args, SplitPolicies(policies));
     } else {
       *exit_code = RunScenario(*args);
     }

@@ -166,6 +166,7 @@ int RunSuite(const SimArgs& a) {
       o.policies = policies;
       o.seeds = a.seeds;
       o.first_seed = a.first_seed;
+      o.threads = a.Threads();
       auto r = RunFgdProtocol(o);
       if (!r.ok()) {
         std::cerr << "airtime sim --suite: " << s.name << ": " << r.status().message() << "\n";
@@ -194,6 +195,7 @@ int RunSuite(const SimArgs& a) {
     }
     SimOptions opt;
     opt.seed = a.seed;
+    opt.threads = a.Threads();
     opt.interference = interference;
     const std::string h = !s.horizon.empty() ? s.horizon : a.horizon;
     if (!h.empty()) {

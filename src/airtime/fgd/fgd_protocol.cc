@@ -6,6 +6,7 @@
 #include <limits>
 #include <memory>
 
+#include "airtime/base/parallel.h"
 #include "airtime/base/rng.h"
 #include "airtime/engine/engine.h"
 #include "airtime/policies/common_plugins.h"
@@ -166,20 +167,30 @@ StatusOr<FgdReport> RunFgdProtocol(const FgdOptions& options) {
     pr.policy = spec;
     report.policies.push_back(std::move(pr));
   }
-  for (int i = 0; i < options.seeds; ++i) {
-    const uint64_t seed = options.first_seed + static_cast<uint64_t>(i);
-    int64_t cloned = 0;
-    const std::vector<OpenbPod> arrivals =
-        FgdArrivals(*pods, report.capacity_milli, options.tune, seed, &cloned);
-    for (FgdPolicyReport& pr : report.policies) {
-      auto run = RunFgdSeed(*cluster, arrivals, pr.policy, seed, &report.typical_tasks);
-      if (!run.ok()) return run.status();
-      run->pods_cloned = cloned;
-      pr.pods_arrived += run->pods_arrived;
-      pr.pods_failed += run->pods_failed;
-      pr.wall_seconds += run->wall_seconds;
-      pr.seeds.push_back(std::move(*run));
-    }
+  // Every seed's arrivals first (a pure function of the pods and the seed), then every
+  // (seed, policy) run side by side, collected in seed then policy order.
+  const size_t seeds = static_cast<size_t>(options.seeds);
+  const size_t policies = report.policies.size();
+  std::vector<std::vector<OpenbPod>> arrivals(seeds);
+  std::vector<int64_t> cloned(seeds, 0);
+  for (size_t i = 0; i < seeds; ++i)
+    arrivals[i] =
+        FgdArrivals(*pods, report.capacity_milli, options.tune, options.first_seed + i, &cloned[i]);
+  std::vector<StatusOr<FgdSeedRun>> runs(seeds * policies, Internal("not run"));
+  ParallelFor(runs.size(), options.threads, [&](size_t k) {
+    const size_t i = k / policies;
+    runs[k] = RunFgdSeed(*cluster, arrivals[i], report.policies[k % policies].policy,
+                         options.first_seed + i, &report.typical_tasks);
+  });
+  for (size_t k = 0; k < runs.size(); ++k) {
+    if (!runs[k].ok()) return runs[k].status();
+    FgdSeedRun& run = *runs[k];
+    run.pods_cloned = cloned[k / policies];
+    FgdPolicyReport& pr = report.policies[k % policies];
+    pr.pods_arrived += run.pods_arrived;
+    pr.pods_failed += run.pods_failed;
+    pr.wall_seconds += run.wall_seconds;
+    pr.seeds.push_back(std::move(run));
   }
   for (FgdPolicyReport& pr : report.policies) {
     for (size_t b = 0; b < static_cast<size_t>(kFgdBins); ++b) {

@@ -37,6 +37,8 @@ struct FgdOptions {
   int seeds = 10;
   uint64_t first_seed = 42;
   double tune = 1.3;
+  int threads = 1;  // runs (seed x policy) at once, each on its own thread; results do not
+                    // depend on it
 };
 
 // One curve: per bin, the mean allocation ratio (% of GPU capacity) of the arrivals whose

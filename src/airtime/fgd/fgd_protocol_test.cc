@@ -206,6 +206,39 @@ TEST_F(FgdExcerptTest, ProtocolAveragesSeedsPerPolicy) {
   }
 }
 
+TEST_F(FgdExcerptTest, RunsSideBySideGiveTheSameReportAsOneAtATime) {
+  FgdOptions o;
+  o.nodes_csv = kNodes;
+  o.pods_csv = kPods;
+  o.policies = {"bestfit", "fgd", "airtime"};
+  o.seeds = 4;
+  auto serial = RunFgdProtocol(o);
+  o.threads = 5;
+  auto parallel = RunFgdProtocol(o);
+  ASSERT_TRUE(serial.ok() && parallel.ok());
+  ASSERT_EQ(serial->policies.size(), parallel->policies.size());
+  for (size_t p = 0; p < serial->policies.size(); ++p) {
+    const FgdPolicyReport& a = serial->policies[p];
+    const FgdPolicyReport& b = parallel->policies[p];
+    SCOPED_TRACE(a.policy);
+    EXPECT_EQ(a.policy, b.policy);
+    EXPECT_EQ(a.pods_failed, b.pods_failed);
+    ASSERT_EQ(a.seeds.size(), b.seeds.size());
+    for (size_t i = 0; i < a.seeds.size(); ++i) {
+      EXPECT_EQ(a.seeds[i].seed, b.seeds[i].seed);
+      EXPECT_EQ(a.seeds[i].pods_cloned, b.seeds[i].pods_cloned);
+      EXPECT_EQ(a.seeds[i].allocated_milli, b.seeds[i].allocated_milli);
+    }
+    for (int bin = 0; bin < kFgdBins; ++bin) {
+      if (std::isnan(a.mean.at(bin))) {
+        EXPECT_TRUE(std::isnan(b.mean.at(bin))) << "bin " << bin;
+      } else {
+        EXPECT_EQ(a.mean.at(bin), b.mean.at(bin)) << "bin " << bin;
+      }
+    }
+  }
+}
+
 TEST_F(FgdExcerptTest, BadInputsAreErrors) {
   FgdOptions o;
   o.nodes_csv = kNodes;

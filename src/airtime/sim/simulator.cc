@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "airtime/base/parallel.h"
 #include "airtime/engine/engine.h"
 #include "airtime/policies/registry.h"
 
@@ -307,23 +308,34 @@ StatusOr<std::vector<SimResult>> SimulatePolicies(const SimInput& input,
     auto p = PolicyRegistry::Builtin().Make(spec, input.cluster);
     if (!p.ok()) return p.status();
   }
-  std::vector<SimResult> results;
+  const int threads = options.decision_log ? 1 : options.threads;
+  // Runs the policies side by side; the first error in the policies' order is reported.
+  auto run_all = [&](const SimOptions& o,
+                     const std::vector<char>& skip) -> StatusOr<std::vector<SimResult>> {
+    std::vector<StatusOr<SimResult>> runs(policy_specs.size(), Internal("not run"));
+    ParallelFor(policy_specs.size(), threads, [&](size_t i) {
+      if (!skip[i]) runs[i] = Simulate(input, policy_specs[i], o);
+    });
+    std::vector<SimResult> out(policy_specs.size());
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (skip[i]) continue;
+      if (!runs[i].ok()) return runs[i].status();
+      out[i] = std::move(*runs[i]);
+    }
+    return out;
+  };
+  auto results = run_all(options, std::vector<char>(policy_specs.size(), 0));
+  if (!results.ok() || options.horizon != kNever) return results;
   TimeMs end = 0;
-  for (const std::string& spec : policy_specs) {
-    auto r = Simulate(input, spec, options);
-    if (!r.ok()) return r.status();
-    end = std::max(end, r->end);
-    results.push_back(std::move(*r));
-  }
-  if (options.horizon != kNever) return results;
+  for (const SimResult& r : *results) end = std::max(end, r.end);
   SimOptions common = options;
   common.horizon = end;
-  for (size_t i = 0; i < results.size(); ++i) {
-    if (results[i].end == end) continue;
-    auto r = Simulate(input, policy_specs[i], common);
-    if (!r.ok()) return r.status();
-    results[i] = std::move(*r);
-  }
+  std::vector<char> done(results->size());
+  for (size_t i = 0; i < results->size(); ++i) done[i] = (*results)[i].end == end;
+  auto rerun = run_all(common, done);
+  if (!rerun.ok()) return rerun.status();
+  for (size_t i = 0; i < results->size(); ++i)
+    if (!done[i]) (*results)[i] = std::move((*rerun)[i]);
   return results;
 }
 

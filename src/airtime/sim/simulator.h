@@ -31,6 +31,9 @@ struct SimOptions {
   // When set, every decision is written here as one JSON object per line, and at the end
   // every workload still waiting with its explanation.
   std::ostream* decision_log = nullptr;
+  // SimulatePolicies: how many policies replay at once, each on its own thread (a replay
+  // itself is single-threaded). Results do not depend on it. With a decision log, 1.
+  int threads = 1;
 };
 
 struct SimResult {

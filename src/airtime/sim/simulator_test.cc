@@ -209,6 +209,41 @@ TEST(SimulatorTest, PoliciesShareAHorizon) {
   EXPECT_FALSE(SimulatePolicies(in, {"fifo", "nope"}).ok());
 }
 
+TEST(SimulatorTest, PoliciesReplayedSideBySideGiveTheSameResultsAsOneAtATime) {
+  // Without a horizon (the runs that end early are replayed again to the latest end) and
+  // with one; the first policy's error is reported whatever the thread count.
+  const std::vector<std::string> policies = {"fifo", "bestfit", "kai", "lyra", "airtime"};
+  for (TimeMs horizon : {kNever, 6 * kHour}) {
+    SimInput in = RandomScenario(7);
+    SimOptions one;
+    one.horizon = horizon;
+    SimOptions four = one;
+    four.threads = 4;
+    auto a = SimulatePolicies(in, policies, one);
+    auto b = SimulatePolicies(in, policies, four);
+    ASSERT_TRUE(a.ok() && b.ok());
+    ASSERT_EQ(a->size(), policies.size());
+    ASSERT_EQ(b->size(), policies.size());
+    for (size_t i = 0; i < policies.size(); ++i) {
+      SCOPED_TRACE(policies[i]);
+      const SimResult& x = (*a)[i];
+      const SimResult& y = (*b)[i];
+      EXPECT_EQ(x.policy, y.policy);
+      EXPECT_EQ(x.end, y.end);
+      EXPECT_EQ(x.events, y.events);
+      EXPECT_EQ(x.metrics.value, y.metrics.value);
+      EXPECT_EQ(x.metrics.slo_attainment, y.metrics.slo_attainment);
+      EXPECT_EQ(x.ledger.milli_ms, y.ledger.milli_ms);
+      EXPECT_EQ(x.waiting_at_end, y.waiting_at_end);
+    }
+  }
+  SimOptions four;
+  four.threads = 4;
+  auto bad = SimulatePolicies(RandomScenario(7), {"fifo", "nope", "nor-this"}, four);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("nope"), std::string::npos) << bad.status().message();
+}
+
 TEST(SimulatorTest, WithoutAHorizonTheMixedDayEndsUnderEveryPolicy) {
   // After its day the mixed day leaves services whose forecast repeats the day's curve
   // (replica changes and wake-ups for ever) and two jobs that never start: the replay
