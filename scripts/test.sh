@@ -85,23 +85,21 @@ else
   skip "tests" "the build failed"
 fi
 
-if [[ "${AIRTIME_TEST_ASAN:-1}" == 0 ]]; then
-  skip "asan build" "AIRTIME_TEST_ASAN=0"
-  skip "asan tests" "AIRTIME_TEST_ASAN=0"
-elif step "asan build" env AIRTIME_BUILD_DIR="$asan_dir" scripts/build.sh asan; then
-  step "asan tests" run_ctest "$asan_dir" || true
-else
-  skip "asan tests" "the sanitizer build failed"
-fi
-
-if [[ "${AIRTIME_TEST_TSAN:-1}" == 0 ]]; then
-  skip "tsan build" "AIRTIME_TEST_TSAN=0"
-  skip "tsan tests" "AIRTIME_TEST_TSAN=0"
-elif step "tsan build" env AIRTIME_BUILD_DIR="$tsan_dir" scripts/build.sh tsan; then
-  step "tsan tests" run_ctest "$tsan_dir" || true
-else
-  skip "tsan tests" "the sanitizer build failed"
-fi
+# sanitizer_build KIND DIR: the KIND (asan, tsan) build into DIR and its tests, unless
+# AIRTIME_TEST_<KIND>=0.
+sanitizer_build() {
+  local kind="$1" dir="$2" skip_var="AIRTIME_TEST_${1^^}"
+  if [[ "${!skip_var:-1}" == 0 ]]; then
+    skip "$kind build" "$skip_var=0"
+    skip "$kind tests" "$skip_var=0"
+  elif step "$kind build" env AIRTIME_BUILD_DIR="$dir" scripts/build.sh "$kind"; then
+    step "$kind tests" run_ctest "$dir" || true
+  else
+    skip "$kind tests" "the sanitizer build failed"
+  fi
+}
+sanitizer_build asan "$asan_dir"
+sanitizer_build tsan "$tsan_dir"
 
 echo
 echo "==== summary ($((SECONDS - start_all)) s in all, $jobs jobs)"
