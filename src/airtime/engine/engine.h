@@ -198,6 +198,8 @@ class Engine {
   std::string FilteredOut(const Job& job) const;
   // "; " and the queue order's note on `job` (QueueSortPlugin::Note), or "".
   std::string OrderNote(const Job& job) const;
+  // "; " and each permit plug-in's note on waiting `job` (PermitPlugin::WaitNote), or "".
+  std::string PermitNotes(const Job& job) const;
 
   const Cluster* cluster_;
   Policy policy_;

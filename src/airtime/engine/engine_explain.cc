@@ -97,7 +97,7 @@ std::string Engine::Explain(WorkloadId id) const {
       if (why.empty())
         for (const auto& p : policy_.permits) why.push_back(std::string(p->name()));
       return prefix + "; a place was free but policy '" + policy_.name +
-             "' held it back: " + Join(why, "; ") + OrderNote(job);
+             "' held it back: " + Join(why, "; ") + PermitNotes(job) + OrderNote(job);
     }
     case WaitReason::kNoFit:
       break;
@@ -130,11 +130,21 @@ std::string Engine::Explain(WorkloadId id) const {
            FormatTime(next->expected_end);
     }
   }
+  s += PermitNotes(job);
   if (job.preempt_retry_at > now_)
     s += "; room made for it by preemption went unused (the policy held it back there), so "
          "no work is stopped for it again before " +
          FormatTime(job.preempt_retry_at);
   return s + OrderNote(job);
+}
+
+std::string Engine::PermitNotes(const Job& job) const {
+  std::string s;
+  for (const auto& p : policy_.permits) {
+    std::string note = p->WaitNote(job, *this);
+    if (!note.empty()) s += "; " + note;
+  }
+  return s;
 }
 
 std::string Engine::OrderNote(const Job& job) const {

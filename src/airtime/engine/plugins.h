@@ -129,6 +129,9 @@ class PermitPlugin {
   // Why it held `job` back in the last cycle, in words a user can act on (for explanations;
   // empty: the plug-in's name is shown).
   virtual std::string WhyHeld(const Job& /*job*/, const Engine& /*engine*/) const { return {}; }
+  // What the plug-in does for `job` while it waits (a reservation it holds for it, when it
+  // will get one), for its explanation; empty: nothing.
+  virtual std::string WaitNote(const Job& /*job*/, const Engine& /*engine*/) const { return {}; }
 };
 
 class ScalePlugin {

@@ -567,8 +567,27 @@ TEST(AirtimePolicyTest, GangReservationExplainsWhatItHoldsBack) {
   // 2 GPUs busy for 2 h, then a 4-GPU gang that waits.
   e.Handle(Event::Arrival(0, MakeJob("long", WorkloadKind::kTraining, 2, 2 * 1.8 * 3600)));
   e.Handle(Event::Arrival(0, MakeJob("gang", WorkloadKind::kTraining, 4, 1.8 * 3600)));
-  // After 30 min the gang holds the node: a 3 h job may not take the 2 free GPUs ...
+  e.Handle(Event::Arrival(kMinute, MakeJob("second", WorkloadKind::kTraining, 4, 1.8 * 3600)));
+  const WorkloadId gang = *e.FindByName("gang");
+  const WorkloadId second = *e.FindByName("second");
+  // The waiting gang is told when it gets a reservation ...
+  EXPECT_NE(e.Explain(gang).find("a gang still waiting at 00:30:00 (after 30m00s) gets GPUs "
+                                 "reserved on the node that frees soonest"),
+            std::string::npos)
+      << e.Explain(gang);
+  // ... and, once it has one, where and until when; the next gang that has waited as long
+  // is told who holds it. After 30 min the gang holds the node: a 3 h job may not take the
+  // 2 free GPUs ...
   e.Handle(Event::Timer(31 * kMinute));
+  EXPECT_NE(e.Explain(gang).find("are reserved for it (it has waited since 00:00:00): expected "
+                                 "free at 02:00:00, and only work that ends by then may use them"),
+            std::string::npos)
+      << e.Explain(gang);
+  e.Handle(Event::Timer(31 * kMinute + kSecond));
+  EXPECT_NE(e.Explain(second).find("next in line for a reservation: one gang at a time, and "
+                                   "'gang' holds it"),
+            std::string::npos)
+      << e.Explain(second);
   const auto& r = e.Handle(
       Event::Arrival(32 * kMinute, MakeJob("late", WorkloadKind::kTraining, 1, 3 * 1.8 * 3600)));
   EXPECT_EQ(Count(r, DecisionType::kStart), 0);

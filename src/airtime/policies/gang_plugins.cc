@@ -179,6 +179,26 @@ std::string GangReserve::WhyHeld(const Job& job, const Engine& engine) const {
          "may use them)";
 }
 
+std::string GangReserve::WaitNote(const Job& job, const Engine& engine) const {
+  const Shape& s = job.s().shape;
+  if (job.is_service() || job.never_fits || s.gpu_count < 2 || s.mode != ShareMode::kWhole ||
+      s.gpu_count > max_node_gpus_)
+    return {};
+  if (job.id == r_.holder)
+    return "the GPUs of " + engine.cluster().node(r_.node).name +
+           " are reserved for it (it has waited since " + FormatTime(job.queued_since) +
+           "): expected free at " + FormatTime(r_.at) +
+           ", and only work that ends by then may use them";
+  const TimeMs eligible = job.queued_since + wait_;
+  if (engine.now() < eligible)
+    return "a gang still waiting at " + FormatTime(eligible) + " (after " + FormatDuration(wait_) +
+           ") gets GPUs reserved on the node that frees soonest";
+  if (r_.holder != kNoWorkload)
+    return "next in line for a reservation: one gang at a time, and '" +
+           engine.job(r_.holder).s().name + "' holds it, ahead in queue order";
+  return {};
+}
+
 double ReservationScore::Score(const Job& job, NodeIndex node, const Engine& engine) const {
   const GangReservation& r = reserve_->reservation();
   if (node != r.node) return 0;

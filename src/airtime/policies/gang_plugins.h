@@ -77,6 +77,9 @@ class GangReserve : public CyclePlugin, public PermitPlugin {
   bool RefusesNode(const Job& job, NodeIndex node, const Engine& engine) const override;
   void Unplaced(const Job& job, const Engine& engine) override;
   std::string WhyHeld(const Job& job, const Engine& engine) const override;
+  // For the gang holding the reservation: the node, and when its GPUs are expected free;
+  // for another gang that can have one: when it may, or which gang holds it now.
+  std::string WaitNote(const Job& job, const Engine& engine) const override;
 
   const GangReservation& reservation() const { return r_; }
   // Whether `job` started now on `node` would still hold GPUs at the reservation's time
