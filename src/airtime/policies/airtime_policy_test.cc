@@ -601,6 +601,21 @@ TEST(AirtimePolicyTest, GangReservationExplainsWhatItHoldsBack) {
   EXPECT_EQ(Count(r2, DecisionType::kStart), 1);
 }
 
+TEST(AirtimePolicyTest, AGangLargerThanAnyNodeIsToldItGetsNoReservation) {
+  Cluster c = MakeCluster({{"H100", 4, 2}});
+  Engine e = MakeAirtime(c, "airtime:gang_wait=30m");
+  e.Handle(Event::Arrival(0, MakeJob("long", WorkloadKind::kTraining, 1, 2 * 1.8 * 3600)));
+  WorkloadSpec wide = MakeJob("wide", WorkloadKind::kTraining, 8, 1.8 * 3600);
+  wide.shape.locality = Locality::kAny;
+  e.Handle(Event::Arrival(kMinute, wide));
+  e.Handle(Event::Timer(2 * kMinute));
+  const std::string why = e.Explain(*e.FindByName("wide"));
+  EXPECT_NE(why.find("a gang larger than any node gets no reservation: it starts only once 8 "
+                     "GPUs are free at the same time"),
+            std::string::npos)
+      << why;
+}
+
 TEST(AirtimePolicyTest, ReplicasKeepOffAReservedNodeWhenTheyFitElsewhere) {
   // Two 4-GPU nodes: 3 GPUs of one busy for 1 h (`soon`), 2 of the other for 6 h.
   Cluster c = MakeCluster({{"H100", 4, 2}});

@@ -182,8 +182,11 @@ std::string GangReserve::WhyHeld(const Job& job, const Engine& engine) const {
 std::string GangReserve::WaitNote(const Job& job, const Engine& engine) const {
   const Shape& s = job.s().shape;
   if (job.is_service() || job.never_fits || s.gpu_count < 2 || s.mode != ShareMode::kWhole ||
-      s.gpu_count > max_node_gpus_)
+      max_node_gpus_ < 0)
     return {};
+  if (s.gpu_count > max_node_gpus_)
+    return "a gang larger than any node gets no reservation: it starts only once " +
+           std::to_string(s.gpu_count) + " GPUs are free at the same time";
   if (job.id == r_.holder)
     return "the GPUs of " + engine.cluster().node(r_.node).name +
            " are reserved for it (it has waited since " + FormatTime(job.queued_since) +

@@ -78,7 +78,8 @@ class GangReserve : public CyclePlugin, public PermitPlugin {
   void Unplaced(const Job& job, const Engine& engine) override;
   std::string WhyHeld(const Job& job, const Engine& engine) const override;
   // For the gang holding the reservation: the node, and when its GPUs are expected free;
-  // for another gang that can have one: when it may, or which gang holds it now.
+  // for another gang that can have one: when it may, or which gang holds it now; for a gang
+  // larger than any node, that it gets none.
   std::string WaitNote(const Job& job, const Engine& engine) const override;
 
   const GangReservation& reservation() const { return r_; }
