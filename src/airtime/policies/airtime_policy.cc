@@ -89,9 +89,9 @@ void RegisterAirtime(PolicyRegistry& registry) {
       "airtime",
       "value density order, speed- and fragmentation-aware placement, forecast headroom, "
       "hold-or-hand-off for bursts, preemption only when it pays",
-      {"preemption", "lead", "hold_horizon", "margin", "gain_horizon", "pack", "gang_wait", "quota",
-       "limit", "spare", "spare_loose", "keep", "slo_target", "faster_later", "move_up", "trade",
-       "urgency"},
+      {"preemption", "lead", "hold_horizon", "margin", "gain_horizon", "pack", "gang_wait",
+       "wide_gangs", "quota", "limit", "spare", "spare_loose", "keep", "slo_target", "faster_later",
+       "move_up", "trade", "urgency"},
       [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
         auto preempt_choice = GetChoice(params, "preemption", "on", {"on", "off"});
         if (!preempt_choice.ok()) return preempt_choice.status();
@@ -151,6 +151,11 @@ void RegisterAirtime(PolicyRegistry& registry) {
           gang_wait = *w;
         }
 
+        // Gangs wider than any node (locality any) get reservations too (GangReserve).
+        auto wide_choice = GetChoice(params, "wide_gangs", "off", {"reserve", "off"});
+        if (!wide_choice.ok()) return wide_choice.status();
+        const bool wide_gangs = *wide_choice == "reserve";
+
         // The cost of delay of work with a decaying deadline (UrgentDensity): 0 leaves the
         // queue in plain value-density order.
         auto urgency = GetDuration(params, "urgency", kHour);
@@ -184,7 +189,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
         // With preemption a replica keeps off the reserved node while it can make room
         // elsewhere; without, it could not, so it may land there as before.
         const bool keep_off = reserve && preemption == "on";
-        auto gang = std::make_unique<GangReserve>(gang_wait, keep_off);
+        auto gang = std::make_unique<GangReserve>(gang_wait, keep_off, wide_gangs);
         GangReserve* gang_raw = gang.get();
         // Scarce fast GPUs go to the work that gains most from them (TypeTrade).
         auto trade = *trade_choice == "on" ? std::make_unique<TypeTrade>() : nullptr;

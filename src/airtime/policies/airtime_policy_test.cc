@@ -561,6 +561,34 @@ TEST(AirtimePolicyTest, GangIsNotStarvedByAStreamOfSmallJobs) {
   EXPECT_GT(started_while_waiting, 0);
 }
 
+TEST(AirtimePolicyTest, AGangWiderThanAnyNodeGetsAReservationWithWideGangs) {
+  // The stream of 1-GPU jobs on two 8-GPU nodes, and a 16-GPU gang that may spread over
+  // both (locality any): without a reservation 16 GPUs are never free at once.
+  Cluster c = MakeCluster({{"H100", 8, 2}});
+  std::vector<WorkloadSpec> jobs = GangAndStream();
+  jobs.back().shape.gpu_count = 16;
+  jobs.back().shape.locality = Locality::kAny;
+  jobs.back().value.on_completion = 16;
+  {
+    Engine e = MakeAirtime(c);  // wide_gangs=off, the default
+    auto log = testing::Drive(e, jobs, 12 * kHour);
+    EXPECT_EQ(log.start("gang"), kNever);
+    EXPECT_NE(e.Explain(*e.FindByName("gang")).find("gets no reservation"), std::string::npos)
+        << e.Explain(*e.FindByName("gang"));
+  }
+  {
+    // Reserved after its 4 h wait, on both nodes, until their last small jobs end.
+    Engine e = MakeAirtime(c, "airtime:wide_gangs=reserve");
+    testing::Drive(e, jobs, 5 * kMinute + 4 * kHour + kMinute);
+    const std::string why = e.Explain(*e.FindByName("gang"));
+    EXPECT_NE(why.find("the GPUs of H100-0, H100-1 are reserved for it"), std::string::npos) << why;
+  }
+  Engine e = MakeAirtime(c, "airtime:wide_gangs=reserve");
+  auto log = testing::Drive(e, jobs, 12 * kHour);
+  ASSERT_NE(log.start("gang"), kNever);
+  EXPECT_LE(log.start("gang"), 5 * kMinute + 4 * kHour + kHour);
+}
+
 TEST(AirtimePolicyTest, GangReservationExplainsWhatItHoldsBack) {
   Cluster c = MakeCluster({{"H100", 4, 1}});
   Engine e = MakeAirtime(c, "airtime:gang_wait=30m");

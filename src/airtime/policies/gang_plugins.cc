@@ -29,15 +29,19 @@ double PackScore::Score(const Job& job, NodeIndex node, const Engine& engine) co
 void GangReserve::BeforeAllocate(Engine& engine) {
   const Cluster& c = engine.cluster();
   if (r_.gpu_reserved.size() != c.gpu_count()) r_.gpu_reserved.assign(c.gpu_count(), 0);
-  if (r_.node >= 0) {
-    const GpuIndex first = c.first_gpu(r_.node);
-    for (int i = 0; i < c.node(r_.node).gpu_count; ++i)
-      r_.gpu_reserved[static_cast<size_t>(first + i)] = 0;
+  last_gpus_.assign(c.gpu_count(), 0);
+  for (NodeIndex n : r_.nodes) {
+    const GpuIndex first = c.first_gpu(n);
+    for (int i = 0; i < c.node(n).gpu_count; ++i) {
+      const auto g = static_cast<size_t>(first + i);
+      last_gpus_[g] = r_.gpu_reserved[g];
+      r_.gpu_reserved[g] = 0;
+    }
   }
   const WorkloadId was_holder = r_.holder;
-  const NodeIndex was_node = r_.node;
+  const std::vector<NodeIndex> was_nodes = r_.nodes;
   r_.holder = kNoWorkload;
-  r_.node = -1;
+  r_.nodes.clear();
   r_.at = kNever;
   held_.clear();
   replica_waits_ = false;
@@ -47,7 +51,7 @@ void GangReserve::BeforeAllocate(Engine& engine) {
       replica_queued_ = replica_queued_ || engine.job(id).queued;
   // Replicas let in stay let in while the same gang holds the same node.
   auto settle = [&] {
-    if (r_.holder != was_holder || r_.node != was_node) let_in_.clear();
+    if (r_.holder != was_holder || r_.nodes != was_nodes) let_in_.clear();
   };
 
   if (max_node_gpus_ < 0) {
@@ -62,10 +66,7 @@ void GangReserve::BeforeAllocate(Engine& engine) {
   TimeMs wake = kNever;
   for (WorkloadId id : engine.queue()) {
     const Job& j = engine.job(id);
-    const Shape& s = j.s().shape;
-    if (j.is_service() || j.never_fits || s.gpu_count < 2 || s.mode != ShareMode::kWhole ||
-        s.gpu_count > max_node_gpus_)
-      continue;
+    if (!Reservable(j)) continue;
     if (engine.now() - j.queued_since < wait_) {
       wake = std::min(wake, j.queued_since + wait_);
       continue;
@@ -81,6 +82,11 @@ void GangReserve::BeforeAllocate(Engine& engine) {
 
   ExpectedGpuFree(engine, &gpu_free_);
 
+  if (gang->s().shape.gpu_count > max_node_gpus_) {
+    if (ReserveWide(engine, *gang)) last_holder_ = gang->id;
+    settle();
+    return;
+  }
   const Shape& shape = gang->s().shape;
   NodeIndex best = -1;
   TimeMs best_at = kNever;
@@ -110,7 +116,7 @@ void GangReserve::BeforeAllocate(Engine& engine) {
     return;
   }
   r_.holder = gang->id;
-  r_.node = best;
+  r_.nodes = {best};
   r_.at = best_at;
   settle();
   last_holder_ = gang->id;
@@ -132,7 +138,7 @@ bool GangReserve::Permit(const Job& job, const Placement& placement, const Engin
   // What is free on the reserved node stays free for a replica that found no room elsewhere
   // this cycle: it tries the node in the next one.
   if (replica_waits_ && !placement.gpus.empty() &&
-      engine.cluster().gpu(placement.gpus[0]).node == r_.node) {
+      r_.Holds(engine.cluster().gpu(placement.gpus[0]).node)) {
     held_[job.id] = true;
     return false;
   }
@@ -148,7 +154,7 @@ bool GangReserve::Permit(const Job& job, const Placement& placement, const Engin
 }
 
 bool GangReserve::RefusesNode(const Job& job, NodeIndex node, const Engine& engine) const {
-  return node == r_.node && !job.is_service() && RunsPast(job, node, engine);
+  return r_.Holds(node) && !job.is_service() && RunsPast(job, node, engine);
 }
 
 void GangReserve::Unplaced(const Job& job, const Engine&) {
@@ -169,14 +175,13 @@ std::string GangReserve::WhyHeld(const Job& job, const Engine& engine) const {
   if (it == held_.end() || r_.holder == kNoWorkload) return {};
   const Job& gang = engine.job(r_.holder);
   if (it->second)
-    return "the free GPUs of " + engine.cluster().node(r_.node).name + " (reserved for the " +
+    return "the free GPUs of " + NodeNames(engine) + " (reserved for the " +
            std::to_string(gang.s().shape.gpu_count) + "-GPU gang '" + gang.s().name +
            "') are kept this cycle for a realtime replica that found no room elsewhere";
-  return "it would still run at " + FormatTime(r_.at) + " on GPUs of " +
-         engine.cluster().node(r_.node).name + " reserved for the " +
-         std::to_string(gang.s().shape.gpu_count) + "-GPU gang '" + gang.s().name +
-         "', waiting since " + FormatTime(gang.queued_since) + " (only work that ends by then " +
-         "may use them)";
+  return "it would still run at " + FormatTime(r_.at) + " on GPUs of " + NodeNames(engine) +
+         " reserved for the " + std::to_string(gang.s().shape.gpu_count) + "-GPU gang '" +
+         gang.s().name + "', waiting since " + FormatTime(gang.queued_since) +
+         " (only work that ends by then " + "may use them)";
 }
 
 std::string GangReserve::WaitNote(const Job& job, const Engine& engine) const {
@@ -184,13 +189,20 @@ std::string GangReserve::WaitNote(const Job& job, const Engine& engine) const {
   if (job.is_service() || job.never_fits || s.gpu_count < 2 || s.mode != ShareMode::kWhole ||
       max_node_gpus_ < 0)
     return {};
-  if (s.gpu_count > max_node_gpus_)
-    return "a gang larger than any node gets no reservation: it starts only once " +
-           std::to_string(s.gpu_count) + " GPUs are free at the same time";
+  if (!Reservable(job))
+    return "a gang larger than any node gets no reservation" +
+           std::string(wide_ && s.locality != Locality::kAny
+                           ? " when it must stay within one " +
+                                 std::string(LocalityName(s.locality))
+                           : "") +
+           ": it starts only once " + std::to_string(s.gpu_count) +
+           " GPUs are free at the same time" +
+           (!wide_ && s.locality == Locality::kAny
+                ? " (the policy parameter wide_gangs=reserve gives it one)"
+                : "");
   if (job.id == r_.holder)
-    return "the GPUs of " + engine.cluster().node(r_.node).name +
-           " are reserved for it (it has waited since " + FormatTime(job.queued_since) +
-           "): expected free at " + FormatTime(r_.at) +
+    return "the GPUs of " + NodeNames(engine) + " are reserved for it (it has waited since " +
+           FormatTime(job.queued_since) + "): expected free at " + FormatTime(r_.at) +
            ", and only work that ends by then may use them";
   const TimeMs eligible = job.queued_since + wait_;
   if (engine.now() < eligible)
@@ -202,14 +214,83 @@ std::string GangReserve::WaitNote(const Job& job, const Engine& engine) const {
   return {};
 }
 
+bool GangReserve::Reservable(const Job& job) const {
+  const Shape& s = job.s().shape;
+  if (job.is_service() || job.never_fits || s.gpu_count < 2 || s.mode != ShareMode::kWhole)
+    return false;
+  return s.gpu_count <= max_node_gpus_ || (wide_ && s.locality == Locality::kAny);
+}
+
+bool GangReserve::ReserveWide(const Engine& engine, const Job& gang) {
+  const Cluster& c = engine.cluster();
+  const Shape& shape = gang.s().shape;
+  const auto k = static_cast<size_t>(shape.gpu_count);
+  // The GPUs it could use, and when the k-th of them is expected free.
+  std::vector<GpuIndex> gpus;
+  for (size_t i = 0; i < c.node_count(); ++i) {
+    const auto n = static_cast<NodeIndex>(i);
+    if (!NodeCouldHost(engine, shape, n)) continue;
+    for (int g = 0; g < c.node(n).gpu_count; ++g) {
+      const GpuIndex gi = c.first_gpu(n) + g;
+      if (gpu_free_[static_cast<size_t>(gi)] != kNever) gpus.push_back(gi);
+    }
+  }
+  if (gpus.size() < k) return false;
+  std::vector<TimeMs> times;
+  for (GpuIndex g : gpus) times.push_back(gpu_free_[static_cast<size_t>(g)]);
+  std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(k - 1), times.end());
+  const TimeMs at = times[k - 1];
+  // Of the GPUs free by then, those on the nodes with the most of them (the fewest nodes to
+  // drain), last cycle's first so that the reservation stays put, then the fastest node.
+  std::map<NodeIndex, int> per_node;
+  std::erase_if(gpus, [&](GpuIndex g) { return gpu_free_[static_cast<size_t>(g)] > at; });
+  const bool sticky = gang.id == last_holder_;
+  std::map<NodeIndex, bool> was_reserved;
+  for (GpuIndex g : gpus) {
+    ++per_node[c.gpu(g).node];
+    was_reserved[c.gpu(g).node] |= sticky && last_gpus_[static_cast<size_t>(g)];
+  }
+  std::stable_sort(gpus.begin(), gpus.end(), [&](GpuIndex a, GpuIndex b) {
+    const NodeIndex na = c.gpu(a).node, nb = c.gpu(b).node;
+    if (na != nb) {
+      if (per_node[na] != per_node[nb]) return per_node[na] > per_node[nb];
+      if (was_reserved[na] != was_reserved[nb]) return was_reserved[na];
+      const double sa = gang.s().SpeedOn(c.node(na).gpu_type, engine.catalog());
+      const double sb = gang.s().SpeedOn(c.node(nb).gpu_type, engine.catalog());
+      if (sa != sb) return sa > sb;
+      return na < nb;
+    }
+    const bool la = sticky && last_gpus_[static_cast<size_t>(a)];
+    const bool lb = sticky && last_gpus_[static_cast<size_t>(b)];
+    if (la != lb) return la;
+    return gpu_free_[static_cast<size_t>(a)] < gpu_free_[static_cast<size_t>(b)];
+  });
+  gpus.resize(k);
+  r_.holder = gang.id;
+  r_.at = at;
+  for (GpuIndex g : gpus) {
+    r_.gpu_reserved[static_cast<size_t>(g)] = 1;
+    const NodeIndex n = c.gpu(g).node;
+    if (!r_.Holds(n)) r_.nodes.push_back(n);
+  }
+  std::sort(r_.nodes.begin(), r_.nodes.end());
+  return true;
+}
+
+std::string GangReserve::NodeNames(const Engine& engine) const {
+  std::string names;
+  for (NodeIndex n : r_.nodes) names += (names.empty() ? "" : ", ") + engine.cluster().node(n).name;
+  return names;
+}
+
 double ReservationScore::Score(const Job& job, NodeIndex node, const Engine& engine) const {
   const GangReservation& r = reserve_->reservation();
-  if (node != r.node) return 0;
+  if (!r.Holds(node)) return 0;
   return reserve_->RunsPast(job, node, engine) ? -1 : 0;
 }
 
 bool ReservedNodeFilter::Allows(const Job& job, NodeIndex node, const Engine&) const {
-  return node != reserve_->reservation().node || !job.is_service() || reserve_->LetIn(job.id);
+  return !reserve_->reservation().Holds(node) || !job.is_service() || reserve_->LetIn(job.id);
 }
 
 }  // namespace airtime

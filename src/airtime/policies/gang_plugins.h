@@ -33,6 +33,7 @@
 // any node) get no reservation.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -54,18 +55,23 @@ class PackScore : public ScorePlugin {
 
 struct GangReservation {
   WorkloadId holder = kNoWorkload;
-  NodeIndex node = -1;
-  TimeMs at = kNever;              // when enough GPUs on `node` are expected free
+  // The nodes whose GPUs are reserved: one for a gang that fits a node, the fewest that
+  // free enough GPUs in time for one wider than any node (`wide_gangs`).
+  std::vector<NodeIndex> nodes;
+  TimeMs at = kNever;              // when enough of their GPUs are expected free
   std::vector<char> gpu_reserved;  // per GPU of the cluster: reserved for the holder
+
+  bool Holds(NodeIndex n) const { return std::find(nodes.begin(), nodes.end(), n) != nodes.end(); }
 };
 
 // Computes the reservation each cycle (a cycle plug-in) and vets starts against it (a
 // permit plug-in); the policy owns one and reaches it through both interfaces.
 class GangReserve : public CyclePlugin, public PermitPlugin {
  public:
-  // `keep_replicas_off`: a ReservedNodeFilter reads LetIn (see above).
-  GangReserve(DurationMs wait, bool keep_replicas_off)
-      : wait_(wait), keep_replicas_off_(keep_replicas_off) {}
+  // `keep_replicas_off`: a ReservedNodeFilter reads LetIn (see above). `wide`: gangs wider
+  // than any node that may spread over nodes (locality any) get reservations too.
+  GangReserve(DurationMs wait, bool keep_replicas_off, bool wide = false)
+      : wait_(wait), keep_replicas_off_(keep_replicas_off), wide_(wide) {}
   std::string_view name() const override { return "gang-reserve"; }
   void BeforeAllocate(Engine& engine) override;
   void AfterAllocate(Engine& engine) override;
@@ -90,12 +96,21 @@ class GangReserve : public CyclePlugin, public PermitPlugin {
   bool LetIn(WorkloadId service) const { return let_in_.count(service) > 0; }
   // Whether replicas are kept off a reserved node in this cycle: with `keep_replicas_off`,
   // while a gang holds a node and a replica waits.
-  bool KeepsReplicasOff() const { return r_.node >= 0 && replica_queued_; }
+  bool KeepsReplicasOff() const { return !r_.nodes.empty() && replica_queued_; }
 
  private:
+  // Whether `job` is a gang this plug-in reserves for.
+  bool Reservable(const Job& job) const;
+  // The reservation for a gang wider than any node: the GPUs that free first, on the fewest
+  // nodes (ties to last cycle's GPUs). False when not enough GPUs ever free.
+  bool ReserveWide(const Engine& engine, const Job& gang);
+  std::string NodeNames(const Engine& engine) const;
+
   DurationMs wait_;
   bool keep_replicas_off_;
+  bool wide_;
   GangReservation r_;
+  std::vector<char> last_gpus_;  // last cycle's gpu_reserved (wide reservations stick to it)
   NodeIndex last_node_ = -1;
   WorkloadId last_holder_ = kNoWorkload;
   std::vector<TimeMs> gpu_free_;  // scratch: per GPU, when it is expected free
