@@ -29,12 +29,17 @@ double PackScore::Score(const Job& job, NodeIndex node, const Engine& engine) co
 void GangReserve::BeforeAllocate(Engine& engine) {
   const Cluster& c = engine.cluster();
   if (r_.gpu_reserved.size() != c.gpu_count()) r_.gpu_reserved.assign(c.gpu_count(), 0);
-  last_gpus_.assign(c.gpu_count(), 0);
+  if (last_gpus_.size() != c.gpu_count()) last_gpus_.assign(c.gpu_count(), 0);
+  for (GpuIndex g : last_list_) last_gpus_[static_cast<size_t>(g)] = 0;
+  last_list_.clear();
   for (NodeIndex n : r_.nodes) {
     const GpuIndex first = c.first_gpu(n);
     for (int i = 0; i < c.node(n).gpu_count; ++i) {
       const auto g = static_cast<size_t>(first + i);
-      last_gpus_[g] = r_.gpu_reserved[g];
+      if (r_.gpu_reserved[g]) {
+        last_gpus_[g] = 1;
+        last_list_.push_back(first + i);
+      }
       r_.gpu_reserved[g] = 0;
     }
   }

@@ -110,7 +110,8 @@ class GangReserve : public CyclePlugin, public PermitPlugin {
   bool keep_replicas_off_;
   bool wide_;
   GangReservation r_;
-  std::vector<char> last_gpus_;  // last cycle's gpu_reserved (wide reservations stick to it)
+  std::vector<char> last_gpus_;      // last cycle's gpu_reserved (wide reservations stick to it)
+  std::vector<GpuIndex> last_list_;  // the GPUs set in last_gpus_
   NodeIndex last_node_ = -1;
   WorkloadId last_holder_ = kNoWorkload;
   std::vector<TimeMs> gpu_free_;  // scratch: per GPU, when it is expected free
