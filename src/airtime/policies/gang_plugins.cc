@@ -186,7 +186,7 @@ std::string GangReserve::WhyHeld(const Job& job, const Engine& engine) const {
   return "it would still run at " + FormatTime(r_.at) + " on GPUs of " + NodeNames(engine) +
          " reserved for the " + std::to_string(gang.s().shape.gpu_count) + "-GPU gang '" +
          gang.s().name + "', waiting since " + FormatTime(gang.queued_since) +
-         " (only work that ends by then " + "may use them)";
+         " (only work that ends by then may use them)";
 }
 
 std::string GangReserve::WaitNote(const Job& job, const Engine& engine) const {
@@ -212,7 +212,9 @@ std::string GangReserve::WaitNote(const Job& job, const Engine& engine) const {
   const TimeMs eligible = job.queued_since + wait_;
   if (engine.now() < eligible)
     return "a gang still waiting at " + FormatTime(eligible) + " (after " + FormatDuration(wait_) +
-           ") gets GPUs reserved on the node that frees soonest";
+           ") gets GPUs reserved " +
+           (s.gpu_count > max_node_gpus_ ? "on the nodes that free them soonest"
+                                         : "on the node that frees soonest");
   if (r_.holder != kNoWorkload)
     return "next in line for a reservation: one gang at a time, and '" +
            engine.job(r_.holder).s().name + "' holds it, ahead in queue order";
