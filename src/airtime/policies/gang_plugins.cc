@@ -9,6 +9,12 @@
 namespace airtime {
 namespace {
 
+// Whether `job` is a gang: two or more whole GPUs, not a service, able to fit somewhere.
+bool IsGang(const Job& job) {
+  const Shape& s = job.s().shape;
+  return !job.is_service() && !job.never_fits && s.gpu_count >= 2 && s.mode == ShareMode::kWhole;
+}
+
 // When `job` would finish if it started now on GPUs of `speed` (kNever for services).
 TimeMs EndAt(const Job& job, double speed, const Engine& engine) {
   return EndIfStartedAt(job, engine.now(), speed);
@@ -191,9 +197,7 @@ std::string GangReserve::WhyHeld(const Job& job, const Engine& engine) const {
 
 std::string GangReserve::WaitNote(const Job& job, const Engine& engine) const {
   const Shape& s = job.s().shape;
-  if (job.is_service() || job.never_fits || s.gpu_count < 2 || s.mode != ShareMode::kWhole ||
-      max_node_gpus_ < 0)
-    return {};
+  if (!IsGang(job) || max_node_gpus_ < 0) return {};
   if (!Reservable(job))
     return "a gang larger than any node gets no reservation" +
            std::string(wide_ && s.locality != Locality::kAny
@@ -222,9 +226,8 @@ std::string GangReserve::WaitNote(const Job& job, const Engine& engine) const {
 }
 
 bool GangReserve::Reservable(const Job& job) const {
+  if (!IsGang(job)) return false;
   const Shape& s = job.s().shape;
-  if (job.is_service() || job.never_fits || s.gpu_count < 2 || s.mode != ShareMode::kWhole)
-    return false;
   return s.gpu_count <= max_node_gpus_ || (wide_ && s.locality == Locality::kAny);
 }
 

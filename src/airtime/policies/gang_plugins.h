@@ -29,8 +29,9 @@
 // no room on the reserved node for work that the reservation would then keep off it
 // (RefusesNode): the freed GPUs would go to others, and the work would stop those next.
 // One reservation at a time, the first starving gang in queue order; recomputed every cycle
-// in O(GPUs + allocated GPUs), and only while a gang starves. Multi-node gangs (larger than
-// any node) get no reservation.
+// in O(GPUs + allocated GPUs), and only while a gang starves. Gangs larger than any node get
+// no reservation unless `wide_gangs=reserve` and they may spread over nodes (locality any):
+// then the GPUs that free first, on the nodes with the most of them (ReserveWide).
 #pragma once
 
 #include <algorithm>
@@ -85,7 +86,7 @@ class GangReserve : public CyclePlugin, public PermitPlugin {
   std::string WhyHeld(const Job& job, const Engine& engine) const override;
   // For the gang holding the reservation: the node, and when its GPUs are expected free;
   // for another gang that can have one: when it may, or which gang holds it now; for a gang
-  // larger than any node, that it gets none.
+  // that can have none (larger than any node), that it gets none.
   std::string WaitNote(const Job& job, const Engine& engine) const override;
 
   const GangReservation& reservation() const { return r_; }
