@@ -23,4 +23,10 @@ namespace airtime {
 StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes,
                                       std::string_view what);
 
+// The last `max_bytes` of a regular file (all of it when smaller), with the same refusals
+// as ReadFileBounded: for a file another process appends to (a job's telemetry), whose end
+// is all that matters and whose size is not ours to bound.
+StatusOr<std::string> ReadFileTail(const std::string& path, size_t max_bytes,
+                                   std::string_view what);
+
 }  // namespace airtime

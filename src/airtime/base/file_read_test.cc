@@ -79,5 +79,20 @@ TEST_F(FileReadTest, FifoIsRefusedWithoutWaitingForAWriter) {
   EXPECT_THAT(text.status().message(), HasSubstr("is a FIFO (named pipe), not a regular file"));
 }
 
+TEST_F(FileReadTest, TailReadsOnlyTheEnd) {
+  std::ofstream(Path("log.txt")) << "first line\nsecond\nlast=1\n";
+  auto tail = ReadFileTail(Path("log.txt"), 7, "test file");
+  ASSERT_TRUE(tail.ok()) << tail.status().ToString();
+  EXPECT_EQ(*tail, "last=1\n");
+  auto all = ReadFileTail(Path("log.txt"), 1000, "test file");
+  EXPECT_EQ(*all, "first line\nsecond\nlast=1\n");
+  // A job could put a FIFO or a device where its telemetry file belongs.
+  ASSERT_EQ(::mkfifo(Path("pipe").c_str(), 0600), 0);
+  EXPECT_THAT(ReadFileTail(Path("pipe"), 10, "test file").status().message(),
+              HasSubstr("not a regular file"));
+  EXPECT_THAT(ReadFileTail("/dev/zero", 10, "test file").status().message(),
+              HasSubstr("not a regular file"));
+}
+
 }  // namespace
 }  // namespace airtime

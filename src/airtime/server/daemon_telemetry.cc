@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "airtime/api/prom_writer.h"
+#include "airtime/base/file_read.h"
 #include "airtime/server/daemon.h"
 #include "airtime/server/demand_scrape.h"
 
@@ -23,8 +24,11 @@ struct ProcessReport {
 };
 
 std::optional<ProcessReport> ReadProcessReport(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
+  // The job writes this file: only its last 4 KiB are read, and only if it is a regular file
+  // (a FIFO would block the open, /dev/zero never end).
+  auto tail = ReadFileTail(path, 4096, "telemetry file");
+  if (!tail.ok()) return std::nullopt;
+  std::istringstream in(*tail);
   std::string line, last;
   while (std::getline(in, line))
     if (!line.empty()) last = line;

@@ -33,7 +33,7 @@ StatusOr<AzureOptions> ParseAzureOptions(const TraceSource& t, bool skip_bad_row
       (key == "peak_rps" ? o.peak_rps : o.weekend_factor) = *d;
     } else if (key == "days") {
       auto d = ParseInt(value);
-      if (!d || *d < 1) return bad(key, "an integer >= 1");
+      if (!d || *d < 1 || *d > 36500) return bad(key, "an integer in [1, 36500]");
       o.days = static_cast<int>(*d);
     } else if (key == "skip_bad_rows") {
       o.skip_bad_rows = ToLower(value) == "true";

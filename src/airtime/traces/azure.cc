@@ -32,6 +32,10 @@ Status ParseRequest(const CsvReader& r, const AzureColumns& c, int64_t* at, int6
 Status CheckOptions(const AzureOptions& o) {
   if (o.bucket <= 0) return InvalidArgument("azure: bucket must be > 0");
   if (o.days < 1) return InvalidArgument("azure: days must be >= 1");
+  if (o.diurnal_day && kDay / o.bucket * o.days > static_cast<int64_t>(kMaxDemandPoints))
+    return InvalidArgument("azure: " + std::to_string(o.days) + " days of " +
+                           std::to_string(o.bucket) + " ms buckets are more than the " +
+                           std::to_string(kMaxDemandPoints) + " points a demand curve may have");
   if (o.days > 1 && !o.diurnal_day) return InvalidArgument("azure: days > 1 needs diurnal_day");
   if (o.diurnal_day && kDay % o.bucket != 0)
     return InvalidArgument("azure: with diurnal_day the bucket must divide 24 h");
@@ -110,6 +114,12 @@ StatusOr<std::vector<DemandPoint>> AzureDemandCurve(const AzureTrace& trace,
   if (trace.arrivals.empty()) return InvalidArgument("azure: the trace has no requests");
   const DurationMs bucket = options.bucket;
   const double bucket_s = ToSeconds(bucket);
+  // A trace whose requests lie years apart (or a tiny bucket) would need billions of buckets.
+  if (trace.span < 0 || trace.span / bucket >= static_cast<int64_t>(kMaxDemandPoints))
+    return InvalidArgument("azure: the requests span " + std::to_string(trace.span / 1000) +
+                           " s, more than the " + std::to_string(kMaxDemandPoints) +
+                           " buckets of " + std::to_string(bucket) +
+                           " ms a demand curve may have; is a timestamp wrong?");
   const size_t n = static_cast<size_t>(trace.span / bucket) + 1;
   std::vector<int64_t> counts(n, 0);
   for (DurationMs t : trace.arrivals) ++counts[static_cast<size_t>(t / bucket)];

@@ -52,6 +52,10 @@ struct AzureTrace {
   AzureTokenSummary tokens;
 };
 
+// The most points a demand curve may have: about 1.9 years of minute buckets. A trace or
+// options that need more are an InvalidArgument, never an allocation of that size.
+inline constexpr size_t kMaxDemandPoints = 1'000'000;
+
 struct AzureOptions : ImportOptions {
   DurationMs bucket = kMinute;
   bool diurnal_day = false;     // tile the hour over a day shaped by D(h) above

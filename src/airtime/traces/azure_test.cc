@@ -128,6 +128,25 @@ TEST(AzureTest, RejectsOptionsThatMakeNoCurve) {
   EXPECT_FALSE(AzureDemandCurve(AzureTrace{}, AzureOptions{}).ok());
 }
 
+// Two requests centuries apart (a one-byte typo in a year) made the demand curve
+// allocate billions of buckets (std::bad_alloc, or all memory).
+TEST(AzureTest, ASpanTooLongForTheCurveIsAnError) {
+  AzureTrace trace;
+  trace.arrivals = {0, 300LL * 365 * kDay};
+  trace.span = trace.arrivals.back();
+  auto curve = AzureDemandCurve(trace, AzureOptions{});
+  ASSERT_FALSE(curve.ok());
+  EXPECT_THAT(curve.status().message(),
+              HasSubstr("more than the 1000000 buckets of 60000 ms a demand curve may have"));
+  AzureOptions tiled;
+  tiled.diurnal_day = true;
+  tiled.days = 1'000'000;
+  trace.arrivals = {0};
+  trace.span = 0;
+  EXPECT_THAT(AzureDemandCurve(trace, tiled).status().message(),
+              HasSubstr("points a demand curve may have"));
+}
+
 TEST(AzureTest, BrokenRows) {
   auto curve = ImportAzureDemand(kBad);
   ASSERT_FALSE(curve.ok());
