@@ -33,6 +33,8 @@ fi
 build="${AIRTIME_BUILD_DIR:-$root/build-fuzz}"
 work="${AIRTIME_FUZZ_WORK:-${TMPDIR:-/tmp}/airtime-fuzz}"
 max_len="${AIRTIME_FUZZ_MAX_LEN:-16384}"
+# UBSan reports with a stack trace, so that a crash names the line.
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 if [[ "${AIRTIME_FUZZ_BUILD:-1}" != 0 ]]; then
   targets=()

@@ -15,6 +15,7 @@ using yaml_internal::MapReader;
 using yaml_internal::YamlFile;
 
 constexpr int kMaxNodesPerEntry = 100000;
+constexpr size_t kMaxNodes = 100000;  // nodes in the whole cluster, after count: expands
 constexpr int kMaxGpusPerNode = 1024;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -67,6 +68,12 @@ Status ParseNodeEntry(const YamlFile& file, const YAML::Node& item, size_t index
                                      " does not support MIG (A100, H100 and H200 do)");
   }
 
+  // Each entry is within its own bounds; together they must be too (many entries of
+  // count: 100000 would otherwise expand to billions of nodes).
+  if (nodes->size() + static_cast<size_t>(r.Has("count") ? count : 1) > kMaxNodes)
+    return r.FieldError(r.Has("count") ? "count" : "name",
+                        "the cluster would have more than " + std::to_string(kMaxNodes) +
+                            " nodes (the limit of a cluster file)");
   if (!r.Has("count")) {
     nodes->push_back(std::move(node));
     lines->push_back(r.line());

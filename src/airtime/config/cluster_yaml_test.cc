@@ -151,5 +151,18 @@ TEST(ClusterYamlTest, LoadMissingFileIsNotFound) {
   EXPECT_THAT(c.status().message(), HasSubstr("/nonexistent/cluster.yaml"));
 }
 
+// Each entry's count was bounded, but not their sum: 500 entries of count: 100000 (16 KB of
+// text) expanded to 50 million nodes.
+TEST(ClusterYamlTest, TheWholeClusterHasANodeLimit) {
+  std::string text = "cluster:\n  name: big\n  nodes:\n";
+  for (int i = 0; i < 3; ++i)
+    text += "    - {name: n" + std::to_string(i) + ", gpus: 8, gpu: H100, count: 40000}\n";
+  auto c = ParseClusterYaml(text, "big.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(),
+              HasSubstr("big.yaml:6: node 'n2': field 'count': the cluster would have more than "
+                        "100000 nodes"));
+}
+
 }  // namespace
 }  // namespace airtime

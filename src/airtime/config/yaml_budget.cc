@@ -119,6 +119,15 @@ StatusOr<YamlShape> CheckYamlBudget(std::string_view text, std::string_view file
           return OverBudget(filename, mark,
                             "a scalar of " + std::to_string(e.data.scalar.length) + " bytes",
                             budget.max_scalar_bytes);
+        // A NUL can only come from an escape ("\0", "\x00", "\u0000" in JSON): no value may
+        // hold one, since C strings (paths, argv, env) would silently cut it.
+        if (std::string_view(reinterpret_cast<const char*>(e.data.scalar.value),
+                             e.data.scalar.length)
+                .find('\0') != std::string_view::npos)
+          return InvalidArgument(Where(filename, mark) +
+                                 ": a value holds a NUL byte (an escaped \\0 or \\u0000), which "
+                                 "no field allows, at column " +
+                                 std::to_string(mark.column + 1));
         AIRTIME_RETURN_IF_ERROR(add_nodes(1, mark));
         std::string anchor = anchor_of(e.data.scalar.anchor);
         if (!anchor.empty()) anchored[anchor] = 1;

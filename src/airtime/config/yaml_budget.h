@@ -18,6 +18,8 @@
 //   aliases          alias references
 //   documents        documents in the stream
 //   scalar bytes     one scalar's length
+// It also refuses a scalar holding a NUL byte (only an escape can make one: "\0", "\u0000"
+// in a JSON body), which C strings downstream (paths, argv, environment) would silently cut.
 // Only text that passes reaches yaml-cpp. A syntax error is
 //   "FILE:LINE: YAML syntax error: <libyaml's problem> at column C[ (while <context>)]"
 // and an exceeded budget "FILE:LINE: YAML too large: <what> (the limit is N)". Thread-safe.

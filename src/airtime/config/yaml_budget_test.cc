@@ -121,5 +121,18 @@ TEST(YamlBudgetTest, InvalidUtf8AndNulAreSyntaxErrors) {
               HasSubstr("n.yaml:1: YAML syntax error: control characters are not allowed"));
 }
 
+// Issue 19: NUL bytes in names, args, env or workdir were silently cut. An escaped NUL in any
+// YAML or JSON value is refused where it is written.
+TEST(YamlBudgetTest, EscapedNulInAnyValueIsRefused) {
+  for (const std::string text :
+       {"name: \"a\\0b\"\n", "- {name: x, command: [\"/bin/echo\", \"a\\x00b\"]}\n",
+        "{\"name\": \"j\", \"env\": {\"K\": \"v\\u0000w\"}}"}) {
+    auto w = ParseWorkloadYaml(text, "request");
+    ASSERT_FALSE(w.ok()) << text;
+    EXPECT_THAT(w.status().message(), StartsWith("request:1: a value holds a NUL byte")) << text;
+  }
+  EXPECT_TRUE(CheckYamlBudget("name: \"a\\tb\"\n", "ok.yaml").ok());
+}
+
 }  // namespace
 }  // namespace airtime::yaml_internal

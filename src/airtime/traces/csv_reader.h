@@ -71,7 +71,11 @@ class CsvReader {
   // The file name without its directories, for "philly.csv:12" source labels.
   std::string_view base_name() const;
   size_t field_count() const { return fields_.size(); }
-  std::string_view field(size_t i) const { return fields_[i]; }
+  // Field `i` of the current record; empty past the last field (a broken record may have
+  // fewer fields than columns, or none: call CheckFieldCount to tell).
+  std::string_view field(size_t i) const {
+    return i < fields_.size() ? fields_[i] : std::string_view();
+  }
   // The whole current line, untrimmed, without its line ending.
   std::string_view raw_line() const { return raw_; }
 

@@ -161,5 +161,17 @@ TEST(CsvReaderTest, DevZeroIsRefusedNotReadForever) {
   }
 }
 
+// Found by fuzzing (fuzz/regressions/pai): a record whose first field opens a quote that never
+// closes has no fields, and the PAI importer read field 0 of it (out of bounds).
+TEST(CsvReaderTest, AFieldPastTheEndOfABrokenRecordIsEmpty) {
+  CsvReader r = CsvReader::FromText("\"x,CPU,96\n", "q.csv");
+  r.SetColumns({"machine", "gpu_type", "cap_cpu"});
+  ASSERT_TRUE(r.Next());
+  EXPECT_EQ(r.field_count(), 0u);
+  EXPECT_EQ(r.field(0), "");
+  EXPECT_EQ(r.field(7), "");
+  EXPECT_THAT(r.CheckFieldCount().message(), HasSubstr("q.csv:1: malformed quoted field"));
+}
+
 }  // namespace
 }  // namespace airtime
