@@ -15,6 +15,8 @@ PACKAGES=(
   git                # the format check lists tracked files
   python3
   clang-format       # scripts/check-format.sh (clang-format 14 on Debian 12)
+  clang              # the fuzz build (scripts/build.sh fuzz): clang++ 14
+  libclang-rt-14-dev # libFuzzer and the sanitizer runtimes for clang 14
   nlohmann-json3-dev # JSON reports
   libyaml-cpp-dev    # cluster and workload files
   libyaml-dev        # libyaml: checks YAML text and its budgets before yaml-cpp (yaml_budget.h)
