@@ -4,13 +4,18 @@
 //
 // Run as `server_e2e_test --airtime=PATH [gtest flags]` (tests/CMakeLists.txt passes the
 // binary of the same build).
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -51,7 +56,8 @@ std::string TempDir() {
 // A running `airtime server`; killed (SIGKILL) on destruction unless stopped.
 class Server {
  public:
-  Server(std::string data, std::string gpus) : data_(std::move(data)), gpus_(std::move(gpus)) {}
+  Server(std::string data, std::string gpus, std::vector<std::string> extra = {})
+      : data_(std::move(data)), gpus_(std::move(gpus)), extra_(std::move(extra)) {}
   ~Server() { Kill(); }
 
   void Start() {
@@ -64,8 +70,13 @@ class Server {
         dup2(fileno(f), 1);
         dup2(fileno(f), 2);
       }
-      execl(g_airtime.c_str(), g_airtime.c_str(), "server", "--data", data_.c_str(), "--listen",
-            "127.0.0.1:0", "--fake-gpus", gpus_.c_str(), static_cast<char*>(nullptr));
+      std::vector<std::string> args = {g_airtime,  "server",      "--data",      data_,
+                                       "--listen", "127.0.0.1:0", "--fake-gpus", gpus_};
+      args.insert(args.end(), extra_.begin(), extra_.end());
+      std::vector<char*> argv;
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(g_airtime.c_str(), argv.data());
       _exit(127);
     }
     for (int i = 0; i < 400 && !fs::exists(data_ + "/address"); ++i)
@@ -105,6 +116,7 @@ class Server {
 
  private:
   std::string data_, gpus_, address_, token_;
+  std::vector<std::string> extra_;
   pid_t pid_ = -1;
 };
 
@@ -310,6 +322,208 @@ TEST(ServerE2E, TenThousandSubmissionsInABurstAreAllAccounted) {
   EXPECT_EQ(list["workloads"].size(), static_cast<size_t>(kThreads * kEach));
   EXPECT_EQ(states["running"], 1);
   EXPECT_EQ(states["queued"], kThreads * kEach - 1);
+  s.Terminate();
+}
+
+// A TCP connection to the server at `address` (HOST:PORT) from the loopback address
+// `source` (127.0.0.2 ...: bound before connect, so the server sees that peer); -1 on error.
+int ConnectFrom(const std::string& source, const std::string& address) {
+  const size_t colon = address.rfind(':');
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in from{}, to{};
+  from.sin_family = to.sin_family = AF_INET;
+  inet_pton(AF_INET, source.c_str(), &from.sin_addr);
+  inet_pton(AF_INET, address.substr(0, colon).c_str(), &to.sin_addr);
+  to.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
+      connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Waits up to `limit` for the server to answer or close `fd`; returns what it sent ("" when
+// it closed without a word) and sets *closed when the connection ended.
+std::string ReadUntilClosed(int fd, std::chrono::milliseconds limit, bool* closed) {
+  std::string got;
+  *closed = false;
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 20) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) {
+      *closed = true;
+      break;
+    }
+    got.append(buf, static_cast<size_t>(n));
+  }
+  return got;
+}
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
+  return v[i];
+}
+
+// Issue 19: about 64 clients sending their headers a byte at a time once held every worker
+// and stopped the API. With 100 of them trickling from four loopback addresses, /healthz and
+// a tenant's GET from another address stay answered within 100 ms p99.
+TEST(ServerE2E, SlowHeaderClientsLeaveTheApiAnswered) {
+  const std::string dir = TempDir();
+  const std::string tenant_token = "team-a-token-0123456789abcdef";
+  std::ofstream(dir + "/tokens") << "admin " << std::string(64, 'a') << "\nteam-a " << tenant_token
+                                 << "\n";
+  Server s(dir + "/data", "4xH100", {"--tokens", dir + "/tokens"});
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  constexpr int kSlow = 100;
+  const std::vector<std::string> sources = {"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"};
+  std::vector<int> slow;
+  for (int i = 0; i < kSlow; ++i) {
+    const int fd = ConnectFrom(sources[static_cast<size_t>(i) % sources.size()], s.address());
+    ASSERT_GE(fd, 0) << "connect " << i;
+    slow.push_back(fd);
+  }
+  std::atomic<bool> stop{false};
+  std::thread trickle([&] {
+    const std::string request =
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + std::string(1000, 'a');
+    for (size_t k = 0; !stop && k < request.size(); ++k) {
+      for (int fd : slow) send(fd, &request[k], 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+      for (int i = 0; i < 10 && !stop; ++i) std::this_thread::sleep_for(50ms);  // a byte per 0.5 s
+    }
+  });
+  std::this_thread::sleep_for(500ms);  // every slow client has begun its headers
+  std::vector<double> healthz_ms, tenant_ms;
+  int failures = 0;
+  const auto until = std::chrono::steady_clock::now() + 3s;
+  const size_t colon = s.address().rfind(':');
+  const std::string host = s.address().substr(0, colon);
+  const int port = std::stoi(s.address().substr(colon + 1));
+  while (std::chrono::steady_clock::now() < until) {
+    for (int which = 0; which < 2; ++which) {
+      httplib::Client c(host, port);  // a new connection each time, as a new client would
+      c.set_connection_timeout(2, 0);
+      c.set_read_timeout(2, 0);
+      if (which == 1) c.set_bearer_token_auth(tenant_token);
+      const auto t0 = std::chrono::steady_clock::now();
+      auto r = c.Get(which == 0 ? "/healthz" : "/v1/workloads");
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (!r || r->status != 200) ++failures;
+      (which == 0 ? healthz_ms : tenant_ms).push_back(r && r->status == 200 ? ms : 2000.0);
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  stop = true;
+  trickle.join();
+  for (int fd : slow) close(fd);
+  std::cout << kSlow << " slow-header clients from 4 addresses: /healthz p50 "
+            << Percentile(healthz_ms, 0.5) << " ms, p99 " << Percentile(healthz_ms, 0.99) << " ms ("
+            << healthz_ms.size() << " requests); tenant GET /v1/workloads p50 "
+            << Percentile(tenant_ms, 0.5) << " ms, p99 " << Percentile(tenant_ms, 0.99) << " ms ("
+            << tenant_ms.size() << " requests); " << failures << " failed\n";
+  EXPECT_EQ(failures, 0);
+  EXPECT_LT(Percentile(healthz_ms, 0.99), 100.0);
+  EXPECT_LT(Percentile(tenant_ms, 0.99), 100.0);
+  s.Terminate();
+}
+
+// Headers, bodies and idle keep-alive connections each have a deadline for the whole phase:
+// a trickle that never pauses long enough for a per-read timeout is still cut off.
+TEST(ServerE2E, SlowOrIdleConnectionsAreClosedAtTheirDeadlines) {
+  const std::string dir = TempDir();
+  Server s(dir + "/data", "1xH100",
+           {"--http-header-timeout", "1", "--http-body-timeout", "1", "--http-keepalive-timeout",
+            "0.5"});
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  // Sends `prefix` at once, then one byte of `trickle` every 100 ms until the server closes;
+  // returns the seconds from connect to close and what the server said.
+  auto measure = [&](const std::string& prefix, const std::string& trickle, std::string* said) {
+    const int fd = ConnectFrom("127.0.0.2", s.address());
+    EXPECT_GE(fd, 0);
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!prefix.empty()) send(fd, prefix.data(), prefix.size(), MSG_NOSIGNAL);
+    bool closed = false;
+    size_t k = 0;
+    while (!closed && std::chrono::steady_clock::now() - t0 < 5s) {
+      if (!trickle.empty()) send(fd, &trickle[k++ % trickle.size()], 1, MSG_NOSIGNAL);
+      *said += ReadUntilClosed(fd, 100ms, &closed);
+    }
+    close(fd);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  std::string said;
+  const double headers = measure("", "GET /healthz HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaa", &said);
+  std::cout << "slow headers closed after " << headers << " s\n";
+  EXPECT_GT(headers, 0.9);
+  EXPECT_LT(headers, 2.0);
+  EXPECT_THAT(said, HasSubstr("408"));
+  said.clear();
+  const double idle = measure("", "", &said);
+  std::cout << "a silent connection closed after " << idle << " s\n";
+  EXPECT_GT(idle, 0.9);
+  EXPECT_LT(idle, 2.0);
+  said.clear();
+  const double body = measure(
+      "POST /v1/workloads HTTP/1.1\r\nHost: x\r\nContent-Type: application/yaml\r\n"
+      "Content-Length: 100000\r\n\r\n",
+      "abcdefgh", &said);
+  std::cout << "a slow body closed after " << body << " s\n";
+  EXPECT_GT(body, 0.9);
+  EXPECT_LT(body, 2.0);
+  said.clear();
+  const double keepalive = measure("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", "", &said);
+  std::cout << "an idle keep-alive connection closed after " << keepalive << " s\n";
+  EXPECT_THAT(said, HasSubstr("200 OK"));
+  EXPECT_GT(keepalive, 0.4);
+  EXPECT_LT(keepalive, 1.5);
+  s.Terminate();
+}
+
+// Connections from one client address are capped: the extra one is refused with a 429 that
+// says why, other addresses are still served, and a closed connection frees its slot.
+TEST(ServerE2E, ConnectionsPerClientAddressAreCapped) {
+  const std::string dir = TempDir();
+  Server s(dir + "/data", "1xH100", {"--http-max-per-address", "4"});
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  std::vector<int> held;
+  for (int i = 0; i < 4; ++i) {
+    held.push_back(ConnectFrom("127.0.0.3", s.address()));
+    ASSERT_GE(held.back(), 0);
+  }
+  std::this_thread::sleep_for(200ms);  // the server has taken all four
+  const int extra = ConnectFrom("127.0.0.3", s.address());
+  ASSERT_GE(extra, 0);
+  bool closed = false;
+  const std::string refused = ReadUntilClosed(extra, 2000ms, &closed);
+  close(extra);
+  EXPECT_TRUE(closed);
+  EXPECT_THAT(refused, HasSubstr("429"));
+  EXPECT_THAT(refused, HasSubstr("too many connections from 127.0.0.3"));
+  auto healthz = [&](const std::string& source) {
+    const int fd = ConnectFrom(source, s.address());
+    const std::string req = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    send(fd, req.data(), req.size(), MSG_NOSIGNAL);
+    bool done = false;
+    const std::string answer = ReadUntilClosed(fd, 2000ms, &done);
+    close(fd);
+    return answer;
+  };
+  EXPECT_THAT(healthz("127.0.0.4"), HasSubstr("200 OK"));
+  close(held.back());
+  held.pop_back();
+  std::string again;
+  for (int i = 0; i < 50 && again.find("200 OK") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(20ms);
+    again = healthz("127.0.0.3");
+  }
+  EXPECT_THAT(again, HasSubstr("200 OK"));
+  for (int fd : held) close(fd);
   s.Terminate();
 }
 

@@ -14,7 +14,10 @@
 #include <thread>
 #include <vector>
 
+#include "airtime/api/bounded_json.h"
+#include "airtime/api/connection_guard.h"
 #include "airtime/api/errors.h"
+#include "airtime/api/request_parse.h"
 #include "airtime/base/strings.h"
 
 namespace airtime {
@@ -22,12 +25,20 @@ namespace {
 
 using nlohmann::json;
 
-// httplib::Server with access to its listening socket: the library's compiled-in backlog
-// (5) drops connections of a burst, so Deepen() listens again with a longer queue.
-class Server : public httplib::Server {
- public:
-  bool Deepen(int backlog) { return ::listen(svr_sock_, backlog) == 0; }
-};
+// Submissions are workload lists: a few levels of nesting; 64 is ample.
+constexpr int kMaxJsonDepth = 64;
+
+ConnectionLimits LimitsOf(const HttpApiOptions& o) {
+  ConnectionLimits l;
+  l.header_timeout = std::chrono::milliseconds(o.header_timeout_ms);
+  l.body_timeout = std::chrono::milliseconds(o.body_timeout_ms);
+  l.keepalive_timeout = std::chrono::milliseconds(o.keepalive_timeout_ms);
+  l.write_timeout = std::chrono::milliseconds(o.write_timeout_ms);
+  l.max_per_address = o.max_connections_per_address;
+  l.min_threads = o.threads;
+  l.max_threads = o.max_threads;
+  return l;
+}
 
 // What a route handler sees.
 struct Call {
@@ -47,7 +58,7 @@ struct Route {
 
 void WriteJson(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump() + "\n", "application/json");
+  res.set_content(DumpJson(body) + "\n", "application/json");
 }
 
 void WriteError(httplib::Response& res, const Status& st) {
@@ -80,62 +91,6 @@ Status CheckWorkloadContentType(const httplib::Request& req) {
                     "'Content-Type: application/yaml' --data-binary @FILE)");
 }
 
-// The one field of a small JSON body such as {"priority": 5}; errors name the field.
-StatusOr<json> BodyField(const std::string& body, const std::string& field,
-                         const std::string& example) {
-  const std::string where = "field '" + field + "': ";
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return InvalidArgument(where + "expected a JSON object body such as " + example);
-  }
-  for (const auto& [key, value] : j.items()) {
-    if (key != field)
-      return InvalidArgument("field '" + key + "': unknown (expected " + example + ")");
-  }
-  if (!j.contains(field)) return InvalidArgument(where + "missing (expected " + example + ")");
-  return j[field];
-}
-
-StatusOr<int> ParsePriority(const std::string& body) {
-  auto v = BodyField(body, "priority", "{\"priority\": 5}");
-  if (!v.ok()) return v.status();
-  if (!v->is_number_integer() || *v < INT_MIN || *v > INT_MAX) {
-    return InvalidArgument("field 'priority': expected an integer, got " + v->dump());
-  }
-  return v->get<int>();
-}
-
-StatusOr<double> ParseRps(const std::string& body) {
-  auto v = BodyField(body, "rps", "{\"rps\": 12.5}");
-  if (!v.ok()) return v.status();
-  if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < 0) {
-    return InvalidArgument("field 'rps': expected a non-negative number, got " + v->dump());
-  }
-  return v->get<double>();
-}
-
-StatusOr<ListFilter> ParseListFilter(const httplib::Request& req, const Caller& caller) {
-  ListFilter f;
-  f.state = req.get_param_value("state");
-  f.kind = req.get_param_value("kind");
-  f.tenant = req.get_param_value("tenant");
-  if (req.has_param("limit")) {
-    auto limit = ParseInt(req.get_param_value("limit"));
-    if (!limit || *limit < 0 || *limit > INT_MAX) {
-      return InvalidArgument("query 'limit': expected a non-negative integer");
-    }
-    f.limit = static_cast<int>(*limit);
-  }
-  if (!caller.admin && !f.tenant.empty()) {
-    if (f.tenant != caller.tenant) {
-      return Status(StatusCode::kPermissionDenied,
-                    "query 'tenant': only the admin may list another tenant's workloads");
-    }
-    f.tenant.clear();  // a tenant sees only its own anyway
-  }
-  return f;
-}
-
 }  // namespace
 
 bool IsLoopbackHost(const std::string& host_in) {
@@ -154,7 +109,8 @@ bool IsLoopbackHost(const std::string& host_in) {
 }
 
 struct HttpApi::Impl {
-  Impl(ControlPlane& p, const Tokens& t, HttpApiOptions o) : plane(p), tokens(t), options(o) {}
+  Impl(ControlPlane& p, const Tokens& t, HttpApiOptions o)
+      : plane(p), tokens(t), options(o), server(LimitsOf(o)) {}
 
   void AddRoutes();
   void Add(std::string method, const std::string& pattern, bool needs_token, Handler h) {
@@ -169,7 +125,7 @@ struct HttpApi::Impl {
   ControlPlane& plane;
   const Tokens& tokens;
   HttpApiOptions options;
-  Server server;
+  GuardedServer server;
   std::vector<Route> routes;
   std::thread thread;
   bool bound = false;
@@ -181,10 +137,19 @@ void HttpApi::Impl::AddRoutes() {
   Add("POST", "/v1/workloads", true, [this](const Call& c, httplib::Response& res) {
     const Status ct = CheckWorkloadContentType(c.req);
     if (!ct.ok()) return WriteJson(res, 415, ErrorJson(ct));
+    if (MediaType(c.req) == "application/json") {
+      // JSON is bounded before the YAML parser sees it (YAML flow style passes the scan).
+      const Status bounded =
+          CheckJsonBounds(c.req.body, "request", {options.max_body_bytes, kMaxJsonDepth});
+      if (!bounded.ok()) return WriteError(res, bounded);
+    }
     Reply(res, plane.Submit(c.caller, c.req.body, "request"), 201);
   });
   Add("GET", "/v1/workloads", true, [this](const Call& c, httplib::Response& res) {
-    auto filter = ParseListFilter(c.req, c.caller);
+    const size_t q = c.req.target.find('?');
+    auto filter = ParseListQuery(
+        q == std::string::npos ? std::string_view() : std::string_view(c.req.target).substr(q + 1),
+        c.caller);
     if (!filter.ok()) return WriteError(res, filter.status());
     Reply(res, plane.List(c.caller, *filter));
   });
@@ -195,13 +160,13 @@ void HttpApi::Impl::AddRoutes() {
     Reply(res, st.ok() ? StatusOr<json>(json{{"cancelled", c.arg}}) : StatusOr<json>(st));
   });
   Add("POST", one + "/priority", true, [this](const Call& c, httplib::Response& res) {
-    auto p = ParsePriority(c.req.body);
+    auto p = ParsePriorityBody(c.req.body);
     if (!p.ok()) return WriteError(res, p.status());
     const Status st = plane.SetPriority(c.caller, c.arg, *p);
     Reply(res, st.ok() ? StatusOr<json>(json{{"id", c.arg}, {"priority", *p}}) : st);
   });
   Add("POST", one + "/demand", true, [this](const Call& c, httplib::Response& res) {
-    auto rps = ParseRps(c.req.body);
+    auto rps = ParseRpsBody(c.req.body);
     if (!rps.ok()) return WriteError(res, rps.status());
     const Status st = plane.ReportDemand(c.caller, c.arg, *rps);
     Reply(res, st.ok() ? StatusOr<json>(json{{"id", c.arg}, {"rps", *rps}}) : st);
@@ -295,8 +260,6 @@ void HttpApi::Impl::Configure() {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
-  const size_t threads = static_cast<size_t>(std::max(1, options.threads));
-  server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
 }
 
 HttpApi::HttpApi(ControlPlane& plane, const Tokens& tokens, HttpApiOptions options)

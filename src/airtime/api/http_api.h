@@ -19,12 +19,19 @@
 // known path with another method, 413 for a body over max_body_bytes, 415 for another
 // Content-Type, 500 when a handler throws.
 //
+// Bodies and queries are bounded before they are parsed (request_parse.h, bounded_json.h):
+// JSON nested deeper than 64 levels and bad query parameters are answered 400. Answers are
+// written with invalid UTF-8 replaced by U+FFFD, so an old row cannot make them fail.
+//
 // Threads: Start() serves on a background accept thread that hands connections to a pool
-// of `threads` workers; the ControlPlane is called from those workers concurrently.
+// of workers that grows from `threads` to `max_threads`; the ControlPlane is called from
+// those workers concurrently. Slow and idle connections are cut off by the deadlines below
+// and capped per client address (connection_guard.h): 408, 429, 431.
 // Listen/Start/Stop are for one owning thread.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -37,9 +44,17 @@ namespace airtime {
 struct HttpApiOptions {
   size_t max_body_bytes = 1 << 20;  // larger bodies are answered 413
   bool allow_remote = false;        // may Listen on a non-loopback address (--listen-remote)
-  int threads = 64;                 // worker pool: connections served at once
+  int threads = 16;                 // workers kept ready
+  int max_threads = 1024;           // the most workers: connections served at once
   int listen_backlog = 1024;        // pending connections the kernel queues
   bool metrics_need_token = false;  // whether /metrics asks for a token
+  // Deadlines for the whole of each phase of a connection (connection_guard.h): a client
+  // that trickles bytes is cut off all the same.
+  int64_t header_timeout_ms = 10'000;    // request line + headers, from accept / first byte
+  int64_t body_timeout_ms = 60'000;      // the body, from the end of the headers
+  int64_t keepalive_timeout_ms = 5'000;  // idle between two requests of a connection
+  int64_t write_timeout_ms = 10'000;     // writing one answer
+  int max_connections_per_address = 64;  // more at once from one address: 429 (<= 0: no cap)
 };
 
 class HttpApi {

@@ -40,6 +40,11 @@ class FakePlane : public ControlPlane {
       return Status(StatusCode::kPermissionDenied, "workload names tenant team-b");
     }
     const int id = next_id_++;
+    if (body.find("invalid-utf8") != std::string_view::npos) {
+      // As a row of an older store: a name that is not UTF-8.
+      workloads_.push_back({{"id", id}, {"name", "bad\xff\xfe"}, {"state", "queued"}});
+      return json{{"accepted", {{{"id", id}, {"name", "bad\xff\xfe"}}}}};
+    }
     workloads_.push_back({{"id", id},
                           {"name", "w" + std::to_string(id)},
                           {"tenant", caller.tenant},
@@ -72,7 +77,15 @@ class FakePlane : public ControlPlane {
     last_rps = rps;
     return OkStatus();
   }
-  StatusOr<json> Gpus(const Caller&) override { return json{{"gpus", json::array()}}; }
+  StatusOr<json> Gpus(const Caller&) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    json gpus = json::array();
+    for (const json& w : workloads_) {  // a GPU held by each workload with a bad name
+      if (w["name"] == "bad\xff\xfe")
+        gpus.push_back({{"index", gpus.size()}, {"allocations", {{{"name", w["name"]}}}}});
+    }
+    return json{{"gpus", gpus}};
+  }
   StatusOr<json> Ledger(const Caller&) override {
     if (ledger_down) return Status(StatusCode::kUnavailable, "ledger not ready");
     return json{{"installed_gpu_seconds", 10}};
@@ -325,6 +338,75 @@ TEST_F(HttpApiTest, ConcurrentBurstAllAccepted) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), kThreads * kEach);
   EXPECT_EQ(plane_.accepted(), kThreads * kEach);
+}
+
+// A body nested 60,000 levels deep (about 120 KB) once overflowed a worker's stack; it is
+// refused before anything recursive runs, for an id that exists or not.
+TEST_F(HttpApiTest, DeeplyNestedJsonBodiesAreRefusedNotACrash) {
+  const int kDepth = 60000;
+  const std::string arrays = std::string(kDepth, '[') + std::string(kDepth, ']');
+  std::string objects;
+  for (int i = 0; i < kDepth; ++i) objects += "{\"a\":";
+  objects += "1" + std::string(kDepth, '}');
+  for (const std::string path : {"/v1/workloads/nosuch/priority", "/v1/workloads/chat/demand"}) {
+    const std::string field = path.find("priority") != std::string::npos ? "priority" : "rps";
+    for (const std::string& inner : {arrays, objects}) {
+      const std::string body = "{\"" + field + "\": " + inner + "}";
+      auto r = Raw().Post(path, body, "application/json");
+      ASSERT_TRUE(r) << path << ": the server went away: " << httplib::to_string(r.error());
+      EXPECT_EQ(r->status, 400) << path;
+      EXPECT_NE(ErrorMessage(r).find("nested deeper than"), std::string::npos) << ErrorMessage(r);
+    }
+  }
+  auto submit = Raw().Post("/v1/workloads", arrays, "application/json");
+  ASSERT_TRUE(submit);
+  EXPECT_EQ(submit->status, 400);
+  EXPECT_NE(ErrorMessage(submit).find("nested deeper than"), std::string::npos);
+  EXPECT_TRUE(Admin().Health().ok());  // still serving
+}
+
+// A workload name that is not UTF-8 (a row of a store written by an older version) once
+// made every answer that held it a 500: it is rendered with U+FFFD instead.
+TEST_F(HttpApiTest, AnswersWithInvalidUtf8AreRenderedNotA500) {
+  ASSERT_EQ(Raw().Post("/v1/workloads", "invalid-utf8", "application/yaml")->status, 201);
+  for (const char* path : {"/v1/workloads", "/v1/gpus"}) {
+    auto r = Raw().Get(path);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << path << ": " << r->body;
+    EXPECT_NE(r->body.find("bad\xEF\xBF\xBD"), std::string::npos) << r->body;
+  }
+  auto list = Admin().List(ListFilter{});
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+}
+
+TEST_F(HttpApiTest, ListQueriesAreValidatedAndBounded) {
+  auto get = [&](const std::string& query) {
+    auto r = Raw().Get("/v1/workloads?" + query);
+    EXPECT_TRUE(r) << query;
+    return r;
+  };
+  auto bad = [&](const std::string& query, const std::string& message) {
+    auto r = get(query);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << query << ": " << r->body;
+    EXPECT_NE(ErrorMessage(r).find(message), std::string::npos) << query << ": " << r->body;
+  };
+  bad("state=bogus", "query 'state': expected one of");
+  bad("kind=bogus", "query 'kind': expected one of");
+  bad("limit=abc", "query 'limit': expected a non-negative integer");
+  bad("limit=1&limit=2", "query 'limit': given twice");
+  bad("colour=red", "query 'colour': unknown");
+  bad("tenant=a%00b", "query 'tenant'");
+  bad("tenant=%ff", "query 'tenant'");
+  bad("state=%zz", "query: malformed percent-escape");
+  std::string many;
+  for (int i = 0; i < 40; ++i) many += "state=queued&";
+  bad(many, "query: more than");
+  bad("tenant=" + std::string(3000, 'a'), "query: longer than");
+  EXPECT_EQ(get("state=active&kind=batch&limit=3&tenant=team-a")->status, 200);
+  EXPECT_EQ(plane_.last_filter.limit, 3);
+  EXPECT_EQ(get("state=queued")->status, 200);
+  EXPECT_EQ(get("")->status, 200);
 }
 
 // Runs `airtime ARGS...` through AddClientCommands in this process.

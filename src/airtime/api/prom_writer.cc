@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "airtime/base/utf8.h"
+
 namespace airtime {
 namespace {
 
@@ -45,17 +47,30 @@ void PromHistogram::Observe(double v) {
 }
 
 std::string PromWriter::EscapeLabelValue(std::string_view v) {
+  // The text format escapes only \\, \" and \n; a label value must also be UTF-8, so other
+  // control characters (a NUL ends the sample for some parsers) and invalid bytes become
+  // U+FFFD.
   std::string out;
-  for (char c : v) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
+  for (size_t i = 0; i < v.size();) {
+    uint32_t cp = 0;
+    const size_t n = Utf8SequenceAt(v, i, &cp);
+    if (n == 0) {
+      out += kUtf8Replacement;
+      ++i;
+      continue;
     }
+    if (cp == '\\') {
+      out += "\\\\";
+    } else if (cp == '"') {
+      out += "\\\"";
+    } else if (cp == '\n') {
+      out += "\\n";
+    } else if (IsControlCodePoint(cp)) {
+      out += kUtf8Replacement;
+    } else {
+      out.append(v.substr(i, n));
+    }
+    i += n;
   }
   return out;
 }

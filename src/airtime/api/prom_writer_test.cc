@@ -37,6 +37,19 @@ TEST(PromWriter, EscapesLabelValuesAndHelp) {
             "m{name=\"a\\\\b \\\"c\\\"\\nd\",bad_label=\"x\"} 1\n");
 }
 
+// A workload name once carried a raw NUL into /metrics: label values are valid UTF-8 with no
+// control character other than the escaped newline.
+TEST(PromWriter, LabelValuesHoldNoNulControlOrInvalidUtf8) {
+  EXPECT_EQ(PromWriter::EscapeLabelValue(std::string("a\0b", 3)),
+            "a\xEF\xBF\xBD"
+            "b");
+  EXPECT_EQ(PromWriter::EscapeLabelValue("t\tx\r\x7f"), "t\xEF\xBF\xBDx\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(PromWriter::EscapeLabelValue("bad\xff"), "bad\xEF\xBF\xBD");
+  EXPECT_EQ(PromWriter::EscapeLabelValue("caf\xC3\xA9 \xF0\x9F\x98\x80"),
+            "caf\xC3\xA9 \xF0\x9F\x98\x80");
+  EXPECT_EQ(PromWriter::EscapeLabelValue("a\nb"), "a\\nb");
+}
+
 TEST(PromWriter, HistogramIsCumulativeWithInfSumAndCount) {
   PromHistogram h({0.1, 1, 10});
   for (double v : {0.05, 0.1, 0.5, 5.0, 50.0}) h.Observe(v);

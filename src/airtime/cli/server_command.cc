@@ -26,6 +26,10 @@ struct ServerArgs {
   std::string policy = "airtime";
   std::string tokens_file;  // default DATA/tokens
   size_t max_body_bytes = 1 << 20;
+  // Slow and idle connections (connection_guard.h), seconds.
+  double header_timeout_s = 10, body_timeout_s = 60, keepalive_timeout_s = 5, write_timeout_s = 10;
+  int max_per_address = 64;
+  int max_threads = 1024;
 };
 
 StatusOr<std::pair<std::string, int>> SplitListen(const std::string& listen) {
@@ -83,6 +87,13 @@ int RunServer(const ServerArgs& args) {
   HttpApiOptions api_options;
   api_options.allow_remote = args.listen_remote;
   api_options.max_body_bytes = args.max_body_bytes;
+  const auto ms = [](double s) { return static_cast<int64_t>(s * 1000); };
+  api_options.header_timeout_ms = ms(args.header_timeout_s);
+  api_options.body_timeout_ms = ms(args.body_timeout_s);
+  api_options.keepalive_timeout_ms = ms(args.keepalive_timeout_s);
+  api_options.write_timeout_ms = ms(args.write_timeout_s);
+  api_options.max_connections_per_address = args.max_per_address;
+  api_options.max_threads = args.max_threads;
   HttpApi api(**daemon, *tokens, api_options);
   if (Status st = api.Listen(listen->first, listen->second); !st.ok()) return fail(st);
   (*daemon)->Start();
@@ -133,6 +144,32 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
                   "Token file (NAME TOKEN per line; default DATA/tokens, created with an admin "
                   "token)");
   cmd->add_option("--max-body", args->max_body_bytes, "Largest request body in bytes")
+      ->capture_default_str();
+  const auto seconds = CLI::Range(0.01, 86400.0);
+  cmd->add_option("--http-header-timeout", args->header_timeout_s,
+                  "Seconds a client has for its request line and headers, in total")
+      ->check(seconds)
+      ->capture_default_str();
+  cmd->add_option("--http-body-timeout", args->body_timeout_s,
+                  "Seconds a client has for a request body, in total, after its headers")
+      ->check(seconds)
+      ->capture_default_str();
+  cmd->add_option("--http-keepalive-timeout", args->keepalive_timeout_s,
+                  "Seconds an idle connection is kept between two requests")
+      ->check(seconds)
+      ->capture_default_str();
+  cmd->add_option("--http-write-timeout", args->write_timeout_s,
+                  "Seconds to write one answer to a client, in total")
+      ->check(seconds)
+      ->capture_default_str();
+  cmd->add_option("--http-max-per-address", args->max_per_address,
+                  "Connections at once from one client address (more are answered 429; 0: no "
+                  "cap)")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--http-max-threads", args->max_threads,
+                  "Most connections served at once (one worker thread each)")
+      ->check(CLI::Range(16, 1 << 16))
       ->capture_default_str();
   cmd->callback([args, exit_code] { *exit_code = RunServer(*args); });
 }

@@ -7,6 +7,7 @@
 #include "airtime/config/workload_yaml.h"
 #include "airtime/server/daemon.h"
 #include "airtime/server/live_spec.h"
+#include "airtime/server/submission.h"
 
 namespace airtime {
 
@@ -33,29 +34,14 @@ json OptionalJson(const std::optional<int32_t>& v) { return v ? json(*v) : json(
 
 StatusOr<json> Daemon::Submit(const Caller& caller, std::string_view body,
                               std::string_view origin) {
-  auto scenario = ParseWorkloadYaml(body, origin);  // stateless: parsed on the caller's thread
-  if (!scenario.ok()) return scenario.status();
-  if (!scenario->events.empty() || !scenario->traces.empty())
-    return InvalidArgument(std::string(origin) +
-                           ": events, traces and demand_trace are for the simulator; submit "
-                           "workloads (report demand with POST /v1/workloads/ID/demand)");
-  if (scenario->workloads.empty())
-    return InvalidArgument(std::string(origin) + ": no workload in the request");
-  for (WorkloadSpec& spec : scenario->workloads) {
-    if (!caller.admin) {
-      if (spec.tenant != "default" && spec.tenant != caller.tenant)
-        return Status(StatusCode::kPermissionDenied,
-                      spec.source + ": workload '" + spec.name + "': field 'tenant': '" +
-                          spec.tenant + "' is not your tenant (your token is for '" +
-                          caller.tenant + "')");
-      spec.tenant = caller.tenant;
-    }
-  }
+  // Stateless: parsed and checked on the caller's thread, before anything is committed.
+  auto parsed = ParseSubmission(caller, body, origin);
+  if (!parsed.ok()) return parsed.status();
   auto p = std::make_shared<PendingSubmit>();
   p->caller = caller;
-  p->body = std::string(body);
+  p->body = std::move(parsed->body);
   p->origin = std::string(origin);
-  p->specs = std::move(scenario->workloads);
+  p->specs = std::move(parsed->specs);
   p->received = WallNow();
   p->received_steady = std::chrono::steady_clock::now();
   auto future = p->done.get_future();

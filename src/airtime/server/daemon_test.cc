@@ -12,6 +12,10 @@
 #include <set>
 #include <thread>
 
+#include <httplib.h>
+
+#include "airtime/api/http_api.h"
+#include "airtime/api/tokens.h"
 #include "airtime/server/demand_scrape.h"
 
 namespace airtime {
@@ -146,6 +150,139 @@ TEST_F(DaemonTest, BadRequestsNameTheFieldAndLoseNothing) {
   ASSERT_TRUE(daemon_->Cancel(kAdmin, "keep").ok());
   json w = WaitFor("keep", "cancelled");
   EXPECT_EQ(w["runs"][0]["stop_reason"], "released: cancelled");
+}
+
+// Every string a tenant sends is valid UTF-8 without NUL; names also have no control
+// characters. Each refusal names the workload and the field, and nothing is committed.
+TEST_F(DaemonTest, SubmittedTextMustBeUtf8WithoutNulAndNamesWithoutControls) {
+  Open();
+  struct Case {
+    std::string body, message;
+  };
+  const std::vector<Case> cases = {
+      // Raw invalid UTF-8 is refused by the YAML reader (naming the byte) or by the text rules
+      // (naming the field): either way before anything is committed.
+      {"name: \"bad\xff\"\nkind: batch\nwork: 1h\n", "UTF-8"},
+      {"{\"name\": \"bad\xff\", \"kind\": \"batch\", \"work\": \"1h\"}", "UTF-8"},
+      {"{\"name\": \"a\\u0000b\", \"kind\": \"batch\", \"work\": \"1h\"}",
+       "field 'name': contains a NUL byte"},
+      {"name: \"two\\nlines\"\nkind: batch\nwork: 1h\n",
+       "field 'name': contains a control character"},
+      {"name: \"tab\\there\"\nkind: batch\nwork: 1h\n", "field 'name': contains a control"},
+      {"name: \"del\\x7f\"\nkind: batch\nwork: 1h\n", "field 'name': contains a control"},
+      {"name: \"c1\\u0085\"\nkind: batch\nwork: 1h\n", "field 'name': contains a control"},
+      {"name: " + std::string(300, 'n') + "\nkind: batch\nwork: 1h\n", "field 'name': longer than"},
+      {"name: x\nkind: batch\ncommand: [/bin/echo, \"a\\0b\"]\n",
+       "workload 'x': field 'command[1]': contains a NUL byte"},
+      {"name: x\nkind: batch\ncommand: [/bin/echo, \"ok\xc3\"]\n", "UTF-8"},
+      {"name: x\nkind: batch\ncommand: [/bin/true]\nenv: {A: \"v\\0w\"}\n",
+       "workload 'x': field 'env.A': contains a NUL byte"},
+      {"name: x\nkind: batch\ncommand: [/bin/true]\nenv: {\"A\\0B\": v}\n",
+       "workload 'x': field 'env': a variable name contains a NUL byte"},
+      {"name: x\nkind: batch\ncommand: [/bin/true]\nworkdir: \"/tmp\\0/etc\"\n",
+       "workload 'x': field 'workdir': contains a NUL byte"},
+      {"name: x\nkind: batch\ntenant: \"t\xfe\"\nwork: 1h\n", "UTF-8"},
+  };
+  for (const Case& c : cases) {
+    auto r = daemon_->Submit(kAdmin, c.body, "request");
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << c.body;
+    EXPECT_THAT(r.status().message(), HasSubstr(c.message)) << c.body;
+  }
+  auto list = daemon_->List(kAdmin, {});
+  ASSERT_TRUE(list.ok());
+  EXPECT_TRUE((*list)["workloads"].empty())
+      << (*list).dump(2, ' ', false, json::error_handler_t::replace);
+  Submit(kAdmin,
+         "name: caf\xc3\xa9-ok\nkind: batch\nwork: 1h\ncommand: [/bin/echo, 'h\xc3\xa9']\n");
+}
+
+// Lookups try the id first, so a workload named `2` could not be reached by its name: such
+// names are refused.
+TEST_F(DaemonTest, NamesThatReadAsIdsAreRefused) {
+  Open();
+  for (const char* name : {"2", "0042", "12345678901234567890"}) {
+    auto r = daemon_->Submit(kAdmin, std::string("name: '") + name + "'\nkind: batch\nwork: 1h\n",
+                             "request");
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << name;
+    EXPECT_THAT(r.status().message(), HasSubstr("would read as a workload id")) << name;
+  }
+  Submit(kAdmin, "name: '2b'\nkind: batch\nwork: 1h\n");
+  EXPECT_EQ(Get("2b")["name"], "2b");
+}
+
+// JSON writes characters beyond the BMP as surrogate pairs; they are one character each.
+TEST_F(DaemonTest, JsonSurrogatePairsAreAcceptedAndLoneSurrogatesRefused) {
+  Open();
+  json r = Submit(kAdmin, R"({"name": "smile-\ud83d\ude00", "kind": "batch", "work": "1h",
+                             "command": ["/bin/echo", "\uD83D\uDE00"]})");
+  ASSERT_EQ(r["accepted"].size(), 1u);
+  EXPECT_EQ(r["accepted"][0]["name"], "smile-\xF0\x9F\x98\x80");
+  EXPECT_EQ(Get("smile-\xF0\x9F\x98\x80")["state"].is_string(), true);
+  for (const char* body : {R"({"name": "lone-\ud83d", "kind": "batch", "work": "1h"})",
+                           R"({"name": "low-\ude00x", "kind": "batch", "work": "1h"})"}) {
+    auto bad = daemon_->Submit(kAdmin, body, "request");
+    EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument) << body;
+    EXPECT_THAT(bad.status().message(), HasSubstr("surrogate")) << body;
+  }
+}
+
+// A store written by an older version may hold workloads whose names are not UTF-8; they
+// still list, the GPUs one holds still show, and the rest of the API keeps working. One row's
+// stored body reads back (it runs and holds a GPU), the other's does not any more (the YAML
+// reader now refuses invalid UTF-8): that one is failed at start, and listed all the same.
+TEST_F(DaemonTest, AStoredNameThatIsNotUtf8StillListsOverHttp) {
+  Open();
+  daemon_->Stop();
+  daemon_.reset();
+  {
+    auto store = Store::Open(dir_ + "/data");
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    const std::vector<std::pair<std::string, std::string>> rows = {
+        {"old\xff", "name: old\nkind: batch\ngpus: 1\ncommand: [/bin/sleep, '30']\n"},
+        {"older\xfe", "name: \"older\xfe\"\nkind: batch\ngpus: 1\ncommand: [/bin/true]\n"}};
+    for (const auto& [name, body] : rows) {
+      auto sid = (*store)->AddSubmission({0, "team-a", body, "request", 1000});
+      ASSERT_TRUE(sid.ok()) << sid.status().ToString();
+      WorkloadRow row;
+      row.submission_id = *sid;
+      row.name = name;
+      row.tenant = "team-a";
+      row.kind = "batch";
+      row.submitted_at = 1000;
+      ASSERT_TRUE((*store)->AddWorkload(row).ok());
+    }
+  }
+  Open();
+  std::string state;
+  for (int i = 0; i < 400 && state != "running"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto w = daemon_->Get(kAdmin, "old\xff");
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    state = (*w)["state"];
+  }
+  ASSERT_EQ(state, "running");
+  auto tokens =
+      Tokens::Parse("admin " + std::string(64, 'a') + "\nteam-a team-a-token-0123456789\n", "test");
+  ASSERT_TRUE(tokens.ok());
+  HttpApi api(*daemon_, *tokens);
+  ASSERT_TRUE(api.Listen("127.0.0.1", 0).ok());
+  ASSERT_TRUE(api.Start().ok());
+  for (const std::string& token : {std::string(64, 'a'), std::string("team-a-token-0123456789")}) {
+    httplib::Client c("127.0.0.1", api.port());
+    c.set_bearer_token_auth(token);
+    for (const char* path : {"/v1/workloads", "/v1/gpus", "/metrics"}) {
+      auto r = c.Get(path);
+      ASSERT_TRUE(r) << path;
+      EXPECT_EQ(r->status, 200) << path << ": " << r->body;
+      if (std::string(path) != "/metrics") {
+        EXPECT_THAT(r->body, HasSubstr("old\xEF\xBF\xBD")) << path;
+      }
+      if (std::string(path) == "/v1/workloads") {
+        EXPECT_THAT(r->body, HasSubstr("older\xEF\xBF\xBD")) << path;
+      }
+    }
+  }
+  api.Stop();
 }
 
 // Issue 19: the one-byte body "," made the YAML parser build empty documents forever (memory

@@ -1,0 +1,75 @@
+// GuardedServer: cpp-httplib's server with a deadline for each phase of a connection and a
+// cap on connections per client address, so that slow or idle clients cannot hold the API.
+//
+// cpp-httplib 0.11.4 gives each connection a worker thread, and its read timeout applies to
+// each recv(): a client that sends a header byte every second never times out, so 64 such
+// clients once held all 64 workers. GuardedServer takes over the connection loop (it
+// overrides process_and_close_socket and calls the library's process_request with a stream
+// of its own) and:
+//   - gives the request line and headers `header_timeout` in total, from the connection's
+//     accept or from the first byte of a later request; a body `body_timeout` in total from
+//     the end of its headers; an idle keep-alive connection `keepalive_timeout`; the writes of
+//     one answer `write_timeout` in total. Past a read deadline the client gets a 408 and the
+//     connection is closed; headers over max_header_bytes get a 431.
+//   - admits at most `max_per_address` connections at once from one client address: the
+//     next one is answered 429 and closed at once.
+//   - serves connections from a pool that grows from `min_threads` up to `max_threads` on
+//     demand (idle threads beyond the minimum exit after a minute), so the slow clients the
+//     cap admits do not starve others.
+// Internal to the API (http_api.cc); a header of its own so the policy reads in one place.
+#pragma once
+
+#include <httplib.h>
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace airtime {
+
+namespace connection_guard_internal {
+constexpr bool SameText(const char* a, const char* b) {
+  while (*a && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+}  // namespace connection_guard_internal
+// process_and_close_socket and process_request are the library's internals: a new version
+// must be checked before it is used here.
+static_assert(connection_guard_internal::SameText(CPPHTTPLIB_VERSION, "0.11.4"),
+              "GuardedServer overrides cpp-httplib 0.11.4's connection loop; check it against "
+              "this version's Server::process_and_close_socket before changing the version");
+
+struct ConnectionLimits {
+  std::chrono::milliseconds header_timeout{10'000};
+  std::chrono::milliseconds body_timeout{60'000};
+  std::chrono::milliseconds keepalive_timeout{5'000};
+  std::chrono::milliseconds write_timeout{10'000};
+  size_t max_header_bytes = 64 * 1024;
+  int max_per_address = 64;  // <= 0: no cap
+  int min_threads = 16;
+  int max_threads = 1024;
+};
+
+class GuardedServer : public httplib::Server {
+ public:
+  explicit GuardedServer(ConnectionLimits limits = {});
+  // Listens again on the bound socket with a longer queue (the library's backlog is 5).
+  bool Deepen(int backlog);
+  // Connections being served now (for tests and metrics).
+  int open_connections() const;
+
+ private:
+  bool process_and_close_socket(socket_t sock) override;
+  bool Admit(const std::string& peer);
+  void Release(const std::string& peer);
+  bool Stopping() const { return svr_sock_ == INVALID_SOCKET; }
+
+  const ConnectionLimits limits_;
+  mutable std::mutex mu_;
+  std::map<std::string, int> per_address_;
+  int open_ = 0;
+};
+
+}  // namespace airtime

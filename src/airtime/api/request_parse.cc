@@ -1,0 +1,195 @@
+// Request parsing: query strings and the one-field JSON bodies.
+#include "airtime/api/request_parse.h"
+
+#include <climits>
+#include <cmath>
+
+#include "airtime/api/bounded_json.h"
+#include "airtime/base/strings.h"
+#include "airtime/base/utf8.h"
+#include "airtime/model/workload.h"
+
+namespace airtime {
+namespace {
+
+using nlohmann::json;
+
+// Bodies of one small field: nothing needs more than a level or two. (The server bounds
+// their size with --max-body.)
+constexpr JsonLimits kSmallBody{1 << 20, 8};
+
+// "" when `s` is fine as a query name or value, else what is wrong with it.
+std::string TextProblem(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    uint32_t cp = 0;
+    const size_t n = Utf8SequenceAt(s, i, &cp);
+    if (n == 0) return "not valid UTF-8";
+    if (cp == 0) return "contains a NUL byte";
+    if (IsControlCodePoint(cp)) return "contains a control character";
+    i += n;
+  }
+  return "";
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+StatusOr<std::string> Decode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%') {
+      const int hi = i + 2 < s.size() ? HexValue(s[i + 1]) : -1;
+      const int lo = i + 2 < s.size() ? HexValue(s[i + 2]) : -1;
+      if (hi < 0 || lo < 0)
+        return InvalidArgument("query: malformed percent-escape at '" +
+                               std::string(s.substr(i, 3)) + "' (expected %XX, two hex digits)");
+      out += static_cast<char>(hi * 16 + lo);
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// The one field of a small JSON body such as {"priority": 5}; errors name the field.
+StatusOr<json> BodyField(std::string_view body, const std::string& field,
+                         const std::string& example) {
+  const std::string where = "field '" + field + "': ";
+  auto parsed = ParseBoundedJson(body, "body", kSmallBody);
+  if (!parsed.ok()) {
+    // Too deep or too long is its own message; a syntax error gets the example.
+    if (parsed.status().message().find("not valid JSON") == std::string::npos)
+      return parsed.status();
+    return InvalidArgument(where + "expected a JSON object body such as " + example);
+  }
+  json& j = *parsed;
+  if (!j.is_object())
+    return InvalidArgument(where + "expected a JSON object body such as " + example);
+  for (const auto& [key, value] : j.items()) {
+    if (key != field)
+      return InvalidArgument("field '" + ReplaceInvalidUtf8(key) + "': unknown (expected " +
+                             example + ")");
+  }
+  if (!j.contains(field)) return InvalidArgument(where + "missing (expected " + example + ")");
+  return std::move(j[field]);
+}
+
+std::string Dump(const json& j) {
+  std::string s = DumpJson(j);
+  return s.size() > 80 ? s.substr(0, 80) + "..." : s;
+}
+
+}  // namespace
+
+StatusOr<QueryParams> ParseQueryString(std::string_view query, const QueryLimits& limits) {
+  if (query.size() > limits.max_bytes)
+    return InvalidArgument("query: longer than " + std::to_string(limits.max_bytes) + " bytes");
+  QueryParams out;
+  size_t start = 0;
+  while (start <= query.size() && !query.empty()) {
+    size_t end = query.find('&', start);
+    if (end == std::string_view::npos) end = query.size();
+    const std::string_view part = query.substr(start, end - start);
+    start = end + 1;
+    if (part.empty()) {
+      if (end == query.size()) break;
+      continue;
+    }
+    if (out.size() >= limits.max_params)
+      return InvalidArgument("query: more than " + std::to_string(limits.max_params) +
+                             " parameters");
+    const size_t eq = part.find('=');
+    auto name = Decode(part.substr(0, eq));
+    if (!name.ok()) return name.status();
+    auto value = Decode(eq == std::string_view::npos ? std::string_view() : part.substr(eq + 1));
+    if (!value.ok()) return value.status();
+    if (std::string p = TextProblem(*name); !p.empty())
+      return InvalidArgument("query: a parameter name " + p);
+    if (std::string p = TextProblem(*value); !p.empty())
+      return InvalidArgument("query '" + *name + "': " + p);
+    if (value->size() > limits.max_value_bytes)
+      return InvalidArgument("query '" + *name + "': longer than " +
+                             std::to_string(limits.max_value_bytes) + " bytes");
+    out.emplace_back(std::move(*name), std::move(*value));
+    if (end == query.size()) break;
+  }
+  return out;
+}
+
+StatusOr<ListFilter> ParseListQuery(std::string_view query, const Caller& caller,
+                                    const QueryLimits& limits) {
+  auto params = ParseQueryString(query, limits);
+  if (!params.ok()) return params.status();
+  ListFilter f;
+  std::vector<std::string> seen;
+  for (const auto& [name, value] : *params) {
+    for (const std::string& s : seen)
+      if (s == name) return InvalidArgument("query '" + name + "': given twice");
+    seen.push_back(name);
+    if (name == "state") {
+      static const std::vector<std::string> kStates = {"active",    "queued", "running",
+                                                       "succeeded", "failed", "cancelled"};
+      bool known = value.empty();
+      for (const std::string& s : kStates) known = known || s == value;
+      if (!known)
+        return InvalidArgument("query 'state': expected one of " + Join(kStates, ", ") +
+                               ", found '" + value + "'");
+      f.state = value;
+    } else if (name == "kind") {
+      if (!value.empty() && !ParseKind(value).ok()) {
+        std::vector<std::string> kinds;
+        for (int i = 0; i < kWorkloadKindCount; ++i)
+          kinds.push_back(KindName(static_cast<WorkloadKind>(i)));
+        return InvalidArgument("query 'kind': expected one of " + Join(kinds, ", ") + ", found '" +
+                               value + "'");
+      }
+      f.kind = value;
+    } else if (name == "tenant") {
+      f.tenant = value;
+    } else if (name == "limit") {
+      auto limit = ParseInt(value);
+      if (!limit || *limit < 0 || *limit > INT_MAX)
+        return InvalidArgument("query 'limit': expected a non-negative integer");
+      f.limit = static_cast<int>(*limit);
+    } else {
+      return InvalidArgument("query '" + name +
+                             "': unknown (expected state, kind, tenant or limit)");
+    }
+  }
+  if (!caller.admin && !f.tenant.empty()) {
+    if (f.tenant != caller.tenant) {
+      return Status(StatusCode::kPermissionDenied,
+                    "query 'tenant': only the admin may list another tenant's workloads");
+    }
+    f.tenant.clear();  // a tenant sees only its own anyway
+  }
+  return f;
+}
+
+StatusOr<int> ParsePriorityBody(std::string_view body) {
+  auto v = BodyField(body, "priority", "{\"priority\": 5}");
+  if (!v.ok()) return v.status();
+  if (!v->is_number_integer() || *v < INT_MIN || *v > INT_MAX) {
+    return InvalidArgument("field 'priority': expected an integer, got " + Dump(*v));
+  }
+  return v->get<int>();
+}
+
+StatusOr<double> ParseRpsBody(std::string_view body) {
+  auto v = BodyField(body, "rps", "{\"rps\": 12.5}");
+  if (!v.ok()) return v.status();
+  if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < 0) {
+    return InvalidArgument("field 'rps': expected a non-negative number, got " + Dump(*v));
+  }
+  return v->get<double>();
+}
+
+}  // namespace airtime

@@ -1,0 +1,42 @@
+// Request parsing of the HTTP API that needs no server: the small JSON bodies of the
+// priority and demand routes and the query string of GET /v1/workloads. Every input is a
+// tenant's bytes: each function is bounded (size, depth, count) and answers
+// kInvalidArgument naming the field or parameter, never throws.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "airtime/api/control_plane.h"
+#include "airtime/base/status.h"
+
+namespace airtime {
+
+struct QueryLimits {
+  size_t max_bytes = 2048;  // the raw query string, after the '?'
+  size_t max_params = 16;
+  size_t max_value_bytes = 256;  // one decoded value
+};
+
+using QueryParams = std::vector<std::pair<std::string, std::string>>;
+
+// "a=1&b=x%20y" -> {{"a", "1"}, {"b", "x y"}} in order ('+' is a space, "a" alone is
+// {"a", ""}). Refuses a malformed %-escape, and a name or value that holds a NUL, a control
+// character or bytes that are not UTF-8.
+StatusOr<QueryParams> ParseQueryString(std::string_view query, const QueryLimits& limits = {});
+
+// GET /v1/workloads?state=&kind=&tenant=&limit=: each at most once; state is a workload
+// state or "active", kind a workload kind, limit a non-negative integer. A tenant caller may
+// name only its own tenant.
+StatusOr<ListFilter> ParseListQuery(std::string_view query, const Caller& caller,
+                                    const QueryLimits& limits = {});
+
+// {"priority": 5} -> 5.
+StatusOr<int> ParsePriorityBody(std::string_view body);
+// {"rps": 12.5} -> 12.5 (finite, >= 0).
+StatusOr<double> ParseRpsBody(std::string_view body);
+
+}  // namespace airtime

@@ -1,0 +1,107 @@
+// Tests of the API's pure parsing: bounded JSON, surrogate pairs, query strings, UTF-8.
+#include "airtime/api/request_parse.h"
+
+#include <gtest/gtest.h>
+
+#include "airtime/api/bounded_json.h"
+#include "airtime/base/utf8.h"
+
+namespace airtime {
+namespace {
+
+TEST(BoundedJson, DepthAndSizeAreCheckedWithoutParsing) {
+  EXPECT_TRUE(CheckJsonBounds("[[[1]]]", "body", {100, 3}).ok());
+  const Status deep = CheckJsonBounds("[[[[1]]]]", "body", {100, 3});
+  EXPECT_EQ(deep.message(), "body: nested deeper than 3 levels (at byte 3)");
+  // Brackets inside strings (with escaped quotes) do not count.
+  EXPECT_TRUE(CheckJsonBounds(R"(["[[[[\"[[[[", {"a": "{{{{"}])", "body", {100, 3}).ok());
+  EXPECT_EQ(CheckJsonBounds(std::string(101, ' '), "request", {100, 3}).message(),
+            "request: longer than 100 bytes");
+  // 60,000 levels: refused at once, nothing recursive ran.
+  EXPECT_FALSE(ParseBoundedJson(std::string(60000, '[') + std::string(60000, ']'), "b").ok());
+}
+
+TEST(BoundedJson, ParseErrorsSayWhere) {
+  auto bad = ParseBoundedJson("{\"a\": }", "body");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(
+      bad.status().message().rfind("body: not valid JSON: parse error at line 1, column 7", 0), 0u)
+      << bad.status().message();
+  auto lone = ParseBoundedJson(R"(["\ud83d"])", "request");
+  ASSERT_FALSE(lone.ok());
+  EXPECT_NE(lone.status().message().find("lone UTF-16 surrogate"), std::string::npos);
+  auto ok = ParseBoundedJson(R"({"a": "\ud83d\ude00"})", "body");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ((*ok)["a"], "\xF0\x9F\x98\x80");
+}
+
+TEST(BoundedJson, SurrogatePairsBecomeOneEscape) {
+  EXPECT_EQ(RewriteSurrogatePairs(R"({"n": "a\ud83d\ude00b", "m": "\\ud83d\ude00"})"),
+            R"({"n": "a\U0001F600b", "m": "\\ud83d\ude00"})");
+  EXPECT_EQ(RewriteSurrogatePairs("{\"x\": \"\\uD83D\\uDE00\"}\n[1]"),
+            "{\"x\": \"\\U0001F600\"}\n[1]");
+  EXPECT_EQ(RewriteSurrogatePairs(R"(["\u00e9 \ud83d"])"), R"(["\u00e9 \ud83d"])");
+}
+
+TEST(BoundedJson, DumpReplacesInvalidUtf8) {
+  EXPECT_EQ(DumpJson(nlohmann::json{{"n", "a\xff"}}), "{\"n\":\"a\xEF\xBF\xBD\"}");
+}
+
+TEST(Utf8, StrictValidation) {
+  EXPECT_TRUE(IsValidUtf8("caf\xC3\xA9 \xF0\x9F\x98\x80"));
+  EXPECT_EQ(FindInvalidUtf8("ab\xff"), 2u);
+  EXPECT_FALSE(IsValidUtf8("\xC0\xAF"));          // overlong '/'
+  EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80"));      // a surrogate
+  EXPECT_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));  // past U+10FFFF
+  EXPECT_FALSE(IsValidUtf8("\xE2\x82"));          // cut short
+  EXPECT_EQ(ReplaceInvalidUtf8("a\xff"
+                               "b\xC3"),
+            "a\xEF\xBF\xBD"
+            "b\xEF\xBF\xBD");
+}
+
+TEST(QueryString, DecodesAndBounds) {
+  auto q = ParseQueryString("a=1&b=x%20y+z&c&&d=");
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(*q, (QueryParams{{"a", "1"}, {"b", "x y z"}, {"c", ""}, {"d", ""}}));
+  EXPECT_TRUE(ParseQueryString("")->empty());
+  EXPECT_EQ(ParseQueryString("a=%4").status().message(),
+            "query: malformed percent-escape at '%4' (expected %XX, two hex digits)");
+  EXPECT_EQ(ParseQueryString("a=%00").status().message(), "query 'a': contains a NUL byte");
+  EXPECT_EQ(ParseQueryString("a=%0a").status().message(),
+            "query 'a': contains a control character");
+  EXPECT_EQ(ParseQueryString("a=%c3").status().message(), "query 'a': not valid UTF-8");
+  EXPECT_EQ(ParseQueryString("a=1&b=2&c=3", {100, 2, 10}).status().message(),
+            "query: more than 2 parameters");
+  EXPECT_EQ(ParseQueryString("a=12345678901", {100, 2, 10}).status().message(),
+            "query 'a': longer than 10 bytes");
+}
+
+TEST(QueryString, ListFilter) {
+  const Caller admin{"", true}, team_a{"team-a", false};
+  auto f = ParseListQuery("state=active&kind=realtime&tenant=team-b&limit=7", admin);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->state, "active");
+  EXPECT_EQ(f->kind, "realtime");
+  EXPECT_EQ(f->tenant, "team-b");
+  EXPECT_EQ(f->limit, 7);
+  EXPECT_EQ(ParseListQuery("tenant=team-b", team_a).status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(ParseListQuery("tenant=team-a", team_a)->tenant, "");
+  EXPECT_EQ(ParseListQuery("limit=99999999999", admin).status().message(),
+            "query 'limit': expected a non-negative integer");
+  EXPECT_EQ(ParseListQuery("state=done", admin).status().message(),
+            "query 'state': expected one of active, queued, running, succeeded, failed, "
+            "cancelled, found 'done'");
+}
+
+TEST(SmallBodies, PriorityAndRps) {
+  EXPECT_EQ(*ParsePriorityBody(R"({"priority": -3})"), -3);
+  EXPECT_DOUBLE_EQ(*ParseRpsBody(R"({"rps": 0.5})"), 0.5);
+  EXPECT_EQ(ParsePriorityBody(R"({"priority": [[[[[[[[[1]]]]]]]]]})").status().message(),
+            "body: nested deeper than 8 levels (at byte 20)");
+  EXPECT_EQ(ParseRpsBody(R"({"rps": "x\ud83d"})").status().message(),
+            "field 'rps': expected a JSON object body such as {\"rps\": 12.5}");
+}
+
+}  // namespace
+}  // namespace airtime

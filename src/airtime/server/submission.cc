@@ -1,0 +1,114 @@
+// Submission: body parsing and the text rules for what a tenant sends.
+#include "airtime/server/submission.h"
+
+#include <cstdio>
+
+#include "airtime/api/bounded_json.h"
+#include "airtime/base/utf8.h"
+#include "airtime/config/workload_yaml.h"
+
+namespace airtime {
+namespace {
+
+// A body that starts like JSON and is JSON: its surrogate pairs are rewritten for the YAML
+// parser (which refuses each half); a lone surrogate is refused here with a clear message.
+// Anything else (YAML, flow style, broken JSON) goes to the YAML parser as it is.
+StatusOr<std::string> PrepareBody(std::string_view body, std::string_view origin) {
+  const size_t first = body.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || (body[first] != '{' && body[first] != '[') ||
+      body.find("\\u") == std::string_view::npos)
+    return std::string(body);
+  auto parsed = ParseBoundedJson(body, origin, {body.size(), 64});
+  if (parsed.ok()) return RewriteSurrogatePairs(body);
+  if (parsed.status().message().find("surrogate") != std::string::npos) return parsed.status();
+  return std::string(body);
+}
+
+Status FieldProblem(const WorkloadSpec& s, const std::string& field, const std::string& problem) {
+  return InvalidArgument(s.source + ": workload '" + ReplaceInvalidUtf8(s.name) + "': field '" +
+                         field + "': " + problem);
+}
+
+}  // namespace
+
+std::string TextProblem(std::string_view s) {
+  if (s.find('\0') != std::string_view::npos) return "contains a NUL byte";
+  const size_t bad = FindInvalidUtf8(s);
+  if (bad != std::string_view::npos) return "not valid UTF-8 (byte " + std::to_string(bad) + ")";
+  return "";
+}
+
+std::string NameProblem(std::string_view name) {
+  if (std::string p = TextProblem(name); !p.empty()) return p;
+  if (name.empty()) return "empty";
+  if (name.size() > kMaxWorkloadNameBytes)
+    return "longer than " + std::to_string(kMaxWorkloadNameBytes) + " bytes";
+  for (size_t i = 0; i < name.size();) {
+    uint32_t cp = 0;
+    const size_t n = Utf8SequenceAt(name, i, &cp);
+    if (IsControlCodePoint(cp)) {
+      char code[16];
+      std::snprintf(code, sizeof code, "U+%04X", cp);
+      return std::string("contains a control character (") + code + ") at byte " +
+             std::to_string(i);
+    }
+    i += n;
+  }
+  if (name.find_first_not_of("0123456789") == std::string_view::npos)
+    return "'" + std::string(name) +
+           "' would read as a workload id (the API looks up an all-digit key as an id); add a "
+           "letter";
+  return "";
+}
+
+Status CheckSubmittedText(const WorkloadSpec& s) {
+  if (std::string p = NameProblem(s.name); !p.empty()) return FieldProblem(s, "name", p);
+  const auto check = [&](const std::string& field, const std::string& value) -> Status {
+    if (std::string p = TextProblem(value); !p.empty()) return FieldProblem(s, field, p);
+    return OkStatus();
+  };
+  AIRTIME_RETURN_IF_ERROR(check("tenant", s.tenant));
+  for (size_t i = 0; i < s.exec.argv.size(); ++i)
+    AIRTIME_RETURN_IF_ERROR(check("command[" + std::to_string(i) + "]", s.exec.argv[i]));
+  for (const auto& [key, value] : s.exec.env) {
+    if (std::string p = TextProblem(key); !p.empty())
+      return FieldProblem(s, "env", "a variable name " + p);
+    AIRTIME_RETURN_IF_ERROR(check("env." + key, value));
+  }
+  AIRTIME_RETURN_IF_ERROR(check("workdir", s.exec.workdir));
+  AIRTIME_RETURN_IF_ERROR(check("metrics.path", s.exec.metrics_path));
+  for (size_t i = 0; i < s.exec.demand_metrics.size(); ++i)
+    AIRTIME_RETURN_IF_ERROR(
+        check("metrics.demand[" + std::to_string(i) + "]", s.exec.demand_metrics[i]));
+  AIRTIME_RETURN_IF_ERROR(check("mig", s.shape.mig_profile));
+  AIRTIME_RETURN_IF_ERROR(check("family", s.family));
+  return OkStatus();
+}
+
+StatusOr<Submission> ParseSubmission(const Caller& caller, std::string_view body,
+                                     std::string_view origin) {
+  auto text = PrepareBody(body, origin);
+  if (!text.ok()) return text.status();
+  auto scenario = ParseWorkloadYaml(*text, origin);
+  if (!scenario.ok()) return scenario.status();
+  if (!scenario->events.empty() || !scenario->traces.empty())
+    return InvalidArgument(std::string(origin) +
+                           ": events, traces and demand_trace are for the simulator; submit "
+                           "workloads (report demand with POST /v1/workloads/ID/demand)");
+  if (scenario->workloads.empty())
+    return InvalidArgument(std::string(origin) + ": no workload in the request");
+  for (WorkloadSpec& spec : scenario->workloads) {
+    AIRTIME_RETURN_IF_ERROR(CheckSubmittedText(spec));
+    if (!caller.admin) {
+      if (spec.tenant != "default" && spec.tenant != caller.tenant)
+        return Status(StatusCode::kPermissionDenied,
+                      spec.source + ": workload '" + spec.name + "': field 'tenant': '" +
+                          spec.tenant + "' is not your tenant (your token is for '" +
+                          caller.tenant + "')");
+      spec.tenant = caller.tenant;
+    }
+  }
+  return Submission{std::move(scenario->workloads), std::move(*text)};
+}
+
+}  // namespace airtime
