@@ -65,7 +65,9 @@ class Server {
         dup2(fileno(f), 2);
       }
       execl(g_airtime.c_str(), g_airtime.c_str(), "server", "--data", data_.c_str(), "--listen",
-            "127.0.0.1:0", "--fake-gpus", gpus_.c_str(), static_cast<char*>(nullptr));
+            "127.0.0.1:0", "--fake-gpus", gpus_.c_str(),
+            // Workloads as the test's user, as before isolation (isolation_e2e_test.cc).
+            "--isolation", "off", static_cast<char*>(nullptr));
       _exit(127);
     }
     for (int i = 0; i < 400 && !fs::exists(data_ + "/address"); ++i)

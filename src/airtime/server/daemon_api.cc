@@ -50,6 +50,7 @@ StatusOr<json> Daemon::Submit(const Caller& caller, std::string_view body,
                           caller.tenant + "')");
       spec.tenant = caller.tenant;
     }
+    AIRTIME_RETURN_IF_ERROR(CheckRunnable(spec));
   }
   auto p = std::make_shared<PendingSubmit>();
   p->caller = caller;
