@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -72,6 +73,30 @@ uid_t EnsureUser(const std::string& name) {
   (void)!system(cmd.c_str());
   passwd* pw = getpwnam(name.c_str());
   return pw != nullptr ? pw->pw_uid : 0;
+}
+
+// Removes the per-data-directory cgroups a test's daemon left (run_cgroup.h: the parent is
+// airtime/<FNV-1a of the data directory>, empty once its runs ended).
+void RemoveCgroupParents(const std::string& data_dir) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : data_dir) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  for (const char* controller : {"devices", "freezer"})
+    rmdir((std::string("/sys/fs/cgroup/") + controller + "/airtime/" + hex).c_str());
+}
+
+// Whether `pid` is gone (or a zombie that no longer runs), waiting up to 2 s.
+bool Gone(pid_t pid) {
+  for (int i = 0; i < 40; ++i) {
+    const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+    if (stat.empty() || stat.find(") Z ") != std::string::npos) return true;
+    std::this_thread::sleep_for(50ms);
+  }
+  return false;
 }
 
 // A running `airtime server`; killed (SIGKILL) on destruction.
@@ -194,6 +219,27 @@ class IsolationE2E : public ::testing::Test {
     data_ = dir_ + "/data";
     fs::create_directories(data_);
     std::ofstream(data_ + "/tenant-users") << "# tenant user\nteam-a " << kUserA << "\n";
+  }
+  void TearDown() override {
+    if (dir_.empty()) return;  // skipped
+    RemoveCgroupParents(data_);
+    std::error_code ec;
+    if (!HasFailure()) fs::remove_all(dir_, ec);  // kept for a look when it failed
+  }
+
+  // Submits `script` as team-a and waits until its stdout shows "child=PID"; returns PID.
+  pid_t StartEscaper(httplib::Client& a, const std::string& name, const std::string& script) {
+    auto r = Submit(a, name, script);
+    EXPECT_TRUE(r && r->status == 201) << (r ? r->body : "no answer");
+    std::string out;
+    for (int i = 0; i < 200 && out.find("child=") == std::string::npos; ++i) {
+      std::this_thread::sleep_for(50ms);
+      const std::string run = RunDir(Describe(a, name));
+      if (!run.empty()) out = ReadFile(run + "/stdout.log");
+    }
+    EXPECT_THAT(out, HasSubstr("child="));
+    if (out.find("child=") == std::string::npos) return 0;
+    return std::stoi(out.substr(out.find("child=") + 6));
   }
 
   std::string dir_, data_;
@@ -323,41 +369,93 @@ TEST_F(IsolationE2E, AWorkloadCanOpenOnlyItsOwnGpusDeviceNode) {
 }
 
 // A `setsid` grandchild leaves the run's session and process group but not its cgroup:
-// cancelling the workload kills it too.
+// cancelling the workload kills it too, and so does the workload's own end.
 TEST_F(IsolationE2E, ASetsidGrandchildDiesWithItsCancelledRun) {
   Server s(data_, {"--isolation", "required"});
   ASSERT_TRUE(s.Start()) << s.log();
   auto a = s.Client(kTokenA);
-  auto r = Submit(a, "escaper", "setsid sleep 1000 & echo child=$!; wait");
-  ASSERT_TRUE(r);
-  ASSERT_EQ(r->status, 201) << r->body;
-  std::string out;
-  for (int i = 0; i < 200 && out.find("child=") == std::string::npos; ++i) {
-    std::this_thread::sleep_for(50ms);
-    const std::string run = RunDir(Describe(a, "escaper"));
-    if (!run.empty()) out = ReadFile(run + "/stdout.log");
-  }
-  ASSERT_THAT(out, HasSubstr("child="));
-  const pid_t child = std::stoi(out.substr(out.find("child=") + 6));
+  const pid_t child = StartEscaper(a, "escaper", "setsid sleep 1000 & echo child=$!; wait");
   ASSERT_GT(child, 1);
-  // It really left the run's session.
-  const std::string stat_before = ReadFile("/proc/" + std::to_string(child) + "/stat");
-  ASSERT_FALSE(stat_before.empty());
+  ASSERT_FALSE(ReadFile("/proc/" + std::to_string(child) + "/stat").empty());
   auto cancel = a.Delete("/v1/workloads/escaper");
   ASSERT_TRUE(cancel);
   ASSERT_LT(cancel->status, 300) << cancel->body;
   json w = WaitEnded(a, "escaper");
   EXPECT_EQ(w.value("state", ""), "cancelled");
-  // Gone (or a zombie no one has reaped yet: it no longer runs).
-  std::string stat;
-  for (int i = 0; i < 40; ++i) {
-    stat = ReadFile("/proc/" + std::to_string(child) + "/stat");
-    if (stat.empty() || stat.find(") Z ") != std::string::npos) break;
-    std::this_thread::sleep_for(50ms);
-  }
-  const bool gone = stat.empty() || stat.find(") Z ") != std::string::npos;
+  const bool gone = Gone(child);
   if (!gone) kill(child, SIGKILL);
-  EXPECT_TRUE(gone) << "the setsid child " << child << " outlived its cancel: " << stat;
+  EXPECT_TRUE(gone) << "the setsid child " << child << " outlived its cancel";
+
+  // A workload that ends on its own, leaving a setsid child behind: the child ends with it.
+  const pid_t orphan = StartEscaper(a, "leaver", "setsid sleep 1000 & echo child=$!");
+  ASSERT_GT(orphan, 1);
+  w = WaitEnded(a, "leaver");
+  EXPECT_EQ(w.value("state", ""), "succeeded");
+  const bool orphan_gone = Gone(orphan);
+  if (!orphan_gone) kill(orphan, SIGKILL);
+  EXPECT_TRUE(orphan_gone) << "the setsid child " << orphan << " outlived its run";
+}
+
+// After kill -9 of the daemon the run keeps running; the restarted daemon adopts it and
+// finds its cgroup again by the run id, so a cancel still kills the setsid grandchild.
+TEST_F(IsolationE2E, AnAdoptedRunsSetsidGrandchildDiesWithItsCancel) {
+  Server s(data_, {"--isolation", "required"});
+  ASSERT_TRUE(s.Start()) << s.log();
+  pid_t child = 0;
+  {
+    auto a = s.Client(kTokenA);
+    child = StartEscaper(a, "survivor", "setsid sleep 1000 & echo child=$!; wait");
+  }
+  ASSERT_GT(child, 1);
+  s.Kill();
+  ASSERT_TRUE(s.Start()) << s.log();
+  EXPECT_THAT(s.log(), HasSubstr("1 adopted"));
+  auto a = s.Client(kTokenA);
+  auto cancel = a.Delete("/v1/workloads/survivor");
+  ASSERT_TRUE(cancel);
+  ASSERT_LT(cancel->status, 300) << cancel->body;
+  json w = WaitEnded(a, "survivor");
+  EXPECT_EQ(w.value("state", ""), "cancelled");
+  const bool gone = Gone(child);
+  if (!gone) kill(child, SIGKILL);
+  EXPECT_TRUE(gone) << "the setsid child " << child << " outlived its cancel after a restart";
+}
+
+// A data directory used without isolation (world-readable store, logs) is closed up when
+// an isolating daemon starts on it.
+TEST_F(IsolationE2E, AnOpenDataDirectoryIsClosedUpAtStart) {
+  {
+    Server s(data_, {"--isolation", "off"});
+    ASSERT_TRUE(s.Start()) << s.log();
+    auto admin = s.Client(kAdminToken);
+    auto r = Submit(admin, "old", "echo old-output");
+    ASSERT_TRUE(r && r->status == 201);
+    ASSERT_EQ(WaitEnded(admin, "old").value("state", ""), "succeeded");
+  }
+  Server s(data_, {"--isolation", "required"});  // (rewrites the token file)
+  chmod(data_.c_str(), 0755);
+  chmod((data_ + "/tokens").c_str(), 0644);
+  chmod((data_ + "/airtime.db").c_str(), 0644);
+  chmod((data_ + "/runs/1").c_str(), 0755);
+  chmod((data_ + "/runs/1/stdout.log").c_str(), 0644);
+  ASSERT_TRUE(s.Start()) << s.log();
+  auto mode = [](const std::string& path) {
+    struct stat st {};
+    return stat(path.c_str(), &st) == 0 ? st.st_mode & 0777 : 07777u;
+  };
+  EXPECT_EQ(mode(data_), 0711u);
+  EXPECT_EQ(mode(data_ + "/tokens"), 0600u);
+  EXPECT_EQ(mode(data_ + "/airtime.db"), 0600u);
+  EXPECT_EQ(mode(data_ + "/runs"), 0711u);
+  EXPECT_EQ(mode(data_ + "/runs/1"), 0711u);
+  EXPECT_EQ(mode(data_ + "/runs/1/stdout.log"), 0600u);
+  auto a = s.Client(kTokenA);
+  auto r = Submit(a, "peek", "cat " + data_ + "/runs/1/stdout.log " + data_ + "/tokens");
+  ASSERT_TRUE(r && r->status == 201);
+  json w = WaitEnded(a, "peek");
+  const std::string run = RunDir(w);
+  EXPECT_THAT(ReadFile(run + "/stdout.log"), Not(HasSubstr("old-output")));
+  EXPECT_THAT(ReadFile(run + "/stderr.log"), HasSubstr("runs/1/stdout.log: Permission denied"));
 }
 
 // Where the host cannot isolate (here: a cgroup root without controllers), the daemon says
