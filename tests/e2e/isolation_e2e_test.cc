@@ -116,6 +116,9 @@ class Server {
     fs::remove(data_ + "/address");
     pid_ = fork();
     if (pid_ == 0) {
+      // A working directory every tenant's user can enter (workloads without a workdir
+      // start there).
+      if (chdir(fs::path(data_).parent_path().c_str()) != 0) _exit(126);
       FILE* f = fopen(log_path().c_str(), "a");
       if (f) {
         dup2(fileno(f), 1);
@@ -295,6 +298,17 @@ TEST_F(IsolationE2E, ATenantsWorkloadRunsAsItsUserAndCannotReadTheStoreOrTokens)
   ASSERT_TRUE(r);
   EXPECT_NE(r->status, 201);
   EXPECT_THAT(r->body, HasSubstr("tenant 'default' has no user to run as"));
+
+  // A workdir the tenant's user cannot enter is refused at submission, naming it.
+  const std::string closed = dir_ + "/closed";
+  fs::create_directories(closed + "/inner");
+  chmod(closed.c_str(), 0700);
+  r = Submit(a, "shut-out", "true", 0, closed + "/inner");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_THAT(r->body,
+              HasSubstr("field 'workdir': '" + closed + "/inner' is not accessible: user '" +
+                        kUserA + "' cannot enter '" + closed + "'"));
 }
 
 // A second tenant cannot read the first one's run logs or checkpoints.
@@ -548,5 +562,6 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   g_airtime = airtime::e2e::AirtimeFlag(argc, argv, "isolation_e2e_test");
   if (g_airtime.empty()) return 2;
+  g_airtime = fs::absolute(g_airtime).string();  // the server starts in another directory
   return RUN_ALL_TESTS();
 }

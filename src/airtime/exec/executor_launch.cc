@@ -146,12 +146,16 @@ StatusOr<RunHandle> Executor::Launch(const LaunchRequest& request) {
       return FailedPrecondition("refusing to run a workload as uid " +
                                 std::to_string(request.user->uid) +
                                 " (root or the daemon's own user)");
-    if (!request.workdir.empty()) {
-      Status st = CheckSearchableBy(request.workdir, *request.user);
-      if (!st.ok())
-        return FailedPrecondition("workdir '" + request.workdir +
-                                  "' is not accessible: " + st.message());
-    }
+    // Without a workdir the process starts in the daemon's working directory.
+    std::error_code ec;
+    const std::string dir =
+        request.workdir.empty() ? std::filesystem::current_path(ec).string() : request.workdir;
+    Status st = CheckSearchableBy(dir, *request.user);
+    if (!st.ok())
+      return FailedPrecondition(
+          "workdir '" + dir + "'" +
+          (request.workdir.empty() ? " (the daemon's working directory)" : "") +
+          " is not accessible: " + st.message());
   }
   StatusOr<std::string> dir = Absolute(request.run_dir);
   if (!dir.ok()) return dir.status();

@@ -76,11 +76,12 @@ Status Daemon::CheckRunnable(const WorkloadSpec& spec) const {
   if (!isolating()) return OkStatus();
   auto user = tenant_users_.Resolve(spec.tenant);
   if (!user.ok()) return FailedPrecondition(where + user.status().message());
-  if (!workdir.empty()) {
-    if (Status st = CheckSearchableBy(workdir, *user); !st.ok())
-      return InvalidArgument(where + "field 'workdir': '" + workdir +
-                             "' is not accessible: " + st.message());
-  }
+  // Without a workdir the process starts in the daemon's working directory.
+  const std::string dir = workdir.empty() ? fs::current_path(ec).string() : workdir;
+  if (Status st = CheckSearchableBy(dir, *user); !st.ok())
+    return InvalidArgument(where + "field 'workdir': '" + dir + "'" +
+                           (workdir.empty() ? " (the daemon's working directory)" : "") +
+                           " is not accessible: " + st.message());
   return OkStatus();
 }
 
