@@ -67,12 +67,16 @@ std::string CannotIsolate() {
 
 // The uid of `name`, made with useradd when missing (never removed: others may use it).
 uid_t EnsureUser(const std::string& name) {
-  if (passwd* pw = getpwnam(name.c_str())) return pw->pw_uid;
   const std::string cmd = "/usr/sbin/useradd --system --no-create-home --shell /usr/sbin/nologin " +
                           name + " >/dev/null 2>&1";
-  (void)!system(cmd.c_str());
-  passwd* pw = getpwnam(name.c_str());
-  return pw != nullptr ? pw->pw_uid : 0;
+  // Tests running in parallel may race for /etc/passwd's lock: try again.
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    if (passwd* pw = getpwnam(name.c_str())) return pw->pw_uid;
+    (void)!system(cmd.c_str());
+    if (passwd* pw = getpwnam(name.c_str())) return pw->pw_uid;
+    std::this_thread::sleep_for(100ms);
+  }
+  return 0;
 }
 
 // Removes the per-data-directory cgroups a test's daemon left (run_cgroup.h: the parent is

@@ -101,10 +101,11 @@ Status ClaimRun(const std::string& run_dir) {
   return WriteClaim(run_dir, claim);
 }
 
-// In the forked child: becomes the workload or exits 127. Only async-signal-safe calls
-// after fork would be required in a multithreaded parent; the shim is single-threaded.
 void WriteLine(const std::string& text) { (void)!write(2, text.data(), text.size()); }
 
+// In the forked child: becomes the workload (as `user` when given) or exits 127 (126 when
+// it cannot become the user). Only async-signal-safe calls after fork would be required in
+// a multithreaded parent; the shim is single-threaded.
 [[noreturn]] void ExecWorkload(const ChildFds& fds, char* const* argv,
                                const std::optional<RunUser>& user) {
   if (dup2(fds.in, 0) < 0 || dup2(fds.out, 1) < 0 || dup2(fds.err, 2) < 0) _exit(kShimExecFailed);

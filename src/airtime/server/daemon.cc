@@ -7,6 +7,7 @@
 #include <spawn.h>
 #include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -379,6 +380,8 @@ Status Daemon::EnsureMps() {
   std::error_code ec;
   std::filesystem::create_directories(pipe, ec);
   std::filesystem::create_directories(log, ec);
+  // Isolated clients run as their tenants' users: they must reach the pipes (umask is 077).
+  for (const std::string& dir : {options_.data_dir + "/mps", pipe, log}) chmod(dir.c_str(), 0755);
   std::vector<std::string> env_text = {"CUDA_MPS_PIPE_DIRECTORY=" + pipe,
                                        "CUDA_MPS_LOG_DIRECTORY=" + log};
   for (char** e = environ; *e; ++e) env_text.push_back(*e);

@@ -1,6 +1,7 @@
 // Daemon: GPU telemetry, demand scraping and the /metrics exposition.
 #include <httplib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -22,11 +23,22 @@ struct ProcessReport {
   std::optional<int64_t> memory_mib;
 };
 
+// Only the file's last 4 KiB are read: the file belongs to the workload's user, who may
+// make it as large as the disk allows.
 std::optional<ProcessReport> ReadProcessReport(const std::string& path) {
-  std::ifstream in(path);
+  constexpr std::streamoff kTail = 4096;
+  std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size < 0) return std::nullopt;
+  in.seekg(std::max<std::streamoff>(0, size - kTail));
+  std::string tail(static_cast<size_t>(std::min(size, kTail)), '\0');
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  tail.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
+  std::istringstream lines(tail);
   std::string line, last;
-  while (std::getline(in, line))
+  while (std::getline(lines, line))
     if (!line.empty()) last = line;
   if (last.empty()) return std::nullopt;
   ProcessReport r;
