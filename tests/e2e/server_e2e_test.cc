@@ -70,8 +70,11 @@ class Server {
         dup2(fileno(f), 1);
         dup2(fileno(f), 2);
       }
-      std::vector<std::string> args = {g_airtime,  "server",      "--data",      data_,
-                                       "--listen", "127.0.0.1:0", "--fake-gpus", gpus_};
+      std::vector<std::string> args = {
+          g_airtime, "server", "--data", data_, "--listen", "127.0.0.1:0", "--fake-gpus", gpus_,
+          // Workloads as the test's user, as before isolation (isolation_e2e_test.cc),
+          // tenant tokens accepted all the same.
+          "--isolation", "off", "--allow-unisolated-tenants"};
       args.insert(args.end(), extra_.begin(), extra_.end());
       std::vector<char*> argv;
       for (std::string& a : args) argv.push_back(a.data());

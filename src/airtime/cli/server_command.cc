@@ -14,6 +14,7 @@
 #include "airtime/base/strings.h"
 #include "airtime/exec/shim.h"
 #include "airtime/server/daemon.h"
+#include "airtime/server/tenant_gate.h"
 
 namespace airtime {
 namespace {
@@ -30,6 +31,10 @@ struct ServerArgs {
   double header_timeout_s = 10, body_timeout_s = 60, keepalive_timeout_s = 5, write_timeout_s = 10;
   int max_per_address = 64;
   int max_threads = 1024;
+  std::string isolation = "auto";
+  bool allow_unisolated_tenants = false;
+  std::string cgroup_root = kDefaultCgroupRoot;
+  std::string gpu_devices = "/dev";
 };
 
 StatusOr<std::pair<std::string, int>> SplitListen(const std::string& listen) {
@@ -77,6 +82,11 @@ int RunServer(const ServerArgs& args) {
   options.data_dir = args.data_dir;
   options.fake_gpus = args.fake_gpus;
   options.policy = args.policy;
+  options.isolation = args.isolation == "off"        ? Isolation::kOff
+                      : args.isolation == "required" ? Isolation::kRequired
+                                                     : Isolation::kAuto;
+  options.cgroup_root = args.cgroup_root;
+  options.gpu_devices = args.gpu_devices;
   auto daemon = Daemon::Open(options);
   if (!daemon.ok()) return fail(daemon.status());
   const std::string tokens_path =
@@ -94,7 +104,16 @@ int RunServer(const ServerArgs& args) {
   api_options.write_timeout_ms = ms(args.write_timeout_s);
   api_options.max_connections_per_address = args.max_per_address;
   api_options.max_threads = args.max_threads;
-  HttpApi api(**daemon, *tokens, api_options);
+  // Without isolation a tenant's workload runs as the daemon's user: tenant tokens are
+  // refused unless the operator accepted that.
+  const std::string missing = (*daemon)->isolating()    ? ""
+                              : args.isolation == "off" ? std::string("--isolation off")
+                                                        : (*daemon)->isolation_missing();
+  TenantGate gate(**daemon, missing);
+  ControlPlane& plane = (*daemon)->isolating() || args.allow_unisolated_tenants
+                            ? static_cast<ControlPlane&>(**daemon)
+                            : gate;
+  HttpApi api(plane, *tokens, api_options);
   if (Status st = api.Listen(listen->first, listen->second); !st.ok()) return fail(st);
   (*daemon)->Start();
   if (Status st = api.Start(); !st.ok()) return fail(st);
@@ -103,7 +122,22 @@ int RunServer(const ServerArgs& args) {
     std::ofstream out(args.data_dir + "/address");
     out << address << "\n";
   }
+  std::string isolation_line;
+  if ((*daemon)->isolating()) {
+    isolation_line = "tenant isolation on: workloads run as their tenant's user (" + args.data_dir +
+                     "/" + kTenantUsersFileName + ") in cgroups under " + args.cgroup_root +
+                     "/{devices,freezer}";
+  } else {
+    isolation_line = "tenant isolation OFF (" + missing +
+                     "): workloads run as the daemon's user; " +
+                     (args.allow_unisolated_tenants
+                          ? "tenant tokens are accepted anyway (--allow-unisolated-tenants): "
+                            "any tenant can act as the daemon's user"
+                          : "tenant tokens are refused (admin tokens work; "
+                            "--allow-unisolated-tenants accepts them)");
+  }
   std::cout << "airtime server: " << (*daemon)->startup_note() << "\n"
+            << "airtime server: " << isolation_line << "\n"
             << "airtime server: listening on http://" << address << " (tokens: " << tokens_path
             << ")\n"
             << std::flush;
@@ -120,12 +154,12 @@ int RunServer(const ServerArgs& args) {
 
 std::optional<int> MaybeRunShim(int argc, char** argv) {
   if (argc < 2 || std::string(argv[1]) != "_shim") return std::nullopt;
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.size() < 5 || args[1] != "--run-dir" || args[3] != "--") {
-    std::cerr << "usage: airtime _shim --run-dir DIR -- PROGRAM [ARGS...]\n";
+  auto parsed = ParseShimArgs(std::vector<std::string>(argv + 2, argv + argc));
+  if (!parsed.ok()) {
+    std::cerr << "airtime _shim: " << parsed.status().message() << "\n";
     return kShimSetupFailed;
   }
-  return RunShim(args[2], std::vector<std::string>(args.begin() + 4, args.end()));
+  return RunShim(*parsed);
 }
 
 void AddServerCommand(CLI::App& app, int* exit_code) {
@@ -170,6 +204,19 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--http-max-threads", args->max_threads,
                   "Most connections served at once (one worker thread each)")
       ->check(CLI::Range(16, 1 << 16))
+      ->capture_default_str();
+  cmd->add_option("--isolation", args->isolation,
+                  "Run workloads as their tenant's user in per-run cgroups: auto (when the host "
+                  "can), required (or refuse to start), off (as the daemon's user)")
+      ->check(CLI::IsMember({"auto", "required", "off"}))
+      ->capture_default_str();
+  cmd->add_flag("--allow-unisolated-tenants", args->allow_unisolated_tenants,
+                "Accept tenant tokens without isolation (a tenant can then act as the daemon)");
+  cmd->add_option("--cgroup-root", args->cgroup_root,
+                  "Where the cgroup v1 controllers (devices, freezer) are mounted")
+      ->capture_default_str();
+  cmd->add_option("--gpu-devices", args->gpu_devices,
+                  "Directory of the GPUs' device nodes (nvidiaN, nvidiactl, ...)")
       ->capture_default_str();
   cmd->callback([args, exit_code] { *exit_code = RunServer(*args); });
 }

@@ -129,6 +129,10 @@ Executor::~Executor() {
   close(wake_fd_);
 }
 
+void Executor::KillCgroup(int64_t run_id) const {
+  if (cgroups_ && run_id > 0) (void)cgroups_->Kill(run_id);
+}
+
 Status Executor::Watch(int64_t run_id, const RunHandle& handle) {
   Forget(run_id);
   int pidfd = -1;
@@ -137,6 +141,7 @@ Status Executor::Watch(int64_t run_id, const RunHandle& handle) {
   if (pidfd >= 0) {
     runs_[run_id] = Watched{handle, pidfd, false, std::nullopt};
   } else {
+    KillCgroup(run_id);
     pending_.push_back(ExitFromRunDir(run_id, handle, std::nullopt, false));
   }
   return OkStatus();
@@ -150,6 +155,8 @@ void Executor::Forget(int64_t run_id) {
 }
 
 Exited Executor::Collect(int64_t run_id, const Watched& run) const {
+  // The shim has ended: whatever the run started and left behind ends with it.
+  KillCgroup(run_id);
   std::optional<int> wait_code = ReapIfChild(run.handle.pid);
   return ExitFromRunDir(run_id, run.handle, wait_code, run.killed);
 }
@@ -235,6 +242,8 @@ Status Executor::StopNow(int64_t run_id) {
   int group_err = errno;
   // In case the shim is not (or no longer) its group's leader.
   int shim_rc = PidfdSignal(run.pidfd, SIGKILL);
+  // And everything that left the group (setsid): the run's cgroup holds it.
+  KillCgroup(run_id);
   if (group_rc != 0 && shim_rc != 0 && group_err != ESRCH) {
     return Internal(ErrnoMessage("killpg " + std::to_string(run.handle.pid), group_err));
   }
@@ -255,6 +264,7 @@ StatusOr<AdoptResult> Executor::Adopt(int64_t run_id, const std::string& run_dir
     // Nothing has run. Claim the run so that a shim still on its way refuses.
     Status st = WriteClaim(dir, Claim{});
     if (st.ok()) {
+      KillCgroup(run_id);
       result.state = AdoptState::kNeverStarted;
       return result;
     }
@@ -283,6 +293,7 @@ StatusOr<AdoptResult> Executor::AdoptClaimed(int64_t run_id, AdoptResult result)
     return result;
   }
   if (pidfd >= 0) close(pidfd);
+  KillCgroup(run_id);
   std::optional<int> wait_code;
   if (*live == Liveness::kZombie) wait_code = ReapIfChild(result.handle.pid);
   result.state = *live == Liveness::kOther ? AdoptState::kNotOurs : AdoptState::kExited;

@@ -33,6 +33,8 @@
 
 #include "airtime/base/status.h"
 #include "airtime/exec/gpu_env.h"
+#include "airtime/exec/run_cgroup.h"
+#include "airtime/exec/run_user.h"
 
 namespace airtime {
 
@@ -41,7 +43,13 @@ struct LaunchRequest {
   std::vector<std::string> argv;  // executed directly (execvp), never through a shell
   EnvVars env;                    // added to / overriding the daemon's environment
   std::string shim_path;          // the airtime binary (e.g. from /proc/self/exe)
-  std::string workdir;            // empty: the daemon's working directory
+  std::string workdir;            // empty: the daemon's working directory; else must exist
+  // Isolation (see UseCgroups): the user the workload runs as (none: the daemon's user),
+  // and, with cgroups in use, the run id that names its cgroups and the device rules
+  // (run_cgroup.h) it is allowed besides "a" denied.
+  std::optional<RunUser> user;
+  int64_t run_id = 0;
+  std::vector<std::string> device_rules;
 };
 
 struct RunHandle {
@@ -80,6 +88,12 @@ class Executor {
  public:
   static StatusOr<std::unique_ptr<Executor>> Create();
   ~Executor();
+
+  // From now on every launched run (LaunchRequest::run_id > 0) gets its own cgroups, its
+  // shim joins them, and a run's cgroups are killed whole and removed when it is stopped
+  // with StopNow (or its Stop grace ends) and when its end is reported, so nothing it
+  // started outlives it. Runs adopted or watched later are found by their run id.
+  void UseCgroups(std::shared_ptr<const RunCgroups> cgroups) { cgroups_ = std::move(cgroups); }
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
@@ -123,8 +137,10 @@ class Executor {
   int PollTimeoutMs(std::optional<Clock::time_point> deadline) const;
   void SendDueKills();
   bool DrainWake();
+  void KillCgroup(int64_t run_id) const;
 
   int wake_fd_ = -1;
+  std::shared_ptr<const RunCgroups> cgroups_;
   std::map<int64_t, Watched> runs_;
   std::vector<Exited> pending_;  // ends found outside WaitForExits (by Watch)
 };

@@ -10,6 +10,7 @@
 #include "airtime/exec/executor.h"
 #include "airtime/exec/process_identity.h"
 #include "airtime/exec/run_files.h"
+#include "airtime/exec/shim.h"
 
 extern char** environ;
 
@@ -125,10 +126,37 @@ StatusOr<pid_t> SpawnShim(const std::string& shim, const std::vector<std::string
   return pid;
 }
 
+// The workdir must be a directory (posix_spawn's chdir would otherwise fail with a message
+// that names the shim, not the workdir).
+Status CheckWorkdir(const std::string& workdir) {
+  if (workdir.empty()) return OkStatus();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(workdir, ec))
+    return FailedPrecondition("workdir '" + workdir + "' does not exist (or is not a directory)");
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<RunHandle> Executor::Launch(const LaunchRequest& request) {
   AIRTIME_RETURN_IF_ERROR(ValidateRequest(request));
+  AIRTIME_RETURN_IF_ERROR(CheckWorkdir(request.workdir));
+  if (request.user) {
+    if (request.user->uid == 0 || request.user->uid == geteuid())
+      return FailedPrecondition("refusing to run a workload as uid " +
+                                std::to_string(request.user->uid) +
+                                " (root or the daemon's own user)");
+    // Without a workdir the process starts in the daemon's working directory.
+    std::error_code ec;
+    const std::string dir =
+        request.workdir.empty() ? std::filesystem::current_path(ec).string() : request.workdir;
+    Status st = CheckSearchableBy(dir, *request.user);
+    if (!st.ok())
+      return FailedPrecondition(
+          "workdir '" + dir + "'" +
+          (request.workdir.empty() ? " (the daemon's working directory)" : "") +
+          " is not accessible: " + st.message());
+  }
   StatusOr<std::string> dir = Absolute(request.run_dir);
   if (!dir.ok()) return dir.status();
   StatusOr<std::string> shim = Absolute(request.shim_path);
@@ -137,11 +165,25 @@ StatusOr<RunHandle> Executor::Launch(const LaunchRequest& request) {
   std::filesystem::create_directories(*dir, ec);
   if (ec) return Internal("mkdir -p " + *dir + ": " + ec.message());
 
-  std::vector<std::string> argv{*shim, "_shim", "--run-dir", *dir, "--"};
-  argv.insert(argv.end(), request.argv.begin(), request.argv.end());
+  ShimArgs shim_args{*dir, request.argv, request.user, {}};
+  const bool cgroups = cgroups_ && request.run_id > 0;
+  if (cgroups) {
+    std::vector<std::string> rules = BasicDeviceRules();
+    rules.insert(rules.end(), request.device_rules.begin(), request.device_rules.end());
+    if (Status st = cgroups_->Create(request.run_id, rules); !st.ok()) {
+      (void)cgroups_->Kill(request.run_id);
+      return Status(st.code(), "run cgroup: " + st.message());
+    }
+    shim_args.cgroups = cgroups_->Paths(request.run_id);
+  }
+  std::vector<std::string> argv{*shim, "_shim"};
+  for (std::string& a : ShimArgv(shim_args)) argv.push_back(std::move(a));
   StatusOr<pid_t> pid =
       SpawnShim(*shim, argv, MergedEnv(request.env), RunPath(*dir, kShimLog), request.workdir);
-  if (!pid.ok()) return pid.status();
+  if (!pid.ok()) {
+    if (cgroups) (void)cgroups_->Kill(request.run_id);
+    return pid.status();
+  }
   // Our unreaped child: its /proc entry exists even if it has already exited.
   StatusOr<ProcStat> stat = ReadProcStat(*pid);
   if (!stat.ok()) return stat.status();

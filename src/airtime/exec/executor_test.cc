@@ -4,6 +4,7 @@
 #include "airtime/exec/executor.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,7 +18,9 @@
 
 #include "airtime/exec/gpu_env.h"
 #include "airtime/exec/process_identity.h"
+#include "airtime/exec/run_cgroup.h"
 #include "airtime/exec/run_files.h"
+#include "airtime/exec/run_user.h"
 #include "airtime/exec/shim.h"
 
 namespace airtime {
@@ -425,6 +428,103 @@ TEST(ProcessIdentityTest, RecognizesItself) {
   EXPECT_TRUE(SameProcess(getpid(), self->start_ticks, *boot));
   EXPECT_FALSE(SameProcess(getpid(), self->start_ticks + 1, *boot));
   EXPECT_FALSE(SameProcess(getpid(), self->start_ticks, "another-boot"));
+}
+
+// A missing workdir is named, not reported as the shim's spawn failing.
+TEST_F(ExecutorTest, LaunchNamesAMissingWorkdir) {
+  LaunchRequest r = Request("nowd", {"/bin/true"});
+  r.workdir = Dir("no-such-dir");
+  StatusOr<RunHandle> h = exec_->Launch(r);
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.status().message().find("workdir '" + Dir("no-such-dir") +
+                                      "' does not exist (or is not a directory)"),
+            std::string::npos)
+      << h.status().message();
+  EXPECT_EQ(h.status().message().find("posix_spawn"), std::string::npos);
+  std::ofstream(Dir("a-file")) << "x";
+  r.workdir = Dir("a-file");
+  h = exec_->Launch(r);
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.status().message().find("is not a directory"), std::string::npos);
+}
+
+TEST_F(ExecutorTest, LaunchRefusesRootAsTheRunUser) {
+  LaunchRequest r = Request("asroot", {"/bin/true"});
+  RunUser root;
+  root.name = "root";
+  r.user = root;
+  StatusOr<RunHandle> h = exec_->Launch(r);
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.status().message().find("refusing to run a workload as uid 0"), std::string::npos);
+}
+
+TEST(ShimArgs, RoundTripAndErrors) {
+  RunUser u;
+  u.uid = 1234;
+  u.gid = 567;
+  u.groups = {567, 89};
+  ShimArgs in{"/d/runs/3", {"prog", "--", "x"}, u, {"/cg/devices/a/run-3", "/cg/freezer/a/run-3"}};
+  StatusOr<ShimArgs> out = ParseShimArgs(ShimArgv(in));
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ(out->run_dir, in.run_dir);
+  EXPECT_EQ(out->argv, in.argv);
+  ASSERT_TRUE(out->user.has_value());
+  EXPECT_EQ(out->user->uid, 1234u);
+  EXPECT_EQ(out->user->gid, 567u);
+  EXPECT_EQ(out->user->groups, (std::vector<gid_t>{567, 89}));
+  EXPECT_EQ(out->cgroups, in.cgroups);
+  EXPECT_FALSE(ParseShimArgs({"--run-dir", "d", "--user", "0:0:", "--", "p"}).ok());
+  EXPECT_FALSE(ParseShimArgs({"--run-dir", "d", "--user", "x:1:", "--", "p"}).ok());
+  EXPECT_FALSE(ParseShimArgs({"--run-dir", "d", "--bogus", "1", "--", "p"}).ok());
+  EXPECT_FALSE(ParseShimArgs({"--run-dir", "d", "--"}).ok());
+  StatusOr<ShimArgs> plain = ParseShimArgs({"--run-dir", "d", "--", "p"});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->user.has_value());
+}
+
+TEST(RunCgroupsTest, DeviceRulesNameCharacterDevicesOnly) {
+  std::vector<std::string> rules =
+      DeviceRulesFor({"/dev/null", "/nonexistent/nvidia9", "/etc/hostname", "/dev/zero"});
+  EXPECT_EQ(rules, (std::vector<std::string>{"c 1:3 rwm", "c 1:5 rwm"}));
+}
+
+TEST(RunCgroupsTest, AHostWithoutTheControllersSaysWhatIsMissing) {
+  char tmpl[] = "/tmp/airtime_cgroot.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  Status st = RunCgroups(tmpl, CgroupParentFor("/data")).Check();
+  EXPECT_FALSE(st.ok());
+  if (geteuid() == 0) {
+    EXPECT_NE(
+        st.message().find(std::string("no cgroup v1 'devices' controller at ") + tmpl + "/devices"),
+        std::string::npos)
+        << st.message();
+  } else {
+    EXPECT_NE(st.message().find("not running as root"), std::string::npos) << st.message();
+  }
+  fs::remove_all(tmpl);
+  EXPECT_EQ(CgroupParentFor("/data"), CgroupParentFor("/data"));
+  EXPECT_NE(CgroupParentFor("/data"), CgroupParentFor("/data2"));
+}
+
+TEST(RunUserTest, SearchableChecksEveryDirectoryOnTheWay) {
+  char tmpl[] = "/tmp/airtime_search.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string top = tmpl;
+  fs::create_directories(top + "/open/inner");
+  chmod(top.c_str(), 0700);
+  chmod((top + "/open").c_str(), 0755);
+  RunUser other;
+  other.name = "other";
+  other.uid = geteuid() + 4242;
+  other.gid = getegid() + 4242;
+  Status st = CheckSearchableBy(top + "/open/inner", other);
+  EXPECT_EQ(st.code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(st.message().find("user 'other' cannot enter '" + top + "'"), std::string::npos)
+      << st.message();
+  chmod(top.c_str(), 0711);
+  EXPECT_TRUE(CheckSearchableBy(top + "/open/inner", other).ok());
+  EXPECT_EQ(CheckSearchableBy(top + "/nope", other).code(), StatusCode::kNotFound);
+  fs::remove_all(top);
 }
 
 }  // namespace

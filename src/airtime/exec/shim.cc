@@ -2,6 +2,7 @@
 #include "airtime/exec/shim.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <optional>
 
 #include "airtime/exec/process_identity.h"
+#include "airtime/exec/run_cgroup.h"
 #include "airtime/exec/run_files.h"
 
 namespace airtime {
@@ -51,7 +53,15 @@ struct ChildFds {
   }
 };
 
-std::optional<ChildFds> OpenChildFds(const std::string& run_dir) {
+// Hands `fd` (a run file the shim opened as root) to the run's user, mode 0600.
+bool GiveTo(const std::string& run_dir, int fd, const std::string& path, const RunUser& user) {
+  if (fchown(fd, user.uid, user.gid) == 0 && fchmod(fd, 0600) == 0) return true;
+  Log(run_dir, ErrnoMessage("chown " + path, errno));
+  return false;
+}
+
+std::optional<ChildFds> OpenChildFds(const std::string& run_dir,
+                                     const std::optional<RunUser>& user) {
   ChildFds fds;
   fds.in = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (fds.in < 0) Log(run_dir, ErrnoMessage("open /dev/null", errno));
@@ -62,7 +72,17 @@ std::optional<ChildFds> OpenChildFds(const std::string& run_dir) {
   if (fds.out < 0) Log(run_dir, ErrnoMessage("open " + out, errno));
   fds.err = open(err.c_str(), flags, 0644);
   if (fds.err < 0) Log(run_dir, ErrnoMessage("open " + err, errno));
-  if (fds.in < 0 || fds.out < 0 || fds.err < 0) {
+  bool given = true;
+  if (user && fds.out >= 0 && fds.err >= 0) {
+    given = GiveTo(run_dir, fds.out, out, *user) && GiveTo(run_dir, fds.err, err, *user);
+    // The telemetry file, for the workload to append to (the directory is not its own).
+    std::string tel = RunPath(run_dir, kTelemetryFile);
+    int fd = open(tel.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) Log(run_dir, ErrnoMessage("open " + tel, errno));
+    given = given && fd >= 0 && GiveTo(run_dir, fd, tel, *user);
+    if (fd >= 0) close(fd);
+  }
+  if (fds.in < 0 || fds.out < 0 || fds.err < 0 || !given) {
     fds.Close();
     return std::nullopt;
   }
@@ -81,14 +101,32 @@ Status ClaimRun(const std::string& run_dir) {
   return WriteClaim(run_dir, claim);
 }
 
-// In the forked child: becomes the workload or exits 127. Only async-signal-safe calls
-// after fork would be required in a multithreaded parent; the shim is single-threaded.
-[[noreturn]] void ExecWorkload(const ChildFds& fds, char* const* argv) {
+void WriteLine(const std::string& text) { (void)!write(2, text.data(), text.size()); }
+
+// In the forked child: becomes the workload (as `user` when given) or exits 127 (126 when
+// it cannot become the user). Only async-signal-safe calls after fork would be required in
+// a multithreaded parent; the shim is single-threaded.
+[[noreturn]] void ExecWorkload(const ChildFds& fds, char* const* argv,
+                               const std::optional<RunUser>& user) {
   if (dup2(fds.in, 0) < 0 || dup2(fds.out, 1) < 0 || dup2(fds.err, 2) < 0) _exit(kShimExecFailed);
   DefaultDispositions();
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
+  if (user) {
+    umask(022);
+    std::string failed = DropPrivileges(*user);
+    if (!failed.empty()) {
+      WriteLine("airtime shim: cannot switch to uid " + std::to_string(user->uid) + ": " + failed +
+                "\n");
+      _exit(kShimSetupFailed);
+    }
+    if (access(".", X_OK) != 0) {
+      WriteLine("airtime shim: the workdir is not accessible to uid " + std::to_string(user->uid) +
+                ": " + std::strerror(errno) + "\n");
+      _exit(kShimSetupFailed);
+    }
+  }
   execvp(argv[0], argv);
   int err = errno;
   char line[512];
@@ -147,9 +185,51 @@ std::vector<char*> CArgv(const std::vector<std::string>& argv) {
 
 }  // namespace
 
-int RunShim(const std::string& run_dir, const std::vector<std::string>& argv) {
+StatusOr<ShimArgs> ParseShimArgs(const std::vector<std::string>& args) {
+  ShimArgs out;
+  size_t i = 0;
+  for (; i < args.size() && args[i] != "--"; i += 2) {
+    if (i + 1 >= args.size() || args[i + 1] == "--")
+      return InvalidArgument(args[i] + " needs a value; " + kShimUsage);
+    const std::string& value = args[i + 1];
+    if (args[i] == "--run-dir") {
+      out.run_dir = value;
+    } else if (args[i] == "--user") {
+      StatusOr<RunUser> user = ParseRunUserArg(value);
+      if (!user.ok()) return user.status();
+      out.user = *user;
+    } else if (args[i] == "--cgroup") {
+      out.cgroups.push_back(value);
+    } else {
+      return InvalidArgument("unknown option '" + args[i] + "'; " + kShimUsage);
+    }
+  }
+  if (i < args.size()) out.argv.assign(args.begin() + static_cast<long>(i) + 1, args.end());
+  if (out.run_dir.empty() || out.argv.empty() || out.argv[0].empty())
+    return InvalidArgument(kShimUsage);
+  return out;
+}
+
+std::vector<std::string> ShimArgv(const ShimArgs& args) {
+  std::vector<std::string> out{"--run-dir", args.run_dir};
+  if (args.user) {
+    out.push_back("--user");
+    out.push_back(FormatRunUserArg(*args.user));
+  }
+  for (const std::string& dir : args.cgroups) {
+    out.push_back("--cgroup");
+    out.push_back(dir);
+  }
+  out.push_back("--");
+  out.insert(out.end(), args.argv.begin(), args.argv.end());
+  return out;
+}
+
+int RunShim(const ShimArgs& args) {
+  const std::string& run_dir = args.run_dir;
+  const std::vector<std::string>& argv = args.argv;
   if (run_dir.empty() || argv.empty()) {
-    Log(run_dir, "usage: _shim --run-dir DIR -- PROGRAM [ARGS...]");
+    Log(run_dir, kShimUsage);
     return kShimSetupFailed;
   }
   // Blocked from the start: a stop signal before the fork is kept pending, not fatal.
@@ -161,7 +241,12 @@ int RunShim(const std::string& run_dir, const std::vector<std::string>& argv) {
     Log(run_dir, "not starting " + argv[0] + ": " + claimed.message());
     return claimed.code() == StatusCode::kAlreadyExists ? kShimRefused : kShimSetupFailed;
   }
-  std::optional<ChildFds> fds = OpenChildFds(run_dir);
+  // Before anything runs: the workload and all it starts stay in the run's cgroups.
+  if (Status joined = JoinCgroups(args.cgroups); !joined.ok()) {
+    Log(run_dir, "not starting " + argv[0] + ": " + joined.message());
+    return Finish(run_dir, ExitRecord{false, kShimSetupFailed});
+  }
+  std::optional<ChildFds> fds = OpenChildFds(run_dir, args.user);
   if (!fds) return Finish(run_dir, ExitRecord{false, kShimSetupFailed});
   if (std::optional<int> sig = PendingStopSignal()) {
     fds->Close();
@@ -175,7 +260,7 @@ int RunShim(const std::string& run_dir, const std::vector<std::string>& argv) {
     fds->Close();
     return Finish(run_dir, ExitRecord{false, kShimSetupFailed});
   }
-  if (child == 0) ExecWorkload(*fds, c_argv.data());
+  if (child == 0) ExecWorkload(*fds, c_argv.data(), args.user);
   fds->Close();
   return Finish(run_dir, RecordOf(SuperviseChild(child)));
 }

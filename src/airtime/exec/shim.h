@@ -12,13 +12,23 @@
 //      workload and anything it started stay in the shim's group; the shim ignores the echo
 //      of its own forwarding), reaps the workload, writes DIR/exit atomically ("exit <code>"
 //      or "signal <N>") and exits with the code (128+N for a signal).
+// With --user UID:GID:GROUPS (run_user.h) the shim first writes its pid into each
+// --cgroup DIR given (run_cgroup.h), so the workload and all it starts stay in the run's
+// cgroups; hands DIR/stdout.log, DIR/stderr.log and DIR/telemetry to the user (mode 0600),
+// and the forked workload drops to the user (umask 022) before exec; a failure there exits
+// kShimSetupFailed with a line in stderr.log. The shim itself stays root (it must write
+// DIR/exit, which the workload cannot touch).
 // A stop signal that arrives before the workload is forked cancels it: the shim records
 // "signal <N>" and runs nothing. The shim's own diagnostics go to its stderr (the executor
 // points it at DIR/shim.log).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "airtime/base/status.h"
+#include "airtime/exec/run_user.h"
 
 namespace airtime {
 
@@ -28,8 +38,27 @@ inline constexpr int kShimRefused = 125;  // the run was already claimed: nothin
 inline constexpr int kShimSetupFailed = 126;
 inline constexpr int kShimExecFailed = 127;  // execvp of ARGV[0] failed
 
+inline constexpr char kTelemetryFile[] = "telemetry";
+
+struct ShimArgs {
+  std::string run_dir;
+  std::vector<std::string> argv;
+  std::optional<RunUser> user;       // --user UID:GID:G1,G2 (none: stay the daemon's user)
+  std::vector<std::string> cgroups;  // --cgroup DIR, repeated
+};
+
+// Parses what follows `_shim`: --run-dir DIR [--user U] [--cgroup DIR]... -- PROGRAM ARGS...
+StatusOr<ShimArgs> ParseShimArgs(const std::vector<std::string>& args);
+// The arguments that ParseShimArgs reads back (without the leading "_shim").
+std::vector<std::string> ShimArgv(const ShimArgs& args);
+inline constexpr char kShimUsage[] =
+    "usage: _shim --run-dir DIR [--user UID:GID:GROUPS] [--cgroup DIR]... -- PROGRAM [ARGS...]";
+
 // Runs the shim in the calling process (which should be single-threaded, as the `_shim`
 // subcommand is) and returns the process exit code.
-int RunShim(const std::string& run_dir, const std::vector<std::string>& argv);
+int RunShim(const ShimArgs& args);
+inline int RunShim(const std::string& run_dir, const std::vector<std::string>& argv) {
+  return RunShim(ShimArgs{run_dir, argv, std::nullopt, {}});
+}
 
 }  // namespace airtime

@@ -23,6 +23,9 @@ struct GpuDevice {
   int64_t memory_mib = 0;  // 0: unknown
   bool mig_enabled = false;
   bool fake = false;
+  // N of the device node /dev/nvidiaN (NVML's minor number; a fake GPU's is its index):
+  // what the run's device cgroup allows.
+  int minor = 0;
 };
 
 struct GpuSample {

@@ -87,6 +87,7 @@ std::string FakeUuid(int index, const std::string& type, int n_of_type) {
 GpuDevice FakeDevice(int index, const GpuType& type, int n_of_type) {
   GpuDevice d;
   d.index = index;
+  d.minor = index;
   d.uuid = FakeUuid(index, type.name, n_of_type);
   d.model = "airtime fake " + type.name;
   d.type = type.name;

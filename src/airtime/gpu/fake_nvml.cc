@@ -3,9 +3,9 @@
 //
 // Device 0: MIG off, 40% busy, 1024 MiB used, 350 W, compute processes 4242 and 4343.
 // Device 1: MIG on, utilization NOT_SUPPORTED (as on a real MIG-enabled GPU), 0 MiB used,
-// 90 W, no processes. Both have 143771 MiB. fake_nvml_set_process_record_size(32) makes
-// the _v3 process call write the 32-byte records of early R535 drivers. Test-only; not
-// thread-safe.
+// 90 W, no processes. Both have 143771 MiB; their device nodes' minor numbers are 4 and 7.
+// fake_nvml_set_process_record_size(32) makes the _v3 process call write the 32-byte records of
+// early R535 drivers. Test-only; not thread-safe.
 #include <cstdio>
 #include <cstring>
 #include <type_traits>
@@ -126,6 +126,12 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int* milliwatts) {
   return NVML_SUCCESS;
 }
 
+// Minor numbers 4 and 7 (not the indices), as on a host whose /dev/nvidiaN do not follow them.
+nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned int* minor) {
+  *minor = Dev(d) == &g_devices[0] ? 4 : 7;
+  return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int* current, unsigned int* pending) {
   *current = *pending = Dev(d)->mig;
   return NVML_SUCCESS;
@@ -162,6 +168,7 @@ AIRTIME_SAME_TYPE(nvmlDeviceGetMemoryInfo, MemoryInfoFn);
 AIRTIME_SAME_TYPE(nvmlDeviceGetUtilizationRates, UtilizationFn);
 AIRTIME_SAME_TYPE(nvmlDeviceGetPowerUsage, PowerUsageFn);
 AIRTIME_SAME_TYPE(nvmlDeviceGetMigMode, MigModeFn);
+AIRTIME_SAME_TYPE(nvmlDeviceGetMinorNumber, MinorNumberFn);
 AIRTIME_SAME_TYPE(nvmlDeviceGetComputeRunningProcesses_v3, ProcessesV2Fn);
 AIRTIME_SAME_TYPE(nvmlDeviceGetComputeRunningProcesses_v2, ProcessesV2Fn);
 AIRTIME_SAME_TYPE(nvmlDeviceGetComputeRunningProcesses, ProcessesV1Fn);

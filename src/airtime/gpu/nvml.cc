@@ -25,6 +25,7 @@ struct Nvml::Symbols {
   UtilizationFn utilization = nullptr;
   PowerUsageFn power_usage = nullptr;
   MigModeFn mig_mode = nullptr;
+  MinorNumberFn minor_number = nullptr;
   ProcessesV2Fn processes_v3 = nullptr;
   ProcessesV2Fn processes_v2 = nullptr;
   ProcessesV1Fn processes_v1 = nullptr;
@@ -56,6 +57,7 @@ std::unique_ptr<Nvml::Symbols> LoadSymbols(void* h) {
   Bind(h, "nvmlDeviceGetUtilizationRates", &s->utilization);
   Bind(h, "nvmlDeviceGetPowerUsage", &s->power_usage);
   Bind(h, "nvmlDeviceGetMigMode", &s->mig_mode);
+  Bind(h, "nvmlDeviceGetMinorNumber", &s->minor_number);
   Bind(h, "nvmlDeviceGetComputeRunningProcesses_v3", &s->processes_v3);
   Bind(h, "nvmlDeviceGetComputeRunningProcesses_v2", &s->processes_v2);
   Bind(h, "nvmlDeviceGetComputeRunningProcesses", &s->processes_v1);
@@ -266,6 +268,9 @@ StatusOr<NvmlDeviceInfo> Nvml::Device(int index) const {
   info.name = ReadString(sym_->name, d).value_or("");
   if (auto m = ReadMemory(*sym_, d)) info.memory_total_mib = static_cast<int64_t>(m->total / kMiB);
   info.mig_enabled = ReadMig(*sym_, d);
+  unsigned int minor = 0;
+  if (sym_->minor_number != nullptr && sym_->minor_number(d, &minor) == NVML_SUCCESS)
+    info.minor = static_cast<int>(minor);
   return info;
 }
 

@@ -30,6 +30,7 @@ struct NvmlDeviceInfo {
   std::string uuid;
   std::optional<int64_t> memory_total_mib;
   std::optional<bool> mig_enabled;
+  std::optional<int> minor;  // N of /dev/nvidiaN (nvmlDeviceGetMinorNumber)
 };
 
 // One telemetry reading of one device.

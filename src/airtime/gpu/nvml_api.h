@@ -60,6 +60,8 @@ using DeviceStringFn = nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int);
 using MemoryInfoFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t*);
 using UtilizationFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlUtilization_t*);
 using PowerUsageFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*);  // milliwatts
+// nvmlDeviceGetMinorNumber: N of the device node /dev/nvidiaN.
+using MinorNumberFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*);
 using MigModeFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, unsigned int*);
 using ProcessesV1Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, nvmlProcessInfo_v1_t*);
 using ProcessesV2Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, nvmlProcessInfo_v2_t*);

@@ -14,6 +14,7 @@ GpuDevice ToDevice(const NvmlDeviceInfo& info) {
   d.memory_mib = info.memory_total_mib.value_or(0);
   d.type = CatalogTypeForModel(info.name, d.memory_mib);
   d.mig_enabled = info.mig_enabled.value_or(false);
+  d.minor = info.minor.value_or(info.index);
   return d;
 }
 

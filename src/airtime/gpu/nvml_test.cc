@@ -69,6 +69,7 @@ TEST(NvmlTest, ReadsDevicesFromTheLibrary) {
     EXPECT_EQ(d1->uuid, "GPU-11111111-fake-nvml-1111-111111111111");
     EXPECT_EQ(d1->memory_total_mib, 143771);
     EXPECT_EQ(d1->mig_enabled, true);
+    EXPECT_EQ(d1->minor, 7);  // /dev/nvidia7, whatever its index
     EXPECT_FALSE((*nvml)->Device(2).ok());
     EXPECT_THAT((*nvml)->ErrorText(3), HasSubstr("Not Supported (3)"));
   }
@@ -90,6 +91,8 @@ TEST(NvmlTest, InventoryReadsDevicesAndSamples) {
   EXPECT_FALSE(devices[0].mig_enabled);
   EXPECT_TRUE(devices[1].mig_enabled);
   EXPECT_FALSE(devices[1].fake);
+  EXPECT_EQ(devices[0].minor, 4);  // the device cgroup allows /dev/nvidia4 for it
+  EXPECT_EQ(devices[1].minor, 7);
 
   auto samples = (*inv)->Sample(5000);
   ASSERT_EQ(samples.size(), 2u);

@@ -7,6 +7,7 @@
 #include <spawn.h>
 #include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -87,10 +88,12 @@ Status Daemon::LockDataDir() {
 }
 
 Status Daemon::Init() {
+  AIRTIME_RETURN_IF_ERROR(SetUpIsolation());
   AIRTIME_RETURN_IF_ERROR(LockDataDir());
   auto store = Store::Open(options_.data_dir);
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
+  if (isolating()) SecureDataDir();
   std::string note;
   auto inventory = OpenInventory(options_.fake_gpus, &note);
   if (!inventory.ok()) return inventory.status();
@@ -109,6 +112,7 @@ Status Daemon::Init() {
   auto executor = Executor::Create();
   if (!executor.ok()) return executor.status();
   executor_ = std::move(*executor);
+  if (isolating()) executor_->UseCgroups(cgroups_);
   startup_note_ = std::to_string(uuid_of_gpu_.size()) + " GPU(s)" +
                   (options_.fake_gpus.empty() ? "" : " (simulated: " + options_.fake_gpus + ")") +
                   (note.empty() ? "" : "; " + note) + "; policy " + options_.policy;
@@ -341,12 +345,13 @@ void Daemon::StartRun(const Decision& d) {
   for (const auto& kv : w.spec->exec.env) req.env.push_back(kv);
   // The run directory is durable before the process can exist (recovery relies on it).
   Status recorded = store_->UpdateRun(run.row);
+  if (recorded.ok()) recorded = PrepareIsolatedLaunch(w, run.row, &req);
   auto handle = recorded.ok() ? executor_->Launch(req) : StatusOr<RunHandle>(recorded);
   if (!handle.ok()) {
     run.row.state = "exited";
     run.row.ended_at = WallNow();
     run.row.exit_code = 127;
-    run.row.stop_reason = handle.status().message();
+    run.row.stop_reason = "workload '" + w.row.name + "': " + handle.status().message();
     (void)store_->UpdateRun(run.row);
     ++failures_total_;
     run_of_allocation_[d.allocation] = run.row.id;
@@ -375,6 +380,8 @@ Status Daemon::EnsureMps() {
   std::error_code ec;
   std::filesystem::create_directories(pipe, ec);
   std::filesystem::create_directories(log, ec);
+  // Isolated clients run as their tenants' users: they must reach the pipes (umask is 077).
+  for (const std::string& dir : {options_.data_dir + "/mps", pipe, log}) chmod(dir.c_str(), 0755);
   std::vector<std::string> env_text = {"CUDA_MPS_PIPE_DIRECTORY=" + pipe,
                                        "CUDA_MPS_LOG_DIRECTORY=" + log};
   for (char** e = environ; *e; ++e) env_text.push_back(*e);

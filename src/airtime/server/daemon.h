@@ -35,6 +35,7 @@
 #include "airtime/gpu/inventory.h"
 #include "airtime/ledger/ledger.h"
 #include "airtime/server/latency_log.h"
+#include "airtime/server/tenant_users.h"
 #include "airtime/store/store.h"
 
 namespace airtime {
@@ -43,6 +44,15 @@ namespace airtime {
 inline bool IsFinalState(const std::string& state) {
   return state == "succeeded" || state == "failed" || state == "cancelled";
 }
+
+// Whether workloads are isolated from the daemon and from each other (daemon_isolation.cc,
+// docs/server.md "Trust model"): each runs as its tenant's user (tenant_users.h), in its own
+// devices + freezer cgroups (run_cgroup.h).
+enum class Isolation {
+  kOff,       // workloads run as the daemon's user (tests, single-user hosts)
+  kAuto,      // isolate when the host can (root, cgroup v1 devices + freezer); else say why
+  kRequired,  // isolate, or refuse to start
+};
 
 struct DaemonOptions {
   std::string data_dir;
@@ -56,6 +66,9 @@ struct DaemonOptions {
   DurationMs ledger_save_interval = 10 * kSecond;
   int max_attempts = 3;  // a job whose process fails this many times has failed
   std::string hostname;  // "" : this host's name
+  Isolation isolation = Isolation::kOff;
+  std::string cgroup_root = kDefaultCgroupRoot;  // where the v1 controllers are mounted
+  std::string gpu_devices = "/dev";              // where the GPUs' nvidiaN nodes are
 };
 
 class Daemon final : public ControlPlane {
@@ -70,6 +83,10 @@ class Daemon final : public ControlPlane {
   void Stop();
   // One paragraph on what was found at start (GPUs, recovered workloads, adopted runs).
   const std::string& startup_note() const { return startup_note_; }
+  // Whether workloads run isolated; when not, isolation_missing() says why ("" when it was
+  // turned off on purpose).
+  bool isolating() const { return cgroups_ != nullptr; }
+  const std::string& isolation_missing() const { return isolation_missing_; }
 
   // ControlPlane.
   StatusOr<nlohmann::json> Submit(const Caller& caller, std::string_view body,
@@ -105,6 +122,11 @@ class Daemon final : public ControlPlane {
   explicit Daemon(DaemonOptions options);
   Status Init();
   Status LockDataDir();
+  // Isolation (daemon_isolation.cc).
+  Status SetUpIsolation();
+  void SecureDataDir();
+  Status CheckRunnable(const WorkloadSpec& spec) const;
+  Status PrepareIsolatedLaunch(const WorkloadRec& w, const RunRow& run, LaunchRequest* req);
   Status BuildCluster(std::string* note);
   Status Recover();
   Status RecoverRun(RunRow run, TimeMs now);
@@ -198,6 +220,9 @@ class Daemon final : public ControlPlane {
   TimeMs ledger_since_ = 0;    // when the ledger began counting (the first daemon's start)
   DurationMs unobserved_ = 0;  // time since then that no daemon counted
   int lock_fd_ = -1;
+  std::shared_ptr<const RunCgroups> cgroups_;  // set when isolating
+  std::string isolation_missing_;
+  TenantUsers tenant_users_;
 };
 
 template <typename T>

@@ -37,6 +37,7 @@ StatusOr<json> Daemon::Submit(const Caller& caller, std::string_view body,
   // Stateless: parsed and checked on the caller's thread, before anything is committed.
   auto parsed = ParseSubmission(caller, body, origin);
   if (!parsed.ok()) return parsed.status();
+  for (const WorkloadSpec& spec : parsed->specs) AIRTIME_RETURN_IF_ERROR(CheckRunnable(spec));
   auto p = std::make_shared<PendingSubmit>();
   p->caller = caller;
   p->body = std::move(parsed->body);

@@ -1,6 +1,7 @@
 // Daemon: GPU telemetry, demand scraping and the /metrics exposition.
 #include <httplib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -23,14 +24,16 @@ struct ProcessReport {
   std::optional<int64_t> memory_mib;
 };
 
+// Only the file's last 4 KiB are read: the file belongs to the workload's user, who may
+// make it as large as the disk allows.
 std::optional<ProcessReport> ReadProcessReport(const std::string& path) {
   // The job writes this file: only its last 4 KiB are read, and only if it is a regular file
   // (a FIFO would block the open, /dev/zero never end).
   auto tail = ReadFileTail(path, 4096, "telemetry file");
   if (!tail.ok()) return std::nullopt;
-  std::istringstream in(*tail);
+  std::istringstream lines(*tail);
   std::string line, last;
-  while (std::getline(in, line))
+  while (std::getline(lines, line))
     if (!line.empty()) last = line;
   if (last.empty()) return std::nullopt;
   ProcessReport r;

@@ -546,5 +546,20 @@ TEST_F(DaemonTest, ARunRecordedWithoutItsDirectoryNeverStartedAndRunsOnce) {
   EXPECT_EQ(w["runs"][1]["exit_code"], 0);
 }
 
+// A workdir that does not exist is refused at submission, naming the workload and the
+// workdir (it used to be accepted, then fail as "posix_spawn ...: No such file or directory").
+TEST_F(DaemonTest, AMissingWorkdirIsRefusedAtSubmission) {
+  Open();
+  auto r = daemon_->Submit(
+      kTeamA, "name: lost\nkind: batch\nworkdir: /nope-airtime\ncommand: [/bin/true]\n", "request");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("workload 'lost': field 'workdir': '/nope-airtime' does not exist (or is "
+                        "not a directory)"));
+  // Nothing was accepted.
+  EXPECT_FALSE(daemon_->Get(kAdmin, "lost").ok());
+}
+
 }  // namespace
 }  // namespace airtime
