@@ -161,11 +161,12 @@ TEST_F(DaemonTest, SubmittedTextMustBeUtf8WithoutNulAndNamesWithoutControls) {
   };
   const std::vector<Case> cases = {
       // Raw invalid UTF-8 is refused by the YAML reader (naming the byte) or by the text rules
-      // (naming the field): either way before anything is committed.
+      // (naming the field): either way before anything is committed. An escaped NUL is refused
+      // by the YAML budget pass (yaml_budget.h), naming its line, in any field.
       {"name: \"bad\xff\"\nkind: batch\nwork: 1h\n", "UTF-8"},
       {"{\"name\": \"bad\xff\", \"kind\": \"batch\", \"work\": \"1h\"}", "UTF-8"},
       {"{\"name\": \"a\\u0000b\", \"kind\": \"batch\", \"work\": \"1h\"}",
-       "field 'name': contains a NUL byte"},
+       "request:1: a value holds a NUL byte"},
       {"name: \"two\\nlines\"\nkind: batch\nwork: 1h\n",
        "field 'name': contains a control character"},
       {"name: \"tab\\there\"\nkind: batch\nwork: 1h\n", "field 'name': contains a control"},
@@ -173,14 +174,14 @@ TEST_F(DaemonTest, SubmittedTextMustBeUtf8WithoutNulAndNamesWithoutControls) {
       {"name: \"c1\\u0085\"\nkind: batch\nwork: 1h\n", "field 'name': contains a control"},
       {"name: " + std::string(300, 'n') + "\nkind: batch\nwork: 1h\n", "field 'name': longer than"},
       {"name: x\nkind: batch\ncommand: [/bin/echo, \"a\\0b\"]\n",
-       "workload 'x': field 'command[1]': contains a NUL byte"},
+       "request:3: a value holds a NUL byte"},
       {"name: x\nkind: batch\ncommand: [/bin/echo, \"ok\xc3\"]\n", "UTF-8"},
       {"name: x\nkind: batch\ncommand: [/bin/true]\nenv: {A: \"v\\0w\"}\n",
-       "workload 'x': field 'env.A': contains a NUL byte"},
+       "request:4: a value holds a NUL byte"},
       {"name: x\nkind: batch\ncommand: [/bin/true]\nenv: {\"A\\0B\": v}\n",
-       "workload 'x': field 'env': a variable name contains a NUL byte"},
+       "request:4: a value holds a NUL byte"},
       {"name: x\nkind: batch\ncommand: [/bin/true]\nworkdir: \"/tmp\\0/etc\"\n",
-       "workload 'x': field 'workdir': contains a NUL byte"},
+       "request:4: a value holds a NUL byte"},
       {"name: x\nkind: batch\ntenant: \"t\xfe\"\nwork: 1h\n", "UTF-8"},
   };
   for (const Case& c : cases) {
