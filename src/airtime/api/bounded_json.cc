@@ -41,7 +41,7 @@ StatusOr<json> ParseBoundedJson(std::string_view text, std::string_view what,
   AIRTIME_RETURN_IF_ERROR(CheckJsonBounds(text, what, limits));
   try {
     return json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for 1E400
     std::string message = e.what();
     // "[json.exception.parse_error.101] parse error at ...": keep what a user reads.
     if (message.rfind("[json.", 0) == 0 && message.find("] ") != std::string::npos)
