@@ -26,6 +26,8 @@ struct ServerArgs {
   std::string policy = "airtime";
   std::string tokens_file;  // default DATA/tokens
   size_t max_body_bytes = 1 << 20;
+  bool accept_store_loss = false;
+  int64_t min_free_mib = 100;
 };
 
 StatusOr<std::pair<std::string, int>> SplitListen(const std::string& listen) {
@@ -73,6 +75,8 @@ int RunServer(const ServerArgs& args) {
   options.data_dir = args.data_dir;
   options.fake_gpus = args.fake_gpus;
   options.policy = args.policy;
+  options.accept_store_loss = args.accept_store_loss;
+  options.min_free_mib = args.min_free_mib;
   auto daemon = Daemon::Open(options);
   if (!daemon.ok()) return fail(daemon.status());
   const std::string tokens_path =
@@ -133,6 +137,13 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
                   "Token file (NAME TOKEN per line; default DATA/tokens, created with an admin "
                   "token)");
   cmd->add_option("--max-body", args->max_body_bytes, "Largest request body in bytes")
+      ->capture_default_str();
+  cmd->add_flag("--accept-store-loss", args->accept_store_loss,
+                "Start although the store lost commits or was replaced (the loss is recorded "
+                "in DATA/store-loss.log)");
+  cmd->add_option("--min-free-mib", args->min_free_mib,
+                  "Pause starts while DATA's file system has less free space (MiB; 0: never)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
       ->capture_default_str();
   cmd->callback([args, exit_code] { *exit_code = RunServer(*args); });
 }

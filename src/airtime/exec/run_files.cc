@@ -27,16 +27,22 @@ int WriteAll(int fd, const std::string& text) {
   return 0;
 }
 
+// kResourceExhausted for a full file system, else kInternal.
+Status WriteError(const std::string& what, int err) {
+  return Status(NoSpaceErrno(err) ? StatusCode::kResourceExhausted : StatusCode::kInternal,
+                ErrnoMessage(what, err));
+}
+
 // Creates `path` (failing if it exists), writes `text` and fsyncs it.
 Status WriteNewFileSynced(const std::string& path, const std::string& text) {
   int fd = open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
-  if (fd < 0) return Internal(ErrnoMessage("create " + path, errno));
+  if (fd < 0) return WriteError("create " + path, errno);
   int err = WriteAll(fd, text);
   if (err == 0 && fsync(fd) != 0) err = errno;
   close(fd);
   if (err != 0) {
     unlink(path.c_str());
-    return Internal(ErrnoMessage("write " + path, err));
+    return WriteError("write " + path, err);
   }
   return OkStatus();
 }
@@ -80,6 +86,8 @@ StatusOr<std::string> ReadSmallFile(const std::string& path) {
   close(fd);
   return text;
 }
+
+bool NoSpaceErrno(int err) { return err == ENOSPC || err == EDQUOT; }
 
 std::string ErrnoMessage(const std::string& what, int err) {
   return what + ": " + std::strerror(err);

@@ -51,17 +51,22 @@ struct ChildFds {
   }
 };
 
-std::optional<ChildFds> OpenChildFds(const std::string& run_dir) {
+// `*no_space`: an open failed because the file system or quota is full.
+std::optional<ChildFds> OpenChildFds(const std::string& run_dir, bool* no_space) {
   ChildFds fds;
+  auto failed = [&](const std::string& what) {
+    *no_space = *no_space || NoSpaceErrno(errno);
+    Log(run_dir, ErrnoMessage(what, errno));
+  };
   fds.in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (fds.in < 0) Log(run_dir, ErrnoMessage("open /dev/null", errno));
+  if (fds.in < 0) failed("open /dev/null");
   int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
   std::string out = RunPath(run_dir, kStdoutLog);
   std::string err = RunPath(run_dir, kStderrLog);
   fds.out = open(out.c_str(), flags, 0644);
-  if (fds.out < 0) Log(run_dir, ErrnoMessage("open " + out, errno));
+  if (fds.out < 0) failed("open " + out);
   fds.err = open(err.c_str(), flags, 0644);
-  if (fds.err < 0) Log(run_dir, ErrnoMessage("open " + err, errno));
+  if (fds.err < 0) failed("open " + err);
   if (fds.in < 0 || fds.out < 0 || fds.err < 0) {
     fds.Close();
     return std::nullopt;
@@ -159,9 +164,12 @@ int RunShim(const std::string& run_dir, const std::vector<std::string>& argv) {
   Status claimed = ClaimRun(run_dir);
   if (!claimed.ok()) {
     Log(run_dir, "not starting " + argv[0] + ": " + claimed.message());
-    return claimed.code() == StatusCode::kAlreadyExists ? kShimRefused : kShimSetupFailed;
+    if (claimed.code() == StatusCode::kAlreadyExists) return kShimRefused;
+    return claimed.code() == StatusCode::kResourceExhausted ? kShimNoSpace : kShimSetupFailed;
   }
-  std::optional<ChildFds> fds = OpenChildFds(run_dir);
+  bool no_space = false;
+  std::optional<ChildFds> fds = OpenChildFds(run_dir, &no_space);
+  if (!fds && no_space) return kShimNoSpace;  // no exit file: nothing ran, nothing failed
   if (!fds) return Finish(run_dir, ExitRecord{false, kShimSetupFailed});
   if (std::optional<int> sig = PendingStopSignal()) {
     fds->Close();
