@@ -130,7 +130,7 @@ constexpr char kSubmissionFloorKey[] = "id_floor.submissions";
 constexpr char kWorkloadFloorKey[] = "id_floor.workloads";
 constexpr char kRunFloorKey[] = "id_floor.runs";
 
-// 32 hex digits from the kernel's random source.
+// 64 hex digits from the kernel's random source.
 std::string NewStoreId() {
   std::random_device random;
   std::string id;
