@@ -59,6 +59,11 @@ Status Daemon::OpenStore() {
   if (!check->damage.problems.empty()) {
     if (!options_.accept_store_loss)
       return FailedPrecondition(StoreDamageMessage(options_.data_dir, check->damage));
+    if (!store_) {  // the database was missing or empty: a new one
+      auto store = Store::Open(options_.data_dir);
+      if (!store.ok()) return store.status();
+      store_ = std::move(*store);
+    }
     AIRTIME_RETURN_IF_ERROR(AcceptStoreLoss(*check, &store_loss_note_));
   }
   auto extent = store_->Extent();

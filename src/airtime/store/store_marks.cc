@@ -2,6 +2,7 @@
 #include "airtime/store/store_marks.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -241,6 +242,18 @@ std::string StoreDamageMessage(const std::string& data_dir, const StoreDamage& d
 
 StatusOr<StoreCheck> OpenAndCheckStore(const std::string& data_dir) {
   StoreCheck check;
+  struct stat st {};
+  const std::string db = data_dir + "/airtime.db";
+  if (stat(db.c_str(), &st) != 0 || st.st_size == 0) {
+    // A missing or empty database where a store was: refuse before Open writes a new schema
+    // into it (a second look would then find a store that merely looks replaced).
+    auto run_dirs = ScanRunDirs(data_dir);
+    if (!run_dirs.ok()) return run_dirs.status();
+    check.run_dirs = std::move(*run_dirs);
+    check.damage = FindStoreDamage(data_dir, StoreExtent{}, /*created=*/true,
+                                   ReadStoreMarks(data_dir), check.run_dirs);
+    if (!check.damage.problems.empty()) return check;
+  }
   auto store = Store::Open(data_dir);
   if (!store.ok()) return store.status();
   check.store = std::move(*store);

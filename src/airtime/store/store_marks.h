@@ -73,8 +73,10 @@ std::string StoreDamageMessage(const std::string& data_dir, const StoreDamage& d
 
 // The whole check without starting anything: opens DATA's store, reads its marks and run
 // directories, and compares them. An error only when the store cannot be opened or read.
+// A missing or empty airtime.db with marks or run directories beside it is damage found
+// before the store is opened: `store` is then null and the file is left as it was.
 struct StoreCheck {
-  std::unique_ptr<Store> store;
+  std::unique_ptr<Store> store;  // null: see above
   StoreDamage damage;
   std::vector<int64_t> run_dirs;
 };
