@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -371,6 +372,26 @@ TEST(RunFilesTest, ClaimOnAFullFileSystemIsResourceExhausted) {
   EXPECT_FALSE(fs::exists(mnt + "/claim"));
   umount2(mnt.c_str(), MNT_DETACH);
   fs::remove_all(mnt);
+}
+
+// A damaged run directory cannot hang or exhaust a restarting daemon that reads it.
+TEST(RunFilesTest, EndlessOrBlockingRunFilesAreErrors) {
+  char tmpl[] = "/tmp/airtime_runfiles_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  fs::create_symlink("/dev/zero", dir + "/claim");
+  StatusOr<Claim> claim = ReadClaim(dir);
+  ASSERT_FALSE(claim.ok());
+  EXPECT_NE(claim.status().message().find("larger than"), std::string::npos);
+  ASSERT_EQ(mkfifo((dir + "/exit").c_str(), 0600), 0);
+  EXPECT_EQ(ReadExitFile(dir).status().code(), StatusCode::kInvalidArgument);
+  std::ofstream(dir + "/workload") << "12 train-a\n";
+  ASSERT_TRUE(ReadRunOwner(dir).has_value());
+  EXPECT_EQ(ReadRunOwner(dir)->workload_id, 12);
+  EXPECT_EQ(ReadRunOwner(dir)->name, "train-a");
+  std::ofstream(dir + "/workload") << "0 x\n";
+  EXPECT_FALSE(ReadRunOwner(dir).has_value());
+  fs::remove_all(dir);
 }
 
 TEST_F(ExecutorTest, AdoptOfUnclaimedRunAbandonsItAndALateShimRefuses) {

@@ -360,7 +360,7 @@ void Daemon::StartRun(const Decision& d) {
     std::error_code ec;
     std::filesystem::create_directories(run.row.run_dir, ec);
     std::ofstream owner(RunPath(run.row.run_dir, kRunOwnerFile));
-    owner << w.row.id << " " << w.row.name << "\n";
+    owner << FormatRunOwner(RunOwner{w.row.id, w.row.name});
   }
   // The run directory is durable before the process can exist (recovery relies on it).
   Status recorded = store_->UpdateRun(run.row);

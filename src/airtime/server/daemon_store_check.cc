@@ -32,24 +32,6 @@ std::string UtcTime(TimeMs at) {
   return buf;
 }
 
-// DATA/runs/N/workload: "ID NAME", written by the daemon before it starts the run, so that
-// a run the store lost can still be traced to its workload.
-struct RunOwner {
-  int64_t workload_id = 0;
-  std::string name;
-};
-
-std::optional<RunOwner> ReadRunOwner(const std::string& run_dir) {
-  StatusOr<std::string> text = ReadSmallFile(RunPath(run_dir, kRunOwnerFile));
-  if (!text.ok() || text->size() > 4096) return std::nullopt;
-  const std::string_view line = Trim(*text);
-  const size_t space = line.find(' ');
-  if (space == std::string_view::npos) return std::nullopt;
-  std::optional<int64_t> id = ParseInt(line.substr(0, space));
-  if (!id || *id <= 0) return std::nullopt;
-  return RunOwner{*id, std::string(line.substr(space + 1))};
-}
-
 }  // namespace
 
 Status Daemon::OpenStore() {
