@@ -332,6 +332,12 @@ Status MakeDirectory(const std::string& dir) {
 
 }  // namespace
 
+bool IsStoreId(std::string_view id) {
+  return !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  });
+}
+
 struct Store::Impl {
   sqlite3* db = nullptr;
   std::array<sqlite3_stmt*, kStatementCount> stmts{};
@@ -650,7 +656,9 @@ Status Store::LoadIdFloors() {
   impl_->submission_floor = *s;
   impl_->workload_floor = *w;
   impl_->run_floor = *r;
-  if (!GetMeta(kStoreIdKey)) return SetMeta(kStoreIdKey, NewStoreId());
+  // A store made before store ids existed gets one; so does a store whose id was damaged
+  // (the marks then name another id, and the start-up check says so).
+  if (!IsStoreId(GetMeta(kStoreIdKey).value_or(""))) return SetMeta(kStoreIdKey, NewStoreId());
   return OkStatus();
 }
 

@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "airtime/base/status.h"
@@ -81,6 +82,9 @@ struct StoreExtent {
   // not know were accepted as lost (RaiseIdFloors).
   int64_t submission_floor = 0, workload_floor = 0, run_floor = 0;
 };
+
+// A store id: 1 to 64 hex digits.
+bool IsStoreId(std::string_view id);
 
 class Store {
  public:

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -74,9 +73,7 @@ StatusOr<StoreMarks> ParseStoreMarks(std::string_view text) {
     const std::string_view value = Trim(line.substr(space + 1));
     if (!seen.insert(key).second) return InvalidArgument(where + "'" + key + "' given twice");
     if (key == "store_id") {
-      if (value.empty() || value.size() > 64 ||
-          !std::all_of(value.begin(), value.end(),
-                       [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))
+      if (!IsStoreId(value))
         return InvalidArgument(where + "store_id: expected up to 64 hex digits");
       m.store_id = std::string(value);
       continue;

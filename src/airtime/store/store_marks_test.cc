@@ -219,6 +219,27 @@ TEST_F(StoreMarksTest, RaisedFloorsKeepIdsAboveTheLossAndTolerateItsRunDirectori
   EXPECT_EQ(extent->workload_floor, 21);
 }
 
+// Found by fuzz/harness/store_recovery.cc: a damaged store id in the database was copied into
+// the marks, which then could never be read again, so even an accepted loss stayed refused.
+TEST_F(StoreMarksTest, ADamagedStoreIdIsRenewedAndAcceptingTheLossEndsTheRefusals) {
+  {
+    auto store = Open();
+    Populate(*store, 1);
+    ASSERT_TRUE(store->SetMeta("store_id", "\xff\xffnot hex").ok());
+  }
+  StoreCheck check = Check();
+  ASSERT_NE(check.store, nullptr);
+  auto extent = check.store->Extent();
+  ASSERT_TRUE(extent.ok());
+  EXPECT_TRUE(IsStoreId(extent->store_id)) << extent->store_id;
+  EXPECT_THAT(StoreDamageMessage(dir_, check.damage), HasSubstr("was written for store"));
+  // What --accept-store-loss does: floors, then marks from the store.
+  ASSERT_TRUE(check.store->RaiseIdFloors(0, 0, 0).ok());
+  ASSERT_TRUE(WriteStoreMarks(dir_, MarksOf(*check.store->Extent())).ok());
+  check.store.reset();
+  EXPECT_THAT(Check().damage.problems, IsEmpty());
+}
+
 TEST_F(StoreMarksTest, ScanRunDirsTakesOnlyNumberedDirectories) {
   for (const char* d : {"runs/3", "runs/10", "runs/x", "runs/007", "runs/2"})
     fs::create_directories(dir_ + "/" + d);
