@@ -7,7 +7,8 @@
 //      per process (3 bytes each: offset high, offset low, a byte XORed in at that offset
 //      modulo the file size)
 //   1  store-marks text (flag kGoldenMarks: the valid store's own marks instead)
-//   2  run directories, one a line: "N" (an empty one), or "N claim|exit|workload TEXT"
+//   2  run directories, one a line: "N" (an empty one), "N claim|exit|workload TEXT", or
+//      "N fifo|zero claim|exit|workload" (a FIFO, or a link to /dev/zero, as that file)
 //   3  airtime.db-wal bytes (flag kWal)
 // Flag kNoDb removes airtime.db altogether.
 //
@@ -15,6 +16,7 @@
 // submissions, each run directory's claim, exit and owner) come back as a Status, never a
 // crash, a hang or a leak; and accepting the loss (raised id floors, new marks, as
 // --accept-store-loss does) leaves a data directory that the check finds consistent.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -170,8 +172,18 @@ void MakeRunDirs(const std::string& dir, std::string_view lines) {
     const std::string_view file = rest.substr(0, second);
     const std::string_view text =
         second == std::string_view::npos ? std::string_view() : rest.substr(second + 1);
-    if (file == "claim" || file == "exit" || file == "workload")
+    if (file == "claim" || file == "exit" || file == "workload") {
       Spit(run + "/" + std::string(file), text);
+    } else if (file == "fifo" || file == "zero") {
+      // A FIFO, or /dev/zero, in place of a run file: reads must neither block nor grow.
+      const std::string name = text == "exit" || text == "workload" ? std::string(text) : "claim";
+      const std::string path = run + "/" + name;
+      if (file == "fifo") {
+        (void)mkfifo(path.c_str(), 0600);
+      } else {
+        fs::create_symlink("/dev/zero", path, ec);
+      }
+    }
   }
 }
 
@@ -261,6 +273,7 @@ int main(int argc, char** argv) {
       "1 claim started 1 1\n1 exit exit 0\n1 workload 1 w1-0\n2\n3 claim abandoned\n4 claim "
       "started 999999 5 boot\n4 exit signal 9\n";
   seed("healthy", kGoldenMarks, {"", "", runs});
+  seed("fifo_and_zero", kGoldenMarks, {"", "", "1 fifo claim\n2 zero exit\n3 zero workload\n"});
   seed("other_store_marks", 0, {"", marks, runs});
   seed("lost_runs", kGoldenMarks, {"", "", runs + "5 workload 3 w2-1\n5 exit exit 0\n7\n"});
   seed("no_marks_legacy", 0, {"", "", runs});

@@ -91,7 +91,8 @@ StatusOr<StoreMarks> ParseStoreMarks(std::string_view text) {
 
 StatusOr<std::optional<StoreMarks>> ReadStoreMarks(const std::string& data_dir) {
   const std::string path = data_dir + "/" + kStoreMarksFile;
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO in its place must not block the start.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0 && errno == ENOENT) return std::optional<StoreMarks>();
   if (fd < 0) return FailedPrecondition(Errno("cannot open " + path, errno));
   std::string text;
