@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Configures and builds airtime.
 #
-# Usage: scripts/build.sh [BUILD_TYPE | asan | tsan] [TARGET...]
+# Usage: scripts/build.sh [BUILD_TYPE | asan | tsan | fuzz] [TARGET...]
 #   (none)          RelWithDebInfo into build/
 #   Debug, Release, RelWithDebInfo, MinSizeRel
 #                   that CMake build type into build/
@@ -10,6 +10,9 @@
 #                   warnings that sanitizers make unreliable do not fail this build (the
 #                   normal build still treats them as errors)
 #   tsan            ThreadSanitizer (-DAIRTIME_TSAN=ON) into build-tsan/, the same way
+#   fuzz            the libFuzzer harnesses of fuzz/ (-DAIRTIME_FUZZ=ON) into build-fuzz/ with
+#                   clang++ 14, ASan and UBSan; no tests, benchmarks or CLI: the default
+#                   target is `fuzzers` (scripts/fuzz.sh runs them)
 #   TARGET...       build only these targets (default: all)
 # Environment:
 #   AIRTIME_JOBS       parallel compile jobs (default: nproc)
@@ -43,6 +46,13 @@ case "$kind" in
     flags+=" -Wno-error=stringop-overread -Wno-error=restrict"
     args+=("-DCMAKE_CXX_FLAGS=$flags")
     ;;
+  fuzz | FUZZ)
+    dir="${AIRTIME_BUILD_DIR:-$root/build-fuzz}"
+    args+=(-DAIRTIME_FUZZ=ON -DAIRTIME_SANITIZE=OFF -DAIRTIME_TSAN=OFF -DAIRTIME_BUILD_TESTS=OFF
+      -DAIRTIME_BUILD_BENCH=OFF -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug
+      "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1")
+    ((${#targets[@]} > 0)) || targets=(fuzzers)
+    ;;
   Debug | Release | RelWithDebInfo | MinSizeRel)
     dir="${AIRTIME_BUILD_DIR:-$root/build}"
     args+=(-DCMAKE_BUILD_TYPE="$kind" -DAIRTIME_SANITIZE=OFF -DAIRTIME_TSAN=OFF)
@@ -53,7 +63,7 @@ case "$kind" in
     ;;
   *)
     echo "build.sh: unknown build type '$kind' (expected Debug, Release, RelWithDebInfo," \
-      "MinSizeRel, asan or tsan)" >&2
+      "MinSizeRel, asan, tsan or fuzz)" >&2
     exit 2
     ;;
 esac

@@ -17,6 +17,8 @@ PACKAGES=(
   clang-format       # scripts/check-format.sh (clang-format 14 on Debian 12)
   nlohmann-json3-dev # JSON reports
   libyaml-cpp-dev    # cluster and workload files
+  libyaml-dev        # libyaml: checks YAML text and its budgets before yaml-cpp (yaml_budget.h)
+  pkg-config         # finds libyaml for CMake
   libcli11-dev       # the airtime command line
   libspdlog-dev
   libgtest-dev       # unit and end-to-end tests

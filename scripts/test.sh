@@ -9,6 +9,8 @@
 #   5. scripts/build.sh tsan           (ThreadSanitizer into build-tsan/), then ctest there:
 #                                       the daemon, the HTTP API and the simulator's
 #                                       side-by-side replays run threads
+#   6. scripts/build.sh fuzz           (the libFuzzer harnesses, clang, into build-fuzz/), then
+#      scripts/fuzz.sh                  every harness for a short fixed time (fuzz/README.md)
 # A failing step does not stop the later ones (a format error still lets the tests run), but
 # a build that fails skips its ctest. Prints ctest's summary for both builds and a table of
 # the steps; exits 1 when any step failed.
@@ -17,8 +19,10 @@
 #   AIRTIME_JOBS         parallel compile and test jobs (default: nproc)
 #   AIRTIME_TEST_ASAN=0  skip the ASan+UBSan build (quicker local runs; CI runs it)
 #   AIRTIME_TEST_TSAN=0  skip the ThreadSanitizer build (likewise)
-#   AIRTIME_BUILD_DIR, AIRTIME_ASAN_BUILD_DIR, AIRTIME_TSAN_BUILD_DIR  build folders
-#                        (default build/, build-asan/, build-tsan/)
+#   AIRTIME_TEST_FUZZ=0  skip the fuzz build and run (likewise)
+#   AIRTIME_FUZZ_SECONDS seconds each harness runs in step 6 (default 10)
+#   AIRTIME_BUILD_DIR, AIRTIME_ASAN_BUILD_DIR, AIRTIME_TSAN_BUILD_DIR, AIRTIME_FUZZ_BUILD_DIR
+#                        build folders (default build/, build-asan/, build-tsan/, build-fuzz/)
 #   CTEST_ARGS           extra ctest arguments, e.g. "-R Ledger"
 set -uo pipefail
 
@@ -28,6 +32,7 @@ jobs="${AIRTIME_JOBS:-$(nproc)}"
 build_dir="${AIRTIME_BUILD_DIR:-$root/build}"
 asan_dir="${AIRTIME_ASAN_BUILD_DIR:-$root/build-asan}"
 tsan_dir="${AIRTIME_TSAN_BUILD_DIR:-$root/build-tsan}"
+fuzz_dir="${AIRTIME_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 export AIRTIME_JOBS="$jobs"
 # Sanitizers: leaks count as errors; UBSan stops at its first report, with a stack trace.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
@@ -100,6 +105,18 @@ sanitizer_build() {
 }
 sanitizer_build asan "$asan_dir"
 sanitizer_build tsan "$tsan_dir"
+
+# The fuzz build (clang, libFuzzer) and a short run of every harness, unless
+# AIRTIME_TEST_FUZZ=0. A crash fails the step and prints the saved input's path.
+if [[ "${AIRTIME_TEST_FUZZ:-1}" == 0 ]]; then
+  skip "fuzz build" "AIRTIME_TEST_FUZZ=0"
+  skip "fuzz run" "AIRTIME_TEST_FUZZ=0"
+elif step "fuzz build" env AIRTIME_BUILD_DIR="$fuzz_dir" scripts/build.sh fuzz; then
+  step "fuzz run" env AIRTIME_BUILD_DIR="$fuzz_dir" AIRTIME_FUZZ_BUILD=0 \
+    scripts/fuzz.sh "${AIRTIME_FUZZ_SECONDS:-10}" || true
+else
+  skip "fuzz run" "the fuzz build failed"
+fi
 
 echo
 echo "==== summary ($((SECONDS - start_all)) s in all, $jobs jobs)"

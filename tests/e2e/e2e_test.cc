@@ -255,6 +255,30 @@ TEST(BadInput, BrokenTraceRowNamesFileAndLine) {
   EXPECT_FALSE(fs::exists(json));
 }
 
+// Issue 19: a one-byte file "," made yaml-cpp build empty documents forever (the simulator
+// grew to 24 GB). Given as the cluster or as the workload file it is now a syntax error.
+TEST(BadInput, ALoneCommaFileIsAYamlSyntaxError) {
+  const std::string comma = TempDir() + "/comma.yaml";
+  std::ofstream(comma) << ",";
+  Outcome r = Airtime({"sim", "--cluster", comma, "--workload", kData + "ok.yaml"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("comma.yaml:1"), HasSubstr("YAML syntax error")));
+  r = Airtime({"sim", "--cluster", kData + "cluster.yaml", "--workload", comma});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("comma.yaml:1"), HasSubstr("YAML syntax error")));
+}
+
+// Issue 19: a trace that never ends (/dev/zero) grew until std::bad_alloc aborted the
+// simulator. Special files are refused before a byte is read.
+TEST(BadInput, ATraceThatNeverEndsIsRefused) {
+  const std::string w = TempDir() + "/zero_trace.yaml";
+  std::ofstream(w) << "traces:\n  - {format: philly, file: /dev/zero}\n";
+  Outcome r = Airtime({"sim", "--cluster", kData + "cluster.yaml", "--workload", w});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("'/dev/zero' is a character device, not a regular file"),
+                           HasSubstr("zero_trace.yaml:2")));
+}
+
 TEST(BadInput, SkipBadRowsImportsTheRestAndCountsTheSkippedRow) {
   const std::string json = TempDir() + "/out.json";
   Outcome r =

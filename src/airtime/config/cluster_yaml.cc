@@ -143,7 +143,7 @@ StatusOr<Cluster> ParseClusterYaml(std::string_view text, std::string_view filen
 }
 
 StatusOr<Cluster> LoadClusterYaml(const std::string& path, const GpuCatalog& catalog) {
-  auto text = yaml_internal::ReadFileToString(path);
+  auto text = yaml_internal::ReadFileToString(path, "cluster file");
   if (!text.ok()) return text.status();
   return ParseClusterYaml(*text, path, catalog);
 }

@@ -149,7 +149,7 @@ StatusOr<Scenario> ParseWorkloadYaml(std::string_view text, std::string_view fil
 
 StatusOr<Scenario> LoadWorkloadYaml(const std::string& path, const GpuCatalog& catalog,
                                     const InterferenceModel* families) {
-  auto text = yaml_internal::ReadFileToString(path);
+  auto text = yaml_internal::ReadFileToString(path, "workload file");
   if (!text.ok()) return text.status();
   return ParseWorkloadYaml(*text, path, catalog, families);
 }

@@ -1,11 +1,13 @@
 #include "airtime/config/yaml_reader.h"
 
+#include <yaml-cpp/eventhandler.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
+#include "airtime/base/file_read.h"
 #include "airtime/base/strings.h"
 
 namespace airtime::yaml_internal {
@@ -60,9 +62,48 @@ Status YamlFile::ErrorAt(int line, std::string_view message) const {
   return InvalidArgument(Where(line) + ": " + std::string(message));
 }
 
-StatusOr<std::vector<YAML::Node>> YamlFile::LoadAll(std::string_view text) const {
+namespace {
+
+// Counts documents for the guard in LoadAll, ignoring their content.
+class DocumentCounter : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+}  // namespace
+
+StatusOr<std::vector<YAML::Node>> YamlFile::LoadAll(std::string_view text,
+                                                    const YamlBudget& budget) const {
+  // First guard: libyaml checks the syntax and the budgets (yaml_budget.h says why).
+  auto shape = CheckYamlBudget(text, name_, budget);
+  if (!shape.ok()) return shape.status();
   try {
-    return YAML::LoadAll(std::string(text));
+    const std::string owned(text);
+    // Second guard: yaml-cpp's own parser must end within the documents libyaml found (plus
+    // one, for an empty trailing document the two may count differently) before
+    // YAML::LoadAll, which has no bound of its own, runs.
+    {
+      std::istringstream in(owned);
+      YAML::Parser parser(in);
+      DocumentCounter counter;
+      for (size_t n = 0; parser.HandleNextDocument(counter);)
+        if (++n > shape->documents + 1)
+          return ErrorAt(1, "YAML syntax error: the parser found more than the " +
+                                std::to_string(shape->documents) +
+                                " documents the text holds; refusing it");
+    }
+    return YAML::LoadAll(owned);
   } catch (const YAML::Exception& e) {
     int line = e.mark.is_null() ? 1 : e.mark.line + 1;
     return ErrorAt(line, "YAML syntax error: " + e.msg);
@@ -77,13 +118,8 @@ std::string YamlFile::ResolvePath(std::string_view path) const {
   return (dir / p).lexically_normal().string();
 }
 
-StatusOr<std::string> ReadFileToString(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot open '" + path + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Status(StatusCode::kUnavailable, "error reading '" + path + "'");
-  return ss.str();
+StatusOr<std::string> ReadFileToString(const std::string& path, std::string_view what) {
+  return ReadFileBounded(path, YamlBudget{}.max_bytes, what);
 }
 
 std::string NamedSubject(const YAML::Node& node, std::string_view kind, size_t index) {

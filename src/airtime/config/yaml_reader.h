@@ -23,6 +23,7 @@
 
 #include "airtime/base/status.h"
 #include "airtime/base/time.h"
+#include "airtime/config/yaml_budget.h"
 #include "airtime/model/gpu_catalog.h"
 
 namespace airtime::yaml_internal {
@@ -46,8 +47,11 @@ class YamlFile {
   std::string Where(int line) const;
   // InvalidArgument("file:12: message").
   Status ErrorAt(int line, std::string_view message) const;
-  // Parses every document of `text`; a syntax error gives "file:LINE: YAML syntax error: ...".
-  StatusOr<std::vector<YAML::Node>> LoadAll(std::string_view text) const;
+  // Parses every document of `text` within `budget` (yaml_budget.h: libyaml checks the text
+  // before yaml-cpp sees it); a syntax error gives "file:LINE: YAML syntax error: ...", an
+  // exceeded budget "file:LINE: YAML too large: ...".
+  StatusOr<std::vector<YAML::Node>> LoadAll(std::string_view text,
+                                            const YamlBudget& budget = {}) const;
   // `path` relative to the directory of this file (unchanged when absolute or when the file
   // name has no directory).
   std::string ResolvePath(std::string_view path) const;
@@ -56,8 +60,11 @@ class YamlFile {
   std::string name_;
 };
 
-// The whole content of the file at `path`, for the Load* functions; NotFound names the path.
-StatusOr<std::string> ReadFileToString(const std::string& path);
+// The whole content of the file at `path`, for the Load* functions: a regular file of at most
+// YamlBudget::max_bytes (file_read.h); NotFound names the path. `what` names the kind of file
+// in messages.
+StatusOr<std::string> ReadFileToString(const std::string& path,
+                                       std::string_view what = "YAML file");
 
 // A MapReader refers to its YamlFile, which must outlive it.
 class MapReader {

@@ -152,6 +152,21 @@ TEST_F(DaemonTest, BadRequestsNameTheFieldAndLoseNothing) {
   EXPECT_EQ(w["runs"][0]["stop_reason"], "released: cancelled");
 }
 
+// Issue 19: the one-byte body "," made the YAML parser build empty documents forever (memory
+// grew without bound). It is a 400-class error naming the request, and nothing is committed.
+TEST_F(DaemonTest, ALoneCommaBodyIsASyntaxErrorNotAnEndlessParse) {
+  Open();
+  for (const std::string body : {",", ",\n", "[1, 2]\n---\n,"}) {
+    auto r = daemon_->Submit(kTeamA, body, "request");
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << body;
+    EXPECT_THAT(r.status().message(), HasSubstr("request:")) << body;
+    EXPECT_THAT(r.status().message(), HasSubstr("YAML syntax error")) << body;
+  }
+  auto all = daemon_->List(kAdmin, {});
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_TRUE((*all)["workloads"].empty());
+}
+
 TEST_F(DaemonTest, ARestartAdoptsRunningProcessesAndStartsNothingTwice) {
   Open();
   Submit(kAdmin,

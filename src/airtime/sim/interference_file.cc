@@ -75,10 +75,10 @@ StatusOr<InterferenceModel> ParseInterferenceCsv(std::string text, std::string_v
 
 StatusOr<InterferenceModel> LoadInterferenceFile(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
+  if (!std::filesystem::exists(path, ec) || std::filesystem::is_directory(path, ec))
     return NotFound("interference file '" + path + "' not found" +
                     (std::filesystem::is_directory(path, ec) ? " (it is a folder)" : ""));
-  auto csv = CsvReader::Open(path);
+  auto csv = CsvReader::Open(path, "interference file");  // refuses /dev/zero, FIFOs, huge files
   if (!csv.ok()) return csv.status();
   return Read(*csv);
 }

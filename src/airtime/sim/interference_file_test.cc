@@ -63,5 +63,13 @@ TEST(InterferenceFileTest, ErrorsNameTheFileLineAndWhat) {
   EXPECT_EQ(missing.status().message(), "interference file '/nonexistent/measured.csv' not found");
 }
 
+// A file that never ends is refused before a byte is read (it used to grow until bad_alloc).
+TEST(InterferenceFileTest, DevZeroIsRefused) {
+  auto m = LoadInterferenceFile("/dev/zero");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().message(),
+            "interference file '/dev/zero' is a character device, not a regular file");
+}
+
 }  // namespace
 }  // namespace airtime

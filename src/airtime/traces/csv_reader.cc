@@ -3,9 +3,8 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
+#include "airtime/base/file_read.h"
 #include "airtime/base/strings.h"
 
 namespace airtime {
@@ -30,16 +29,14 @@ CsvReader::CsvReader(std::string text, std::string file)
   if (text_->starts_with("\xEF\xBB\xBF")) pos_ = 3;  // UTF-8 byte-order mark
 }
 
-StatusOr<CsvReader> CsvReader::Open(const std::string& path) {
+StatusOr<CsvReader> CsvReader::Open(const std::string& path, std::string_view what) {
+  const std::string named = std::string(what) + " '" + path + "'";
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return NotFound("trace file '" + path + "' not found");
-  if (std::filesystem::is_directory(path, ec))
-    return InvalidArgument("trace file '" + path + "' is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot open trace file '" + path + "'");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return NotFound("cannot read trace file '" + path + "'");
-  return CsvReader(std::move(text), path);
+  if (!std::filesystem::exists(path, ec)) return NotFound(named + " not found");
+  if (std::filesystem::is_directory(path, ec)) return InvalidArgument(named + " is a directory");
+  auto text = ReadFileBounded(path, kMaxTraceFileBytes, what);
+  if (!text.ok()) return text.status();
+  return CsvReader(std::move(*text), path);
 }
 
 CsvReader CsvReader::FromText(std::string text, std::string display_name) {
@@ -63,12 +60,28 @@ bool CsvReader::Next() {
     pos_ = end + 1;
     if (IsBlank(line)) continue;
     raw_ = line;
+    problem_.clear();
+    bad_quote_ = false;
+    if (line.size() > kMaxTraceLineBytes) {
+      problem_ = "line of " + std::to_string(line.size()) + " bytes, longer than the " +
+                 std::to_string(kMaxTraceLineBytes) + "-byte limit for a trace line";
+      raw_ = line.substr(0, 80);
+      fields_.clear();
+      return true;
+    }
     bad_quote_ = !SplitRecord();
+    if (line.find('\0') != std::string_view::npos) {
+      size_t col = 0;
+      while (col < fields_.size() && fields_[col].find('\0') == std::string_view::npos) ++col;
+      problem_ = col < fields_.size() ? "column '" + ColumnName(col) + "': NUL byte in the field"
+                                      : std::string("NUL byte in the line");
+    }
     return true;
   }
   pos_ = t.size();
   fields_.clear();
   raw_ = {};
+  problem_.clear();
   return false;
 }
 
@@ -127,6 +140,7 @@ bool CsvReader::SplitRecord() {
 
 Status CsvReader::ReadHeader() {
   if (!Next()) return InvalidArgument(file_ + ": empty file, expected a header line");
+  if (!problem_.empty()) return Error("malformed header: " + problem_);
   if (bad_quote_) return Error("malformed header (unterminated quote)");
   header_line_ = line_;
   columns_.clear();
@@ -154,6 +168,7 @@ StatusOr<size_t> CsvReader::RequireColumn(std::string_view name) const {
 }
 
 Status CsvReader::CheckFieldCount() const {
+  if (!problem_.empty()) return Error(problem_);
   if (bad_quote_) return Error("malformed quoted field");
   if (fields_.size() == columns_.size()) return OkStatus();
   return Error("expected " + std::to_string(columns_.size()) + " fields (" + Join(columns_, ",") +

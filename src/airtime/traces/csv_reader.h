@@ -10,7 +10,13 @@
 // wholly enclosed in double quotes may contain commas and "" for a quote; quoted newlines
 // are not supported. The column names come from a header line (ReadHeader) or, for
 // headerless files, from the caller (SetColumns); they serve both lookup by name and
-// messages. Not thread-safe; one reader per file.
+// messages.
+//
+// Limits (a trace is outside input): Open reads only regular files of at most
+// kMaxTraceFileBytes (a FIFO, /dev/zero or a directory is an error, never a hang); a line
+// longer than kMaxTraceLineBytes or holding a NUL byte is a broken record that
+// CheckFieldCount reports as "FILE:LINE: ..." (a NUL is never cut silently). Not thread-safe;
+// one reader per file.
 #pragma once
 
 #include <cstdint>
@@ -25,11 +31,19 @@
 
 namespace airtime {
 
+// The largest trace file Open reads: 1 GiB, some 300 times the largest trace in
+// ../shared/traces (philly.csv, 3.4 MB), so a full-size public trace still loads.
+inline constexpr size_t kMaxTraceFileBytes = size_t{1} << 30;
+// The longest line of a trace: 1 MiB (real rows are under 200 bytes).
+inline constexpr size_t kMaxTraceLineBytes = size_t{1} << 20;
+
 class CsvReader {
  public:
   // Reads the file at `path`. NotFound names the path when it does not exist or cannot be
-  // read. Messages name the file as `path` was given.
-  static StatusOr<CsvReader> Open(const std::string& path);
+  // read; InvalidArgument when it is not a regular file or is larger than
+  // kMaxTraceFileBytes. Messages name the file as `path` was given.
+  // `what` names the kind of file in messages.
+  static StatusOr<CsvReader> Open(const std::string& path, std::string_view what = "trace file");
   // A reader over in-memory text; `display_name` stands for the file in messages.
   static CsvReader FromText(std::string text, std::string display_name);
 
@@ -62,7 +76,8 @@ class CsvReader {
   std::string_view raw_line() const { return raw_; }
 
   // "FILE:LINE: expected N fields (a, b, c), got M" unless the record has exactly the
-  // number of named columns; also reports an unterminated quote.
+  // number of named columns; also reports an unterminated quote, a NUL byte and a line over
+  // kMaxTraceLineBytes.
   Status CheckFieldCount() const;
 
   // Typed field access; errors read "FILE:LINE: column 'NAME': expected WHAT, got 'TEXT'".
@@ -94,6 +109,7 @@ class CsvReader {
   std::vector<std::string_view> fields_;
   std::deque<std::string> unescaped_;  // storage for quoted fields with "" inside
   bool bad_quote_ = false;
+  std::string problem_;  // why the current record is broken (NUL, too long); empty if not
   std::vector<std::string> columns_;
 };
 

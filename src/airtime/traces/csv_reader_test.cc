@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "airtime/traces/import_options.h"
+#include "airtime/traces/trace_source.h"
 
 namespace airtime {
 namespace {
@@ -117,6 +118,47 @@ TEST(ImportOptionsTest, HandleBadRowKeepsTheFirstTenMessages) {
   EXPECT_EQ(stats.first_errors.front(), "e0");
   EXPECT_EQ(stats.first_errors.back(), "e9");
   EXPECT_TRUE(HandleBadRow(InvalidArgument("x"), lenient, nullptr).ok());
+}
+
+// A NUL inside a field is an error naming the file, line and column, never cut silently.
+TEST(CsvReaderTest, NulByteInAFieldIsAnErrorNamingTheLine) {
+  CsvReader r = CsvReader::FromText(std::string("name,gpus\nok,1\nab\0cd,2\n", 24), "n.csv");
+  ASSERT_TRUE(r.ReadHeader().ok());
+  ASSERT_TRUE(r.Next());
+  EXPECT_TRUE(r.CheckFieldCount().ok());
+  ASSERT_TRUE(r.Next());
+  Status s = r.CheckFieldCount();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "n.csv:3: column 'name': NUL byte in the field");
+}
+
+TEST(CsvReaderTest, NulByteInTheHeaderIsAnError) {
+  CsvReader r = CsvReader::FromText(std::string("na\0me,gpus\n", 11), "n.csv");
+  EXPECT_THAT(r.ReadHeader().message(), HasSubstr("n.csv:1: malformed header: column '#1'"));
+}
+
+TEST(CsvReaderTest, OverlongLineIsABrokenRecord) {
+  CsvReader r = CsvReader::FromText("a,b\n" + std::string(kMaxTraceLineBytes + 1, 'x') + "\n1,2\n",
+                                    "long.csv");
+  ASSERT_TRUE(r.ReadHeader().ok());
+  ASSERT_TRUE(r.Next());
+  EXPECT_THAT(r.CheckFieldCount().message(),
+              HasSubstr("long.csv:2: line of 1048577 bytes, longer than the 1048576-byte limit"));
+  ASSERT_TRUE(r.Next());  // the next record still reads
+  EXPECT_TRUE(r.CheckFieldCount().ok());
+}
+
+// /dev/zero never ends: the simulator used to read it until std::bad_alloc aborted it.
+TEST(CsvReaderTest, DevZeroIsRefusedNotReadForever) {
+  auto r = CsvReader::Open("/dev/zero");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "trace file '/dev/zero' is a character device, not a regular file");
+  for (const auto& format : KnownWorkloadTraceFormats()) {
+    auto w = ImportWorkloadTrace(format, "/dev/zero");
+    ASSERT_FALSE(w.ok()) << format;
+    EXPECT_THAT(w.status().message(), HasSubstr("not a regular file")) << format;
+  }
 }
 
 }  // namespace
