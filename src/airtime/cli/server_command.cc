@@ -35,6 +35,8 @@ struct ServerArgs {
   bool allow_unisolated_tenants = false;
   std::string cgroup_root = kDefaultCgroupRoot;
   std::string gpu_devices = "/dev";
+  bool accept_store_loss = false;
+  int64_t min_free_mib = 100;
 };
 
 StatusOr<std::pair<std::string, int>> SplitListen(const std::string& listen) {
@@ -87,6 +89,8 @@ int RunServer(const ServerArgs& args) {
                                                      : Isolation::kAuto;
   options.cgroup_root = args.cgroup_root;
   options.gpu_devices = args.gpu_devices;
+  options.accept_store_loss = args.accept_store_loss;
+  options.min_free_mib = args.min_free_mib;
   auto daemon = Daemon::Open(options);
   if (!daemon.ok()) return fail(daemon.status());
   const std::string tokens_path =
@@ -217,6 +221,13 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--gpu-devices", args->gpu_devices,
                   "Directory of the GPUs' device nodes (nvidiaN, nvidiactl, ...)")
+      ->capture_default_str();
+  cmd->add_flag("--accept-store-loss", args->accept_store_loss,
+                "Start although the store lost commits or was replaced (the loss is recorded "
+                "in DATA/store-loss.log)");
+  cmd->add_option("--min-free-mib", args->min_free_mib,
+                  "Pause starts while DATA's file system has less free space (MiB; 0: never)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
       ->capture_default_str();
   cmd->callback([args, exit_code] { *exit_code = RunServer(*args); });
 }

@@ -50,7 +50,10 @@ Exited ExitFromRunDir(int64_t run_id, const RunHandle& handle, std::optional<int
       return out;
     }
   }
-  if (wait_code) {
+  if (wait_code && *wait_code == kShimNoSpace) {
+    out.how = "no space";
+    out.exit_code = kShimNoSpace;
+  } else if (wait_code) {
     out.exit_code = *wait_code;
   } else if (killed) {
     out.exit_code = 128 + SIGKILL;

@@ -67,6 +67,8 @@ struct Exited {
   // "vanished": the shim ended without writing DIR/exit (e.g. SIGKILLed); exit_code is the
   //   shim's wait status when it was our child, 137 when we sent it SIGKILL, else -1.
   // "refused": the shim found the run claimed by someone else and ran nothing (code 125).
+  // "no space": the shim could not write the run's files, the file system or quota being
+  //   full (code 124, kShimNoSpace); nothing ran.
   std::string how;
 };
 

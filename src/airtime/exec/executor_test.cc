@@ -4,12 +4,15 @@
 #include "airtime/exec/executor.h"
 
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -321,6 +324,76 @@ TEST_F(ExecutorTest, SecondShimOnAClaimedRunRefuses) {
   EXPECT_EQ(e.exit_code, kShimRefused);
   EXPECT_FALSE(fs::exists(marker));
   EXPECT_EQ(ReadFile(Dir("r") + "/exit"), "exit 0\n");  // the first run's record is intact
+}
+
+// Fills the file system of `dir` until a write fails with ENOSPC; returns whether it did.
+bool FillUp(const std::string& dir) {
+  std::ofstream out(dir + "/filler", std::ios::binary);
+  const std::string block(64 * 1024, 'x');
+  for (int i = 0; i < 100000 && out; ++i) out.write(block.data(), block.size());
+  out.flush();
+  return !out;
+}
+
+// A full disk is not the workload's failure: the shim runs nothing, writes no exit record
+// and says "no space" (the daemon then starts the run again later instead of counting a
+// failed attempt). Needs root to mount a small tmpfs.
+TEST_F(ExecutorTest, ShimOnAFullFileSystemRunsNothingAndReportsNoSpace) {
+  const std::string mnt = Dir("small");
+  fs::create_directories(mnt);
+  if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=1m") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs at " << mnt << " (needs root): " << std::strerror(errno);
+  ASSERT_TRUE(FillUp(mnt));
+  const std::string marker = Dir("marker");
+  LaunchRequest r = Request("small/run", {"/usr/bin/touch", marker});
+  LaunchAndWatch(1, r);
+  Exited e = WaitFor(1);
+  EXPECT_EQ(e.how, "no space");
+  EXPECT_EQ(e.exit_code, kShimNoSpace);
+  EXPECT_FALSE(fs::exists(marker));
+  EXPECT_FALSE(fs::exists(mnt + "/run/exit"));
+  // With space again the same kind of run goes through.
+  fs::remove(mnt + "/filler");
+  LaunchAndWatch(2, Request("small/run2", {"/usr/bin/touch", marker}));
+  EXPECT_EQ(WaitFor(2).exit_code, 0);
+  EXPECT_TRUE(fs::exists(marker));
+  umount2(mnt.c_str(), MNT_DETACH);
+}
+
+TEST(RunFilesTest, ClaimOnAFullFileSystemIsResourceExhausted) {
+  char tmpl[] = "/tmp/airtime_full_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string mnt = tmpl;
+  if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=1m") != 0) {
+    fs::remove(mnt);
+    GTEST_SKIP() << "cannot mount a tmpfs (needs root): " << std::strerror(errno);
+  }
+  ASSERT_TRUE(FillUp(mnt));
+  Status st = WriteClaim(mnt, Claim{});
+  EXPECT_EQ(st.code(), StatusCode::kResourceExhausted) << st.ToString();
+  EXPECT_FALSE(fs::exists(mnt + "/claim"));
+  umount2(mnt.c_str(), MNT_DETACH);
+  fs::remove_all(mnt);
+}
+
+// A damaged run directory cannot hang or exhaust a restarting daemon that reads it.
+TEST(RunFilesTest, EndlessOrBlockingRunFilesAreErrors) {
+  char tmpl[] = "/tmp/airtime_runfiles_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  fs::create_symlink("/dev/zero", dir + "/claim");
+  StatusOr<Claim> claim = ReadClaim(dir);
+  ASSERT_FALSE(claim.ok());
+  EXPECT_NE(claim.status().message().find("larger than"), std::string::npos);
+  ASSERT_EQ(mkfifo((dir + "/exit").c_str(), 0600), 0);
+  EXPECT_EQ(ReadExitFile(dir).status().code(), StatusCode::kInvalidArgument);
+  std::ofstream(dir + "/workload") << "12 train-a\n";
+  ASSERT_TRUE(ReadRunOwner(dir).has_value());
+  EXPECT_EQ(ReadRunOwner(dir)->workload_id, 12);
+  EXPECT_EQ(ReadRunOwner(dir)->name, "train-a");
+  std::ofstream(dir + "/workload") << "0 x\n";
+  EXPECT_FALSE(ReadRunOwner(dir).has_value());
+  fs::remove_all(dir);
 }
 
 TEST_F(ExecutorTest, AdoptOfUnclaimedRunAbandonsItAndALateShimRefuses) {

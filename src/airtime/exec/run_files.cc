@@ -27,16 +27,22 @@ int WriteAll(int fd, const std::string& text) {
   return 0;
 }
 
+// kResourceExhausted for a full file system, else kInternal.
+Status WriteError(const std::string& what, int err) {
+  return Status(NoSpaceErrno(err) ? StatusCode::kResourceExhausted : StatusCode::kInternal,
+                ErrnoMessage(what, err));
+}
+
 // Creates `path` (failing if it exists), writes `text` and fsyncs it.
 Status WriteNewFileSynced(const std::string& path, const std::string& text) {
   int fd = open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
-  if (fd < 0) return Internal(ErrnoMessage("create " + path, errno));
+  if (fd < 0) return WriteError("create " + path, errno);
   int err = WriteAll(fd, text);
   if (err == 0 && fsync(fd) != 0) err = errno;
   close(fd);
   if (err != 0) {
     unlink(path.c_str());
-    return Internal(ErrnoMessage("write " + path, err));
+    return WriteError("write " + path, err);
   }
   return OkStatus();
 }
@@ -59,7 +65,8 @@ std::vector<std::string_view> Words(std::string_view line) {
 }  // namespace
 
 StatusOr<std::string> ReadSmallFile(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO in a damaged run directory must not block the daemon's start.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0 && (errno == ENOENT || errno == ESRCH)) return NotFound(path + ": no such file");
   if (fd < 0) return Internal(ErrnoMessage("open " + path, errno));
   std::string text;
@@ -76,10 +83,17 @@ StatusOr<std::string> ReadSmallFile(const std::string& path) {
     }
     if (n == 0) break;
     text.append(buf, static_cast<size_t>(n));
+    if (text.size() > kMaxSmallFileBytes) {
+      close(fd);
+      return InvalidArgument(path + ": larger than " + std::to_string(kMaxSmallFileBytes) +
+                             " bytes; not a run or /proc file");
+    }
   }
   close(fd);
   return text;
 }
+
+bool NoSpaceErrno(int err) { return err == ENOSPC || err == EDQUOT; }
 
 std::string ErrnoMessage(const std::string& what, int err) {
   return what + ": " + std::strerror(err);
@@ -134,6 +148,21 @@ StatusOr<Claim> ReadClaim(const std::string& run_dir) {
   std::optional<Claim> claim = ParseClaim(*text);
   if (!claim) return InvalidArgument(path + ": unreadable claim '" + *text + "'");
   return *claim;
+}
+
+std::string FormatRunOwner(const RunOwner& owner) {
+  return std::to_string(owner.workload_id) + " " + owner.name + "\n";
+}
+
+std::optional<RunOwner> ReadRunOwner(const std::string& run_dir) {
+  StatusOr<std::string> text = ReadSmallFile(RunPath(run_dir, kRunOwnerFile));
+  if (!text.ok() || text->size() > 4096) return std::nullopt;
+  const std::string_view line = Trim(*text);
+  const size_t space = line.find(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  std::optional<int64_t> id = ParseInt(line.substr(0, space));
+  if (!id || *id <= 0) return std::nullopt;
+  return RunOwner{*id, std::string(line.substr(space + 1))};
 }
 
 std::string FormatExit(const ExitRecord& record) {

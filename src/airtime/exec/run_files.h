@@ -29,6 +29,9 @@ inline constexpr char kExitFile[] = "exit";
 inline constexpr char kStdoutLog[] = "stdout.log";
 inline constexpr char kStderrLog[] = "stderr.log";
 inline constexpr char kShimLog[] = "shim.log";
+// "WORKLOAD_ID NAME": whose run it is, written by the daemon before the run starts (a store
+// that lost the run's row can still be told what ran; see store_marks.h).
+inline constexpr char kRunOwnerFile[] = "workload";
 
 std::string RunPath(const std::string& run_dir, const char* name);
 
@@ -65,8 +68,24 @@ Status WriteExitFile(const std::string& run_dir, const ExitRecord& record);
 StatusOr<ExitRecord> ReadExitFile(const std::string& run_dir);
 
 // The whole of a small file (run files, /proc files). NotFound when it (or the process a
-// /proc file belongs to) does not exist; other errors name the path and errno text.
+// /proc file belongs to) does not exist; InvalidArgument when it holds more than
+// kMaxSmallFileBytes (a damaged run directory: /dev/zero in place of a claim); other errors
+// name the path and errno text. Never blocks on a FIFO.
+inline constexpr size_t kMaxSmallFileBytes = 1 << 20;
 StatusOr<std::string> ReadSmallFile(const std::string& path);
+
+// DIR/workload: whose run it is.
+struct RunOwner {
+  int64_t workload_id = 0;
+  std::string name;
+};
+std::string FormatRunOwner(const RunOwner& owner);
+// nullopt when the file is missing, larger than 4 KiB or not "ID NAME" with ID > 0.
+std::optional<RunOwner> ReadRunOwner(const std::string& run_dir);
+
+// ENOSPC or EDQUOT: the file system (or the user's quota) is full. The writers above then
+// return kResourceExhausted.
+bool NoSpaceErrno(int err);
 
 // "what: strerror(errno)", for messages that concern a path or program.
 std::string ErrnoMessage(const std::string& what, int err);

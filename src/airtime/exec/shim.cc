@@ -60,25 +60,30 @@ bool GiveTo(const std::string& run_dir, int fd, const std::string& path, const R
   return false;
 }
 
-std::optional<ChildFds> OpenChildFds(const std::string& run_dir,
-                                     const std::optional<RunUser>& user) {
+// `*no_space`: an open failed because the file system or quota is full.
+std::optional<ChildFds> OpenChildFds(const std::string& run_dir, const std::optional<RunUser>& user,
+                                     bool* no_space) {
   ChildFds fds;
+  auto failed = [&](const std::string& what) {
+    *no_space = *no_space || NoSpaceErrno(errno);
+    Log(run_dir, ErrnoMessage(what, errno));
+  };
   fds.in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (fds.in < 0) Log(run_dir, ErrnoMessage("open /dev/null", errno));
+  if (fds.in < 0) failed("open /dev/null");
   int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
   std::string out = RunPath(run_dir, kStdoutLog);
   std::string err = RunPath(run_dir, kStderrLog);
   fds.out = open(out.c_str(), flags, 0644);
-  if (fds.out < 0) Log(run_dir, ErrnoMessage("open " + out, errno));
+  if (fds.out < 0) failed("open " + out);
   fds.err = open(err.c_str(), flags, 0644);
-  if (fds.err < 0) Log(run_dir, ErrnoMessage("open " + err, errno));
+  if (fds.err < 0) failed("open " + err);
   bool given = true;
   if (user && fds.out >= 0 && fds.err >= 0) {
     given = GiveTo(run_dir, fds.out, out, *user) && GiveTo(run_dir, fds.err, err, *user);
     // The telemetry file, for the workload to append to (the directory is not its own).
     std::string tel = RunPath(run_dir, kTelemetryFile);
     int fd = open(tel.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) Log(run_dir, ErrnoMessage("open " + tel, errno));
+    if (fd < 0) failed("open " + tel);
     given = given && fd >= 0 && GiveTo(run_dir, fd, tel, *user);
     if (fd >= 0) close(fd);
   }
@@ -239,14 +244,17 @@ int RunShim(const ShimArgs& args) {
   Status claimed = ClaimRun(run_dir);
   if (!claimed.ok()) {
     Log(run_dir, "not starting " + argv[0] + ": " + claimed.message());
-    return claimed.code() == StatusCode::kAlreadyExists ? kShimRefused : kShimSetupFailed;
+    if (claimed.code() == StatusCode::kAlreadyExists) return kShimRefused;
+    return claimed.code() == StatusCode::kResourceExhausted ? kShimNoSpace : kShimSetupFailed;
   }
   // Before anything runs: the workload and all it starts stay in the run's cgroups.
   if (Status joined = JoinCgroups(args.cgroups); !joined.ok()) {
     Log(run_dir, "not starting " + argv[0] + ": " + joined.message());
     return Finish(run_dir, ExitRecord{false, kShimSetupFailed});
   }
-  std::optional<ChildFds> fds = OpenChildFds(run_dir, args.user);
+  bool no_space = false;
+  std::optional<ChildFds> fds = OpenChildFds(run_dir, args.user, &no_space);
+  if (!fds && no_space) return kShimNoSpace;  // no exit file: nothing ran, nothing failed
   if (!fds) return Finish(run_dir, ExitRecord{false, kShimSetupFailed});
   if (std::optional<int> sig = PendingStopSignal()) {
     fds->Close();

@@ -37,6 +37,10 @@ inline constexpr int kShimRefused = 125;  // the run was already claimed: nothin
 // could not set up the workload (the exit file then says "exit 126").
 inline constexpr int kShimSetupFailed = 126;
 inline constexpr int kShimExecFailed = 127;  // execvp of ARGV[0] failed
+// The run's files (claim, logs) could not be written because the file system or the quota
+// is full (ENOSPC, EDQUOT): nothing ran and no exit file is written. Not the workload's
+// failure: the daemon starts it again once there is space.
+inline constexpr int kShimNoSpace = 124;
 
 inline constexpr char kTelemetryFile[] = "telemetry";
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include <future>
 
 #include "airtime/base/strings.h"
+#include "airtime/exec/run_files.h"
 #include "airtime/gpu/host_cluster.h"
 #include "airtime/policies/registry.h"
 
@@ -90,9 +92,7 @@ Status Daemon::LockDataDir() {
 Status Daemon::Init() {
   AIRTIME_RETURN_IF_ERROR(SetUpIsolation());
   AIRTIME_RETURN_IF_ERROR(LockDataDir());
-  auto store = Store::Open(options_.data_dir);
-  if (!store.ok()) return store.status();
-  store_ = std::move(*store);
+  AIRTIME_RETURN_IF_ERROR(OpenStore());
   if (isolating()) SecureDataDir();
   std::string note;
   auto inventory = OpenInventory(options_.fake_gpus, &note);
@@ -196,6 +196,8 @@ void Daemon::RunTimers(TimeMs now) {
     SaveLedger(now);
     next_ledger_save_ = now + options_.ledger_save_interval;
   }
+  // Starts were paused (full disk): a cycle as soon as they may resume.
+  if (!start_pause_.empty() && StartsPaused(now).empty()) Feed(Event::Timer(now));
 }
 
 // ---------------------------------------------------------------- driving the engine
@@ -204,6 +206,7 @@ void Daemon::Feed(const Event& event, SteadyTime seen) {
   const TimeMs now = std::max(event.at, engine_->now());
   ledger_->Advance(now);
   AccountValue(now);
+  engine_->SetPaused(!StartsPaused(now).empty());
   const auto t0 = std::chrono::steady_clock::now();
   const CycleResult& cycle = engine_->Handle(event);
   const double cycle_s = SecondsSince(t0);
@@ -303,13 +306,26 @@ void Daemon::StartRun(const Decision& d) {
   run.row.share_milli = d.placement.mode == ShareMode::kFraction ? d.placement.milli : 1000;
   run.row.started_at = WallNow();
   if (w.spec->exec.wants_port) run.row.port = FreePort();
-  auto id = store_->AddRun(run.row);
-  if (!id.ok()) {
-    // Without the row a restart could not know the process: do not start it. The engine
-    // thinks it runs; report it failed so it is tried again.
-    engine_wake_ = WallNow() + kSecond;
+  StatusOr<int64_t> id = Internal("not added");
+  int64_t sequence = 0;
+  Status added = store_->Transaction([&]() -> Status {
+    id = store_->AddRun(run.row);
+    if (!id.ok()) return id.status();
+    auto seq = store_->BumpSequence();
+    if (!seq.ok()) return seq.status();
+    sequence = *seq;
+    return OkStatus();
+  });
+  if (!added.ok()) {
+    // Without the row a restart could not know the process: do not start it (a full disk,
+    // most likely). The workload goes back to the queue; starts pause a while.
+    NotStarted(std::move(run), w, "the store could not record the run: " + added.message(),
+               WallNow());
     return;
   }
+  marks_.sequence = sequence;
+  marks_.run = std::max(marks_.run, *id);
+  SaveMarks();
   run.row.id = *id;
   run.row.run_dir = options_.data_dir + "/runs/" + std::to_string(*id);
   if (w.spec->exec.empty()) {
@@ -343,6 +359,13 @@ void Daemon::StartRun(const Decision& d) {
     }
   }
   for (const auto& kv : w.spec->exec.env) req.env.push_back(kv);
+  {
+    // Whose run it is, for a store that loses the row (store_marks.h). Best effort.
+    std::error_code ec;
+    std::filesystem::create_directories(run.row.run_dir, ec);
+    std::ofstream owner(RunPath(run.row.run_dir, kRunOwnerFile));
+    owner << FormatRunOwner(RunOwner{w.row.id, w.row.name});
+  }
   // The run directory is durable before the process can exist (recovery relies on it).
   Status recorded = store_->UpdateRun(run.row);
   if (recorded.ok()) recorded = PrepareIsolatedLaunch(w, run.row, &req);
@@ -425,6 +448,15 @@ void Daemon::StopRun(AllocationId allocation, const std::string& reason) {
 void Daemon::OnExit(const Exited& exited, TimeMs now) {
   auto it = runs_.find(exited.run_id);
   if (it == runs_.end()) return;
+  if (exited.how == "no space" && !it->second.stopping) {
+    // The shim could not write the run's files: nothing ran, the workload did not fail.
+    WorkloadRec& w = workloads_.at(it->second.row.workload_id);
+    const std::string why = "run " + std::to_string(exited.run_id) +
+                            " could not write its files in " + it->second.row.run_dir +
+                            " (no space left on the file system or quota)";
+    NotStarted(std::move(it->second), w, why, now);
+    return;
+  }
   RunRec run = std::move(it->second);
   runs_.erase(it);
   run_of_allocation_.erase(run.allocation);

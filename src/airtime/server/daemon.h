@@ -37,6 +37,7 @@
 #include "airtime/server/latency_log.h"
 #include "airtime/server/tenant_users.h"
 #include "airtime/store/store.h"
+#include "airtime/store/store_marks.h"
 
 namespace airtime {
 
@@ -69,6 +70,12 @@ struct DaemonOptions {
   Isolation isolation = Isolation::kOff;
   std::string cgroup_root = kDefaultCgroupRoot;  // where the v1 controllers are mounted
   std::string gpu_devices = "/dev";              // where the GPUs' nvidiaN nodes are
+  // Start although the store does not match DATA/store-marks or DATA/runs (it lost its WAL,
+  // was emptied or replaced): the loss is recorded in DATA/store-loss.log and the daemon
+  // carries on safely (store_marks.h, daemon_store_check.cc). Without it such a start fails.
+  bool accept_store_loss = false;
+  // Starts pause while DATA's file system has less free space than this (MiB; 0: never).
+  int64_t min_free_mib = 100;
 };
 
 class Daemon final : public ControlPlane {
@@ -128,6 +135,18 @@ class Daemon final : public ControlPlane {
   Status CheckRunnable(const WorkloadSpec& spec) const;
   Status PrepareIsolatedLaunch(const WorkloadRec& w, const RunRow& run, LaunchRequest* req);
   Status BuildCluster(std::string* note);
+  // The store and its start-up check (daemon_store_check.cc).
+  Status OpenStore();
+  Status AcceptStoreLoss(const StoreCheck& check, std::string* note);
+  // Writes DATA/store-marks from marks_ (after a commit that raised them).
+  void SaveMarks();
+  // Why starts are paused now ("" : they are not): too little free space in DATA, or a run
+  // that could not write its files or its row a moment ago. Pauses or resumes the engine.
+  std::string StartsPaused(TimeMs now);
+  // A start decision that produced no process through no fault of the workload (no space,
+  // store write failed): the engine gets the allocation back, no failure is counted, and
+  // starts pause for a while with `why`.
+  void NotStarted(RunRec run, WorkloadRec& w, const std::string& why, TimeMs now);
   Status Recover();
   Status RecoverRun(RunRow run, TimeMs now);
 
@@ -208,6 +227,12 @@ class Daemon final : public ControlPlane {
   std::thread scraper_;  // one scrape round at a time, off the loop
   bool scrape_busy_ = false;
   bool mps_started_ = false, mps_warned_ = false;
+  StoreMarks marks_;  // what DATA/store-marks says (kept in step with the store)
+  bool marks_warned_ = false;
+  std::string store_loss_note_;  // for the start-up line, after an accepted store loss
+  std::string start_pause_;      // why starts are paused now ("" : not paused)
+  TimeMs no_space_until_ = 0;    // a run failed for lack of space: paused until then
+  std::string no_space_why_;
 
   // Posting (any thread).
   std::mutex inbox_mu_;

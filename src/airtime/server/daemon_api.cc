@@ -83,10 +83,12 @@ void Daemon::CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch
   if (ok.empty()) return;
   const TimeMs now = std::max(WallNow(), engine_->now());
   std::vector<std::vector<WorkloadRow>> rows(ok.size());
+  StoreMarks marks = marks_;
   Status st = store_->Transaction([&]() -> Status {
     for (size_t i = 0; i < ok.size(); ++i) {
       auto sid = store_->AddSubmission({0, ok[i]->caller.tenant, ok[i]->body, ok[i]->origin, now});
       if (!sid.ok()) return sid.status();
+      marks.submission = std::max(marks.submission, *sid);
       for (size_t k = 0; k < ok[i]->specs.size(); ++k) {
         const WorkloadSpec& s = ok[i]->specs[k];
         WorkloadRow row;
@@ -100,9 +102,13 @@ void Daemon::CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch
         auto id = store_->AddWorkload(row);
         if (!id.ok()) return id.status();
         row.id = *id;
+        marks.workload = std::max(marks.workload, *id);
         rows[i].push_back(std::move(row));
       }
     }
+    auto seq = store_->BumpSequence();
+    if (!seq.ok()) return seq.status();
+    marks.sequence = *seq;
     return OkStatus();
   });
   if (!st.ok()) {
@@ -111,6 +117,9 @@ void Daemon::CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch
           Status(StatusCode::kUnavailable, "the submission could not be stored: " + st.message()));
     return;
   }
+  // The marks follow the commit before anyone hears of it (store_marks.h).
+  marks_ = marks;
+  SaveMarks();
   engine_->SetPaused(true);
   for (size_t i = 0; i < ok.size(); ++i) {
     json accepted = json::array();
@@ -177,7 +186,9 @@ json Daemon::View(const WorkloadRec& w, bool full) const {
     const Job& job = engine_->job(w.eid);
     if (job.is_service())
       v["replicas"] = {{"running", job.live_replicas()}, {"target", job.target_replicas}};
-    const std::string explanation = engine_->Explain(w.eid);
+    std::string explanation = engine_->Explain(w.eid);
+    if (!start_pause_.empty() && job.phase == JobPhase::kPending)
+      explanation = start_pause_ + "\n" + explanation;
     reason = explanation.substr(0, explanation.find('\n'));
     if (full) v["explanation"] = explanation;
   } else if (full) {
@@ -253,10 +264,20 @@ Status Daemon::Cancel(const Caller& caller, std::string_view id_or_name) {
     rec.row.state = "cancelled";
     rec.row.finished_at = now;
     rec.row.message = "cancelled by " + (caller.admin ? std::string("the admin") : caller.tenant);
-    if (Status st = Persist(rec); !st.ok()) {
+    int64_t sequence = 0;
+    Status st = store_->Transaction([&]() -> Status {
+      AIRTIME_RETURN_IF_ERROR(Persist(rec));
+      auto seq = store_->BumpSequence();
+      if (!seq.ok()) return seq.status();
+      sequence = *seq;
+      return OkStatus();
+    });
+    if (!st.ok()) {
       rec.row = before;
       return st;
     }
+    marks_.sequence = sequence;
+    SaveMarks();
     Feed(Event::Cancel(now, rec.eid));
     return OkStatus();
   });

@@ -91,6 +91,7 @@ Status Daemon::Recover() {
                    " workload(s), " + std::to_string(active) + " not ended; " +
                    std::to_string(live.size()) + " run(s) were live, " + std::to_string(adopted) +
                    " adopted; " + ledger_note;
+  if (!store_loss_note_.empty()) startup_note_ += "; " + store_loss_note_;
   return OkStatus();
 }
 

@@ -47,6 +47,13 @@ class DaemonTest : public ::testing::Test {
   }
 
   void Open(const std::string& gpus = "4xH100", const std::string& policy = "airtime") {
+    auto d = Daemon::Open(Options(gpus, policy));
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    daemon_ = std::move(*d);
+    daemon_->Start();
+  }
+
+  DaemonOptions Options(const std::string& gpus = "4xH100", const std::string& policy = "airtime") {
     DaemonOptions o;
     o.policy = policy;
     o.data_dir = dir_ + "/data";
@@ -55,10 +62,7 @@ class DaemonTest : public ::testing::Test {
     o.hostname = "testhost";
     o.telemetry_interval = 100;
     o.scrape_interval = 200;
-    auto d = Daemon::Open(o);
-    ASSERT_TRUE(d.ok()) << d.status().ToString();
-    daemon_ = std::move(*d);
-    daemon_->Start();
+    return o;
   }
 
   json Submit(const Caller& c, const std::string& yaml) {
@@ -560,6 +564,55 @@ TEST_F(DaemonTest, AMissingWorkdirIsRefusedAtSubmission) {
                         "not a directory)"));
   // Nothing was accepted.
   EXPECT_FALSE(daemon_->Get(kAdmin, "lost").ok());
+}
+
+// Issue 19: a run directory the store does not know (its row lost with the WAL) stops the
+// start with the numbers; --accept-store-loss starts, and the next run id is above it.
+TEST_F(DaemonTest, ARunDirectoryTheStoreDoesNotKnowStopsTheStartUnlessTheLossIsAccepted) {
+  Open();
+  Submit(kAdmin, "{name: one, kind: batch, command: [/bin/true]}");
+  WaitFor("one", "succeeded");
+  daemon_.reset();
+  const std::string data = dir_ + "/data";
+  std::filesystem::create_directories(data + "/runs/9");
+  std::ofstream(data + "/runs/9/exit") << "exit 0\n";
+  auto refused = Daemon::Open(Options());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr(data + "/runs holds 1 run directory the store does not know: 9"));
+  EXPECT_THAT(refused.status().message(), HasSubstr("--accept-store-loss"));
+  DaemonOptions accept = Options();
+  accept.accept_store_loss = true;
+  auto d = Daemon::Open(accept);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  daemon_ = std::move(*d);
+  daemon_->Start();
+  EXPECT_THAT(daemon_->startup_note(), HasSubstr("store loss accepted"));
+  Submit(kAdmin, "{name: two, kind: batch, command: [/bin/true]}");
+  json two = WaitFor("two", "succeeded");
+  ASSERT_EQ(two["runs"].size(), 1u);
+  EXPECT_EQ(two["runs"][0]["id"], 10);
+  std::ifstream log(data + "/store-loss.log");
+  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("run 9 of an unknown workload"));
+  daemon_.reset();
+  Open();  // accepted once: a plain start works again
+}
+
+// Issue 19: below --min-free-mib, starts pause and the workload says why.
+TEST_F(DaemonTest, StartsPauseBelowTheFreeSpaceThreshold) {
+  DaemonOptions o = Options();
+  o.min_free_mib = int64_t{1} << 40;  // more than any disk has
+  auto d = Daemon::Open(o);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  daemon_ = std::move(*d);
+  daemon_->Start();
+  Submit(kAdmin, "{name: waits, kind: batch, command: [/bin/true]}");
+  json w = Get("waits");
+  EXPECT_EQ(w["state"], "queued");
+  EXPECT_THAT(w.value("reason", ""), HasSubstr("starts paused"));
+  EXPECT_THAT(w.value("explanation", ""), HasSubstr("MiB needed to start a run"));
+  EXPECT_TRUE(w["runs"].empty());
 }
 
 }  // namespace

@@ -4,9 +4,13 @@
 
 #include <sqlite3.h>
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <system_error>
 #include <utility>
 
@@ -81,6 +85,7 @@ enum Statement {
   kRunsOf,
   kSetMeta,
   kGetMeta,
+  kRunIds,
   kStatementCount,
 };
 
@@ -93,15 +98,20 @@ enum Statement {
 #define AIRTIME_15_PARAMS "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
 
 constexpr std::array<const char*, kStatementCount> kSql = {
-    "INSERT INTO submissions(tenant, body, origin, at) VALUES(?, ?, ?, ?)",
+    // New ids: one above the highest in the table or the floor (RaiseIdFloors), whichever
+    // is higher; the floor is the first parameter.
+    "INSERT INTO submissions(id, tenant, body, origin, at) VALUES("
+    "(SELECT MAX(IFNULL(MAX(id), 0), ?) + 1 FROM submissions), ?, ?, ?, ?)",
     "SELECT id, tenant, body, origin, at FROM submissions WHERE id = ?",
-    "INSERT INTO workloads(" AIRTIME_WORKLOAD_COLUMNS ") VALUES(" AIRTIME_15_PARAMS ")",
+    "INSERT INTO workloads(id, " AIRTIME_WORKLOAD_COLUMNS
+    ") VALUES((SELECT MAX(IFNULL(MAX(id), 0), ?) + 1 FROM workloads), " AIRTIME_15_PARAMS ")",
     "UPDATE workloads SET (" AIRTIME_WORKLOAD_COLUMNS ") = (" AIRTIME_15_PARAMS ") WHERE id = ?",
     "SELECT id, " AIRTIME_WORKLOAD_COLUMNS " FROM workloads ORDER BY id",
     "SELECT id, " AIRTIME_WORKLOAD_COLUMNS
     " FROM workloads WHERE state IN ('queued', 'running') ORDER BY id",
     "SELECT 1 FROM workloads WHERE name = ?",
-    "INSERT INTO runs(" AIRTIME_RUN_COLUMNS ") VALUES(" AIRTIME_15_PARAMS ")",
+    "INSERT INTO runs(id, " AIRTIME_RUN_COLUMNS
+    ") VALUES((SELECT MAX(IFNULL(MAX(id), 0), ?) + 1 FROM runs), " AIRTIME_15_PARAMS ")",
     "UPDATE runs SET (" AIRTIME_RUN_COLUMNS ") = (" AIRTIME_15_PARAMS ") WHERE id = ?",
     "SELECT id, " AIRTIME_RUN_COLUMNS " FROM runs ORDER BY id",
     "SELECT id, " AIRTIME_RUN_COLUMNS
@@ -110,7 +120,30 @@ constexpr std::array<const char*, kStatementCount> kSql = {
     "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = "
     "excluded.value",
     "SELECT value FROM meta WHERE key = ?",
+    "SELECT id FROM runs ORDER BY id",
 };
+
+// Meta keys of the start-up check (store_marks.h).
+constexpr char kStoreIdKey[] = "store_id";
+constexpr char kSequenceKey[] = "sequence";
+constexpr char kSubmissionFloorKey[] = "id_floor.submissions";
+constexpr char kWorkloadFloorKey[] = "id_floor.workloads";
+constexpr char kRunFloorKey[] = "id_floor.runs";
+
+// 64 hex digits from the kernel's random source.
+std::string NewStoreId() {
+  std::random_device random;
+  std::string id;
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 8; ++i) {
+    const uint32_t v = random();
+    for (int k = 0; k < 4; ++k) {
+      id += kHex[(v >> (8 * k + 4)) & 0xf];
+      id += kHex[(v >> (8 * k)) & 0xf];
+    }
+  }
+  return id;
+}
 
 #undef AIRTIME_WORKLOAD_COLUMNS
 #undef AIRTIME_RUN_COLUMNS
@@ -299,10 +332,17 @@ Status MakeDirectory(const std::string& dir) {
 
 }  // namespace
 
+bool IsStoreId(std::string_view id) {
+  return !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  });
+}
+
 struct Store::Impl {
   sqlite3* db = nullptr;
   std::array<sqlite3_stmt*, kStatementCount> stmts{};
   bool in_transaction = false;
+  int64_t submission_floor = 0, workload_floor = 0, run_floor = 0;
 
   Impl() = default;
   Impl(const Impl&) = delete;
@@ -457,7 +497,12 @@ Status Store::Impl::CreateSchema() {
     StatusOr<int64_t> version = ReadVersion();
     if (!version.ok()) return version.status();
     if (*version == kSchemaVersion) return OkStatus();
-    if (*version == 0) return Exec(kSchema, "create schema");
+    if (*version == 0) {
+      AIRTIME_RETURN_IF_ERROR(Exec(kSchema, "create schema"));
+      const std::string sql = std::string("INSERT INTO meta(key, value) VALUES('") + kStoreIdKey +
+                              "', '" + NewStoreId() + "')";
+      return Exec(sql.c_str(), "create store id");
+    }
     return FailedPrecondition("unexpected schema version " + std::to_string(*version));
   });
 }
@@ -475,7 +520,10 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
   std::unique_ptr<Store> store(new Store());
   store->path_ = (std::filesystem::path(dir) / "airtime.db").string();
   store->impl_ = std::make_unique<Impl>();
+  struct stat st {};
+  store->created_ = stat(store->path_.c_str(), &st) != 0 || st.st_size == 0;
   Status status = store->impl_->Open(store->path_);
+  if (status.ok()) status = store->LoadIdFloors();
   if (!status.ok()) {
     return Status(status.code(), "cannot open store " + store->path_ + ": " + status.message());
   }
@@ -490,6 +538,7 @@ Status Store::Transaction(const std::function<Status()>& body) {
 
 StatusOr<int64_t> Store::AddSubmission(const SubmissionRow& row) {
   Query q = impl_->Use(kAddSubmission);
+  q.Bind(impl_->submission_floor);
   q.Bind(row.tenant);
   q.Bind(row.body);
   q.Bind(row.origin);
@@ -500,6 +549,7 @@ StatusOr<int64_t> Store::AddSubmission(const SubmissionRow& row) {
 
 StatusOr<int64_t> Store::AddWorkload(const WorkloadRow& row) {
   Query q = impl_->Use(kAddWorkload);
+  q.Bind(impl_->workload_floor);
   BindWorkload(q, row);
   AIRTIME_RETURN_IF_ERROR(impl_->WriteWorkload(q, row, "add workload '" + row.name + "'"));
   return impl_->LastId();
@@ -516,6 +566,7 @@ Status Store::UpdateWorkload(const WorkloadRow& row) {
 
 StatusOr<int64_t> Store::AddRun(const RunRow& row) {
   Query q = impl_->Use(kAddRun);
+  q.Bind(impl_->run_floor);
   BindRun(q, row);
   AIRTIME_RETURN_IF_ERROR(impl_->Done(q, "add run of workload " + std::to_string(row.workload_id)));
   return impl_->LastId();
@@ -586,6 +637,85 @@ std::optional<std::string> Store::GetMeta(const std::string& key) {
   std::string value;
   q.Get(value);
   return value;
+}
+
+// The id floors kept in meta, and a store id for a database made before store ids existed.
+Status Store::LoadIdFloors() {
+  auto floor = [&](const char* key) -> StatusOr<int64_t> {
+    std::optional<std::string> text = GetMeta(key);
+    if (!text) return int64_t{0};
+    std::optional<int64_t> value = ParseInt(*text);
+    if (!value || *value < 0)
+      return Internal(std::string("meta '") + key + "' is not a count: " + *text);
+    return *value;
+  };
+  StatusOr<int64_t> s = floor(kSubmissionFloorKey), w = floor(kWorkloadFloorKey),
+                    r = floor(kRunFloorKey);
+  for (const StatusOr<int64_t>* f : {&s, &w, &r})
+    if (!f->ok()) return f->status();
+  impl_->submission_floor = *s;
+  impl_->workload_floor = *w;
+  impl_->run_floor = *r;
+  // A store made before store ids existed gets one; so does a store whose id was damaged
+  // (the marks then name another id, and the start-up check says so).
+  if (!IsStoreId(GetMeta(kStoreIdKey).value_or(""))) return SetMeta(kStoreIdKey, NewStoreId());
+  return OkStatus();
+}
+
+StatusOr<StoreExtent> Store::Extent() {
+  StoreExtent e;
+  e.store_id = GetMeta(kStoreIdKey).value_or("");
+  const std::string sequence = GetMeta(kSequenceKey).value_or("0");
+  std::optional<int64_t> seq = ParseInt(sequence);
+  if (!seq || *seq < 0) return Internal("meta 'sequence' is not a count: " + sequence);
+  e.sequence = *seq;
+  struct Max {
+    const char* sql;
+    int64_t* out;
+  };
+  for (const Max& m : {Max{"SELECT IFNULL(MAX(id), 0) FROM submissions", &e.max_submission},
+                       Max{"SELECT IFNULL(MAX(id), 0) FROM workloads", &e.max_workload},
+                       Max{"SELECT IFNULL(MAX(id), 0) FROM runs", &e.max_run}}) {
+    StatusOr<std::string> text = impl_->Scalar(m.sql, "read the highest id");
+    if (!text.ok()) return text.status();
+    std::optional<int64_t> value = ParseInt(*text);
+    if (!value) return Internal(std::string(m.sql) + ": not an integer: " + *text);
+    *m.out = *value;
+  }
+  Query q = impl_->Use(kRunIds);
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    int64_t id = 0;
+    q.Get(id);
+    e.run_ids.push_back(id);
+  }
+  if (rc != SQLITE_DONE) return impl_->Error("list run ids", rc);
+  e.submission_floor = impl_->submission_floor;
+  e.workload_floor = impl_->workload_floor;
+  e.run_floor = impl_->run_floor;
+  return e;
+}
+
+StatusOr<int64_t> Store::BumpSequence() {
+  std::optional<int64_t> seq = ParseInt(GetMeta(kSequenceKey).value_or("0"));
+  const int64_t next = seq.value_or(0) + 1;
+  AIRTIME_RETURN_IF_ERROR(SetMeta(kSequenceKey, std::to_string(next)));
+  return next;
+}
+
+Status Store::RaiseIdFloors(int64_t submission, int64_t workload, int64_t run) {
+  const int64_t s = std::max(submission, impl_->submission_floor);
+  const int64_t w = std::max(workload, impl_->workload_floor);
+  const int64_t r = std::max(run, impl_->run_floor);
+  AIRTIME_RETURN_IF_ERROR(Transaction([&]() -> Status {
+    AIRTIME_RETURN_IF_ERROR(SetMeta(kSubmissionFloorKey, std::to_string(s)));
+    AIRTIME_RETURN_IF_ERROR(SetMeta(kWorkloadFloorKey, std::to_string(w)));
+    return SetMeta(kRunFloorKey, std::to_string(r));
+  }));
+  impl_->submission_floor = s;
+  impl_->workload_floor = w;
+  impl_->run_floor = r;
+  return OkStatus();
 }
 
 }  // namespace airtime

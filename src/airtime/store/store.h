@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "airtime/base/status.h"
@@ -70,6 +71,21 @@ struct RunRow {
   int64_t port = 0;                  // realtime replicas: the port given to it (0: none)
 };
 
+// What the store says about its own extent, compared at start with the marks kept outside
+// the database (store_marks.h) and with the run directories.
+struct StoreExtent {
+  std::string store_id;  // random, made when the database was created
+  int64_t sequence = 0;  // the number of BumpSequence calls committed
+  int64_t max_submission = 0, max_workload = 0, max_run = 0;  // highest ids (0: none)
+  std::vector<int64_t> run_ids;                               // every run's id, ascending
+  // Ids handed out are above these; run directories up to `run_floor` that the store does
+  // not know were accepted as lost (RaiseIdFloors).
+  int64_t submission_floor = 0, workload_floor = 0, run_floor = 0;
+};
+
+// A store id: 1 to 64 hex digits.
+bool IsStoreId(std::string_view id);
+
 class Store {
  public:
   // Opens (creating if needed) `dir`/airtime.db; creates `dir` when missing. Fails with a
@@ -106,13 +122,26 @@ class Store {
   Status SetMeta(const std::string& key, const std::string& value);
   std::optional<std::string> GetMeta(const std::string& key);
 
+  StatusOr<StoreExtent> Extent();
+  // Adds one to the store's sequence and returns the new value; call it inside the
+  // Transaction whose commit the daemon then records in DATA/store-marks.
+  StatusOr<int64_t> BumpSequence();
+  // From now on (and in every later Store on this file) new submission, workload and run
+  // ids are above these, whatever the tables hold. Lowering a floor does nothing.
+  Status RaiseIdFloors(int64_t submission, int64_t workload, int64_t run);
+
   const std::string& path() const { return path_; }
+  // Whether the database file was missing or empty (0 bytes) when Open found it: a new
+  // store, or one that was deleted or emptied.
+  bool created() const { return created_; }
 
  private:
   Store() = default;
+  Status LoadIdFloors();
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::string path_;
+  bool created_ = false;
 };
 
 }  // namespace airtime
