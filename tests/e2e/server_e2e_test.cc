@@ -532,202 +532,203 @@ TEST(ServerE2E, ConnectionsPerClientAddressAreCapped) {
   EXPECT_THAT(again, HasSubstr("200 OK"));
   for (int fd : held) close(fd);
   s.Terminate();
+}
 
-  // Runs `airtime server` on `data` expecting it to refuse to start: returns its exit status
-  // (-1: it started after all, and was killed) and its output.
-  std::pair<int, std::string> StartRefused(const std::string& data, const std::string& gpus) {
-    const std::string log = data + ".refused.log";
-    fs::remove(log);
-    fs::remove(data + "/address");
-    pid_t pid = fork();
-    if (pid == 0) {
-      FILE* f = fopen(log.c_str(), "w");
-      if (f) {
-        dup2(fileno(f), 1);
-        dup2(fileno(f), 2);
-      }
-      execl(g_airtime.c_str(), g_airtime.c_str(), "server", "--data", data.c_str(), "--listen",
-            "127.0.0.1:0", "--fake-gpus", gpus.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
+// Runs `airtime server` on `data` expecting it to refuse to start: returns its exit status
+// (-1: it started after all, and was killed) and its output.
+std::pair<int, std::string> StartRefused(const std::string& data, const std::string& gpus) {
+  const std::string log = data + ".refused.log";
+  fs::remove(log);
+  fs::remove(data + "/address");
+  pid_t pid = fork();
+  if (pid == 0) {
+    FILE* f = fopen(log.c_str(), "w");
+    if (f) {
+      dup2(fileno(f), 1);
+      dup2(fileno(f), 2);
     }
-    int status = 0;
-    for (int i = 0; i < 400; ++i) {
-      if (waitpid(pid, &status, WNOHANG) == pid) return {WEXITSTATUS(status), ReadFile(log)};
-      if (fs::exists(data + "/address")) break;
-      std::this_thread::sleep_for(25ms);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    return {-1, ReadFile(log)};
+    execl(g_airtime.c_str(), g_airtime.c_str(), "server", "--data", data.c_str(), "--listen",
+          "127.0.0.1:0", "--fake-gpus", gpus.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
   }
-
-  // Polls the workload until it reaches `state` (or the time is up); returns its last view.
-  json WaitState(httplib::Client & c, const std::string& name, const std::string& state,
-                 std::chrono::seconds limit = 30s) {
-    json w;
-    const auto until = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < until) {
-      w = GetJson(c, "/v1/workloads/" + name);
-      if (w.is_object() && w.value("state", "") == state) break;
-      std::this_thread::sleep_for(100ms);
-    }
-    return w;
+  int status = 0;
+  for (int i = 0; i < 400; ++i) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return {WEXITSTATUS(status), ReadFile(log)};
+    if (fs::exists(data + "/address")) break;
+    std::this_thread::sleep_for(25ms);
   }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return {-1, ReadFile(log)};
+}
 
-  std::map<std::string, int> CountLines(const std::string& path) {
-    std::map<std::string, int> n;
-    std::istringstream in(ReadFile(path));
-    std::string line;
-    while (std::getline(in, line)) ++n[line];
-    return n;
+// Polls the workload until it reaches `state` (or the time is up); returns its last view.
+json WaitState(httplib::Client& c, const std::string& name, const std::string& state,
+               std::chrono::seconds limit = 30s) {
+  json w;
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    w = GetJson(c, "/v1/workloads/" + name);
+    if (w.is_object() && w.value("state", "") == state) break;
+    std::this_thread::sleep_for(100ms);
   }
+  return w;
+}
 
-  // A one-GPU batch job that appends its name to `log`, then sleeps `sleep` seconds.
-  std::string Job(const std::string& name, const std::string& log, const std::string& sleep) {
-    return "{name: " + name + ", kind: batch, gpus: 1, command: [/bin/sh, -c, 'echo " + name +
-           " >> " + log + "; sleep " + sleep + "']}";
-  }
+std::map<std::string, int> CountLines(const std::string& path) {
+  std::map<std::string, int> n;
+  std::istringstream in(ReadFile(path));
+  std::string line;
+  while (std::getline(in, line)) ++n[line];
+  return n;
+}
 
-  int Post(httplib::Client & c, const std::string& body) {
-    auto r = c.Post("/v1/workloads", body, "application/yaml");
-    return r ? r->status : -1;
-  }
+// A one-GPU batch job that appends its name to `log`, then sleeps `sleep` seconds.
+std::string Job(const std::string& name, const std::string& log, const std::string& sleep) {
+  return "{name: " + name + ", kind: batch, gpus: 1, command: [/bin/sh, -c, 'echo " + name +
+         " >> " + log + "; sleep " + sleep + "']}";
+}
 
-  // Issue 19: a store whose WAL was lost (after kill -9) started without a word; the job that
-  // had finished ran again and new runs reused old run ids ("refused"). Now it refuses to
-  // start, saying what is inconsistent; --accept-store-loss carries on without re-running
-  // finished work or reusing a run id.
-  TEST(ServerE2E, StoreThatLostItsWalRefusesToStartAndAcceptingTheLossRerunsNothing) {
-    const std::string dir = TempDir();
-    const std::string data = dir + "/data", starts = dir + "/starts.log";
-    Server s(data, "1xH100");
-    ASSERT_NO_FATAL_FAILURE(s.Start());
-    {
-      auto c = s.Client();
-      ASSERT_EQ(Post(c, Job("first", starts, "1")), 201);
-      ASSERT_EQ(Post(c, Job("second", starts, "0")), 201);
-      ASSERT_EQ(WaitState(c, "first", "running")["state"], "running");
-    }
-    s.Terminate();  // a clean stop: the store is checkpointed into airtime.db
-    ASSERT_NO_FATAL_FAILURE(s.Start());
-    {
-      auto c = s.Client();
-      ASSERT_EQ(WaitState(c, "second", "succeeded")["state"], "succeeded");
-    }
-    s.Kill();
-    ASSERT_NO_FATAL_FAILURE(s.Start());  // a healthy restart after kill -9 still starts
-    s.Kill();
-    // Everything since the clean stop (second's run 2, its success) is in the WAL: lose it.
-    ASSERT_TRUE(fs::exists(data + "/runs/2/exit"));
-    fs::remove(data + "/airtime.db-wal");
-    fs::remove(data + "/airtime.db-shm");
-    auto [code, out] = StartRefused(data, "1xH100");
-    EXPECT_GT(code, 0) << "started on a store that lost its WAL:\n" << out;
-    EXPECT_THAT(out, HasSubstr("does not match the data directory"));
-    EXPECT_THAT(out, HasSubstr(data + "/runs holds 1 run directory the store does not know: 2"));
-    EXPECT_THAT(out, HasSubstr("the store's sequence is"));
-    EXPECT_THAT(out, HasSubstr("airtime.db-wal from a backup"));
-    EXPECT_THAT(out, HasSubstr("--accept-store-loss"));
+int Post(httplib::Client& c, const std::string& body) {
+  auto r = c.Post("/v1/workloads", body, "application/yaml");
+  return r ? r->status : -1;
+}
 
-    s.SetExtraArgs({"--accept-store-loss"});
-    ASSERT_NO_FATAL_FAILURE(s.Start());
+// Issue 19: a store whose WAL was lost (after kill -9) started without a word; the job that
+// had finished ran again and new runs reused old run ids ("refused"). Now it refuses to
+// start, saying what is inconsistent; --accept-store-loss carries on without re-running
+// finished work or reusing a run id.
+TEST(ServerE2E, StoreThatLostItsWalRefusesToStartAndAcceptingTheLossRerunsNothing) {
+  const std::string dir = TempDir();
+  const std::string data = dir + "/data", starts = dir + "/starts.log";
+  Server s(data, "1xH100");
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  {
     auto c = s.Client();
-    json second = WaitState(c, "second", "succeeded", 10s);
-    EXPECT_EQ(second["state"], "succeeded") << second.dump();
-    EXPECT_EQ(WaitState(c, "first", "succeeded")["state"], "succeeded");
-    ASSERT_EQ(Post(c, Job("third", starts, "0")), 201);
-    json third = WaitState(c, "third", "succeeded");
-    EXPECT_EQ(third["state"], "succeeded") << third.dump();
-    ASSERT_EQ(third["runs"].size(), 1u) << third.dump();
-    EXPECT_GT(third["runs"][0]["id"].get<int64_t>(), 2);
-    EXPECT_THAT(ReadFile(data + "/store-loss.log"), HasSubstr("workload 'second' (id 2)"));
-    s.Terminate();
-    s.SetExtraArgs({});
-    ASSERT_NO_FATAL_FAILURE(s.Start());  // the loss was accepted once; later starts are clean
-    s.Terminate();
-    const auto n = CountLines(starts);
-    EXPECT_EQ(n.at("first"), 1);
-    EXPECT_EQ(n.at("second"), 1) << "a finished job ran again";
-    EXPECT_EQ(n.at("third"), 1);
+    ASSERT_EQ(Post(c, Job("first", starts, "1")), 201);
+    ASSERT_EQ(Post(c, Job("second", starts, "0")), 201);
+    ASSERT_EQ(WaitState(c, "first", "running")["state"], "running");
   }
-
-  // Issue 19: an emptied airtime.db beside an existing runs/ started as a new store; its first
-  // run reused run id 1 and was refused by the old claim file.
-  TEST(ServerE2E, EmptiedStoreBesideRunsRefusesToStartAndNewRunsDoNotCollide) {
-    const std::string dir = TempDir();
-    const std::string data = dir + "/data", starts = dir + "/starts.log";
-    Server s(data, "1xH100");
-    ASSERT_NO_FATAL_FAILURE(s.Start());
-    {
-      auto c = s.Client();
-      ASSERT_EQ(Post(c, Job("one", starts, "0")), 201);
-      ASSERT_EQ(WaitState(c, "one", "succeeded")["state"], "succeeded");
-    }
-    s.Terminate();
-    fs::resize_file(data + "/airtime.db", 0);
-    fs::remove(data + "/airtime.db-wal");
-    fs::remove(data + "/airtime.db-shm");
-    auto [code, out] = StartRefused(data, "1xH100");
-    EXPECT_GT(code, 0) << "started on an emptied store:\n" << out;
-    EXPECT_THAT(out, HasSubstr("missing or empty"));
-    EXPECT_THAT(out, HasSubstr(data + "/runs holds 1 run directory the store does not know: 1"));
-
-    s.SetExtraArgs({"--accept-store-loss"});
-    ASSERT_NO_FATAL_FAILURE(s.Start());
+  s.Terminate();  // a clean stop: the store is checkpointed into airtime.db
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  {
     auto c = s.Client();
-    ASSERT_EQ(Post(c, Job("two", starts, "0")), 201);
-    json two = WaitState(c, "two", "succeeded");
-    EXPECT_EQ(two["state"], "succeeded") << two.dump();
-    ASSERT_EQ(two["runs"].size(), 1u) << two.dump();
-    EXPECT_GT(two["runs"][0]["id"].get<int64_t>(), 1);
-    EXPECT_GT(two["id"].get<int64_t>(), 1);  // the lost workload's id (and checkpoints) not reused
-    EXPECT_THAT(ReadFile(data + "/store-loss.log"),
-                HasSubstr("workload 'one' (id 1): the store no longer has this workload"));
-    s.Terminate();
-    const auto n = CountLines(starts);
-    EXPECT_EQ(n.at("one"), 1);
-    EXPECT_EQ(n.at("two"), 1);
+    ASSERT_EQ(WaitState(c, "second", "succeeded")["state"], "succeeded");
   }
+  s.Kill();
+  ASSERT_NO_FATAL_FAILURE(s.Start());  // a healthy restart after kill -9 still starts
+  s.Kill();
+  // Everything since the clean stop (second's run 2, its success) is in the WAL: lose it.
+  ASSERT_TRUE(fs::exists(data + "/runs/2/exit"));
+  fs::remove(data + "/airtime.db-wal");
+  fs::remove(data + "/airtime.db-shm");
+  auto [code, out] = StartRefused(data, "1xH100");
+  EXPECT_GT(code, 0) << "started on a store that lost its WAL:\n" << out;
+  EXPECT_THAT(out, HasSubstr("does not match the data directory"));
+  EXPECT_THAT(out, HasSubstr(data + "/runs holds 1 run directory the store does not know: 2"));
+  EXPECT_THAT(out, HasSubstr("the store's sequence is"));
+  EXPECT_THAT(out, HasSubstr("airtime.db-wal from a backup"));
+  EXPECT_THAT(out, HasSubstr("--accept-store-loss"));
 
-  // Issue 19: a job started while the disk was full burnt its attempts and failed for good.
-  // Now starts pause while DATA's file system is low (the job stays queued and says why) and
-  // resume when space returns. Needs root to mount a small tmpfs.
-  TEST(ServerE2E, AFullDiskPausesStartsAndTheJobRunsWhenSpaceReturns) {
-    const std::string dir = TempDir();
-    const std::string disk = dir + "/disk", starts = dir + "/starts.log";
-    fs::create_directories(disk);
-    if (mount("tmpfs", disk.c_str(), "tmpfs", 0, "size=128m") != 0)
-      GTEST_SKIP() << "cannot mount a tmpfs at " << disk << " (needs root): " << strerror(errno);
-    struct Unmount {
-      std::string path;
-      ~Unmount() { umount2(path.c_str(), MNT_DETACH); }
-    } unmount{disk};
-    const std::string data = disk + "/data";
-    Server s(data, "1xH100");
-    ASSERT_NO_FATAL_FAILURE(s.Start());
-    {
-      // About 40 MiB left: below the default 100 MiB, room enough for the store.
-      std::ofstream filler(disk + "/filler", std::ios::binary);
-      const std::string block(1024 * 1024, 'x');
-      for (int i = 0; i < 88; ++i) filler.write(block.data(), block.size());
-      ASSERT_TRUE(filler.good());
-    }
+  s.SetExtraArgs({"--accept-store-loss"});
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  auto c = s.Client();
+  json second = WaitState(c, "second", "succeeded", 10s);
+  EXPECT_EQ(second["state"], "succeeded") << second.dump();
+  EXPECT_EQ(WaitState(c, "first", "succeeded")["state"], "succeeded");
+  ASSERT_EQ(Post(c, Job("third", starts, "0")), 201);
+  json third = WaitState(c, "third", "succeeded");
+  EXPECT_EQ(third["state"], "succeeded") << third.dump();
+  ASSERT_EQ(third["runs"].size(), 1u) << third.dump();
+  EXPECT_GT(third["runs"][0]["id"].get<int64_t>(), 2);
+  EXPECT_THAT(ReadFile(data + "/store-loss.log"), HasSubstr("workload 'second' (id 2)"));
+  s.Terminate();
+  s.SetExtraArgs({});
+  ASSERT_NO_FATAL_FAILURE(s.Start());  // the loss was accepted once; later starts are clean
+  s.Terminate();
+  const auto n = CountLines(starts);
+  EXPECT_EQ(n.at("first"), 1);
+  EXPECT_EQ(n.at("second"), 1) << "a finished job ran again";
+  EXPECT_EQ(n.at("third"), 1);
+}
+
+// Issue 19: an emptied airtime.db beside an existing runs/ started as a new store; its first
+// run reused run id 1 and was refused by the old claim file.
+TEST(ServerE2E, EmptiedStoreBesideRunsRefusesToStartAndNewRunsDoNotCollide) {
+  const std::string dir = TempDir();
+  const std::string data = dir + "/data", starts = dir + "/starts.log";
+  Server s(data, "1xH100");
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  {
     auto c = s.Client();
-    ASSERT_EQ(Post(c, Job("patient", starts, "0")), 201);
-    std::this_thread::sleep_for(1500ms);
-    json w = GetJson(c, "/v1/workloads/patient");
-    EXPECT_EQ(w["state"], "queued") << w.dump();
-    EXPECT_TRUE(w["runs"].empty()) << w.dump();
-    EXPECT_THAT(w.value("reason", ""), HasSubstr("starts paused: " + data + "'s file system has"));
-    EXPECT_THAT(w.value("reason", ""), HasSubstr("below the 100 MiB needed"));
-    EXPECT_THAT(Cli(s, "describe patient").second, HasSubstr("starts paused"));
-    fs::remove(disk + "/filler");
-    w = WaitState(c, "patient", "succeeded");
-    EXPECT_EQ(w["state"], "succeeded") << w.dump();
-    EXPECT_EQ(w["runs"].size(), 1u) << w.dump();
-    s.Terminate();
-    EXPECT_EQ(CountLines(starts)["patient"], 1);
+    ASSERT_EQ(Post(c, Job("one", starts, "0")), 201);
+    ASSERT_EQ(WaitState(c, "one", "succeeded")["state"], "succeeded");
   }
+  s.Terminate();
+  fs::resize_file(data + "/airtime.db", 0);
+  fs::remove(data + "/airtime.db-wal");
+  fs::remove(data + "/airtime.db-shm");
+  auto [code, out] = StartRefused(data, "1xH100");
+  EXPECT_GT(code, 0) << "started on an emptied store:\n" << out;
+  EXPECT_THAT(out, HasSubstr("missing or empty"));
+  EXPECT_THAT(out, HasSubstr(data + "/runs holds 1 run directory the store does not know: 1"));
+
+  s.SetExtraArgs({"--accept-store-loss"});
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  auto c = s.Client();
+  ASSERT_EQ(Post(c, Job("two", starts, "0")), 201);
+  json two = WaitState(c, "two", "succeeded");
+  EXPECT_EQ(two["state"], "succeeded") << two.dump();
+  ASSERT_EQ(two["runs"].size(), 1u) << two.dump();
+  EXPECT_GT(two["runs"][0]["id"].get<int64_t>(), 1);
+  EXPECT_GT(two["id"].get<int64_t>(), 1);  // the lost workload's id (and checkpoints) not reused
+  EXPECT_THAT(ReadFile(data + "/store-loss.log"),
+              HasSubstr("workload 'one' (id 1): the store no longer has this workload"));
+  s.Terminate();
+  const auto n = CountLines(starts);
+  EXPECT_EQ(n.at("one"), 1);
+  EXPECT_EQ(n.at("two"), 1);
+}
+
+// Issue 19: a job started while the disk was full burnt its attempts and failed for good.
+// Now starts pause while DATA's file system is low (the job stays queued and says why) and
+// resume when space returns. Needs root to mount a small tmpfs.
+TEST(ServerE2E, AFullDiskPausesStartsAndTheJobRunsWhenSpaceReturns) {
+  const std::string dir = TempDir();
+  const std::string disk = dir + "/disk", starts = dir + "/starts.log";
+  fs::create_directories(disk);
+  if (mount("tmpfs", disk.c_str(), "tmpfs", 0, "size=128m") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs at " << disk << " (needs root): " << strerror(errno);
+  struct Unmount {
+    std::string path;
+    ~Unmount() { umount2(path.c_str(), MNT_DETACH); }
+  } unmount{disk};
+  const std::string data = disk + "/data";
+  Server s(data, "1xH100");
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  {
+    // About 40 MiB left: below the default 100 MiB, room enough for the store.
+    std::ofstream filler(disk + "/filler", std::ios::binary);
+    const std::string block(1024 * 1024, 'x');
+    for (int i = 0; i < 88; ++i) filler.write(block.data(), block.size());
+    ASSERT_TRUE(filler.good());
+  }
+  auto c = s.Client();
+  ASSERT_EQ(Post(c, Job("patient", starts, "0")), 201);
+  std::this_thread::sleep_for(1500ms);
+  json w = GetJson(c, "/v1/workloads/patient");
+  EXPECT_EQ(w["state"], "queued") << w.dump();
+  EXPECT_TRUE(w["runs"].empty()) << w.dump();
+  EXPECT_THAT(w.value("reason", ""), HasSubstr("starts paused: " + data + "'s file system has"));
+  EXPECT_THAT(w.value("reason", ""), HasSubstr("below the 100 MiB needed"));
+  EXPECT_THAT(Cli(s, "describe patient").second, HasSubstr("starts paused"));
+  fs::remove(disk + "/filler");
+  w = WaitState(c, "patient", "succeeded");
+  EXPECT_EQ(w["state"], "succeeded") << w.dump();
+  EXPECT_EQ(w["runs"].size(), 1u) << w.dump();
+  s.Terminate();
+  EXPECT_EQ(CountLines(starts)["patient"], 1);
+}
 
 }  // namespace
 
