@@ -279,6 +279,16 @@ TEST(BadInput, ATraceThatNeverEndsIsRefused) {
                            HasSubstr("zero_trace.yaml:2")));
 }
 
+// `airtime submit` reads its file before it talks to any daemon: /dev/zero used to grow the
+// client until it was killed.
+TEST(BadInput, SubmittingAFileThatNeverEndsIsRefused) {
+  Outcome r =
+      Airtime({"submit", "--addr", "127.0.0.1:9", "--token", std::string(32, 'a'), "/dev/zero"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("workload file '/dev/zero' is a character device, not a regular "
+                               "file"));
+}
+
 TEST(BadInput, SkipBadRowsImportsTheRestAndCountsTheSkippedRow) {
   const std::string json = TempDir() + "/out.json";
   Outcome r =
