@@ -20,4 +20,13 @@ namespace airtime::fuzz {
 // path. The file is reused: each call replaces its content. Aborts if no memfd can be made.
 std::string AsFile(const uint8_t* data, size_t size);
 
+// For a trace importer: `import(path, skip_bad_rows)` runs it on the input as a file, once
+// stopping at the first broken row and once skipping broken rows.
+template <typename Import>
+int FuzzImporter(const uint8_t* data, size_t size, Import import) {
+  const std::string path = AsFile(data, size);
+  for (bool skip : {false, true}) import(path, skip);
+  return 0;
+}
+
 }  // namespace airtime::fuzz

@@ -4,14 +4,11 @@
 #include "fuzz_one.h"
 
 int FuzzOne(const uint8_t* data, size_t size) {
-  const std::string path = airtime::fuzz::AsFile(data, size);
-  for (bool skip : {false, true}) {
+  return airtime::fuzz::FuzzImporter(data, size, [](const std::string& path, bool skip) {
     airtime::AzureOptions options;
     options.skip_bad_rows = skip;
     airtime::ImportStats stats;
     airtime::AzureTokenSummary tokens;
-    auto curve = airtime::ImportAzureDemand(path, options, &stats, &tokens);
-    (void)curve;
-  }
-  return 0;
+    (void)airtime::ImportAzureDemand(path, options, &stats, &tokens);
+  });
 }

@@ -4,13 +4,10 @@
 #include "fuzz_one.h"
 
 int FuzzOne(const uint8_t* data, size_t size) {
-  const std::string path = airtime::fuzz::AsFile(data, size);
-  for (bool skip : {false, true}) {
+  return airtime::fuzz::FuzzImporter(data, size, [](const std::string& path, bool skip) {
     airtime::ImportOptions options;
     options.skip_bad_rows = skip;
     airtime::ImportStats stats;
-    auto workloads = airtime::ImportOpenbWorkloads(path, options, &stats);
-    (void)workloads;
-  }
-  return 0;
+    (void)airtime::ImportOpenbWorkloads(path, options, &stats);
+  });
 }
