@@ -60,6 +60,9 @@ std::optional<int64_t> ParseInt(std::string_view s) {
 }
 
 namespace {
+// The longest duration read: about 31,700 years, far beyond any real one, and small enough
+// that a sum of parts is checked against it without int64 overflow.
+constexpr int64_t kMaxDurationMs = 1'000'000'000'000'000;
 std::optional<int64_t> ParseOneDurationMs(std::string_view s);
 }  // namespace
 
@@ -73,7 +76,7 @@ std::optional<int64_t> ParseDurationMs(std::string_view s) {
                           (std::isdigit(static_cast<unsigned char>(s[i + 1])) || s[i + 1] == '.');
     if (!unit_end) continue;
     auto part = ParseOneDurationMs(s.substr(start, i + 1 - start));
-    if (!part) return std::nullopt;
+    if (!part || *part > kMaxDurationMs - total) return std::nullopt;
     total += *part;
     start = i + 1;
     ++parts;
@@ -82,6 +85,7 @@ std::optional<int64_t> ParseDurationMs(std::string_view s) {
   auto last = ParseOneDurationMs(s.substr(start));
   // The last part of a compound form needs its unit too ("1h30" is ambiguous).
   if (!last || std::isdigit(static_cast<unsigned char>(s.back()))) return std::nullopt;
+  if (*last > kMaxDurationMs - total) return std::nullopt;
   return total + *last;
 }
 
@@ -107,7 +111,8 @@ std::optional<int64_t> ParseOneDurationMs(std::string_view s) {
     }
   }
   auto v = ParseDouble(num);
-  if (!v || *v < 0) return std::nullopt;
+  // Past the limit llround's result is undefined (it came back negative): refused instead.
+  if (!v || *v < 0 || *v * scale > static_cast<double>(kMaxDurationMs)) return std::nullopt;
   return static_cast<int64_t>(std::llround(*v * scale));
 }
 
