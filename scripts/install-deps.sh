@@ -20,7 +20,8 @@ PACKAGES=(
   nlohmann-json3-dev # JSON reports
   libyaml-cpp-dev    # cluster and workload files
   libyaml-dev        # libyaml: checks YAML text and its budgets before yaml-cpp (yaml_budget.h)
-  pkg-config         # finds libyaml for CMake
+  pkg-config         # finds libyaml and libbpf for CMake
+  libbpf-dev         # loads cgroup v2 device programs (src/airtime/exec/device_program.h)
   libcli11-dev       # the airtime command line
   libspdlog-dev
   libgtest-dev       # unit and end-to-end tests

@@ -1,9 +1,11 @@
 // End-to-end tests of tenant isolation (docs/server.md, "Trust model"): the real
 // `airtime server` with fake GPUs and real workload processes, tenants' tokens, users made
-// with useradd, device nodes made with mknod and the host's cgroup v1 controllers.
+// with useradd, device nodes made with mknod and the host's cgroups.
 //
-// The tests that isolate need root and the v1 `devices` and `freezer` controllers; they
-// skip (with the reason) elsewhere. CI runs them as root on a host that has both.
+// The tests that isolate need root and the v1 `devices` and `freezer` controllers; those
+// about devices and killing whole run again under cgroup v2 (a device program, cgroup.kill)
+// where a cgroup2 hierarchy is mounted (--cgroup-root pointing at it). They skip (with the
+// reason) elsewhere. CI runs them as root on a hybrid host that has both.
 //
 // Run as `isolation_e2e_test --airtime=PATH [gtest flags]` (tests/CMakeLists.txt).
 #include <gmock/gmock.h>
@@ -89,8 +91,17 @@ void RemoveCgroupParents(const std::string& data_dir) {
   }
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  for (const char* controller : {"devices", "freezer"})
-    rmdir((std::string("/sys/fs/cgroup/") + controller + "/airtime/" + hex).c_str());
+  for (const char* under : {"devices", "freezer", "unified", "."})
+    rmdir((std::string("/sys/fs/cgroup/") + under + "/airtime/" + hex).c_str());
+}
+
+// The cgroup2 hierarchy of this host: /sys/fs/cgroup (v2 only) or /sys/fs/cgroup/unified
+// (hybrid); "" when there is none.
+std::string CgroupV2Mount() {
+  for (const char* dir : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
+    if (access((std::string(dir) + "/cgroup.subtree_control").c_str(), F_OK) == 0) return dir;
+  }
+  return "";
 }
 
 // Whether `pid` is gone (or a zombie that no longer runs), waiting up to 2 s.
@@ -249,15 +260,41 @@ class IsolationE2E : public ::testing::Test {
     return std::stoi(out.substr(out.find("child=") + 6));
   }
 
+  // The daemon's flags: --isolation required and those of the cgroup version under test.
+  virtual std::vector<std::string> Isolating() const { return {"--isolation", "required"}; }
+
   std::string dir_, data_;
   uid_t uid_a_ = 0, uid_b_ = 0;
 };
+
+// The tests about devices and killing whole, under each cgroup version: "v1" (the devices
+// and freezer controllers, what the daemon prefers on a hybrid host) and "v2" (a device
+// program and cgroup.kill, with --cgroup-root at the cgroup2 hierarchy).
+class IsolationCgroupE2E : public IsolationE2E, public ::testing::WithParamInterface<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "v2" && geteuid() == 0 && CgroupV2Mount().empty())
+      GTEST_SKIP() << "no cgroup2 hierarchy at /sys/fs/cgroup or /sys/fs/cgroup/unified";
+    IsolationE2E::SetUp();
+  }
+  std::vector<std::string> Isolating() const override {
+    std::vector<std::string> args = IsolationE2E::Isolating();
+    if (GetParam() == "v2") args.insert(args.end(), {"--cgroup-root", CgroupV2Mount()});
+    return args;
+  }
+  // The start message names the layout in use.
+  void ExpectLayoutSaid(const Server& s) const {
+    EXPECT_THAT(s.log(), HasSubstr(GetParam() == "v2" ? "(cgroup v2)" : "(cgroup v1)"));
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Cgroup, IsolationCgroupE2E, ::testing::Values("v1", "v2"),
+                         [](const auto& info) { return info.param; });
 
 // A tenant's workload runs as its tenant's user, with HOME/USER following it, and cannot
 // read the token file, the store or the lock; it can write its telemetry file and its
 // checkpoint directory. An admin workload for a tenant without a user is refused.
 TEST_F(IsolationE2E, ATenantsWorkloadRunsAsItsUserAndCannotReadTheStoreOrTokens) {
-  Server s(data_, {"--isolation", "required"});
+  Server s(data_, Isolating());
   ASSERT_TRUE(s.Start()) << s.log();
   EXPECT_THAT(s.log(), HasSubstr("tenant isolation on"));
   auto a = s.Client(kTokenA);
@@ -317,7 +354,7 @@ TEST_F(IsolationE2E, ATenantsWorkloadRunsAsItsUserAndCannotReadTheStoreOrTokens)
 
 // A second tenant cannot read the first one's run logs or checkpoints.
 TEST_F(IsolationE2E, ASecondTenantCannotReadTheFirstOnesLogsOrCheckpoints) {
-  Server s(data_, {"--isolation", "required"});
+  Server s(data_, Isolating());
   ASSERT_TRUE(s.Start()) << s.log();
   auto a = s.Client(kTokenA);
   auto r = Submit(a, "secret", "echo the-secret; echo kept > $AIRTIME_CHECKPOINT_DIR/ck");
@@ -351,7 +388,7 @@ TEST_F(IsolationE2E, ASecondTenantCannotReadTheFirstOnesLogsOrCheckpoints) {
 // The run sees only its own GPU's device node: the other GPU's node (made with mknod, an
 // unused major, so an allowed open fails with ENXIO and a denied one with EPERM) is denied
 // by the run's device cgroup whatever CUDA_VISIBLE_DEVICES says.
-TEST_F(IsolationE2E, AWorkloadCanOpenOnlyItsOwnGpusDeviceNode) {
+TEST_P(IsolationCgroupE2E, AWorkloadCanOpenOnlyItsOwnGpusDeviceNode) {
   const std::string dev = dir_ + "/dev";
   fs::create_directories(dev);
   chmod(dev.c_str(), 0755);
@@ -360,8 +397,11 @@ TEST_F(IsolationE2E, AWorkloadCanOpenOnlyItsOwnGpusDeviceNode) {
     ASSERT_EQ(mknod(node.c_str(), S_IFCHR | 0666, makedev(240, minor)), 0) << node;
     chmod(node.c_str(), 0666);
   }
-  Server s(data_, {"--isolation", "required", "--gpu-devices", dev});
+  std::vector<std::string> args = Isolating();
+  args.insert(args.end(), {"--gpu-devices", dev});
+  Server s(data_, args);
   ASSERT_TRUE(s.Start()) << s.log();
+  ExpectLayoutSaid(s);
   auto a = s.Client(kTokenA);
   auto r = Submit(a, "gpu-probe",
                   "echo visible=$CUDA_VISIBLE_DEVICES; for n in 0 1; do "
@@ -388,8 +428,8 @@ TEST_F(IsolationE2E, AWorkloadCanOpenOnlyItsOwnGpusDeviceNode) {
 
 // A `setsid` grandchild leaves the run's session and process group but not its cgroup:
 // cancelling the workload kills it too, and so does the workload's own end.
-TEST_F(IsolationE2E, ASetsidGrandchildDiesWithItsCancelledRun) {
-  Server s(data_, {"--isolation", "required"});
+TEST_P(IsolationCgroupE2E, ASetsidGrandchildDiesWithItsCancelledRun) {
+  Server s(data_, Isolating());
   ASSERT_TRUE(s.Start()) << s.log();
   auto a = s.Client(kTokenA);
   const pid_t child = StartEscaper(a, "escaper", "setsid sleep 1000 & echo child=$!; wait");
@@ -416,8 +456,8 @@ TEST_F(IsolationE2E, ASetsidGrandchildDiesWithItsCancelledRun) {
 
 // After kill -9 of the daemon the run keeps running; the restarted daemon adopts it and
 // finds its cgroup again by the run id, so a cancel still kills the setsid grandchild.
-TEST_F(IsolationE2E, AnAdoptedRunsSetsidGrandchildDiesWithItsCancel) {
-  Server s(data_, {"--isolation", "required"});
+TEST_P(IsolationCgroupE2E, AnAdoptedRunsSetsidGrandchildDiesWithItsCancel) {
+  Server s(data_, Isolating());
   ASSERT_TRUE(s.Start()) << s.log();
   pid_t child = 0;
   {
@@ -450,7 +490,7 @@ TEST_F(IsolationE2E, AnOpenDataDirectoryIsClosedUpAtStart) {
     ASSERT_TRUE(r && r->status == 201);
     ASSERT_EQ(WaitEnded(admin, "old").value("state", ""), "succeeded");
   }
-  Server s(data_, {"--isolation", "required"});  // (rewrites the token file)
+  Server s(data_, Isolating());  // (rewrites the token file)
   chmod(data_.c_str(), 0755);
   chmod((data_ + "/tokens").c_str(), 0644);
   chmod((data_ + "/airtime.db").c_str(), 0644);

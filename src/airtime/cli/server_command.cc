@@ -129,8 +129,8 @@ int RunServer(const ServerArgs& args) {
   std::string isolation_line;
   if ((*daemon)->isolating()) {
     isolation_line = "tenant isolation on: workloads run as their tenant's user (" + args.data_dir +
-                     "/" + kTenantUsersFileName + ") in cgroups under " + args.cgroup_root +
-                     "/{devices,freezer}";
+                     "/" + kTenantUsersFileName + ") in cgroups under " +
+                     (*daemon)->isolation_cgroups();
   } else {
     isolation_line = "tenant isolation OFF (" + missing +
                      "): workloads run as the daemon's user; " +
@@ -217,7 +217,8 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--allow-unisolated-tenants", args->allow_unisolated_tenants,
                 "Accept tenant tokens without isolation (a tenant can then act as the daemon)");
   cmd->add_option("--cgroup-root", args->cgroup_root,
-                  "Where the cgroup v1 controllers (devices, freezer) are mounted")
+                  "Where cgroups are mounted: the v1 devices and freezer controllers "
+                  "(DIR/devices, DIR/freezer), else a cgroup2 hierarchy (DIR or DIR/unified)")
       ->capture_default_str();
   cmd->add_option("--gpu-devices", args->gpu_devices,
                   "Directory of the GPUs' device nodes (nvidiaN, nvidiactl, ...)")

@@ -561,6 +561,64 @@ TEST(RunCgroupsTest, DeviceRulesNameCharacterDevicesOnly) {
   EXPECT_EQ(rules, (std::vector<std::string>{"c 1:3 rwm", "c 1:5 rwm"}));
 }
 
+// Under cgroup v2 (the hierarchy mounted here, whatever the v1 controllers) a run's cgroup
+// gets the device program, holds whatever the run starts (a setsid grandchild included),
+// and Kill() ends them all and removes it.
+TEST(RunCgroupsTest, UnderCgroupV2ARunIsKilledWholeAndRemoved) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  const std::string v2 = CgroupV2Root("/sys/fs/cgroup");
+  if (v2.empty())
+    GTEST_SKIP() << "no cgroup2 hierarchy at /sys/fs/cgroup or /sys/fs/cgroup/unified";
+  const std::string data = "/tmp/airtime_cgv2_" + std::to_string(getpid());
+  RunCgroups cgroups(v2, CgroupParentFor(data));
+  ASSERT_EQ(cgroups.layout(), CgroupLayout::kV2);
+  EXPECT_NE(cgroups.Describe().find("(cgroup v2)"), std::string::npos) << cgroups.Describe();
+  Status st = cgroups.Check();
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_TRUE(cgroups.Create(7, BasicDeviceRules()).ok());
+  ASSERT_EQ(cgroups.Paths(7).size(), 1u);
+  int pipefd[2];
+  ASSERT_EQ(pipe(pipefd), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    close(pipefd[0]);
+    if (!JoinCgroups(cgroups.Paths(7)).ok()) _exit(1);
+    const pid_t grandchild = fork();
+    if (grandchild == 0) {
+      setsid();
+      execl("/bin/sleep", "sleep", "1000", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    (void)!write(pipefd[1], &grandchild, sizeof grandchild);
+    pause();
+    _exit(0);
+  }
+  close(pipefd[1]);
+  pid_t grandchild = 0;
+  ASSERT_EQ(read(pipefd[0], &grandchild, sizeof grandchild),
+            static_cast<ssize_t>(sizeof grandchild));
+  close(pipefd[0]);
+  EXPECT_EQ(cgroups.Pids(7).size(), 2u);
+  st = cgroups.Kill(7);
+  EXPECT_TRUE(st.ok()) << st.message();
+  int status = 0;
+  EXPECT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  // The grandchild was reparented away from us; it must be gone (or a zombie).
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    gone = text.empty() || text.find(") Z ") != std::string::npos;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!gone) kill(grandchild, SIGKILL);
+  EXPECT_TRUE(gone) << "the setsid grandchild outlived Kill()";
+  EXPECT_FALSE(fs::exists(cgroups.Paths(7)[0]));
+  EXPECT_TRUE(cgroups.Kill(7).ok());  // nothing left: still fine
+  rmdir((v2 + "/" + cgroups.parent()).c_str());
+}
+
 TEST(RunCgroupsTest, AHostWithoutTheControllersSaysWhatIsMissing) {
   char tmpl[] = "/tmp/airtime_cgroot.XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);

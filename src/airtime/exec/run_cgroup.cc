@@ -2,7 +2,9 @@
 #include "airtime/exec/run_cgroup.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "airtime/exec/device_program.h"
 #include "airtime/exec/run_files.h"
 
 namespace airtime {
@@ -36,6 +39,24 @@ std::string ReadControl(const std::string& path) {
   std::stringstream s;
   s << f.rdbuf();
   return s.str();
+}
+
+bool IsCgroup2(const std::string& dir) {
+  struct statfs fs {};
+  return statfs(dir.c_str(), &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+void SleepMs(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+// rmdir that waits (up to about a second) while the last killed processes leave.
+Status RemoveCgroup(const std::string& dir) {
+  for (int i = 0;; ++i) {
+    if (rmdir(dir.c_str()) == 0 || errno == ENOENT) return OkStatus();
+    if (errno != EBUSY || i >= 100) return Internal(ErrnoMessage("rmdir " + dir, errno));
+    SleepMs(10);
+  }
 }
 
 std::string Rule(const struct stat& st) {
@@ -78,32 +99,86 @@ std::string CgroupParentFor(const std::string& data_dir) {
   return std::string("airtime/") + hex;
 }
 
+std::string CgroupV2Root(const std::string& root) {
+  if (IsCgroup2(root)) return root;
+  if (IsCgroup2(root + "/unified")) return root + "/unified";
+  return "";
+}
+
+RunCgroups::RunCgroups(std::string root, std::string parent)
+    : root_(std::move(root)), parent_(std::move(parent)) {
+  if (Exists(root_ + "/devices/devices.deny") && Exists(root_ + "/freezer/cgroup.procs")) {
+    layout_ = CgroupLayout::kV1;
+  } else if (v2_root_ = CgroupV2Root(root_); !v2_root_.empty()) {
+    layout_ = CgroupLayout::kV2;
+  }
+}
+
+std::string RunCgroups::Describe() const {
+  if (layout_ == CgroupLayout::kV2) return v2_root_ + "/" + parent_ + " (cgroup v2)";
+  return root_ + "/{devices,freezer}/" + parent_ + " (cgroup v1)";
+}
+
 Status RunCgroups::Check() const {
   if (geteuid() != 0)
     return FailedPrecondition("not running as root (needed to switch users and make cgroups)");
+  if (layout_ == CgroupLayout::kNone) {
+    const std::string missing = Exists(root_ + "/devices/devices.deny") ? "freezer" : "devices";
+    return FailedPrecondition("no cgroup v1 '" + missing + "' controller at " + root_ + "/" +
+                              missing + " and no cgroup v2 hierarchy at " + root_ + " or " + root_ +
+                              "/unified");
+  }
+  if (layout_ == CgroupLayout::kV2) return CheckV2();
   for (const char* controller : {"devices", "freezer"}) {
-    const std::string dir = root_ + "/" + controller;
-    const std::string probe =
-        dir + (std::string(controller) == "devices" ? "/devices.deny" : "/cgroup.procs");
-    if (access(probe.c_str(), F_OK) != 0)
-      return FailedPrecondition("no cgroup v1 '" + std::string(controller) + "' controller at " +
-                                dir + " (cgroup v2 device programs are not supported)");
+    const std::string dir = root_ + "/" + controller + "/" + parent_;
     std::error_code ec;
-    std::filesystem::create_directories(dir + "/" + parent_, ec);
-    if (ec) return FailedPrecondition("cannot create " + dir + "/" + parent_ + ": " + ec.message());
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return FailedPrecondition("cannot create " + dir + ": " + ec.message());
   }
   return OkStatus();
+}
+
+Status RunCgroups::CheckV2() const {
+  const std::string parent = v2_root_ + "/" + parent_;
+  std::error_code ec;
+  std::filesystem::create_directories(parent, ec);
+  if (ec) return FailedPrecondition("cannot create " + parent + ": " + ec.message());
+  // A cgroup of its own to try what a run needs: a device program, and a way to kill whole.
+  const std::string probe = parent + "/probe-" + std::to_string(getpid());
+  (void)rmdir(probe.c_str());
+  if (mkdir(probe.c_str(), 0755) != 0)
+    return FailedPrecondition(ErrnoMessage("cannot create " + probe, errno));
+  Status result = OkStatus();
+  const int fd = open(probe.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    result = FailedPrecondition(ErrnoMessage("open " + probe, errno));
+  } else {
+    if (Status st = AttachDeviceProgram(fd, BasicDeviceRules()); !st.ok())
+      result = FailedPrecondition("cgroup v2 at " + v2_root_ + ": " + st.message());
+    close(fd);
+  }
+  if (result.ok() && !Exists(probe + "/cgroup.kill") && !Exists(probe + "/cgroup.freeze"))
+    result = FailedPrecondition("cgroup v2 at " + v2_root_ +
+                                ": neither cgroup.kill nor cgroup.freeze (Linux 5.2 or later)");
+  (void)rmdir(probe.c_str());
+  return result;
 }
 
 std::string RunCgroups::Dir(const char* controller, int64_t run_id) const {
   return root_ + "/" + controller + "/" + parent_ + "/run-" + std::to_string(run_id);
 }
 
+std::string RunCgroups::V2Dir(int64_t run_id) const {
+  return v2_root_ + "/" + parent_ + "/run-" + std::to_string(run_id);
+}
+
 std::vector<std::string> RunCgroups::Paths(int64_t run_id) const {
+  if (layout_ == CgroupLayout::kV2) return {V2Dir(run_id)};
   return {Dir("devices", run_id), Dir("freezer", run_id)};
 }
 
 Status RunCgroups::Create(int64_t run_id, const std::vector<std::string>& rules) const {
+  if (layout_ == CgroupLayout::kV2) return CreateV2(run_id, rules);
   for (const std::string& dir : Paths(run_id)) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
@@ -116,36 +191,76 @@ Status RunCgroups::Create(int64_t run_id, const std::vector<std::string>& rules)
   return OkStatus();
 }
 
+Status RunCgroups::CreateV2(int64_t run_id, const std::vector<std::string>& rules) const {
+  const std::string dir = V2Dir(run_id);
+  // A leftover of a launch that never started keeps its old program: make it anew.
+  if (rmdir(dir.c_str()) != 0 && errno != ENOENT)
+    return Internal(ErrnoMessage("remove the leftover cgroup " + dir, errno));
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Internal("mkdir -p " + dir + ": " + ec.message());
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Internal(ErrnoMessage("open " + dir, errno));
+  Status st = AttachDeviceProgram(fd, rules);
+  close(fd);
+  return st;
+}
+
 std::vector<int> RunCgroups::Pids(int64_t run_id) const {
   std::vector<int> pids;
-  std::istringstream in(ReadControl(Dir("freezer", run_id) + "/cgroup.procs"));
+  const std::string dir = layout_ == CgroupLayout::kV2 ? V2Dir(run_id) : Dir("freezer", run_id);
+  std::istringstream in(ReadControl(dir + "/cgroup.procs"));
   int pid = 0;
   while (in >> pid) pids.push_back(pid);
   return pids;
 }
 
-Status RunCgroups::Kill(int64_t run_id) const {
+void RunCgroups::KillV1(int64_t run_id) const {
   const std::string freezer = Dir("freezer", run_id);
-  const std::string devices = Dir("devices", run_id);
-  if (access(freezer.c_str(), F_OK) == 0) {
-    // Frozen, nothing in the cgroup can fork while we collect its pids; the SIGKILLs take
-    // effect when it thaws. Repeat: a process may have been between fork and joining.
-    for (int round = 0; round < 100; ++round) {
-      std::vector<int> pids = Pids(run_id);
-      if (pids.empty()) break;
-      (void)WriteControl(freezer + "/freezer.state", "FROZEN");
-      for (int i = 0; i < 50 && ReadControl(freezer + "/freezer.state").rfind("FROZEN", 0) != 0;
-           ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (!Exists(freezer)) return;
+  // Frozen, nothing in the cgroup can fork while we collect its pids; the SIGKILLs take
+  // effect when it thaws. Repeat: a process may have been between fork and joining.
+  for (int round = 0; round < 100; ++round) {
+    if (Pids(run_id).empty()) break;
+    (void)WriteControl(freezer + "/freezer.state", "FROZEN");
+    for (int i = 0; i < 50 && ReadControl(freezer + "/freezer.state").rfind("FROZEN", 0) != 0; ++i)
+      SleepMs(1);
+    for (int pid : Pids(run_id)) kill(pid, SIGKILL);
+    (void)WriteControl(freezer + "/freezer.state", "THAWED");
+    SleepMs(round < 10 ? 1 : 10);
+  }
+}
+
+void RunCgroups::KillV2(int64_t run_id) const {
+  const std::string dir = V2Dir(run_id);
+  if (!Exists(dir)) return;
+  const bool can_kill = Exists(dir + "/cgroup.kill");
+  for (int round = 0; round < 100; ++round) {
+    if (Pids(run_id).empty()) break;
+    if (can_kill) {
+      // The kernel kills every process in the cgroup, forks in flight included.
+      (void)WriteControl(dir + "/cgroup.kill", "1");
+    } else {
+      (void)WriteControl(dir + "/cgroup.freeze", "1");
+      for (int i = 0;
+           i < 50 && ReadControl(dir + "/cgroup.events").find("frozen 1") == std::string::npos; ++i)
+        SleepMs(1);
       for (int pid : Pids(run_id)) kill(pid, SIGKILL);
-      (void)WriteControl(freezer + "/freezer.state", "THAWED");
-      std::this_thread::sleep_for(std::chrono::milliseconds(round < 10 ? 1 : 10));
+      (void)WriteControl(dir + "/cgroup.freeze", "0");
     }
+    SleepMs(round < 10 ? 1 : 10);
+  }
+}
+
+Status RunCgroups::Kill(int64_t run_id) const {
+  if (layout_ == CgroupLayout::kV2) {
+    KillV2(run_id);
+  } else {
+    KillV1(run_id);
   }
   Status result = OkStatus();
-  for (const std::string& dir : {freezer, devices}) {
-    if (rmdir(dir.c_str()) != 0 && errno != ENOENT && result.ok())
-      result = Internal(ErrnoMessage("rmdir " + dir, errno));
+  for (const std::string& dir : Paths(run_id)) {
+    if (Status st = RemoveCgroup(dir); !st.ok() && result.ok()) result = st;
   }
   return result;
 }

@@ -47,11 +47,12 @@ inline bool IsFinalState(const std::string& state) {
 }
 
 // Whether workloads are isolated from the daemon and from each other (daemon_isolation.cc,
-// docs/server.md "Trust model"): each runs as its tenant's user (tenant_users.h), in its own
-// devices + freezer cgroups (run_cgroup.h).
+// docs/server.md "Trust model"): each runs as its tenant's user (tenant_users.h), in cgroups
+// of its own that confine its devices and kill it whole (run_cgroup.h: cgroup v1's devices
+// and freezer controllers, or a cgroup v2 device program).
 enum class Isolation {
   kOff,       // workloads run as the daemon's user (tests, single-user hosts)
-  kAuto,      // isolate when the host can (root, cgroup v1 devices + freezer); else say why
+  kAuto,      // isolate when the host can (root; cgroup v1 devices + freezer, or v2); else say why
   kRequired,  // isolate, or refuse to start
 };
 
@@ -68,7 +69,7 @@ struct DaemonOptions {
   int max_attempts = 3;  // a job whose process fails this many times has failed
   std::string hostname;  // "" : this host's name
   Isolation isolation = Isolation::kOff;
-  std::string cgroup_root = kDefaultCgroupRoot;  // where the v1 controllers are mounted
+  std::string cgroup_root = kDefaultCgroupRoot;  // cgroup v1 controllers or v2 (run_cgroup.h)
   std::string gpu_devices = "/dev";              // where the GPUs' nvidiaN nodes are
   // Start although the store does not match DATA/store-marks or DATA/runs (it lost its WAL,
   // was emptied or replaced): the loss is recorded in DATA/store-loss.log and the daemon
@@ -94,6 +95,8 @@ class Daemon final : public ControlPlane {
   // turned off on purpose).
   bool isolating() const { return cgroups_ != nullptr; }
   const std::string& isolation_missing() const { return isolation_missing_; }
+  // Where the runs' cgroups go (RunCgroups::Describe), when isolating.
+  std::string isolation_cgroups() const { return cgroups_ ? cgroups_->Describe() : ""; }
 
   // ControlPlane.
   StatusOr<nlohmann::json> Submit(const Caller& caller, std::string_view body,
