@@ -205,8 +205,9 @@ int RunSuite(const SimArgs& a) {
       const double inst = r.ledger.installed_gpu_hours();
       auto share = [&](Bucket b) { return inst > 0 ? r.ledger.gpu_hours(b) / inst : 0.0; };
       char row[256];
-      const std::string of_bound =
-          bound_per_gpu_hour > 0 ? Pct(r.return_per_gpu_hour() / bound_per_gpu_hour) : "-";
+      const std::string of_bound = bound_per_gpu_hour > 0
+                                       ? PercentOfBound(r.return_per_gpu_hour(), bound_per_gpu_hour)
+                                       : "-";
       std::snprintf(row, sizeof row, "%-18s %-24s %10.3f %8s %9s %9s %9s %9s %9s %9s\n",
                     s.name.c_str(), r.policy.c_str(), r.return_per_gpu_hour(), of_bound.c_str(),
                     Pct(r.allocation_rate()).c_str(), Pct(r.metrics.slo_attainment).c_str(),

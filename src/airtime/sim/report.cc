@@ -1,6 +1,7 @@
 #include "airtime/sim/report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <set>
 
@@ -124,6 +125,11 @@ nlohmann::json ReturnOfBound(const SimResult& r, const LpBound& b) {
   return r.return_per_gpu_hour() / b.per_gpu_hour();
 }
 
+std::string PercentOfBound(double value, double bound) {
+  // Rounded down: 99.96% is not printed as 100.0%.
+  return Fmt("%.1f%%", std::floor(1000 * value / bound + 1e-9) / 10);
+}
+
 std::string BoundLine(const LpBound& b) {
   char line[320];
   if (!b.ok()) {
@@ -153,7 +159,7 @@ std::string ResultsTable(const std::vector<SimResult>& results, double bound_per
       [](const SimResult& r) { return Fmt("%.3f", r.return_per_gpu_hour()); });
   if (bound_per_gpu_hour > 0)
     row("  % of bound", [&](const SimResult& r) {
-      return Fmt("%.1f%%", 100 * r.return_per_gpu_hour() / bound_per_gpu_hour);
+      return PercentOfBound(r.return_per_gpu_hour(), bound_per_gpu_hour);
     });
   row("value", [](const SimResult& r) { return Fmt("%.1f", r.metrics.value); });
   row("allocation rate",

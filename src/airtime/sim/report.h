@@ -22,6 +22,8 @@ nlohmann::json ReportToJson(const SimInput& input, const std::vector<SimResult>&
 nlohmann::json LpBoundToJson(const LpBound& bound);
 // A policy's return per installed GPU-hour as a share of the bound's (null without one).
 nlohmann::json ReturnOfBound(const SimResult& result, const LpBound& bound);
+// `value` as a percentage of `bound` (> 0), rounded down to 0.1%: "96.3%".
+std::string PercentOfBound(double value, double bound);
 // "bound per installed GPU-h: 1.234 (LP relaxation: ...)\n".
 std::string BoundLine(const LpBound& bound);
 // Side-by-side tables: summary, ledger shares, queueing delay per kind. With a bound per
