@@ -167,7 +167,7 @@ TEST(MixedDay, ReportIsCompleteConsistentAndDeterministic) {
   EXPECT_NEAR(Number(bound.at("installed_gpu_hours"), "bound.installed_gpu_hours"), gpus * 24,
               1e-6 * gpus * 24);
   const double bound_rate = Number(bound.at("per_gpu_hour"), "bound.per_gpu_hour");
-  EXPECT_DOUBLE_EQ(Number(bound.at("slot_s"), "bound.slot_s"), 900);
+  EXPECT_DOUBLE_EQ(Number(bound.at("slot_s"), "bound.slot_s"), 1800);
   EXPECT_GT(bound.at("columns").get<int>(), 0);
   const auto& policies = report.at("policies");
   ASSERT_EQ(policies.size(), 3u);

@@ -196,9 +196,10 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   sim->add_flag("-q,--quiet", args->quiet, "print nothing but errors");
   sim->add_flag("--no-bound", args->no_bound,
                 "skip the LP bound on return (a replay's and the suite's `bound` lines)");
-  sim->add_option("--bound-slot", args->bound_slot,
-                  "the LP bound's slot length, e.g. 5m (default: 15m for a day, up to 96 slots "
-                  "per day)");
+  sim->add_option(
+      "--bound-slot", args->bound_slot,
+      "the LP bound's slot length, e.g. 15m (default: 48 slots a day, 48 to 192 in all: "
+      "30m for a day)");
   sim->add_option("--interference", args->interference,
                   "how work sharing a GPU by fractions slows down: gavel (the built-in table), "
                   "none, or a CSV file of family,other,factor")

@@ -111,9 +111,11 @@ class LpBuilder {
     model.setOptimizationDirection(-1);
     if (max_seconds > 0) model.setMaximumSeconds(max_seconds);
     // Primal simplex after presolve: from the all-idle start it solved the suite's days 2-4x
-    // faster than dual simplex and 15x faster than the barrier (bench/lp_bound_bench.cc).
+    // faster than dual simplex and 15x faster than the barrier (bench/lp_bound_bench.cc). No
+    // SIGINT handler: several bounds may be solved at once on different threads.
     ClpSolve how;
     how.setSolveType(ClpSolve::usePrimal);
+    how.setSpecialOption(2, 1);
     model.initialSolve(how);
     *objective = model.objectiveValue();
     return model.status();
@@ -373,9 +375,9 @@ DurationMs AutoSlot(TimeMs horizon) {
   static constexpr DurationMs kSlots[] = {
       kMinute, 2 * kMinute, 5 * kMinute, 10 * kMinute, 15 * kMinute, 20 * kMinute, 30 * kMinute,
       kHour,   2 * kHour,   3 * kHour,   4 * kHour,    6 * kHour,    12 * kHour,   kDay};
-  // 96 slots a day, at least 96 and at most 192 in all.
+  // 48 slots a day, at least 48 and at most 192 in all.
   const double days = static_cast<double>(horizon) / kDay;
-  const double most = std::clamp(96.0 * days, 96.0, 192.0);
+  const double most = std::clamp(48.0 * days, 48.0, 192.0);
   for (DurationMs s : kSlots)
     if (static_cast<double>(horizon) / static_cast<double>(s) <= most * (1 + 1e-12)) return s;
   return kDay;

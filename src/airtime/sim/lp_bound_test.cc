@@ -300,16 +300,16 @@ TEST(LpBoundTest, NodeDowntimeAndCancellations) {
 }
 
 TEST(LpBoundTest, SlotsAdaptToTheHorizon) {
-  EXPECT_EQ(AutoSlot(kDay), 15 * kMinute);
-  EXPECT_EQ(AutoSlot(2 * kDay), 15 * kMinute);
+  EXPECT_EQ(AutoSlot(kDay), 30 * kMinute);
+  EXPECT_EQ(AutoSlot(4 * kDay), 30 * kMinute);
   EXPECT_EQ(AutoSlot(7 * kDay), kHour);
-  EXPECT_EQ(AutoSlot(90 * kMinute), kMinute);
+  EXPECT_EQ(AutoSlot(90 * kMinute), 2 * kMinute);
   EXPECT_EQ(AutoSlot(4 * kHour), 5 * kMinute);
   Cluster c = MakeCluster({{"A100-80GB", 1, 1}});
   const LpBound b =
       ComputeLpBound(MakeSimInput(c, {MakeJob("a", WorkloadKind::kBatch, 1, 60)}), kDay + kMinute);
-  EXPECT_EQ(b.slot, 15 * kMinute);
-  EXPECT_EQ(b.slots, 97);  // the last one a minute long
+  EXPECT_EQ(b.slot, 30 * kMinute);
+  EXPECT_EQ(b.slots, 49);  // the last one a minute long
 }
 
 // ------------------------------------------------------------------------------------------
