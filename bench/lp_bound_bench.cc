@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
     total_s += b.solve_seconds;
     char jobs[32];
     std::snprintf(jobs, sizeof jobs, "%d/%d", b.jobs_in_lp, b.jobs);
-    std::printf("%-20s %5zu %6zu %7s %6s %5d %8d %8d %9lld %8.2f %6.2f %9.3f %9.3f %9s%s%s\n",
+    std::printf("%-20s %5zu %6zu %7s %6s %5d %8d %8d %9lld %8.2f %6.2f %9.4f %9.4f %9s%s%s\n",
                 s.name.c_str(), input->cluster.gpu_count(), input->workloads.size(),
                 FormatDuration(horizon).c_str(), FormatDuration(b.slot).c_str(), b.slots, b.rows,
                 b.columns, static_cast<long long>(b.nonzeros), b.solve_seconds, cpu_s,

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -371,10 +372,22 @@ class BoundModel {
 
 }  // namespace
 
+namespace {
+
+constexpr DurationMs kSlots[] = {
+    kMinute, 2 * kMinute, 5 * kMinute, 10 * kMinute, 15 * kMinute, 20 * kMinute, 30 * kMinute,
+    kHour,   2 * kHour,   3 * kHour,   4 * kHour,    6 * kHour,    12 * kHour,   kDay};
+
+// The next longer slot length of kSlots (a day stays a day).
+DurationMs LongerSlot(DurationMs slot) {
+  for (DurationMs s : kSlots)
+    if (s > slot) return s;
+  return std::max(slot, kDay);
+}
+
+}  // namespace
+
 DurationMs AutoSlot(TimeMs horizon) {
-  static constexpr DurationMs kSlots[] = {
-      kMinute, 2 * kMinute, 5 * kMinute, 10 * kMinute, 15 * kMinute, 20 * kMinute, 30 * kMinute,
-      kHour,   2 * kHour,   3 * kHour,   4 * kHour,    6 * kHour,    12 * kHour,   kDay};
   // 48 slots a day, at least 48 and at most 192 in all.
   const double days = static_cast<double>(horizon) / kDay;
   const double most = std::clamp(48.0 * days, 48.0, 192.0);
@@ -391,11 +404,24 @@ LpBound ComputeLpBound(const SimInput& input, TimeMs horizon, const LpBoundOptio
     b.status = "no horizon";
     return b;
   }
-  b.slot = options.slot > 0 ? options.slot : AutoSlot(horizon);
-  BoundModel model(input, horizon, b.slot);
-  model.Build(&b);
-  b.slots = model.slots();
-  const LpBuilder& lp = model.lp();
+  // Automatic slots grow while the LP has more columns than max_columns.
+  DurationMs slot = options.slot > 0 ? options.slot : AutoSlot(horizon);
+  std::optional<BoundModel> model;
+  for (;;) {
+    LpBound counts;
+    model.emplace(input, horizon, slot);
+    model->Build(&counts);
+    b.jobs = counts.jobs;
+    b.jobs_in_lp = counts.jobs_in_lp;
+    b.services = counts.services;
+    if (options.slot > 0 || options.max_columns <= 0 ||
+        model->lp().columns() <= options.max_columns || slot >= kDay)
+      break;
+    slot = LongerSlot(slot);
+  }
+  b.slot = slot;
+  b.slots = model->slots();
+  const LpBuilder& lp = model->lp();
   b.rows = lp.rows();
   b.columns = lp.columns();
   b.nonzeros = lp.nonzeros();
@@ -405,7 +431,7 @@ LpBound ComputeLpBound(const SimInput& input, TimeMs horizon, const LpBoundOptio
   switch (status) {
     case 0:
       b.status = "optimal";
-      b.value = objective + model.constant();
+      b.value = objective + model->constant();
       break;
     case 1:
       b.status = "infeasible";  // cannot happen: all zeros is feasible

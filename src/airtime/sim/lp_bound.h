@@ -33,7 +33,10 @@
 namespace airtime {
 
 struct LpBoundOptions {
-  DurationMs slot = 0;     // slot length; 0: AutoSlot(horizon)
+  // Slot length; 0: AutoSlot(horizon), or longer (the next of AutoSlot's lengths, again and
+  // again) while the LP would have more than max_columns columns (0: no limit).
+  DurationMs slot = 0;
+  int max_columns = 250'000;
   double max_seconds = 0;  // the solver's time limit (0: none); past it, no bound
 };
 
@@ -55,13 +58,15 @@ struct LpBound {
   double per_gpu_hour() const { return installed_gpu_hours > 0 ? value / installed_gpu_hours : 0; }
 };
 
-// The slot length used by default: the shortest of 1, 2, 5, 10, 15, 20, 30 minutes, 1, 2, 3,
-// 4, 6, 12 or 24 hours that cuts the horizon into at most 48 slots per day, and at most 48
-// (a day or less) to 192 (from four days on) in all: 30 minutes for one to four days, 1 hour
-// for a week, 2 minutes for 90 minutes. The LP grows with jobs x slots and its solve time
-// faster: on the 63 (scenario, Philly day) replays of scripts/held-out-days.py, 15-minute
-// slots took up to 24 s a day (a contended hetero day) and 71 s in all where 30-minute ones
-// took at most 6 s and 20 s in all, for bounds at most 0.17% looser.
+// The slot length a horizon starts from: the shortest of 1, 2, 5, 10, 15, 20, 30 minutes, 1,
+// 2, 3, 4, 6, 12 or 24 hours that cuts it into at most 48 slots per day, and at most 48 (a day
+// or less) to 192 (from four days on) in all: 30 minutes for one to four days, 1 hour for a
+// week, 2 minutes for 90 minutes. The LP grows with jobs x slots and its solve time faster,
+// while its optimum hardly moves with the slot length: on the 63 (scenario, Philly day)
+// replays of scripts/held-out-days.py, 15-minute slots took up to 24 s for a day (71 s in
+// all) and 30-minute ones at most 6 s (20 s in all), for bounds at most 0.17% looser; the
+// 2-day launch-burst scenario (808,547 columns at 30 minutes) took 47 s at 30 minutes and
+// 2.2 s at 2 hours, for the same bound to 4 digits. Hence also max_columns.
 DurationMs AutoSlot(TimeMs horizon);
 
 LpBound ComputeLpBound(const SimInput& input, TimeMs horizon, const LpBoundOptions& options = {});

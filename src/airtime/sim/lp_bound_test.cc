@@ -312,6 +312,25 @@ TEST(LpBoundTest, SlotsAdaptToTheHorizon) {
   EXPECT_EQ(b.slots, 49);  // the last one a minute long
 }
 
+// Automatic slots grow while the LP has more columns than allowed; a slot given is kept.
+TEST(LpBoundTest, SlotsGrowWithTheLpSize) {
+  SimInput in = RandomScenario(3);
+  LpBoundOptions o;
+  o.max_columns = 0;
+  const LpBound fine = ComputeLpBound(in, kDay, o);
+  ASSERT_TRUE(fine.ok()) << fine.status;
+  EXPECT_EQ(fine.slot, 30 * kMinute);
+  o.max_columns = fine.columns / 3;
+  const LpBound coarse = ComputeLpBound(in, kDay, o);
+  ASSERT_TRUE(coarse.ok()) << coarse.status;
+  EXPECT_GT(coarse.slot, 30 * kMinute);
+  EXPECT_LE(coarse.columns, o.max_columns);
+  EXPECT_GE(coarse.value, fine.value * (1 - 1e-9));  // coarser slots bound no tighter
+  EXPECT_EQ(coarse.jobs, fine.jobs);
+  o.slot = 15 * kMinute;
+  EXPECT_EQ(ComputeLpBound(in, kDay, o).slot, 15 * kMinute);
+}
+
 // ------------------------------------------------------------------------------------------
 // The property that makes it a bound: on random scenarios (every kind and shape, node
 // failures, cancellations; here also elastic gangs and per-type speeds), no registered policy
