@@ -231,6 +231,7 @@ void Engine::OnStop(AllocationId id, bool completed, bool lost_work, std::string
     result_.event_status = NotFound("no live allocation " + std::to_string(id));
     return;
   }
+  if (statement_.open) RecordStop(id);
   const Allocation a = it->second;
   allocations_.erase(it);
   small_elastic_.erase(id);
