@@ -5,7 +5,7 @@
 
 #include "airtime/engine/engine.h"
 #include "airtime/engine/test_util.h"
-#include "airtime/policies/common_plugins.h"
+#include "airtime/policies/plugins/common_plugins.h"
 
 namespace airtime {
 namespace {
