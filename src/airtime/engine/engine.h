@@ -243,6 +243,8 @@ class Engine {
   std::vector<int8_t> class_fit_;       // per cycle: 0 unknown, 1 fits, 2 does not fit
   std::vector<std::vector<NodeIndex>> nodes_of_type_;
   std::vector<int32_t> tie_rank_;  // per node: its place in the tie-breaking order
+  // policy_.scores' indices grouped by tier, the first tier first (ScoreTerm).
+  std::vector<std::vector<size_t>> score_tiers_;
   int max_node_gpus_ = 0;
   std::map<int32_t, int> domain_gpus_, rack_gpus_;  // installed GPUs per NVLink domain / rack
 

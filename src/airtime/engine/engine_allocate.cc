@@ -66,23 +66,42 @@ std::optional<Placement> Engine::FindSingleNode(const Job& job, bool first_fit) 
   const Shape& shape = ShapeOf(job);
   const bool scored = !first_fit && !policy_.scores.empty();
   NodeIndex best = -1;
-  double best_score = 0;
+  // Tier scores, computed as far as a comparison needed them: of the best node so far, and
+  // of the node under consideration.
+  std::vector<double> best_scores, scores;
+  auto tier_score = [&](NodeIndex n, size_t tier) {
+    double v = 0;
+    for (size_t i : score_tiers_[tier]) {
+      const ScoreTerm& t = policy_.scores[i];
+      v += t.weight * t.plugin->Score(job, n, *this);
+    }
+    return v;
+  };
   auto consider = [&](NodeIndex n) {
     if (!state_.FitsOnNode(shape, n) || !NodeAllowed(job, n)) return false;
     if (!scored) {
       best = n;
       return true;  // first fit: stop here
     }
-    double score = 0;
-    for (const auto& [plugin, weight] : policy_.scores)
-      score += weight * plugin->Score(job, n, *this);
-    const double eps = 1e-9 * std::max(1.0, std::fabs(best_score));
-    if (best < 0 || score > best_score + eps) {
+    scores.clear();
+    int cmp = 0;  // > 0: n ranks above best
+    if (best < 0) {
+      cmp = 1;
+    } else {
+      for (size_t t = 0; t < score_tiers_.size() && cmp == 0; ++t) {
+        if (best_scores.size() <= t) best_scores.push_back(tier_score(best, t));
+        scores.push_back(tier_score(n, t));
+        const double eps = 1e-9 * std::max(1.0, std::fabs(best_scores[t]));
+        if (scores[t] > best_scores[t] + eps) cmp = 1;
+        if (scores[t] < best_scores[t] - eps) cmp = -1;
+      }
+      // A tie on every tier: the node earlier in the seeded order.
+      if (cmp == 0 && tie_rank_[static_cast<size_t>(n)] < tie_rank_[static_cast<size_t>(best)])
+        cmp = 1;
+    }
+    if (cmp > 0) {
       best = n;
-      best_score = score;
-    } else if (std::fabs(score - best_score) <= eps &&
-               tie_rank_[static_cast<size_t>(n)] < tie_rank_[static_cast<size_t>(best)]) {
-      best = n;  // a tie: the node earlier in the seeded order
+      best_scores.swap(scores);
     }
     return false;
   };
@@ -109,7 +128,7 @@ std::optional<Placement> Engine::FindSingleNode(const Job& job, bool first_fit) 
     bool chosen = false;
     if (scored) {
       for (const auto& scorer : policy_.scores) {
-        if (scorer.first->SelectGpus(job, best, *this, &p.gpus)) {
+        if (scorer.plugin->SelectGpus(job, best, *this, &p.gpus)) {
           chosen = true;
           break;
         }

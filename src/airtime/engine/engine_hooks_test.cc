@@ -202,5 +202,48 @@ TEST(EngineHooksTest, RoomThePlacementCannotUseIsGivenBack) {
   EXPECT_EQ(e.job(2).wait.reason, WaitReason::kNoFit);
 }
 
+// Scores a node by a table (node index -> score); counts its calls.
+class TableScore : public ScorePlugin {
+ public:
+  TableScore(std::vector<double> by_node, int* calls)
+      : by_node_(std::move(by_node)), calls_(calls) {}
+  std::string_view name() const override { return "table"; }
+  double Score(const Job&, NodeIndex node, const Engine&) const override {
+    ++*calls_;
+    return by_node_[static_cast<size_t>(node)];
+  }
+
+ private:
+  std::vector<double> by_node_;
+  int* calls_;
+};
+
+// Score tiers are a lexicographic order: a later tier only breaks an earlier one's ties,
+// however large its own differences, and is not computed where an earlier tier decided.
+TEST(EngineHooksTest, ScoreTiersCompareLexicographically) {
+  Cluster c = MakeCluster({{"H100", 1, 3}});  // three nodes of one GPU
+  auto place = [&](std::vector<double> first, std::vector<double> second, int* calls) {
+    Policy p;
+    p.name = "tiers";
+    p.queue_sort = std::make_unique<ArrivalOrder>();
+    p.scores.emplace_back(std::make_unique<TableScore>(std::move(second), calls), 1e9, 1);
+    p.scores.emplace_back(std::make_unique<TableScore>(std::move(first), calls), 1.0, 0);
+    Engine e(c, std::move(p));
+    const auto& r = e.Handle(Event::Arrival(0, MakeJob("j", WorkloadKind::kBatch, 1, 60)));
+    EXPECT_EQ(r.decisions.size(), 1u);
+    return r.decisions.empty() ? -1 : r.decisions[0].placement.host_node;
+  };
+  int calls = 0;
+  // Tier 0 prefers node 1 by a little; tier 1 (weighted a billion times more) prefers node
+  // 2 by a lot: tier 0 decides, and tier 1 is never asked.
+  EXPECT_EQ(place({0.0, 0.001, 0.0}, {0.0, 0.0, 1000.0}, &calls), 1);
+  EXPECT_EQ(calls, 3);  // tier 0, once per node
+  // A tie on tier 0 between nodes 0 and 2: tier 1 decides between them.
+  calls = 0;
+  EXPECT_EQ(place({5.0, 1.0, 5.0}, {0.0, 9.0, 1.0}, &calls), 2);
+  // Tier 0 for the three nodes; tier 1 for nodes 0 and 2 only.
+  EXPECT_EQ(calls, 5);
+}
+
 }  // namespace
 }  // namespace airtime

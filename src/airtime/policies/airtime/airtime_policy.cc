@@ -18,6 +18,12 @@
 namespace airtime {
 namespace {
 
+// The placement score's tiers (ScoreTerm), the first deciding first.
+constexpr int kReservationTier = 0;
+constexpr int kMoveUpTier = 1;
+constexpr int kValueRateTier = 2;
+constexpr int kFragmentationTier = 3;
+
 // Some plug-ins serve two extension points: ForecastScale is the scaler, GangReserve a
 // permit, MoveUp a scorer, and each is also a cycle plug-in. The policy owns each once,
 // under its other role, and reaches its cycle steps through this forwarder.
@@ -174,18 +180,19 @@ void RegisterAirtime(PolicyRegistry& registry) {
         } else {
           p.queue_sort = std::make_unique<ValueOrder>(*urgency);
         }
-        // Weights: one unit of relative speed (an A100-80GB is 1, an H100 1.8) is worth 1000;
-        // a node filled from empty to full is worth `pack` of that, so a much faster empty
-        // node still beats a slow full one. `pack` is 2 by default: small preemptible work
-        // fills partly used nodes, so whole nodes stay free for gangs, and MoveUp brings
-        // running work to faster GPUs that nothing waits for (docs/policies.md: without
-        // MoveUp packing lowered the return); non-preemptible work is not packed (PackScore).
-        // Interference weighs like speed (a loss of value rate, as a share of
-        // the newcomer's) and picks the GPU for shared work where the GPUs differ in it; FGD
-        // breaks the remaining ties (and picks the GPU where they do not), its own ties going
-        // to the node with the fewest wholly free GPUs (keep_whole); MoveUp's score
-        // sends a moved job to the node it was moved for; the gang reservation overrides
-        // all but feasibility.
+        // Placement scores, in tiers (ScoreTerm: a later tier only breaks the ties of the
+        // ones before it): (0) the gang reservation overrides all but feasibility; (1)
+        // MoveUp's score sends a moved job to the node it was moved for; (2) value rate:
+        // one unit of relative speed (an A100-80GB is 1, an H100 1.8) weighs 1, a node
+        // filled from empty to full `pack` of that, so a much faster empty node still beats
+        // a slow full one, and interference weighs like speed (a loss of value rate, as a
+        // share of the newcomer's) and picks the GPU for shared work where the GPUs differ
+        // in it; (3) FGD's fragmentation breaks the remaining ties (and picks the GPU where
+        // they do not), its own ties going to the node with the fewest wholly free GPUs
+        // (keep_whole). `pack` is 2 by default: small preemptible work fills partly used
+        // nodes, so whole nodes stay free for gangs, and MoveUp brings running work to
+        // faster GPUs that nothing waits for (docs/policies.md: without MoveUp packing
+        // lowered the return); non-preemptible work is not packed (PackScore).
         // With preemption a replica keeps off the reserved node while it can make room
         // elsewhere; without, it could not, so it may land there as before.
         const bool keep_off = reserve && preemption == "on";
@@ -193,12 +200,14 @@ void RegisterAirtime(PolicyRegistry& registry) {
         GangReserve* gang_raw = gang.get();
         // Scarce fast GPUs go to the work that gains most from them (TypeTrade).
         auto trade = *trade_choice == "on" ? std::make_unique<TypeTrade>() : nullptr;
-        p.scores.emplace_back(std::make_unique<SpeedScore>(trade.get()), 1000.0);
-        if (*pack > 0) p.scores.emplace_back(std::make_unique<PackScore>(), 1000.0 * *pack);
-        p.scores.emplace_back(std::make_unique<InterferenceScore>(), 1000.0);
+        p.scores.emplace_back(std::make_unique<SpeedScore>(trade.get()), 1.0, kValueRateTier);
+        if (*pack > 0) p.scores.emplace_back(std::make_unique<PackScore>(), *pack, kValueRateTier);
+        p.scores.emplace_back(std::make_unique<InterferenceScore>(), 1.0, kValueRateTier);
         p.scores.emplace_back(std::make_unique<FgdScore>(FgdScore::Options{.keep_whole = true}),
-                              1.0);
-        if (reserve) p.scores.emplace_back(std::make_unique<ReservationScore>(gang_raw), 1e7);
+                              1.0, kFragmentationTier);
+        if (reserve)
+          p.scores.emplace_back(std::make_unique<ReservationScore>(gang_raw), 1.0,
+                                kReservationTier);
         auto scale = std::make_unique<ForecastScale>(fo);
         ForecastScale* raw = scale.get();
         p.cycle.push_back(std::make_unique<CycleOf>(raw));
@@ -216,7 +225,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
           p.cycle.push_back(std::make_unique<CycleOf>(move_up.get()));
           // Below the gang reservation, above everything else: a moved job lands where it
           // was moved for.
-          p.scores.emplace_back(std::move(move_up), 1e6);
+          p.scores.emplace_back(std::move(move_up), 1.0, kMoveUpTier);
         }
         // With reservations the gang plug-in computes the reservation each cycle and vets
         // starts against it.

@@ -293,7 +293,7 @@ bool FgdScore::SelectGpus(const Job& job, NodeIndex node, const Engine& engine,
 
 FgdScore* FindFgdScore(Policy& policy) {
   for (auto& scorer : policy.scores)
-    if (auto* f = dynamic_cast<FgdScore*>(scorer.first.get())) return f;
+    if (auto* f = dynamic_cast<FgdScore*>(scorer.plugin.get())) return f;
   return nullptr;
 }
 

@@ -298,11 +298,12 @@ void RegisterSlurm(PolicyRegistry& registry) {
         p.queue_sort = std::make_unique<MultifactorOrder>(st);
         if (st->p.backfill) {
           p.permits.push_back(std::make_unique<EasyBackfill>(st));
-          p.scores.emplace_back(std::make_unique<ReservationScore>(st), 10.0);
+          // The reservation first; best fit breaks its ties (ScoreTerm tiers).
+          p.scores.emplace_back(std::make_unique<ReservationScore>(st), 1.0, 0);
         } else {
           p.order = std::make_unique<StrictOrder>();
         }
-        p.scores.emplace_back(std::make_unique<BestFitScore>(), 1.0);
+        p.scores.emplace_back(std::make_unique<BestFitScore>(), 1.0, 1);
         p.cycle.push_back(std::make_unique<SlurmCycle>(st));
         return p;
       });
