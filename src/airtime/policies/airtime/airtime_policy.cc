@@ -97,7 +97,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
       "hold-or-hand-off for bursts, preemption only when it pays",
       {"preemption", "lead", "hold_horizon", "margin", "gain_horizon", "pack", "gang_wait",
        "wide_gangs", "quota", "limit", "spare", "spare_loose", "keep", "slo_target", "faster_later",
-       "move_up", "trade", "urgency"},
+       "move_up", "trade", "urgency", "priority_doubling"},
       [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
         auto preempt_choice = GetChoice(params, "preemption", "on", {"on", "off"});
         if (!preempt_choice.ok()) return preempt_choice.status();
@@ -166,6 +166,13 @@ void RegisterAirtime(PolicyRegistry& registry) {
         // queue in plain value-density order.
         auto urgency = GetDuration(params, "urgency", kHour);
         if (!urgency.ok()) return urgency.status();
+        // Priority points that double a workload's rank in the queue (PriorityWeight);
+        // 0: value order alone.
+        auto doubling = params.GetDouble("priority_doubling", 50.0);
+        if (!doubling.ok()) return doubling.status();
+        if (*doubling < 0)
+          return InvalidArgument("airtime: priority_doubling must be 0 (off) or positive, not " +
+                                 params.GetString("priority_doubling", ""));
 
         auto quotas = ParseQuotas(cluster, params);
         if (!quotas.ok()) return quotas.status();
@@ -174,11 +181,11 @@ void RegisterAirtime(PolicyRegistry& registry) {
         p.name = preemption == "on" ? "airtime" : "airtime-nopreempt";
         p.description = "value scheduler";
         if (*quotas) {
-          p.queue_sort = std::make_unique<QuotaValueOrder>(*quotas, *urgency);
+          p.queue_sort = std::make_unique<QuotaValueOrder>(*quotas, *urgency, *doubling);
           p.filters.push_back(std::make_unique<QuotaFilter>(*quotas));
           p.cycle.push_back(std::make_unique<QuotaCycle>(*quotas));
         } else {
-          p.queue_sort = std::make_unique<ValueOrder>(*urgency);
+          p.queue_sort = std::make_unique<ValueOrder>(*urgency, *doubling);
         }
         // Placement scores, in tiers (ScoreTerm: a later tier only breaks the ties of the
         // ones before it): (0) the gang reservation overrides all but feasibility; (1)

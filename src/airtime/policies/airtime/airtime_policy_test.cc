@@ -1,6 +1,8 @@
 // Scenario tests of the airtime policy's key behaviours.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "airtime/engine/engine.h"
 #include "airtime/engine/test_util.h"
 #include "airtime/model/interference.h"
@@ -41,6 +43,37 @@ TEST(AirtimePolicyTest, DenserWorkGoesFirst) {
   auto& r = e.Handle(Event::Completion(kHour, e.job(0).allocations.front()));
   ASSERT_EQ(Count(r, DecisionType::kStart), 1);
   EXPECT_EQ(r.decisions.back().workload, 2);
+}
+
+// Priority acts: raising a waiting job's priority moves it ahead of denser work (50 points
+// double its rank's density), and with priority_doubling=0 the order is value alone.
+TEST(AirtimePolicyTest, RaisingAPriorityMovesTheJobAhead) {
+  for (const std::string spec : {"airtime", "airtime:priority_doubling=0"}) {
+    Cluster c = MakeCluster({{"A100-80GB", 4, 1}});
+    Engine e = MakeAirtime(c, spec);
+    e.Handle(Event::Arrival(0, MakeJob("hog", WorkloadKind::kTraining, 4, 3600)));
+    WorkloadSpec plain = MakeJob("plain", WorkloadKind::kBatch, 4, 3600);
+    plain.value.on_completion = 10;
+    WorkloadSpec dear = MakeJob("dear", WorkloadKind::kBatch, 4, 3600);
+    dear.value.on_completion = 15;
+    e.Handle(Event::Arrival(1, plain));
+    e.Handle(Event::Arrival(2, dear));
+    EXPECT_EQ(e.queue(), (std::vector<WorkloadId>{2, 1})) << spec;
+    // 'plain' gets priority 50: 10 x 2 = 20 ranks above 15 (unless priority is off).
+    e.Handle(Event::Priority(3, 1, 50));
+    const bool off = spec != "airtime";
+    EXPECT_EQ(e.queue(), off ? (std::vector<WorkloadId>{2, 1}) : (std::vector<WorkloadId>{1, 2}))
+        << spec;
+    auto& r = e.Handle(Event::Completion(kHour, e.job(0).allocations.front()));
+    ASSERT_EQ(Count(r, DecisionType::kStart), 1) << spec;
+    EXPECT_EQ(r.decisions.back().workload, off ? 2 : 1) << spec;
+  }
+  EXPECT_DOUBLE_EQ(PriorityWeight(50, 50), 2.0);
+  EXPECT_DOUBLE_EQ(PriorityWeight(-25, 50), std::exp2(-0.5));
+  EXPECT_DOUBLE_EQ(PriorityWeight(1 << 30, 50), std::exp2(16.0));  // held within 2^16
+  EXPECT_DOUBLE_EQ(PriorityWeight(100, 0), 1.0);
+  const Cluster c = MakeCluster({{"A100-80GB", 4, 1}});
+  EXPECT_FALSE(PolicyRegistry::Builtin().Make("airtime:priority_doubling=-1", c).ok());
 }
 
 TEST(AirtimePolicyTest, PlacesOnTheFastestTypeFirst) {

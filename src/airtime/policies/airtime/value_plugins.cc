@@ -63,11 +63,17 @@ std::string NoValueNote(const Job& job) {
          "`value: {on_completion: V}` to rank it)";
 }
 
+double PriorityWeight(int priority, double doubling) {
+  if (doubling <= 0) return 1.0;
+  return std::exp2(std::clamp(static_cast<double>(priority) / doubling, -16.0, 16.0));
+}
+
 bool ValueOrder::KeyChanges(const Job& job) const { return HasCostOfDelay(job); }
 
 std::pair<double, double> ValueOrder::Key(const Job& job, const Engine& engine) const {
   // Services first, each group densest first; ties in arrival order.
-  return {job.is_service() ? 0.0 : 1.0, -UrgentDensity(job, engine, urgency_)};
+  return {job.is_service() ? 0.0 : 1.0,
+          -UrgentDensity(job, engine, urgency_) * PriorityWeight(job.priority, doubling_)};
 }
 
 double SpeedScore::Score(const Job& job, NodeIndex node, const Engine& engine) const {
@@ -278,7 +284,8 @@ bool ValuePreempt::ByValue(const Job& job, Engine& engine, int pool) {
 
 std::pair<double, double> QuotaValueOrder::Key(const Job& job, const Engine& engine) const {
   if (job.is_service()) return {0.0, -job.value_density};
-  return {WithinQuota(*q_, job, engine) ? 1.0 : 2.0, -UrgentDensity(job, engine, urgency_)};
+  return {WithinQuota(*q_, job, engine) ? 1.0 : 2.0,
+          -UrgentDensity(job, engine, urgency_) * PriorityWeight(job.priority, doubling_)};
 }
 
 bool WithinQuota(KaiQueues& q, const Job& job, const Engine& engine) {

@@ -39,11 +39,19 @@ double DeadlineRisk(const Allocation& a, const Engine& engine, double cost, Dura
 // for every other workload).
 std::string NoValueNote(const Job& job);
 
-// Realtime replicas first; then value per GPU-hour (UrgentDensity), densest first; then
-// arrival. Dynamic while `urgency` > 0: a deadline's cost of delay grows as it nears.
+// How a workload's priority weighs in the queue order: its value density is multiplied by
+// 2^(priority / `doubling`) (the exponent held within +-16), so `doubling` priority points
+// double its rank's density; 1 for `doubling` <= 0 (priority ignored). Priority orders the
+// queue only: the value counted, and what preemption may take, stay the value itself.
+double PriorityWeight(int priority, double doubling);
+
+// Realtime replicas first; then value per GPU-hour (UrgentDensity) times the priority's
+// weight (PriorityWeight), highest first; then arrival. Dynamic while `urgency` > 0: a
+// deadline's cost of delay grows as it nears.
 class ValueOrder : public QueueSortPlugin {
  public:
-  explicit ValueOrder(DurationMs urgency = kHour) : urgency_(urgency) {}
+  explicit ValueOrder(DurationMs urgency = kHour, double priority_doubling = 0)
+      : urgency_(urgency), doubling_(priority_doubling) {}
   std::string_view name() const override { return "value-density"; }
   bool dynamic() const override { return urgency_ > 0; }
   bool KeyChanges(const Job& job) const override;
@@ -52,6 +60,7 @@ class ValueOrder : public QueueSortPlugin {
 
  private:
   DurationMs urgency_;
+  double doubling_;
 };
 
 // Tenant quotas (the `quota` and `limit` parameters, read as `kai` reads them: KaiQueues
@@ -64,11 +73,13 @@ class ValueOrder : public QueueSortPlugin {
 bool WithinQuota(KaiQueues& q, const Job& job, const Engine& engine);
 
 // ValueOrder with quotas: realtime replicas first, then work within its tenant's quota,
-// then borrowing work; value density within each. Dynamic: usage changes every cycle.
+// then borrowing work; value density times the priority's weight within each. Dynamic:
+// usage changes every cycle.
 class QuotaValueOrder : public QueueSortPlugin {
  public:
-  QuotaValueOrder(std::shared_ptr<KaiQueues> q, DurationMs urgency = kHour)
-      : q_(std::move(q)), urgency_(urgency) {}
+  QuotaValueOrder(std::shared_ptr<KaiQueues> q, DurationMs urgency = kHour,
+                  double priority_doubling = 0)
+      : q_(std::move(q)), urgency_(urgency), doubling_(priority_doubling) {}
   std::string_view name() const override { return "value-density-within-quota"; }
   bool dynamic() const override { return true; }
   std::pair<double, double> Key(const Job& job, const Engine& engine) const override;
@@ -77,6 +88,7 @@ class QuotaValueOrder : public QueueSortPlugin {
  private:
   std::shared_ptr<KaiQueues> q_;
   DurationMs urgency_;
+  double doubling_;
 };
 
 // Limits, and the deserved quota for non-preemptible work (KaiQueues::Admits).
