@@ -11,15 +11,17 @@
 
 namespace airtime {
 
+// The order here is the registry's: `airtime sim` compares every registered policy in it by
+// default (the baselines first, airtime last), and `airtime policies` lists them in it.
 void RegisterBuiltinPolicies(PolicyRegistry& registry) {
   RegisterFifo(registry);
   RegisterStatic(registry);
   RegisterBestFit(registry);
   RegisterFgd(registry);
-  RegisterKai(registry);
-  RegisterLyra(registry);
   RegisterSlurm(registry);
   RegisterTiresias(registry);
+  RegisterKai(registry);
+  RegisterLyra(registry);
   RegisterAirtime(registry);
 }
 

@@ -21,5 +21,25 @@ TEST(RegistryTest, UnknownNamesAndParametersAreErrors) {
   EXPECT_TRUE(reg.Make("static:inference_share=0.25", c).ok());
 }
 
+TEST(RegistryTest, KeepsRegistrationOrder) {
+  // The order builtin.cc registers in is the order `airtime sim` compares them by default.
+  EXPECT_EQ(PolicyRegistry::Builtin().names(),
+            (std::vector<std::string>{"fifo", "static", "bestfit", "fgd", "slurm", "tiresias",
+                                      "kai", "lyra", "airtime"}));
+  PolicyRegistry r;
+  auto none = [](const Cluster&, const PolicyParams&) -> StatusOr<Policy> { return Policy{}; };
+  r.Register("zeta", "last letter", {}, none);
+  r.Register("alpha", "first letter", {"k"}, none);
+  r.Register("zeta", "registered again", {}, none);  // replaces, keeps its place
+  EXPECT_EQ(r.names(), (std::vector<std::string>{"zeta", "alpha"}));
+  EXPECT_EQ(r.description("zeta"), "registered again");
+  EXPECT_EQ(r.params("alpha"), (std::vector<std::string>{"k"}));
+  EXPECT_TRUE(r.params("omega").empty());
+  auto bad = r.Make("omega", MakeCluster({{"H100", 8, 1}}));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("(known: zeta, alpha)"), std::string::npos)
+      << bad.status().message();
+}
+
 }  // namespace
 }  // namespace airtime
