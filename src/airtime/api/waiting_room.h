@@ -16,8 +16,8 @@
 // client has read the answer. The room does this without waiting, for the worker's 408 and
 // 431 and the accept's 429 as well as its own 408.
 //
-// Peeking copies at most max_header_bytes + 1 bytes per arrival, so a client costs the room
-// about what each of its TCP segments costs the kernel.
+// A peek copies what the client has sent so far (at most max_header_bytes + 1 bytes) at each
+// arrival: a client that sends its headers in many small pieces costs one such copy each.
 #pragma once
 
 #include <httplib.h>
