@@ -87,10 +87,21 @@ class Server {
       execv(g_airtime.c_str(), argv.data());
       _exit(127);
     }
-    for (int i = 0; i < 400 && !fs::exists(data_ + "/address"); ++i)
+    // Up to a minute while it runs (a sanitizer build on a loaded machine starts slowly); a
+    // server that exited is reported at once.
+    bool exited = false;
+    for (int i = 0; i < 2400 && !fs::exists(data_ + "/address"); ++i) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        exited = true;
+        pid_ = -1;
+        break;
+      }
       std::this_thread::sleep_for(25ms);
+    }
     std::string addr = ReadFile(data_ + "/address");
-    ASSERT_FALSE(addr.empty()) << "server did not start: " << ReadFile(data_ + ".server.log");
+    ASSERT_FALSE(addr.empty()) << "server did not start (" << (exited ? "it exited" : "no address")
+                               << "): " << ReadFile(data_ + ".server.log");
     addr.erase(addr.find_last_not_of("\n") + 1);
     address_ = addr;
     std::istringstream tokens(ReadFile(data_ + "/tokens"));
