@@ -56,6 +56,8 @@ class DemandForecast {
   // `kErrorFloorRps` counts as that floor. -1 while fewer than `kMinErrors` are recorded.
   double ErrorQuantile(double q) const;
   size_t error_count() const { return errors_.size(); }
+  // The recorded errors, oldest first.
+  const std::vector<double>& errors() const { return errors_; }
   static constexpr double kErrorFloorRps = 0.01;
   static constexpr size_t kMinErrors = 8;
 

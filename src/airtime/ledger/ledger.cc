@@ -55,6 +55,7 @@ Ledger::Ledger(const Engine& engine) : engine_(&engine), last_(engine.now()), ac
 void Ledger::Carry(const LedgerTotals& earlier) {
   for (size_t b = 0; b < totals_.milli_ms.size(); ++b) totals_.milli_ms[b] += earlier.milli_ms[b];
   totals_.installed_milli_ms += earlier.installed_milli_ms;
+  totals_.reserved_held_milli_ms += earlier.reserved_held_milli_ms;
 }
 
 void Ledger::Advance(TimeMs to) {
@@ -63,6 +64,7 @@ void Ledger::Advance(TimeMs to) {
   for (int b = 0; b < kBucketCount; ++b)
     totals_.milli_ms[static_cast<size_t>(b)] += rate_[static_cast<size_t>(b)] * dt;
   totals_.installed_milli_ms += installed_milli_ * dt;
+  totals_.reserved_held_milli_ms += reserved_held_rate_ * dt;
   for (const auto& [shape, rate] : shape_blocked_rate_) shape_blocked_[shape] += rate * dt;
   last_ = to;
 }
@@ -115,6 +117,7 @@ void Ledger::Classify() {
   const ClusterState& st = e.state();
   const size_t types = c.catalog().size();
   rate_.fill(0);
+  reserved_held_rate_ = 0;
   alloc_rates_.clear();
   shape_blocked_rate_.clear();
 
@@ -225,6 +228,7 @@ void Ledger::Classify() {
       it->second -= reserved;
       idle -= reserved;
       rate_[static_cast<size_t>(Bucket::kReservedHeadroom)] += reserved;
+      reserved_held_rate_ += reserved;
     }
     rate_[static_cast<size_t>(Bucket::kIdleHeld)] += idle;
     rate_[static_cast<size_t>(h.low ? Bucket::kLowValueBusy : Bucket::kUseful)] += h.useful;

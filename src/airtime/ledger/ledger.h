@@ -60,6 +60,9 @@ struct LedgerTotals {
   // Milli-GPU-milliseconds per bucket; divide by 3.6e9 for GPU-hours.
   std::array<int64_t, kBucketCount> milli_ms{};
   int64_t installed_milli_ms = 0;
+  // Of reserved_headroom, the part that running replicas held (allocated, kept warm on
+  // purpose), as against capacity kept free: an allocation rate counts it.
+  int64_t reserved_held_milli_ms = 0;
 
   int64_t sum() const;
   double gpu_hours(Bucket b) const;
@@ -106,6 +109,7 @@ class Ledger {
   std::array<int64_t, kBucketCount> rate_{};  // milli-GPU in each bucket now
   int64_t installed_milli_ = 0;
   std::vector<AllocRates> alloc_rates_;
+  int64_t reserved_held_rate_ = 0;  // milli-GPU of reserved_headroom held by replicas
   std::unordered_map<AllocationId, AllocAcc> acc_;     // per live allocation, since it started
   std::unordered_map<AllocationId, double> measured_;  // telemetry, when the daemon has it
   TimeMs acc_since_ = 0;

@@ -95,9 +95,10 @@ void RegisterAirtime(PolicyRegistry& registry) {
       "airtime",
       "value density order, speed- and fragmentation-aware placement, forecast headroom, "
       "hold-or-hand-off for bursts, preemption only when it pays",
-      {"preemption", "lead", "hold_horizon", "margin", "gain_horizon", "pack", "gang_wait",
-       "wide_gangs", "quota", "limit", "spare", "spare_loose", "keep", "slo_target", "faster_later",
-       "move_up", "trade", "urgency", "priority_doubling"},
+      {"preemption",   "lead",        "hold_horizon", "margin",  "gain_horizon",
+       "pack",         "gang_wait",   "wide_gangs",   "quota",   "limit",
+       "spare",        "spare_loose", "headroom",     "keep",    "slo_target",
+       "faster_later", "move_up",     "trade",        "urgency", "priority_doubling"},
       [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
         auto preempt_choice = GetChoice(params, "preemption", "on", {"on", "off"});
         if (!preempt_choice.ok()) return preempt_choice.status();
@@ -126,6 +127,11 @@ void RegisterAirtime(PolicyRegistry& registry) {
         if (*loose < 0)
           return InvalidArgument("policy 'airtime': parameter 'spare_loose' must be >= 0");
         fo.spare_loose = *loose;
+        // headroom=priced: warm replicas by expected value (ForecastScale::PricedExtra);
+        // spare: the fixed `spare` fraction.
+        auto headroom = GetChoice(params, "headroom", "spare", {"spare", "priced"});
+        if (!headroom.ok()) return headroom.status();
+        fo.priced = *headroom == "priced";
         // Without preemption a service gets GPUs back only as work ends: keep a spare.
         if (preemption == "off") fo.min_spare = 1;
         ValuePreempt::Options po;

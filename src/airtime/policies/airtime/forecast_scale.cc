@@ -104,7 +104,10 @@ int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) cons
                : std::max(o_.min_spare, static_cast<int>(std::floor(target * fraction + 0.5)));
   };
   const int room = rt.max_replicas - target;
-  const int firm = std::min(count(o_.spare), room);
+  int firm = std::min(count(o_.spare), room);
+  if (o_.priced) {
+    if (const Priced p = PricedExtra(service, engine, target, room); p.extra >= 0) firm = p.extra;
+  }
   const int loose = std::min(count(o_.spare + o_.spare_loose), room) - firm;
   if (firm + loose <= 0) return target;
   // Spares go on GPUs free now or held by its replicas beyond the target; loose ones only
@@ -128,6 +131,47 @@ int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) cons
   // full load; loose ones to any waiting work.
   const int wanted = (outbid ? 0 : firm) + (waiting ? 0 : loose);
   return target + static_cast<int>(std::clamp<int64_t>(avail / unit, 0, wanted));
+}
+
+ForecastScale::Priced ForecastScale::PricedExtra(const Job& service, const Engine& engine,
+                                                 int target, int room) const {
+  Priced p;
+  const DemandForecast* f = forecast(service.id);
+  if (f == nullptr || f->error_count() < DemandForecast::kMinErrors) return p;
+  const RealtimeProfile& rt = service.s().realtime;
+  const TimeMs now = engine.now();
+  // The demand the target was set for, and what a forecast that far ahead has missed.
+  const double forecast_rps =
+      f->seasonal() ? std::max(service.demand_rps, f->PeakOver(now, now + rt.cold_start + o_.lead))
+                    : service.demand_rps;
+  const std::vector<double>& errors = f->errors();
+  const double per_request = service.s().value.per_1k_requests / 1000.0;
+  const double cold_s = static_cast<double>(rt.cold_start) / 1000.0;
+  // What the replica's GPUs would earn for the densest waiting work over a slot.
+  double waiting_density = 0;
+  for (size_t t = 0; t < engine.nodes_of_type().size(); ++t) {
+    const auto type = static_cast<GpuTypeId>(t);
+    if (service.s().shape.AllowsType(type))
+      waiting_density = std::max(waiting_density, WaitingDensity(type));
+  }
+  const double gpus = static_cast<double>(service.s().shape.TotalMilli(engine.catalog())) / 1000.0;
+  const double slot_h = ToHours(DemandForecast::Options{}.slot);
+  p.cost = gpus * slot_h * waiting_density;
+  p.extra = 0;
+  for (int k = 1; k <= room; ++k) {
+    // The requests the k-th replica beyond the target would serve if the slot's peak missed
+    // the forecast as the past ones did, each past miss as likely; without it they would
+    // wait for a cold start.
+    const double floor_rps = static_cast<double>(target + k - 1) * rt.capacity_rps;
+    double served = 0;
+    for (double r : errors)
+      served += std::clamp(forecast_rps * r - floor_rps, 0.0, rt.capacity_rps);
+    served /= static_cast<double>(errors.size());
+    p.benefit = served * cold_s * per_request;
+    if (p.benefit <= p.cost || p.benefit <= 0) break;
+    p.extra = k;
+  }
+  return p;
 }
 
 std::string ForecastScale::WhyTarget(const Job& service, const Engine& engine) const {
@@ -176,8 +220,18 @@ std::string ForecastScale::WhyTarget(const Job& service, const Engine& engine) c
   }
   const int base = std::max({need, forecast, kept});
   if (service.target_replicas > base) {
-    std::snprintf(buf, sizeof buf, "%s%d warm spare(s) on free GPUs", out.empty() ? "" : "; ",
-                  service.target_replicas - base);
+    const int extra = service.target_replicas - base;
+    const Priced p = o_.priced ? PricedExtra(service, engine, base, extra) : Priced{};
+    if (p.extra >= 0) {
+      std::snprintf(buf, sizeof buf,
+                    "%s%d warm replica(s) held for a burst beyond the forecast: the last one is "
+                    "expected to serve %.2f of value within a cold start, more than the %.2f its "
+                    "GPUs would earn for waiting work over 15 minutes",
+                    out.empty() ? "" : "; ", extra, p.benefit, p.cost);
+    } else {
+      std::snprintf(buf, sizeof buf, "%s%d warm spare(s) on free GPUs", out.empty() ? "" : "; ",
+                    extra);
+    }
     out += buf;
   }
   return out;
@@ -235,7 +289,15 @@ void ForecastScale::BeforeAllocate(Engine& engine) {
     sv.capacity_rps = ready * j.s().realtime.capacity_rps;
     auto seen = last_seen_.find(j.id);
     if (seen != last_seen_.end() && seen->second == j.demand_rps) continue;
-    forecasts_[j.id].Observe(engine.now(), j.demand_rps);
+    auto fit = forecasts_.find(j.id);
+    if (fit == forecasts_.end()) {
+      // Its errors are measured a cold start and lead ahead: what a replica started now
+      // could serve from (PricedExtra).
+      DemandForecast::Options fo;
+      fo.error_lead = j.s().realtime.cold_start + o_.lead;
+      fit = forecasts_.emplace(j.id, DemandForecast(fo)).first;
+    }
+    fit->second.Observe(engine.now(), j.demand_rps);
     last_seen_[j.id] = j.demand_rps;
     auto& steps = recent_[j.id];
     steps.emplace_back(engine.now(), j.demand_rps);

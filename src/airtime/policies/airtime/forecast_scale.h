@@ -53,6 +53,13 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
     // started, minus `slo_target` x its requests), the window stays `keep`.
     DurationMs keep = kHour;
     double slo_target = 0.999;
+    // Priced headroom (the 3 a.m. call) instead of `spare`: a service keeps the k-th warm
+    // replica beyond its target while what it is expected to serve within one cold start of
+    // a burst is worth more than what its GPUs would earn for the densest waiting work over
+    // a forecast slot (PricedExtra). Expected from the service's own forecast errors (its
+    // DemandForecast's ratios of slot peaks to forecasts made a cold start and lead ahead);
+    // until 8 of them are known, `spare` stands in.
+    bool priced = false;
   };
   explicit ForecastScale(Options o) : o_(o) {}
 
@@ -86,6 +93,15 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
   // over [now, until], spread over the types their shapes allow (first allowed type).
   std::map<GpuTypeId, int64_t> ForecastNeed(const Engine& engine, TimeMs until) const;
   const DemandForecast* forecast(WorkloadId id) const;
+
+  // The priced hold for `service` above `target` replicas: the extra replicas whose expected
+  // value within one cold start of a burst exceeds what their GPUs earn for waiting work over
+  // a forecast slot, at most `room`; -1 while its forecast has too few errors to price.
+  struct Priced {
+    int extra = -1;
+    double benefit = 0, cost = 0;  // of the last replica held (or the first one declined)
+  };
+  Priced PricedExtra(const Job& service, const Engine& engine, int target, int room) const;
 
  private:
   // The work left waiting by the last allocation pass, per GPU type it could use: what
