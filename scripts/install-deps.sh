@@ -30,6 +30,7 @@ PACKAGES=(
   libbenchmark-dev   # bench/
   libsqlite3-dev     # the daemon's embedded store
   libcpp-httplib-dev # the daemon's HTTP API and the CLI's client
+  coinor-libclp-dev  # COIN-OR CLP: solves the LP bound on a replay's return (src/airtime/sim/lp_bound.h)
 )
 
 installed() {

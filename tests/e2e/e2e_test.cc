@@ -160,6 +160,15 @@ TEST(MixedDay, ReportIsCompleteConsistentAndDeterministic) {
   const double gpus = Number(report.at("cluster").at("gpus"), "cluster.gpus");
   EXPECT_GT(gpus, 0);
   EXPECT_GT(report.at("workloads").get<int>(), 0);
+  // The LP bound (sim/lp_bound.h): solved, over the same installed GPU-hours, and never
+  // below a policy's return.
+  const auto& bound = report.at("bound");
+  EXPECT_EQ(bound.at("status"), "optimal");
+  EXPECT_NEAR(Number(bound.at("installed_gpu_hours"), "bound.installed_gpu_hours"), gpus * 24,
+              1e-6 * gpus * 24);
+  const double bound_rate = Number(bound.at("per_gpu_hour"), "bound.per_gpu_hour");
+  EXPECT_DOUBLE_EQ(Number(bound.at("slot_s"), "bound.slot_s"), 900);
+  EXPECT_GT(bound.at("columns").get<int>(), 0);
   const auto& policies = report.at("policies");
   ASSERT_EQ(policies.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
@@ -188,6 +197,9 @@ TEST(MixedDay, ReportIsCompleteConsistentAndDeterministic) {
     EXPECT_GT(value, 0);
     EXPECT_NEAR(Number(p.at("return_per_gpu_hour"), "return_per_gpu_hour"), value / installed,
                 1e-9 * (1 + value / installed));
+    EXPECT_LE(value / installed, bound_rate * (1 + 1e-7));
+    EXPECT_NEAR(Number(p.at("return_of_bound"), "return_of_bound"), value / installed / bound_rate,
+                1e-9);
     const double held = ledger.at("useful").get<double>() + ledger.at("idle_held").get<double>() +
                         ledger.at("low_value_busy").get<double>() + ledger.at("lost").get<double>();
     const double alloc = Number(p.at("allocation_rate"), "allocation_rate");
@@ -313,6 +325,14 @@ TEST(BadInput, ANegativeThreadCountIsNamed) {
   EXPECT_EQ(r.out, "");
 }
 
+TEST(BadInput, AMalformedBoundSlotIsNamed) {
+  Outcome r = Airtime({"sim", "--cluster", kData + "cluster.yaml", "--workload", kData + "ok.yaml",
+                       "--policy", "fifo", "--bound-slot", "soon"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--bound-slot"));
+  EXPECT_EQ(r.out, "");
+}
+
 TEST(BadInput, UnknownPolicyIsNamedWithTheKnownOnes) {
   const std::string json = TempDir() + "/out.json";
   Outcome r = Airtime({"sim", "--cluster", kData + "cluster.yaml", "--workload", kData + "ok.yaml",
@@ -348,6 +368,20 @@ TEST(Suite, EveryScenarioUnderEveryPolicyWithInputFromTheCommandLine) {
   }
   EXPECT_EQ(report.at("entries")[0].at("scenario"), "small");
   EXPECT_EQ(report.at("entries")[1].at("policy"), "airtime");
+  // Every replay prints its LP bound and each return as a share of it.
+  EXPECT_THAT(r.out, AllOf(HasSubstr("bound per installed GPU-h: "), HasSubstr("% of bound")));
+  for (const auto& e : report.at("entries")) {
+    EXPECT_EQ(e.at("bound").at("status"), "optimal");
+    EXPECT_LE(e.at("return_per_gpu_hour").get<double>(),
+              e.at("bound").at("per_gpu_hour").get<double>() * (1 + 1e-7));
+  }
+  // --no-bound skips it.
+  Outcome n = Airtime({"sim", "--suite", "--suite-file", kData + "suite.yaml", "--policy", "fifo",
+                       "--no-bound", "--json", json});
+  ASSERT_EQ(n.exit_code, 0) << n.err;
+  EXPECT_THAT(n.out, Not(HasSubstr("bound per installed GPU-h")));
+  for (const auto& e : nlohmann::json::parse(ReadFile(json)).at("entries"))
+    EXPECT_FALSE(e.contains("bound"));
 }
 
 // `airtime policies` lists the registry in registration order, and that list is the default

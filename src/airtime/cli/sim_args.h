@@ -9,6 +9,7 @@
 #include "airtime/base/parallel.h"
 #include "airtime/base/status.h"
 #include "airtime/model/interference.h"
+#include "airtime/sim/lp_bound.h"
 
 namespace airtime {
 
@@ -28,6 +29,9 @@ struct SimArgs {
   bool quiet = false;
   std::string interference = "gavel";  // gavel, none, or a CSV file of measured factors
   int threads = 0;                     // replays at once; 0: DefaultParallelism()
+  // The LP bound on return (sim/lp_bound.h), computed for replays unless --no-bound.
+  bool no_bound = false;
+  std::string bound_slot;  // its slot length ("" : automatic)
   // Protocol mode.
   std::string protocol;
   std::string nodes, pods;
@@ -46,6 +50,10 @@ struct SimArgs {
 // *storage. The error names the file and line.
 Status ResolveInterference(const std::string& arg, std::optional<InterferenceModel>* storage,
                            const InterferenceModel** model);
+
+// The LP bound's options from --bound-slot; false (and a message on stderr naming `who`)
+// when the duration is malformed.
+bool BoundOptions(const SimArgs& args, const char* who, LpBoundOptions* options);
 
 // Splits "fifo,tiresias:thresholds=30m,4h,bestfit" into policy specs: a comma starts a new
 // spec only where a known policy name follows, so parameter values may hold commas.

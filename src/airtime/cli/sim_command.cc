@@ -2,6 +2,7 @@
 #include "airtime/cli/sim_args.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "airtime/sim/report.h"
 #include "airtime/sim/sim_input.h"
 #include "airtime/sim/simulator.h"
+#include "airtime/sim/value_ceiling.h"
 
 namespace airtime {
 
@@ -53,6 +55,18 @@ Status ResolveInterference(const std::string& arg, std::optional<InterferenceMod
   return OkStatus();
 }
 
+bool BoundOptions(const SimArgs& a, const char* who, LpBoundOptions* options) {
+  if (a.bound_slot.empty()) return true;
+  auto d = ParseDurationMs(a.bound_slot);
+  if (!d || *d <= 0) {
+    std::cerr << who << ": --bound-slot: expected a duration such as 15m, got '" << a.bound_slot
+              << "'\n";
+    return false;
+  }
+  options->slot = *d;
+  return true;
+}
+
 namespace {
 
 int RunScenario(const SimArgs& a) {
@@ -72,6 +86,8 @@ int RunScenario(const SimArgs& a) {
     }
     opt.horizon = *h;
   }
+  LpBoundOptions bound_options;
+  if (!BoundOptions(a, "airtime sim", &bound_options)) return 2;
   std::optional<InterferenceModel> loaded;
   if (Status st = ResolveInterference(a.interference, &loaded, &opt.interference); !st.ok()) {
     std::cerr << "airtime sim: --interference: " << st.message() << "\n";
@@ -118,8 +134,22 @@ int RunScenario(const SimArgs& a) {
   }
   for (const auto& r : results)
     for (const auto& e : r.event_errors) std::cerr << "warning: " << r.policy << ": " << e << "\n";
+  // The bound over the replays' common span: the horizon, or the end they were brought to.
+  std::optional<LpBound> bound;
+  if (!a.no_bound && !results.empty())
+    bound = ComputeLpBound(*input, results.front().end, bound_options);
   if (!a.quiet) {
-    std::cout << "\n" << ResultsTable(results);
+    std::cout << "\n" << ResultsTable(results, bound && bound->ok() ? bound->per_gpu_hour() : 0);
+    if (bound) {
+      const ValueCeiling ceiling = ComputeValueCeiling(*input, results.front().end);
+      std::cout << BoundLine(*bound);
+      char line[160];
+      std::snprintf(line, sizeof line,
+                    "value ceiling per installed GPU-h (looser: ignores capacity): %.3f reachable, "
+                    "%.3f offered\n",
+                    ceiling.reachable_per_gpu_hour(), ceiling.offered_per_gpu_hour());
+      std::cout << line;
+    }
     for (const auto& r : results) {
       if (r.waiting_at_end_count == 0) continue;
       std::cout << "\n"
@@ -131,7 +161,7 @@ int RunScenario(const SimArgs& a) {
   }
   if (!a.json.empty()) {
     std::ofstream f(a.json);
-    nlohmann::json report = ReportToJson(*input, results, a.seed);
+    nlohmann::json report = ReportToJson(*input, results, a.seed, bound ? &*bound : nullptr);
     report["interference"] = a.interference;
     f << report.dump(2) << "\n";
     if (!f) {
@@ -164,6 +194,11 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   sim->add_flag("--skip-bad-rows", args->skip_bad_rows,
                 "skip and count broken trace rows instead of failing");
   sim->add_flag("-q,--quiet", args->quiet, "print nothing but errors");
+  sim->add_flag("--no-bound", args->no_bound,
+                "skip the LP bound on return (a replay's and the suite's `bound` lines)");
+  sim->add_option("--bound-slot", args->bound_slot,
+                  "the LP bound's slot length, e.g. 5m (default: 15m for a day, up to 96 slots "
+                  "per day)");
   sim->add_option("--interference", args->interference,
                   "how work sharing a GPU by fractions slows down: gavel (the built-in table), "
                   "none, or a CSV file of family,other,factor")

@@ -6,8 +6,6 @@
 //   - {name, protocol: fgd, nodes, pods}
 // with paths relative to the suite file. A protocol scenario whose files are missing (the
 // shared traces are not there) is skipped with a note.
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -15,21 +13,23 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "airtime/base/strings.h"
 #include "airtime/cli/sim_args.h"
 #include "airtime/fgd/fgd_protocol.h"
 #include "airtime/sim/report.h"
 #include "airtime/sim/simulator.h"
+#include "airtime/sim/suite_file.h"
 #include "airtime/sim/value_ceiling.h"
 
 namespace airtime {
 namespace {
 
 // The gap to the targets, in the suite's own output: each airtime variant's return per
-// installed GPU-hour as a multiple of fifo's and of the best other policy's, and the
-// reachable value ceiling as a multiple of fifo's ("" without fifo or airtime).
-std::string ReturnRatios(const std::vector<SimResult>& results, double ceiling) {
+// installed GPU-hour as a multiple of fifo's and of the best other policy's, and the LP bound
+// and the reachable value ceiling as multiples of fifo's ("" without fifo or airtime).
+std::string ReturnRatios(const std::vector<SimResult>& results, double ceiling, double bound) {
   const SimResult* fifo = nullptr;
   for (const SimResult& r : results)
     if (r.policy == "fifo") fifo = &r;
@@ -50,73 +50,13 @@ std::string ReturnRatios(const std::vector<SimResult>& results, double ceiling) 
                   peer->policy.c_str());
     out += line;
   }
+  if (bound > 0 && !out.empty()) {
+    std::snprintf(line, sizeof line, "bound: %.3fx fifo\n", bound / base);
+    out += line;
+  }
   if (ceiling > 0 && !out.empty()) {
     std::snprintf(line, sizeof line, "reachable ceiling: %.3fx fifo\n", ceiling / base);
     out += line;
-  }
-  return out;
-}
-
-struct SuiteScenario {
-  std::string name;
-  std::string cluster;
-  std::vector<std::string> workloads;
-  std::string horizon;
-  std::string protocol, nodes, pods;
-  std::string source;
-};
-
-StatusOr<std::vector<SuiteScenario>> LoadSuite(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::vector<SuiteScenario> out;
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    return NotFound("cannot read suite file " + path);
-  } catch (const YAML::Exception& e) {
-    return InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
-  }
-  const fs::path base = fs::path(path).parent_path();
-  auto rel = [&](const std::string& p) { return (base / p).lexically_normal().string(); };
-  const YAML::Node list = root["suite"];
-  if (!list || !list.IsSequence())
-    return InvalidArgument(path + ": expected a top-level 'suite:' list of scenarios");
-  for (const YAML::Node& n : list) {
-    SuiteScenario s;
-    s.source = path + ":" + std::to_string(n.Mark().line + 1);
-    auto field = [&](const char* key) { return n[key] ? n[key].as<std::string>() : std::string(); };
-    try {
-      for (const auto& kv : n) {
-        const std::string k = kv.first.as<std::string>();
-        static const char* kKnown[] = {"name",     "cluster", "workloads", "horizon",
-                                       "protocol", "nodes",   "pods"};
-        if (std::find(std::begin(kKnown), std::end(kKnown), k) == std::end(kKnown))
-          return InvalidArgument(
-              s.source + ": unknown field '" + k +
-              "' (known: name, cluster, workloads, horizon, protocol, nodes, pods)");
-      }
-      s.name = field("name");
-      s.horizon = field("horizon");
-      s.protocol = field("protocol");
-      if (!s.protocol.empty()) {
-        s.nodes = rel(field("nodes"));
-        s.pods = rel(field("pods"));
-      } else {
-        s.cluster = rel(field("cluster"));
-        if (n["workloads"])
-          for (const auto& w : n["workloads"]) s.workloads.push_back(rel(w.as<std::string>()));
-      }
-    } catch (const YAML::Exception& e) {
-      return InvalidArgument(s.source + ": " + e.msg);
-    }
-    if (s.name.empty()) return InvalidArgument(s.source + ": a scenario needs a name");
-    if (s.protocol.empty() && (field("cluster").empty() || s.workloads.empty()))
-      return InvalidArgument(s.source + ": scenario '" + s.name +
-                             "' needs cluster and workloads (or protocol)");
-    if (!s.protocol.empty() && s.protocol != "fgd")
-      return InvalidArgument(s.source + ": unknown protocol '" + s.protocol + "' (known: fgd)");
-    out.push_back(std::move(s));
   }
   return out;
 }
@@ -147,12 +87,15 @@ int RunSuite(const SimArgs& a) {
     std::cerr << "airtime sim --suite: --interference: " << st.message() << "\n";
     return 2;
   }
+  LpBoundOptions bound_options;
+  if (!BoundOptions(a, "airtime sim --suite", &bound_options)) return 2;
   const std::vector<std::string> policies = SplitPolicies(a.policies);
   nlohmann::json entries = nlohmann::json::array();
   std::string summary;
   char line[256];
-  std::snprintf(line, sizeof line, "%-18s %-24s %10s %9s %9s %9s %9s %9s %9s\n", "scenario",
-                "policy", "return/GPUh", "alloc", "SLO", "deadlines", "useful", "stranded", "lost");
+  std::snprintf(line, sizeof line, "%-18s %-24s %10s %8s %9s %9s %9s %9s %9s %9s\n", "scenario",
+                "policy", "return/GPUh", "of bound", "alloc", "SLO", "deadlines", "useful",
+                "stranded", "lost");
   summary += line;
   for (const SuiteScenario& s : *suite) {
     if (!s.protocol.empty()) {
@@ -212,9 +155,15 @@ int RunSuite(const SimArgs& a) {
       std::cerr << "airtime sim --suite: " << s.name << ": " << results.status().message() << "\n";
       return 2;
     }
+    // The LP bound over the replays' common span (the horizon, or the end they reached).
+    std::optional<LpBound> bound;
+    if (!a.no_bound && !results->empty())
+      bound = ComputeLpBound(*input, results->front().end, bound_options);
+    const double bound_per_gpu_hour = bound && bound->ok() ? bound->per_gpu_hour() : 0;
     std::cout << "\n== " << s.name << ": " << input->cluster.gpu_count() << " GPUs, "
               << input->workloads.size() << " workloads\n"
-              << ResultsTable(*results);
+              << ResultsTable(*results, bound_per_gpu_hour);
+    if (bound) std::cout << BoundLine(*bound);
     double ceiling_per_gpu_hour = 0;
     nlohmann::json ceiling_json;
     if (opt.horizon != kNever) {
@@ -226,8 +175,9 @@ int RunSuite(const SimArgs& a) {
                       {"missed_at_start", ceiling.missed_at_start}};
       char line[320];
       std::snprintf(line, sizeof line,
-                    "value ceiling per installed GPU-h: %.3f reachable (requests up to "
-                    "max_replicas; the %d of %d jobs that could finish in time), %.3f offered\n",
+                    "value ceiling per installed GPU-h (looser: ignores capacity): %.3f "
+                    "reachable (requests up to max_replicas; the %d of %d jobs that could finish "
+                    "in time), %.3f offered\n",
                     ceiling.reachable_per_gpu_hour(), ceiling.reachable_jobs, ceiling.jobs,
                     ceiling.offered_per_gpu_hour());
       std::cout << line;
@@ -242,20 +192,27 @@ int RunSuite(const SimArgs& a) {
         std::cout << line;
       }
     }
-    std::cout << ReturnRatios(*results, ceiling_per_gpu_hour);
+    std::cout << ReturnRatios(*results, ceiling_per_gpu_hour, bound_per_gpu_hour);
     for (const SimResult& r : *results) {
       nlohmann::json j = ResultToJson(r);
       j["scenario"] = s.name;
       if (!ceiling_json.is_null()) j["ceiling"] = ceiling_json;
+      if (bound) {
+        j["bound"] = LpBoundToJson(*bound);
+        j["return_of_bound"] = ReturnOfBound(r, *bound);
+      }
       entries.push_back(std::move(j));
       const double inst = r.ledger.installed_gpu_hours();
       auto share = [&](Bucket b) { return inst > 0 ? r.ledger.gpu_hours(b) / inst : 0.0; };
       char row[256];
-      std::snprintf(row, sizeof row, "%-18s %-24s %10.3f %9s %9s %9s %9s %9s %9s\n", s.name.c_str(),
-                    r.policy.c_str(), r.return_per_gpu_hour(), Pct(r.allocation_rate()).c_str(),
-                    Pct(r.metrics.slo_attainment).c_str(), Pct(r.metrics.deadline_hit_rate).c_str(),
-                    Pct(share(Bucket::kUseful)).c_str(), Pct(share(Bucket::kStranded)).c_str(),
-                    Pct(share(Bucket::kLost)).c_str());
+      const std::string of_bound = bound_per_gpu_hour > 0
+                                       ? PercentOfBound(r.return_per_gpu_hour(), bound_per_gpu_hour)
+                                       : "-";
+      std::snprintf(row, sizeof row, "%-18s %-24s %10.3f %8s %9s %9s %9s %9s %9s %9s\n",
+                    s.name.c_str(), r.policy.c_str(), r.return_per_gpu_hour(), of_bound.c_str(),
+                    Pct(r.allocation_rate()).c_str(), Pct(r.metrics.slo_attainment).c_str(),
+                    Pct(r.metrics.deadline_hit_rate).c_str(), Pct(share(Bucket::kUseful)).c_str(),
+                    Pct(share(Bucket::kStranded)).c_str(), Pct(share(Bucket::kLost)).c_str());
       summary += row;
     }
   }

@@ -1,6 +1,7 @@
 #include "airtime/sim/report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <set>
 
@@ -85,20 +86,66 @@ nlohmann::json ResultToJson(const SimResult& r) {
 }
 
 nlohmann::json ReportToJson(const SimInput& input, const std::vector<SimResult>& results,
-                            uint64_t seed) {
+                            uint64_t seed, const LpBound* bound) {
   nlohmann::json policies = nlohmann::json::array();
-  for (const auto& r : results) policies.push_back(ResultToJson(r));
-  return {{"cluster",
-           {{"name", input.cluster.name()},
-            {"nodes", input.cluster.node_count()},
-            {"gpus", input.cluster.gpu_count()}}},
-          {"workloads", input.workloads.size()},
-          {"seed", seed},
-          {"notes", input.notes},
-          {"policies", policies}};
+  for (const auto& r : results) {
+    policies.push_back(ResultToJson(r));
+    if (bound != nullptr) policies.back()["return_of_bound"] = ReturnOfBound(r, *bound);
+  }
+  nlohmann::json report = {{"cluster",
+                            {{"name", input.cluster.name()},
+                             {"nodes", input.cluster.node_count()},
+                             {"gpus", input.cluster.gpu_count()}}},
+                           {"workloads", input.workloads.size()},
+                           {"seed", seed},
+                           {"notes", input.notes},
+                           {"policies", policies}};
+  if (bound != nullptr) report["bound"] = LpBoundToJson(*bound);
+  return report;
 }
 
-std::string ResultsTable(const std::vector<SimResult>& results) {
+nlohmann::json LpBoundToJson(const LpBound& b) {
+  return {{"status", b.status},
+          {"value", b.ok() ? nlohmann::json(b.value) : nlohmann::json(nullptr)},
+          {"per_gpu_hour", b.ok() ? nlohmann::json(b.per_gpu_hour()) : nlohmann::json(nullptr)},
+          {"installed_gpu_hours", b.installed_gpu_hours},
+          {"slot_s", ToSeconds(b.slot)},
+          {"slots", b.slots},
+          {"rows", b.rows},
+          {"columns", b.columns},
+          {"nonzeros", b.nonzeros},
+          {"jobs", b.jobs},
+          {"jobs_in_lp", b.jobs_in_lp},
+          {"services", b.services},
+          {"wall_seconds", b.solve_seconds}};
+}
+
+nlohmann::json ReturnOfBound(const SimResult& r, const LpBound& b) {
+  if (!b.ok() || b.per_gpu_hour() <= 0) return nullptr;
+  return r.return_per_gpu_hour() / b.per_gpu_hour();
+}
+
+std::string PercentOfBound(double value, double bound) {
+  // Rounded down: 99.96% is not printed as 100.0%.
+  return Fmt("%.1f%%", std::floor(1000 * value / bound + 1e-9) / 10);
+}
+
+std::string BoundLine(const LpBound& b) {
+  char line[320];
+  if (!b.ok()) {
+    std::snprintf(line, sizeof line, "bound per installed GPU-h: none (LP: %s)\n",
+                  b.status.c_str());
+  } else {
+    std::snprintf(line, sizeof line,
+                  "bound per installed GPU-h: %.3f (LP relaxation over %d slots of %s: %d rows, "
+                  "%d columns, %.2f s; %d of %d jobs could complete)\n",
+                  b.per_gpu_hour(), b.slots, FormatDuration(b.slot).c_str(), b.rows, b.columns,
+                  b.solve_seconds, b.jobs_in_lp, b.jobs);
+  }
+  return line;
+}
+
+std::string ResultsTable(const std::vector<SimResult>& results, double bound_per_gpu_hour) {
   std::string out;
   size_t w = 11;
   for (const auto& r : results) w = std::max(w, r.policy.size() + 2);
@@ -110,6 +157,10 @@ std::string ResultsTable(const std::vector<SimResult>& results) {
   row("policy", [](const SimResult& r) { return r.policy; });
   row("return / installed GPU-h",
       [](const SimResult& r) { return Fmt("%.3f", r.return_per_gpu_hour()); });
+  if (bound_per_gpu_hour > 0)
+    row("  % of bound", [&](const SimResult& r) {
+      return PercentOfBound(r.return_per_gpu_hour(), bound_per_gpu_hour);
+    });
   row("value", [](const SimResult& r) { return Fmt("%.1f", r.metrics.value); });
   row("allocation rate",
       [](const SimResult& r) { return Fmt("%.1f%%", 100 * r.allocation_rate()); });
