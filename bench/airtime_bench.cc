@@ -9,13 +9,19 @@
 //                of the nodes each), every job with its own speed on each type (the
 //                catalogue's x 0.5-1.5), so that placement weighs types and airtime trades
 //                them (TypeTrade)
+//   scale_*      with --gpus N,N,... (and --waiting M,M,... or the same numbers): the
+//                synthetic cycle at each size, then the growth exponent of its p50 and p99
+//                cycle CPU time against the cluster's size (a least-squares fit of
+//                log(time) on log(GPUs): 1 is linear, 2 quadratic)
 // Wall times are of this machine, which is shared and noisy: a cycle that the kernel
 // interrupts to run another process shows up as a 4 ms wall-time outlier. The synthetic
 // part therefore also prints each cycle's thread CPU time (cycle_cpu_*), which is what the
 // 1 ms p99 target is checked against when the machine is loaded.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -95,7 +101,28 @@ int Philly(const std::string& traces, const std::string& policy) {
   return 0;
 }
 
-int Synthetic(const std::string& policy, int gpus, int waiting, int cycles, bool mixed) {
+struct CycleFigures {
+  double cpu_p50 = 0, cpu_p99 = 0;
+};
+
+// The slope of the least-squares line through (log x, log y).
+double GrowthExponent(const std::vector<double>& x, const std::vector<double>& y) {
+  const size_t n = x.size();
+  if (n < 2) return 0;
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double lx = std::log(x[i]), ly = std::log(std::max(y[i], 1e-9));
+    sx += lx;
+    sy += ly;
+    sxx += lx * lx;
+    sxy += lx * ly;
+  }
+  const double den = static_cast<double>(n) * sxx - sx * sx;
+  return den == 0 ? 0 : (static_cast<double>(n) * sxy - sx * sy) / den;
+}
+
+int Synthetic(const std::string& policy, int gpus, int waiting, int cycles, bool mixed,
+              const std::string& prefix = "", CycleFigures* figures = nullptr) {
   const int nodes = gpus / 8;
   Cluster c = SyntheticCluster("H100", nodes, 8, mixed);
   auto pol = PolicyRegistry::Builtin().Make(policy, c);
@@ -157,7 +184,9 @@ int Synthetic(const std::string& policy, int gpus, int waiting, int cycles, bool
     for (const auto& d : r.decisions)
       if (d.type == DecisionType::kStart) running.push_back(d.allocation);
   }
-  const std::string p = std::string(mixed ? "synthetic_mixed_" : "synthetic_") + policy + "_";
+  const std::string p = prefix.empty()
+                            ? std::string(mixed ? "synthetic_mixed_" : "synthetic_") + policy + "_"
+                            : prefix;
   Print(p + "gpus", gpus, "GPUs");
   Print(p + "waiting", static_cast<double>(e.queue().size()), "workloads");
   auto pc = ComputePercentiles(us);
@@ -169,7 +198,49 @@ int Synthetic(const std::string& policy, int gpus, int waiting, int cycles, bool
   Print(p + "cycle_cpu_p50", cc.p50, "us");
   Print(p + "cycle_cpu_p99", cc.p99, "us");
   Print(p + "cycle_cpu_max", cc.max, "us");
+  if (figures) *figures = {cc.p50, cc.p99};
   return 0;
+}
+
+// The synthetic cycle at each size (`waiting[i]` workloads waiting on `gpus[i]` GPUs), then
+// the growth exponents.
+int Scale(const std::string& policy, const std::vector<int>& gpus, const std::vector<int>& waiting,
+          bool mixed) {
+  std::vector<double> x, p50, p99;
+  int rc = 0;
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    const std::string prefix = "scale_" + std::string(mixed ? "mixed_" : "") + policy + "_" +
+                               std::to_string(gpus[i]) + "_";
+    // Fewer measured cycles on large clusters: the setup dominates there.
+    const int cycles = gpus[i] >= 20000 ? 300 : 1000;
+    CycleFigures f;
+    rc |= Synthetic(policy, gpus[i], waiting[i], cycles, mixed, prefix, &f);
+    x.push_back(gpus[i]);
+    p50.push_back(f.cpu_p50);
+    p99.push_back(f.cpu_p99);
+  }
+  if (x.size() < 2) return rc;
+  const std::string p = "scale_" + std::string(mixed ? "mixed_" : "") + policy + "_";
+  Print(p + "growth_exponent_p50", GrowthExponent(x, p50), "(1: linear)");
+  Print(p + "growth_exponent_p99", GrowthExponent(x, p99), "(1: linear)");
+  return rc;
+}
+
+// "1000,5000,10000" -> {1000, 5000, 10000}; empty on a malformed list.
+std::vector<int> ParseSizes(const char* text) {
+  std::vector<int> out;
+  std::string s(text);
+  size_t at = 0;
+  while (at <= s.size()) {
+    const size_t comma = std::min(s.find(',', at), s.size());
+    const std::string part = s.substr(at, comma - at);
+    char* end = nullptr;
+    const long v = std::strtol(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0' || v < 8 || v > 1000000 || v % 8 != 0) return {};
+    out.push_back(static_cast<int>(v));
+    at = comma + 1;
+  }
+  return out;
 }
 
 }  // namespace
@@ -179,21 +250,38 @@ int main(int argc, char** argv) {
   std::string traces = "../shared/traces";
   std::string only;
   std::vector<std::string> policies = {"fifo", "bestfit"};
+  std::vector<int> gpus, waiting;
+  bool bad = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--traces") && i + 1 < argc)
       traces = argv[++i];
+    else if (!std::strcmp(argv[i], "--gpus") && i + 1 < argc)
+      bad |= (gpus = airtime::ParseSizes(argv[++i])).empty();
+    else if (!std::strcmp(argv[i], "--waiting") && i + 1 < argc)
+      bad |= (waiting = airtime::ParseSizes(argv[++i])).empty();
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
       only = argv[++i];
     else if (!std::strcmp(argv[i], "--policy") && i + 1 < argc)
       policies = {argv[++i]};
-    else {
-      std::fprintf(stderr,
-                   "usage: airtime_bench [--traces DIR] [--only philly|synthetic|synthetic_mixed] "
-                   "[--policy P]\n");
-      return 2;
-    }
+    else
+      bad = true;
+  }
+  if (waiting.empty()) waiting = gpus;
+  if (bad || waiting.size() != gpus.size()) {
+    std::fprintf(stderr,
+                 "usage: airtime_bench [--traces DIR] [--only philly|synthetic|synthetic_mixed] "
+                 "[--policy P] [--gpus N,N,... [--waiting M,M,...]]\n"
+                 "  --gpus: cluster sizes (multiples of 8, at least 8) for the scale_ figures; "
+                 "--waiting: workloads waiting at each size (default: as many as GPUs)\n");
+    return 2;
   }
   int rc = 0;
+  if (!gpus.empty()) {
+    for (const auto& p : policies) {
+      rc |= airtime::Scale(p, gpus, waiting, only == "synthetic_mixed");
+    }
+    return rc;
+  }
   for (const auto& p : policies) {
     if (only.empty() || only == "synthetic")
       rc |= airtime::Synthetic(p, 10000, 10000, 2000, /*mixed=*/false);

@@ -10,10 +10,16 @@ How it counts (an estimate for the README, not part of the simulator):
   realtime       replicas the demand curve asks for, clamp(ceil(rps / capacity_rps),
                  min_replicas, max_replicas), times the share of one replica (gpus, a
                  gpu_fraction, or a MIG slice as its compute slices / 7), over the window.
-                 Azure demand traces are rebuilt as src/airtime/traces/azure.cc does.
+                 Azure demand traces are rebuilt as src/airtime/traces/azure.cc does
+                 (`days` and `weekend_factor` included).
   philly traces  num_gpus x duration x speed(reference_type), cut at the window's end
                  (`limit`: the earliest N jobs).
-Installed GPU-hours are GPUs x window, whatever their type.
+Installed GPU-hours are GPUs x window, whatever their type. A last line counts in A100
+time on both sides: installed capacity as GPUs x catalogue speed x window, less what the
+services' replicas hold (their GPU-hours x the speed of their one allowed type, or 1.0), and
+the finite kinds' demand as a share of what the services leave.
+
+The module can be imported (backlog.py does): read_workloads() yields every workload.
 """
 import csv, math, os, sys, datetime
 import yaml
@@ -61,7 +67,11 @@ def azure_curve(path, opt):
     rps = [x / b for x in c]
     full = int(arr[-1] // b) or n
     per_day = int(86400 // b)
-    pts = [(j * b, rps[j % full] * diurnal((j * b + b / 2) / 3600)) for j in range(per_day)]
+    days = int(opt.get("days", 1))
+    wf = float(opt.get("weekend_factor", 1))
+    pts = [((d * per_day + j) * b,
+            rps[(d * per_day + j) % full] * diurnal((j * b + b / 2) / 3600) * (wf if d % 7 >= 5 else 1))
+           for d in range(days) for j in range(per_day)]
     if opt.get("peak_rps"):
         m = max(p[1] for p in pts)
         pts = [(a, r * float(opt["peak_rps"]) / m) for a, r in pts]
@@ -73,19 +83,16 @@ def share(w):
     if "gpu_fraction" in w: return float(w["gpu_fraction"])
     return float(w.get("gpus", 1))
 
-def main():
-    args, window = [], 24 * 3600.0
-    it = iter(sys.argv[1:])
-    for a in it:
-        if a == "--hours": window = float(next(it)) * 3600
-        else: args.append(a)
-    cluster = yaml.safe_load(open(args[0]))["cluster"]
-    gpus = sum(n.get("gpus", 0) * n.get("count", 1) for n in cluster["nodes"])
-    kinds, counts = {}, {}
-    def add(kind, gh):
-        kinds[kind] = kinds.get(kind, 0) + gh
-        counts[kind] = counts.get(kind, 0) + 1
-    for path in args[1:]:
+def types_of(w):
+    t = w.get("gpu_type")
+    return [] if t is None else [t] if isinstance(t, str) else list(t)
+
+def read_workloads(paths, window):
+    """Every workload of the files, as dicts: name, kind, submit (s), and for realtime
+    `share`, `types`, `slo` and `points` (the demand curve, (s, rps)); for the finite kinds
+    `share`, `types`, `work` (s at speed 1.0). Philly trace rows are named as the importer
+    names them (philly-<data row>)."""
+    for path in paths:
         base = os.path.dirname(path)
         for doc in yaml.safe_load_all(open(path)):
             if doc is None: continue
@@ -95,44 +102,77 @@ def main():
             for w in ws:
                 kind = w.get("kind", "batch")
                 sub = dur(w.get("submit_at", w.get("arrival", 0)))
-                if sub >= window: continue
+                out = {"name": w["name"], "kind": kind, "submit": sub, "share": share(w),
+                       "types": types_of(w)}
                 if kind == "realtime":
-                    slo = w["slo"]
-                    lo, hi = slo.get("min_replicas", 0), slo.get("max_replicas", 10**9)
-                    cap = float(slo["capacity_rps"])
                     if "demand_trace" in w:
                         dt = w["demand_trace"]
                         pts = [(a + sub, r) for a, r in azure_curve(os.path.join(base, dt["file"]), dt)]
                     else:
                         pts = [(dur(p["at"]), float(p["rps"])) for p in w.get("demand", [])]
-                    pts.append((window, 0))
-                    gh = 0.0
-                    for (a, r), (a2, _) in zip(pts, pts[1:]):
-                        a2 = min(a2, window)
-                        if a2 > a:
-                            gh += min(hi, max(lo, math.ceil(r / cap - 1e-9))) * share(w) * (a2 - a) / 3600
-                    add(kind, gh)
+                    out.update(slo=w["slo"], points=pts)
                 else:
-                    work = dur(w.get("work", w.get("duration")))
-                    add(kind, share(w) * min(work, window - sub) / 3600)
+                    out["work"] = dur(w.get("work", w.get("duration")))
+                yield out
             for tr in trs:
                 if tr["format"] != "philly": raise SystemExit("only philly traces are counted")
                 ref = SPEED[str(tr.get("reference_type", "V100"))]
                 keep = set(str(tr["clusters"]).split(",")) if "clusters" in tr else None
-                rows = [r for r in csv.DictReader(open(os.path.join(base, tr["file"])))
-                        if keep is None or r["cluster"] in keep]
-                rows.sort(key=lambda r: ts(r["timestamp"]))
+                every = list(csv.DictReader(open(os.path.join(base, tr["file"]))))
+                for i, r in enumerate(every): r["_row"] = i + 1
+                rows = [r for r in every if keep is None or r["cluster"] in keep]
+                rows.sort(key=lambda r: (ts(r["timestamp"]), r["_row"]))
                 if tr.get("limit"): rows = rows[:int(tr["limit"])]
-                t0 = ts(rows[0]["timestamp"])
+                t0 = ts(rows[0]["timestamp"]) if tr.get("rebase_to_first_job") else \
+                    min(ts(r["timestamp"]) for r in every)
                 for r in rows:
-                    sub = (ts(r["timestamp"]) - t0).total_seconds()
-                    if sub >= window: continue
-                    work = float(r["duration"]) * ref
-                    add("training", int(r["num_gpus"]) * min(work, window - sub) / 3600)
+                    yield {"name": f"philly-{r['_row']}", "kind": "training",
+                           "submit": (ts(r["timestamp"]) - t0).total_seconds(),
+                           "share": float(r["num_gpus"]), "types": [],
+                           "work": float(r["duration"]) * ref}
+
+def main():
+    args, window = [], 24 * 3600.0
+    it = iter(sys.argv[1:])
+    for a in it:
+        if a == "--hours": window = float(next(it)) * 3600
+        else: args.append(a)
+    cluster = yaml.safe_load(open(args[0]))["cluster"]
+    gpus = sum(n.get("gpus", 0) * n.get("count", 1) for n in cluster["nodes"])
+    a100 = sum(n.get("gpus", 0) * n.get("count", 1) * SPEED[n["gpu"]] for n in cluster["nodes"]
+               if n.get("gpus", 0))
+    kinds, counts = {}, {}
+    service_a100 = 0.0
+    def add(kind, gh):
+        kinds[kind] = kinds.get(kind, 0) + gh
+        counts[kind] = counts.get(kind, 0) + 1
+    for w in read_workloads(args[1:], window):
+        sub = w["submit"]
+        if sub >= window: continue
+        if w["kind"] == "realtime":
+            slo = w["slo"]
+            lo, hi = slo.get("min_replicas", 0), slo.get("max_replicas", 10**9)
+            cap = float(slo["capacity_rps"])
+            pts = w["points"] + [(window, 0)]
+            gh = 0.0
+            for (a, r), (a2, _) in zip(pts, pts[1:]):
+                a2 = min(a2, window)
+                if a2 > a:
+                    gh += min(hi, max(lo, math.ceil(r / cap - 1e-9))) * w["share"] * (a2 - a) / 3600
+            add("realtime", gh)
+            service_a100 += gh * (SPEED[w["types"][0]] if len(w["types"]) == 1 else 1.0)
+        else:
+            add(w["kind"], w["share"] * min(w["work"], window - sub) / 3600)
     total = sum(kinds.values())
     inst = gpus * window / 3600
     for k in sorted(kinds):
         print(f"{k:10s} {counts[k]:5d} workloads {kinds[k]:8.0f} GPU-h")
     print(f"demand {total:.0f} GPU-h, installed {inst:.0f} GPU-h ({gpus} GPUs): {100 * total / inst:.0f}%")
+    finite = total - kinds.get("realtime", 0)
+    cap = a100 * window / 3600
+    print(f"A100 time: installed {cap:.0f} ({a100:.1f} A100-equivalents), services hold {service_a100:.0f}, "
+          f"leaving {cap - service_a100:.0f}; the finite kinds ask {finite:.0f} = "
+          f"{100 * finite / (cap - service_a100):.0f}% of that")
 
-main()
+if __name__ == "__main__":
+    main()

@@ -384,6 +384,54 @@ TEST(Suite, EveryScenarioUnderEveryPolicyWithInputFromTheCommandLine) {
     EXPECT_FALSE(e.contains("bound"));
 }
 
+// `airtime policies` lists the registry in registration order, and that list is the default
+// of `airtime sim` (a replay and the suite); the FGD protocol keeps its own default.
+TEST(Policies, TheListIsTheRegistryAndSimsDefault) {
+  Outcome j = Airtime({"policies", "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto list = nlohmann::json::parse(j.out);
+  std::vector<std::string> names;
+  for (const auto& p : list.at("policies")) {
+    names.push_back(p.at("name"));
+    EXPECT_FALSE(p.at("description").get<std::string>().empty()) << p.dump();
+    EXPECT_TRUE(p.at("parameters").is_array()) << p.dump();
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"fifo", "static", "bestfit", "fgd", "slurm",
+                                             "tiresias", "kai", "lyra", "airtime"}));
+  std::string joined;
+  for (const auto& n : names) joined += (joined.empty() ? "" : ",") + n;
+  EXPECT_EQ(list.at("sim_default"), joined);
+
+  Outcome t = Airtime({"policies"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_THAT(t.out, AllOf(HasSubstr("parameters: inference_share"), HasSubstr("tiresias"),
+                           HasSubstr(joined)));
+  Outcome help = Airtime({"sim", "--help"});
+  EXPECT_THAT(help.out, HasSubstr("--policy TEXT=" + joined));
+
+  // A replay without --policy runs every registered policy, in that order.
+  const std::string json = TempDir() + "/out.json";
+  Outcome r = Airtime({"sim", "--cluster", kData + "cluster.yaml", "--workload", kData + "ok.yaml",
+                       "--quiet", "--json", json});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto report = nlohmann::json::parse(ReadFile(json));
+  std::vector<std::string> ran;
+  for (const auto& p : report.at("policies")) ran.push_back(p.at("policy"));
+  EXPECT_EQ(ran, names);
+
+  // The protocol compares the placement policies unless told otherwise.
+  const std::string fgd_json = TempDir() + "/fgd.json";
+  const std::string fgd = kSourceDir + "/tests/data/fgd/";
+  Outcome f =
+      Airtime({"sim", "--protocol", "fgd", "--nodes", fgd + "openb_node_list_excerpt.csv", "--pods",
+               fgd + "openb_pod_list_excerpt.csv", "--seeds", "1", "--json", fgd_json});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  const auto protocol = nlohmann::json::parse(ReadFile(fgd_json));
+  std::vector<std::string> placed;
+  for (const auto& p : protocol.at("policies")) placed.push_back(p.at("policy"));
+  EXPECT_EQ(placed, (std::vector<std::string>{"bestfit", "fgd"}));
+}
+
 // The lines of `path` after its header.
 std::string Body(const std::string& path) {
   const std::string text = ReadFile(path);

@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -86,10 +87,21 @@ class Server {
       execv(g_airtime.c_str(), argv.data());
       _exit(127);
     }
-    for (int i = 0; i < 400 && !fs::exists(data_ + "/address"); ++i)
+    // Up to a minute while it runs (a sanitizer build on a loaded machine starts slowly); a
+    // server that exited is reported at once.
+    bool exited = false;
+    for (int i = 0; i < 2400 && !fs::exists(data_ + "/address"); ++i) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        exited = true;
+        pid_ = -1;
+        break;
+      }
       std::this_thread::sleep_for(25ms);
+    }
     std::string addr = ReadFile(data_ + "/address");
-    ASSERT_FALSE(addr.empty()) << "server did not start: " << ReadFile(data_ + ".server.log");
+    ASSERT_FALSE(addr.empty()) << "server did not start (" << (exited ? "it exited" : "no address")
+                               << "): " << ReadFile(data_ + ".server.log");
     addr.erase(addr.find_last_not_of("\n") + 1);
     address_ = addr;
     std::istringstream tokens(ReadFile(data_ + "/tokens"));
@@ -120,6 +132,7 @@ class Server {
   }
   const std::string& address() const { return address_; }
   const std::string& token() const { return token_; }
+  pid_t pid() const { return pid_; }
 
  private:
   std::string data_, gpus_, address_, token_;
@@ -531,6 +544,233 @@ TEST(ServerE2E, ConnectionsPerClientAddressAreCapped) {
   }
   EXPECT_THAT(again, HasSubstr("200 OK"));
   for (int fd : held) close(fd);
+  s.Terminate();
+}
+
+// A tenant token file beside the data directory: "admin" and "team-a" (whose token it returns).
+std::string WriteTenantTokens(const std::string& dir) {
+  const std::string tenant_token = "team-a-token-0123456789abcdef";
+  std::ofstream(dir + "/tokens") << "admin " << std::string(64, 'a') << "\nteam-a " << tenant_token
+                                 << "\n";
+  return tenant_token;
+}
+
+// Latencies of `n` new-connection requests each of /healthz and a tenant's GET /v1/workloads
+// (or until `limit` has passed); a failed request counts as its 2 s timeout.
+struct ApiLatency {
+  std::vector<double> healthz_ms, tenant_ms;
+  int failures = 0;
+  std::string Text() const {
+    std::ostringstream out;
+    out << "/healthz p50 " << Percentile(healthz_ms, 0.5) << " ms, p99 "
+        << Percentile(healthz_ms, 0.99) << " ms (" << healthz_ms.size()
+        << " requests); tenant GET /v1/workloads p50 " << Percentile(tenant_ms, 0.5) << " ms, p99 "
+        << Percentile(tenant_ms, 0.99) << " ms (" << tenant_ms.size() << " requests); " << failures
+        << " failed";
+    return out.str();
+  }
+};
+ApiLatency MeasureApi(const Server& s, const std::string& tenant_token, int n,
+                      std::chrono::seconds limit) {
+  ApiLatency m;
+  const auto until = std::chrono::steady_clock::now() + limit;
+  const size_t colon = s.address().rfind(':');
+  const std::string host = s.address().substr(0, colon);
+  const int port = std::stoi(s.address().substr(colon + 1));
+  for (int i = 0; i < n && std::chrono::steady_clock::now() < until; ++i) {
+    for (int which = 0; which < 2; ++which) {
+      httplib::Client c(host, port);  // a new connection each time, as a new client would
+      c.set_connection_timeout(2, 0);
+      c.set_read_timeout(2, 0);
+      if (which == 1) c.set_bearer_token_auth(tenant_token);
+      const auto t0 = std::chrono::steady_clock::now();
+      auto r = c.Get(which == 0 ? "/healthz" : "/v1/workloads");
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (!r || r->status != 200) ++m.failures;
+      (which == 0 ? m.healthz_ms : m.tenant_ms).push_back(r && r->status == 200 ? ms : 2000.0);
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  return m;
+}
+
+// Raises this process's soft limit of open files to its hard limit (the tests below hold
+// hundreds of sockets at once).
+void RaiseOpenFileLimit() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &r);
+  }
+}
+
+// The soft and hard limits of open files of process `pid` ("SOFT HARD", from /proc).
+std::string OpenFileLimits(pid_t pid) {
+  std::istringstream in(ReadFile("/proc/" + std::to_string(pid) + "/limits"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("Max open files", 0) != 0) continue;
+    std::istringstream words(line.substr(14));
+    std::string soft, hard;
+    words >> soft >> hard;
+    return soft + " " + hard;
+  }
+  return "";
+}
+
+// Whether the server answered or closed `fd` already (it should still be waiting for it).
+bool AnsweredOrClosed(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return poll(&p, 1, 0) > 0;
+}
+
+// A connection holds a worker only once its request's headers are complete: 600 clients
+// trickling their headers from 15 loopback addresses (40 each, under the per-address cap)
+// against 16 workers leave /healthz and a tenant's GET answered within 100 ms p99, and the
+// slow clients are still waiting for their header deadline, not dropped.
+TEST(ServerE2E, SlowClientsOutnumberingTheWorkersLeaveTheApiAnswered) {
+  RaiseOpenFileLimit();
+  const std::string dir = TempDir();
+  const std::string tenant_token = WriteTenantTokens(dir);
+  Server s(dir + "/data", "4xH100", {"--tokens", dir + "/tokens", "--http-max-threads", "16"});
+  // The daemon starts with a soft limit of 256 open files (too few for the 600 below), and
+  // raises it to the hard limit itself.
+  rlimit mine{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &mine), 0);
+  rlimit low = mine;
+  low.rlim_cur = std::min<rlim_t>(256, mine.rlim_cur);
+  setrlimit(RLIMIT_NOFILE, &low);
+  s.Start();
+  setrlimit(RLIMIT_NOFILE, &mine);
+  ASSERT_FALSE(HasFatalFailure());
+  EXPECT_EQ(OpenFileLimits(s.pid()),
+            std::to_string(mine.rlim_max) + " " + std::to_string(mine.rlim_max));
+  constexpr int kSlow = 600, kPerAddress = 40;
+  std::vector<int> slow;
+  for (int i = 0; i < kSlow; ++i) {
+    const std::string source = "127.0.0." + std::to_string(2 + i / kPerAddress);
+    const int fd = ConnectFrom(source, s.address());
+    ASSERT_GE(fd, 0) << "connect " << i << " from " << source << ": " << strerror(errno);
+    slow.push_back(fd);
+  }
+  const std::string request =
+      "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + std::string(1000, 'a');
+  for (int fd : slow) send(fd, request.data(), 20, MSG_NOSIGNAL | MSG_DONTWAIT);
+  std::atomic<bool> stop{false};
+  std::thread trickle([&] {
+    for (size_t k = 20; !stop && k < request.size(); ++k) {
+      for (int fd : slow) send(fd, &request[k], 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+      for (int i = 0; i < 10 && !stop; ++i) std::this_thread::sleep_for(50ms);  // a byte per 0.5 s
+    }
+  });
+  std::this_thread::sleep_for(500ms);  // the server has taken every slow connection
+  const ApiLatency m = MeasureApi(s, tenant_token, 100, 8s);
+  stop = true;
+  trickle.join();
+  const auto early = std::count_if(slow.begin(), slow.end(), AnsweredOrClosed);
+  for (int fd : slow) close(fd);
+  std::cout << kSlow << " slow-header clients from " << kSlow / kPerAddress
+            << " addresses, 16 workers: " << m.Text() << "; " << early
+            << " slow clients answered or closed before their deadline\n";
+  EXPECT_EQ(m.failures, 0);
+  EXPECT_LT(Percentile(m.healthz_ms, 0.99), 100.0);
+  EXPECT_LT(Percentile(m.tenant_ms, 0.99), 100.0);
+  EXPECT_EQ(early, 0);
+  s.Terminate();
+}
+
+// Sends `request` on `fd` and reads one whole answer (headers and Content-Length body) within
+// `limit`; "" when none came.
+std::string RoundTrip(int fd, const std::string& request, std::chrono::milliseconds limit) {
+  if (!request.empty()) send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string got;
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    const size_t end = got.find("\r\n\r\n");
+    if (end != std::string::npos) {
+      const size_t cl = got.find("Content-Length: ");
+      const size_t body = cl == std::string::npos ? 0 : std::stoul(got.substr(cl + 16));
+      if (got.size() >= end + 4 + body) return got;
+    }
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 10) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  return "";
+}
+
+// A connection idle between two requests holds no worker: 100 keep-alive connections that
+// each made one request and stay open leave 16 workers free for /healthz, and each is served
+// again when it sends its next request. Pipelined requests on one connection are all
+// answered, and a connection closes after its fifth request (cpp-httplib's keep-alive count).
+TEST(ServerE2E, IdleKeepAliveConnectionsHoldNoWorker) {
+  RaiseOpenFileLimit();
+  const std::string dir = TempDir();
+  const std::string tenant_token = WriteTenantTokens(dir);
+  Server s(
+      dir + "/data", "1xH100",
+      {"--tokens", dir + "/tokens", "--http-max-threads", "16", "--http-keepalive-timeout", "30"});
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  const std::string get = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  constexpr int kIdle = 100;
+  std::vector<int> idle;
+  int answered = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < kIdle; ++i) {
+    idle.push_back(ConnectFrom("127.0.0." + std::to_string(2 + i / 40), s.address()));
+    ASSERT_GE(idle.back(), 0);
+    if (RoundTrip(idle.back(), get, 3000ms).find("200 OK") != std::string::npos) ++answered;
+    if (std::chrono::steady_clock::now() - t0 > 6s) break;  // the old server serves 16 at most
+  }
+  const ApiLatency m = MeasureApi(s, tenant_token, 50, 5s);
+  std::cout << answered << " of " << kIdle
+            << " keep-alive connections answered, then idle: " << m.Text() << "\n";
+  EXPECT_EQ(answered, kIdle);
+  EXPECT_EQ(m.failures, 0);
+  EXPECT_LT(Percentile(m.healthz_ms, 0.99), 100.0);
+  EXPECT_LT(Percentile(m.tenant_ms, 0.99), 100.0);
+  int again = 0;
+  for (int fd : idle) {
+    if (RoundTrip(fd, get, 2000ms).find("200 OK") != std::string::npos) ++again;
+    if (answered < kIdle) break;  // the old server: one try is enough
+  }
+  EXPECT_EQ(again, static_cast<int>(idle.size())) << "second requests on the idle connections";
+  for (int fd : idle) close(fd);
+
+  // Two requests in one segment: both answered, in order, then the connection closes.
+  const int fd = ConnectFrom("127.0.0.2", s.address());
+  ASSERT_GE(fd, 0);
+  const std::string pair = get + "GET /v1/workloads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                           tenant_token + "\r\nConnection: close\r\n\r\n";
+  send(fd, pair.data(), pair.size(), MSG_NOSIGNAL);
+  bool closed = false;
+  const std::string both = ReadUntilClosed(fd, 2000ms, &closed);
+  close(fd);
+  EXPECT_TRUE(closed);
+  const size_t second = both.find("HTTP/1.1 200", 1);
+  EXPECT_EQ(both.rfind("HTTP/1.1 200 OK", 0), 0u) << both;
+  ASSERT_NE(second, std::string::npos) << both;
+  EXPECT_THAT(both.substr(second), HasSubstr("\"workloads\"")) << both;
+
+  // Five requests with pauses between them: the fifth is answered with Connection: close
+  // and the connection ends.
+  const int five = ConnectFrom("127.0.0.3", s.address());
+  ASSERT_GE(five, 0);
+  std::string last;
+  for (int i = 0; i < 5; ++i) {
+    std::this_thread::sleep_for(50ms);
+    last = RoundTrip(five, get, 2000ms);
+    EXPECT_THAT(last, HasSubstr("200 OK")) << "request " << i + 1;
+  }
+  EXPECT_THAT(last, HasSubstr("Connection: close"));
+  closed = false;
+  ReadUntilClosed(five, 1000ms, &closed);
+  close(five);
+  EXPECT_TRUE(closed);
   s.Terminate();
 }
 

@@ -1,5 +1,5 @@
-// GuardedServer: the connection loop with per-phase deadlines, the per-address cap and the
-// elastic worker pool.
+// GuardedServer: the connection loop with per-phase deadlines, the per-address cap, the
+// waiting room in front of the workers and the elastic worker pool (connection_guard.h).
 #include "airtime/api/connection_guard.h"
 
 #include <arpa/inet.h>
@@ -13,9 +13,11 @@
 #include <deque>
 #include <functional>
 #include <thread>
+#include <utility>
 
 #include "airtime/api/bounded_json.h"
 #include "airtime/api/errors.h"
+#include "airtime/api/header_scan.h"
 
 namespace airtime {
 namespace {
@@ -35,16 +37,20 @@ std::string Seconds(milliseconds d) {
 }
 
 // Polls `sock` for `events` until `deadline`, waking every kStopCheck to ask `stopping`.
-// True when the socket is ready (or has an error or hang-up to report).
+// True when the socket is ready (or has an error or hang-up to report). Past the deadline
+// it still looks once without waiting: bytes that came in time (a request that waited for
+// a free worker) are read, and only a wait beyond the deadline fails.
 bool WaitFor(int sock, short events, Clock::time_point deadline,
              const std::function<bool()>& stopping) {
   while (!stopping()) {
     const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return false;
+    const int wait =
+        left.count() <= 0 ? 0 : static_cast<int>(std::min(left, kStopCheck).count()) + 1;
     pollfd p{sock, events, 0};
-    const int r = ::poll(&p, 1, static_cast<int>(std::min(left, kStopCheck).count()) + 1);
+    const int r = ::poll(&p, 1, wait);
     if (r > 0) return true;
     if (r < 0 && errno != EINTR) return false;
+    if (wait == 0) return false;
   }
   return false;
 }
@@ -84,24 +90,20 @@ std::string LocalAddress(int sock, int* port) {
   return AddressText(a, port);
 }
 
-// A whole answer written without waiting (it is small; a client that does not read gets a
-// short one), then the write side shut, and what the client sent meanwhile drained so that
-// close() does not reset the connection before the answer is read.
-void AnswerAndClose(int sock, int status, const std::string& reason, const Status& why,
-                    const std::function<bool()>& stopping) {
+// A whole answer that closes the connection: small, so that it is written without waiting.
+std::string Answer(int status, const std::string& reason, const Status& why) {
   const std::string body = DumpJson(ErrorJson(why)) + "\n";
-  const std::string head =
-      "HTTP/1.1 " + std::to_string(status) + " " + reason +
-      "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-      "\r\nConnection: close\r\n\r\n";
-  const std::string all = head + body;
-  ::send(sock, all.data(), all.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-  ::shutdown(sock, SHUT_WR);
-  const auto until = Clock::now() + milliseconds(200);
-  char buf[4096];
-  while (WaitFor(sock, POLLIN, until, stopping)) {
-    if (::recv(sock, buf, sizeof buf, MSG_DONTWAIT) <= 0) break;
-  }
+  return "HTTP/1.1 " + std::to_string(status) + " " + reason +
+         "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\nConnection: close\r\n\r\n" + body;
+}
+
+std::string TimeoutAnswer(const ConnectionLimits& limits) {
+  return Answer(
+      408, "Request Timeout",
+      Status(StatusCode::kUnavailable, "request timeout: the headers are due within " +
+                                           Seconds(limits.header_timeout) + " and a body within " +
+                                           Seconds(limits.body_timeout) + " after them"));
 }
 
 // The connection as cpp-httplib reads and writes it, with a deadline for each phase.
@@ -112,13 +114,15 @@ class DeadlineStream : public httplib::Stream {
   enum class Failure { kNone, kTimeout, kHeadersTooLarge };
 
   DeadlineStream(int sock, const ConnectionLimits& limits, std::function<bool()> stopping)
-      : sock_(sock), limits_(limits), stopping_(std::move(stopping)) {}
+      : sock_(sock),
+        limits_(limits),
+        stopping_(std::move(stopping)),
+        scan_(limits.max_header_bytes) {}
 
   // A new request may begin: its headers must be complete by `header_deadline`.
   void BeginRequest(Clock::time_point header_deadline) {
     in_headers_ = true;
-    header_bytes_ = 0;
-    line_length_ = 0;
+    scan_.Reset();
     read_deadline_ = header_deadline;
     writing_ = false;
   }
@@ -175,24 +179,19 @@ class DeadlineStream : public httplib::Stream {
   // Of the next `n` buffered bytes, those up to and including the end of the headers; past
   // it, the body's deadline starts.
   size_t Headers(size_t n) {
-    for (size_t k = 0; k < n; ++k) {
-      const char c = buf_[pos_ + k];
-      if (++header_bytes_ > limits_.max_header_bytes) {
+    size_t used = 0;
+    switch (scan_.Feed(buf_ + pos_, n, &used)) {
+      case HeaderScan::Result::kMore:
+        break;
+      case HeaderScan::Result::kEnd:
+        in_headers_ = false;
+        read_deadline_ = Clock::now() + limits_.body_timeout;
+        break;
+      case HeaderScan::Result::kTooLarge:
         failure_ = Failure::kHeadersTooLarge;
         return 0;
-      }
-      if (c == '\n') {
-        if (line_length_ == 0 && header_bytes_ > 2) {  // an empty line ends the headers
-          in_headers_ = false;
-          read_deadline_ = Clock::now() + limits_.body_timeout;
-          return k + 1;
-        }
-        line_length_ = 0;
-      } else if (c != '\r') {
-        ++line_length_;
-      }
     }
-    return n;
+    return used;
   }
 
   const int sock_;
@@ -201,7 +200,7 @@ class DeadlineStream : public httplib::Stream {
   char buf_[4096];
   size_t pos_ = 0, len_ = 0;
   bool in_headers_ = true;
-  size_t header_bytes_ = 0, line_length_ = 0;
+  HeaderScan scan_;
   Clock::time_point read_deadline_ = Clock::now();
   bool writing_ = false;
   Clock::time_point write_deadline_ = Clock::now();
@@ -209,9 +208,13 @@ class DeadlineStream : public httplib::Stream {
 };
 
 // Worker threads that grow on demand up to `max` and shrink back to `min` when idle.
+// `before_shutdown` runs once, first thing in shutdown(): the waiting room stops enqueuing.
 class ElasticPool : public httplib::TaskQueue {
  public:
-  ElasticPool(size_t min, size_t max) : min_(std::max<size_t>(1, min)), max_(std::max(min_, max)) {
+  ElasticPool(size_t min, size_t max, std::function<void()> before_shutdown)
+      : min_(std::max<size_t>(1, min)),
+        max_(std::max(min_, max)),
+        before_shutdown_(std::move(before_shutdown)) {
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t i = 0; i < min_; ++i) Spawn();
   }
@@ -224,7 +227,9 @@ class ElasticPool : public httplib::TaskQueue {
     work_.notify_one();
   }
 
+  // listen_internal calls it on the thread that made the pool, and the destructor again.
   void shutdown() override {
+    if (before_shutdown_) std::exchange(before_shutdown_, nullptr)();
     std::unique_lock<std::mutex> lock(mu_);
     shutdown_ = true;
     work_.notify_all();
@@ -259,6 +264,7 @@ class ElasticPool : public httplib::TaskQueue {
   }
 
   const size_t min_, max_;
+  std::function<void()> before_shutdown_;
   std::mutex mu_;
   std::condition_variable work_, gone_;
   std::deque<std::function<void()>> jobs_;
@@ -269,10 +275,25 @@ class ElasticPool : public httplib::TaskQueue {
 }  // namespace
 
 GuardedServer::GuardedServer(ConnectionLimits limits) : limits_(limits) {
+  WaitingRoom::Options room;
+  room.header_timeout = limits_.header_timeout;
+  room.max_header_bytes = limits_.max_header_bytes;
+  room.timeout_answer = TimeoutAnswer(limits_);
+  room_ = std::make_unique<WaitingRoom>(
+      std::move(room), [this](WaitingRoom::Guest g) { Serve(std::move(g)); },
+      [this](const WaitingRoom::Guest& g) { Release(g.peer); });
   const auto min = static_cast<size_t>(std::max(1, limits_.min_threads));
   const auto max = static_cast<size_t>(std::max(limits_.min_threads, limits_.max_threads));
-  new_task_queue = [min, max] { return new ElasticPool(min, max); };
+  // listen_internal makes the pool, enqueues each accepted socket on it, and shuts it down
+  // when the accept loop ends (after stop()); the room serves on it until then.
+  new_task_queue = [this, min, max] {
+    auto* pool = new ElasticPool(min, max, [this] { room_->Close(); });
+    room_->Open(pool);
+    return pool;
+  };
 }
+
+GuardedServer::~GuardedServer() { room_->Close(); }
 
 bool GuardedServer::Deepen(int backlog) { return ::listen(svr_sock_, backlog) == 0; }
 
@@ -280,6 +301,8 @@ int GuardedServer::open_connections() const {
   std::lock_guard<std::mutex> lock(mu_);
   return open_;
 }
+
+int GuardedServer::waiting_connections() const { return room_->size(); }
 
 bool GuardedServer::Admit(const std::string& peer) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -300,59 +323,84 @@ void GuardedServer::Release(const std::string& peer) {
   --open_;
 }
 
+void GuardedServer::AnswerAndClose(const WaitingRoom::Guest& guest, const std::string& answer) {
+  ::send(guest.sock, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  ::shutdown(guest.sock, SHUT_WR);
+  if (room_->Linger(guest)) return;
+  // The server is stopping: close at once.
+  ::close(guest.sock);
+  if (guest.admitted) Release(guest.peer);
+}
+
+// Runs in a worker for each accepted socket: admits it, then leaves it to the waiting room
+// (or serves it at once when its headers are already here).
 bool GuardedServer::process_and_close_socket(socket_t sock) {
-  const auto accepted = Clock::now();
-  const std::function<bool()> stopping = [this] { return Stopping(); };
+  WaitingRoom::Guest guest;
+  guest.sock = sock;
+  guest.deadline = Clock::now() + limits_.header_timeout;
+  guest.requests_left = std::max<size_t>(1, keep_alive_max_count_);
   int port = 0;
-  const std::string peer = PeerAddress(sock, &port);
-  if (!Admit(peer)) {
-    AnswerAndClose(sock, 429, "Too Many Requests",
-                   Status(StatusCode::kResourceExhausted,
-                          "too many connections from " + peer + " (at most " +
-                              std::to_string(limits_.max_per_address) +
-                              " at once per client address; close idle ones or retry)"),
-                   stopping);
-    ::close(sock);
+  guest.peer = PeerAddress(sock, &port);
+  if (!Admit(guest.peer)) {
+    AnswerAndClose(guest, Answer(429, "Too Many Requests",
+                                 Status(StatusCode::kResourceExhausted,
+                                        "too many connections from " + guest.peer + " (at most " +
+                                            std::to_string(limits_.max_per_address) +
+                                            " at once per client address; close idle ones or "
+                                            "retry)")));
     return false;
   }
+  guest.admitted = true;
+  // A closed room (the server is stopping, or epoll failed) leaves it to this worker.
+  if (WaitingRoom::Peek(sock, limits_.max_header_bytes) != WaitingRoom::Peeked::kWaiting ||
+      !room_->Enter(guest)) {
+    Serve(std::move(guest));
+  }
+  return true;
+}
+
+void GuardedServer::Serve(WaitingRoom::Guest guest) {
+  const std::function<bool()> stopping = [this] { return Stopping(); };
+  const int sock = guest.sock;
   DeadlineStream strm(sock, limits_, stopping);
-  bool ret = false;
-  size_t count = std::max<size_t>(1, keep_alive_max_count_);
-  for (bool first = true; count > 0 && !Stopping(); first = false, --count) {
-    // The first request's headers are due header_timeout after the accept; a later request
-    // may begin within keepalive_timeout, and its headers are due header_timeout after that.
-    const auto wait_until =
-        first ? accepted + limits_.header_timeout : Clock::now() + limits_.keepalive_timeout;
-    if (!strm.Buffered() && !WaitFor(sock, POLLIN, wait_until, stopping)) break;
-    strm.BeginRequest(first ? accepted + limits_.header_timeout
-                            : Clock::now() + limits_.header_timeout);
+  while (!Stopping()) {
+    if (guest.idle) {
+      // Only when the room is closed: wait here for the next request's first byte.
+      if (!WaitFor(sock, POLLIN, guest.deadline, stopping)) break;
+      guest.idle = false;
+      guest.deadline = Clock::now() + limits_.header_timeout;
+    }
+    strm.BeginRequest(guest.deadline);
     bool closed = false;
-    ret = process_request(strm, count == 1, closed, nullptr);
+    const bool ret = process_request(strm, guest.requests_left == 1, closed, nullptr);
     if (strm.failure() == DeadlineStream::Failure::kTimeout) {
-      AnswerAndClose(
-          sock, 408, "Request Timeout",
-          Status(StatusCode::kUnavailable,
-                 "request timeout: the headers are due within " + Seconds(limits_.header_timeout) +
-                     " and a body within " + Seconds(limits_.body_timeout) + " after them"),
-          stopping);
-      ret = false;
-      break;
+      AnswerAndClose(guest, TimeoutAnswer(limits_));
+      return;
     }
     if (strm.failure() == DeadlineStream::Failure::kHeadersTooLarge) {
-      AnswerAndClose(sock, 431, "Request Header Fields Too Large",
-                     Status(StatusCode::kInvalidArgument,
-                            "request headers longer than " +
-                                std::to_string(limits_.max_header_bytes) + " bytes"),
-                     stopping);
-      ret = false;
-      break;
+      AnswerAndClose(guest,
+                     Answer(431, "Request Header Fields Too Large",
+                            Status(StatusCode::kInvalidArgument,
+                                   "request headers longer than " +
+                                       std::to_string(limits_.max_header_bytes) + " bytes")));
+      return;
     }
-    if (!ret || closed) break;
+    if (!ret || closed || --guest.requests_left == 0) break;
+    // The next request: its headers are due header_timeout from now if it is here already
+    // (pipelined into the stream's buffer, or whole in the socket's), so serve it now.
+    guest.deadline = Clock::now() + limits_.header_timeout;
+    if (strm.Buffered()) continue;
+    const WaitingRoom::Peeked next = WaitingRoom::Peek(sock, limits_.max_header_bytes);
+    if (next == WaitingRoom::Peeked::kGone) break;
+    if (next == WaitingRoom::Peeked::kReady) continue;
+    // Not yet: the connection waits in the room for keepalive_timeout, without this worker.
+    guest.idle = true;
+    guest.deadline = Clock::now() + limits_.keepalive_timeout;
+    if (room_->Enter(guest)) return;
   }
-  Release(peer);
+  Release(guest.peer);
   ::shutdown(sock, SHUT_RDWR);
   ::close(sock);
-  return ret;
 }
 
 }  // namespace airtime

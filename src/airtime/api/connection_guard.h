@@ -1,21 +1,31 @@
-// GuardedServer: cpp-httplib's server with a deadline for each phase of a connection and a
-// cap on connections per client address, so that slow or idle clients cannot hold the API.
+// GuardedServer: cpp-httplib's server with a deadline for each phase of a connection, a cap
+// on connections per client address, and a waiting room in front of its workers, so that
+// slow or idle clients cannot hold the API.
 //
-// cpp-httplib 0.11.4 gives each connection a worker thread, and its read timeout applies to
-// each recv(): a client that sends a header byte every second never times out, so 64 such
-// clients once held all 64 workers. GuardedServer takes over the connection loop (it
-// overrides process_and_close_socket and calls the library's process_request with a stream
-// of its own) and:
+// cpp-httplib 0.11.4 gives each connection a worker thread from its accept to its close, and
+// its read timeout applies to each recv(): a client that sends a header byte every second
+// never times out, so 64 such clients once held all 64 workers. GuardedServer takes over the
+// connection loop (it overrides process_and_close_socket and calls the library's
+// process_request with a stream of its own) and:
+//   - keeps each connection in a waiting room (waiting_room.h: one epoll thread, no worker)
+//     until a whole request's headers have arrived, and between two requests on a
+//     keep-alive connection. A worker serves a request from its complete headers to its
+//     answer; only pipelined requests (already read into the worker's buffer) stay with it.
+//     So clients that trickle their headers, however many and from however many addresses,
+//     cost a socket each, not a thread.
 //   - gives the request line and headers `header_timeout` in total, from the connection's
 //     accept or from the first byte of a later request; a body `body_timeout` in total from
 //     the end of its headers; an idle keep-alive connection `keepalive_timeout`; the writes of
 //     one answer `write_timeout` in total. Past a read deadline the client gets a 408 and the
-//     connection is closed; headers over max_header_bytes get a 431.
-//   - admits at most `max_per_address` connections at once from one client address: the
-//     next one is answered 429 and closed at once.
-//   - serves connections from a pool that grows from `min_threads` up to `max_threads` on
-//     demand (idle threads beyond the minimum exit after a minute), so the slow clients the
-//     cap admits do not starve others.
+//     connection is closed (a connection that sent nothing is closed without a word);
+//     headers over max_header_bytes get a 431.
+//   - admits at most `max_per_address` connections at once from one client address, waiting
+//     or served: the next one is answered 429 and closed at once.
+//   - serves requests from a pool that grows from `min_threads` up to `max_threads` on
+//     demand (idle threads beyond the minimum exit after a minute).
+// Answers that end a connection (408, 429, 431) are written without waiting; the room then
+// drains what the client still sends for 200 ms before it closes the socket, so no worker
+// waits for that either.
 // Internal to the API (http_api.cc); a header of its own so the policy reads in one place.
 #pragma once
 
@@ -24,8 +34,11 @@
 #include <chrono>
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+
+#include "airtime/api/waiting_room.h"
 
 namespace airtime {
 
@@ -55,13 +68,20 @@ struct ConnectionLimits {
 class GuardedServer : public httplib::Server {
  public:
   explicit GuardedServer(ConnectionLimits limits = {});
+  ~GuardedServer() override;
   // Listens again on the bound socket with a longer queue (the library's backlog is 5).
   bool Deepen(int backlog);
-  // Connections being served now (for tests and metrics).
+  // Connections admitted and still open, waiting or being served (for tests and metrics).
   int open_connections() const;
+  // Of those, the ones in the waiting room (waiting for headers, idle, or lingering).
+  int waiting_connections() const;
 
  private:
   bool process_and_close_socket(socket_t sock) override;
+  // Serves the guest's requests on this worker until it is closed or goes back to the room.
+  void Serve(WaitingRoom::Guest guest);
+  // Writes `answer` without waiting, shuts the write side and leaves the socket to linger.
+  void AnswerAndClose(const WaitingRoom::Guest& guest, const std::string& answer);
   bool Admit(const std::string& peer);
   void Release(const std::string& peer);
   bool Stopping() const { return svr_sock_ == INVALID_SOCKET; }
@@ -70,6 +90,8 @@ class GuardedServer : public httplib::Server {
   mutable std::mutex mu_;
   std::map<std::string, int> per_address_;
   int open_ = 0;
+  // Last: destroyed (and its reactor joined) first, while the members above still exist.
+  std::unique_ptr<WaitingRoom> room_;
 };
 
 }  // namespace airtime

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "airtime/cli/client_commands.h"
+#include "airtime/cli/policies_command.h"
 #include "airtime/cli/server_command.h"
 #include "airtime/cli/sim_command.h"
 
@@ -12,6 +13,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   airtime::AddSimCommand(app, &exit_code);
+  airtime::AddPoliciesCommand(app, &exit_code);
   airtime::AddServerCommand(app, &exit_code);
   airtime::AddClientCommands(app, &exit_code);
   try {

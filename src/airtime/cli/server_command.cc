@@ -2,6 +2,7 @@
 #include "airtime/cli/server_command.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -66,7 +67,18 @@ sigset_t StopSignals() {
   return set;
 }
 
+// Raises the soft limit of open files to the hard one, as servers commonly do: every
+// connection in the API's waiting room is a descriptor, and the usual soft limit (1,024)
+// would stop accept() long before the hard one (often 524,288 or more). Workloads inherit it.
+void RaiseOpenFileLimit() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur >= r.rlim_max) return;
+  r.rlim_cur = r.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &r);
+}
+
 int RunServer(const ServerArgs& args) {
+  RaiseOpenFileLimit();
   sigset_t stop = StopSignals();
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);  // before any thread starts
   signal(SIGPIPE, SIG_IGN);
@@ -206,7 +218,8 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(0, 1 << 20))
       ->capture_default_str();
   cmd->add_option("--http-max-threads", args->max_threads,
-                  "Most connections served at once (one worker thread each)")
+                  "Most requests served at once (a worker thread each; connections waiting "
+                  "for their headers or idle hold none)")
       ->check(CLI::Range(16, 1 << 16))
       ->capture_default_str();
   cmd->add_option("--isolation", args->isolation,

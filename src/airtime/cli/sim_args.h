@@ -13,10 +13,14 @@
 
 namespace airtime {
 
+// Every registered policy (policies/registry.h), comma-separated in registration order: the
+// default of --policy for a replay and the suite. A new policy joins it by registering.
+std::string DefaultPolicies();
+
 struct SimArgs {
   std::string cluster;
   std::vector<std::string> workloads;
-  std::string policies = "fifo,static,bestfit,fgd,slurm,tiresias,kai,lyra,airtime";
+  std::string policies = DefaultPolicies();  // the protocol's default differs: bestfit,fgd
   uint64_t seed = 1;
   std::string json;
   std::string decisions;

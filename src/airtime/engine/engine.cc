@@ -24,6 +24,9 @@ Engine::Engine(const Cluster& cluster, Policy policy, EngineOptions options)
   tie_rank_.resize(cluster.node_count());
   for (size_t n = 0; n < tie_rank_.size(); ++n) tie_rank_[n] = static_cast<int32_t>(n);
   if (options.seed != 0) rng_.Shuffle(tie_rank_);
+  std::map<int, std::vector<size_t>> tiers;
+  for (size_t i = 0; i < policy_.scores.size(); ++i) tiers[policy_.scores[i].tier].push_back(i);
+  for (auto& [tier, terms] : tiers) score_tiers_.push_back(std::move(terms));
   RefreshFilters();
 }
 
@@ -231,6 +234,7 @@ void Engine::OnStop(AllocationId id, bool completed, bool lost_work, std::string
     result_.event_status = NotFound("no live allocation " + std::to_string(id));
     return;
   }
+  if (statement_.open) RecordStop(id);
   const Allocation a = it->second;
   allocations_.erase(it);
   small_elastic_.erase(id);

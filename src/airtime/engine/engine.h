@@ -113,6 +113,9 @@ class Engine {
   // ---- Callable from plug-ins during a cycle.
   // Stops `allocation`; a job goes back to the queue with its checkpointed progress, a
   // service replica is dropped (and re-requested if still needed). Emits a kPreempt decision.
+  // Inside PreemptPlugin::MakeRoom the stop is part of the engine's preemption statement:
+  // it takes effect at once for the plug-in and the placement, but is undone (no decision,
+  // nothing stopped) unless the waiting workload then starts.
   void Preempt(AllocationId allocation, std::string reason);
   // Finds where `job` would go now, without placing it.
   std::optional<Placement> FindPlacement(const Job& job);
@@ -177,6 +180,14 @@ class Engine {
   // workloads whose keys changed to their places (the rest of the queue is in order).
   void RekeyQueue();
   void Start(Job& job, Placement placement, AllocationId resized_from = kNoAllocation);
+  // Preemption as a transaction (as KAI-Scheduler's Statement): the stops a MakeRoom makes
+  // are applied at once and recorded; Commit keeps them when the preemptor starts, Rollback
+  // restores every victim as it was (allocation, job, co-located shares, queue) and drops
+  // the decisions and stops the cycle had gained since Begin.
+  void BeginStatement();
+  void CommitStatement();
+  void RollbackStatement();
+  void RecordStop(AllocationId id);  // inside a statement: what OnStop(id) is about to change
   // Elastic gangs (Shape::min_gpus > 0): placements with fewer GPUs than asked, and the
   // step after the allocation pass that resizes running ones up when GPUs are free.
   std::optional<Placement> FindWithCount(const Job& job, int count);
@@ -232,8 +243,26 @@ class Engine {
   std::vector<int8_t> class_fit_;       // per cycle: 0 unknown, 1 fits, 2 does not fit
   std::vector<std::vector<NodeIndex>> nodes_of_type_;
   std::vector<int32_t> tie_rank_;  // per node: its place in the tie-breaking order
+  // policy_.scores' indices grouped by tier, the first tier first (ScoreTerm).
+  std::vector<std::vector<size_t>> score_tiers_;
   int max_node_gpus_ = 0;
   std::map<int32_t, int> domain_gpus_, rack_gpus_;  // installed GPUs per NVLink domain / rack
+
+  // The open preemption statement (BeginStatement), if any.
+  struct StopUndo {
+    Allocation allocation;  // the victim as it was
+    Job job;                // its workload as it was
+    bool small_elastic = false;
+    std::vector<Allocation> neighbours;  // fractional allocations on its GPUs, as they were
+    std::vector<std::pair<GpuIndex, std::vector<AllocationId>>> shared;  // shared_ there
+  };
+  struct Statement {
+    bool open = false;
+    size_t decisions = 0, stopped = 0;  // result_'s sizes at Begin
+    bool services_dirty = false;
+    std::vector<StopUndo> undo;
+  };
+  Statement statement_;
 
   CycleResult result_;
 };

@@ -66,23 +66,42 @@ std::optional<Placement> Engine::FindSingleNode(const Job& job, bool first_fit) 
   const Shape& shape = ShapeOf(job);
   const bool scored = !first_fit && !policy_.scores.empty();
   NodeIndex best = -1;
-  double best_score = 0;
+  // Tier scores, computed as far as a comparison needed them: of the best node so far, and
+  // of the node under consideration.
+  std::vector<double> best_scores, scores;
+  auto tier_score = [&](NodeIndex n, size_t tier) {
+    double v = 0;
+    for (size_t i : score_tiers_[tier]) {
+      const ScoreTerm& t = policy_.scores[i];
+      v += t.weight * t.plugin->Score(job, n, *this);
+    }
+    return v;
+  };
   auto consider = [&](NodeIndex n) {
     if (!state_.FitsOnNode(shape, n) || !NodeAllowed(job, n)) return false;
     if (!scored) {
       best = n;
       return true;  // first fit: stop here
     }
-    double score = 0;
-    for (const auto& [plugin, weight] : policy_.scores)
-      score += weight * plugin->Score(job, n, *this);
-    const double eps = 1e-9 * std::max(1.0, std::fabs(best_score));
-    if (best < 0 || score > best_score + eps) {
+    scores.clear();
+    int cmp = 0;  // > 0: n ranks above best
+    if (best < 0) {
+      cmp = 1;
+    } else {
+      for (size_t t = 0; t < score_tiers_.size() && cmp == 0; ++t) {
+        if (best_scores.size() <= t) best_scores.push_back(tier_score(best, t));
+        scores.push_back(tier_score(n, t));
+        const double eps = 1e-9 * std::max(1.0, std::fabs(best_scores[t]));
+        if (scores[t] > best_scores[t] + eps) cmp = 1;
+        if (scores[t] < best_scores[t] - eps) cmp = -1;
+      }
+      // A tie on every tier: the node earlier in the seeded order.
+      if (cmp == 0 && tie_rank_[static_cast<size_t>(n)] < tie_rank_[static_cast<size_t>(best)])
+        cmp = 1;
+    }
+    if (cmp > 0) {
       best = n;
-      best_score = score;
-    } else if (std::fabs(score - best_score) <= eps &&
-               tie_rank_[static_cast<size_t>(n)] < tie_rank_[static_cast<size_t>(best)]) {
-      best = n;  // a tie: the node earlier in the seeded order
+      best_scores.swap(scores);
     }
     return false;
   };
@@ -109,7 +128,7 @@ std::optional<Placement> Engine::FindSingleNode(const Job& job, bool first_fit) 
     bool chosen = false;
     if (scored) {
       for (const auto& scorer : policy_.scores) {
-        if (scorer.first->SelectGpus(job, best, *this, &p.gpus)) {
+        if (scorer.plugin->SelectGpus(job, best, *this, &p.gpus)) {
           chosen = true;
           break;
         }
@@ -311,13 +330,18 @@ void Engine::AllocatePass() {
                        !(preempt_failed_[fc] && policy_.preempt->monotone_in_queue_order());
       bool made_room = false;
       if (ask) {
+        // The victims MakeRoom stops are kept only if this workload then starts.
+        BeginStatement();
         if (policy_.preempt->MakeRoom(job, *this)) {
-          class_fit_.assign(fit_classes_.size(), 0);
-          preempt_failed_.assign(fit_classes_.size(), 0);
           p = FindPlacement(job);
           made_room = true;
-        } else {
+        }
+        if (!p) {
+          RollbackStatement();
           preempt_failed_[fc] = 1;
+        } else {
+          class_fit_.assign(fit_classes_.size(), 0);
+          preempt_failed_.assign(fit_classes_.size(), 0);
         }
       }
       if (!p) {
@@ -329,9 +353,13 @@ void Engine::AllocatePass() {
       if (refused) {
         // No wake is asked for: like any waiting work it is tried at the next cycle after
         // that (a wake would keep a replay with no horizon going for ever).
-        if (made_room) job.preempt_retry_at = now_ + policy_.preempt->RetryAfterRefusal(job);
+        if (made_room) {
+          RollbackStatement();
+          job.preempt_retry_at = now_ + policy_.preempt->RetryAfterRefusal(job);
+        }
         break;
       }
+      if (made_room) CommitStatement();
       Start(job, std::move(*p));
       if (!job.is_service() || job.live_replicas() >= job.target_replicas) {
         satisfied = true;
@@ -457,6 +485,64 @@ void Engine::GrowElastic() {
     job.work_saved = std::min(job.s().work_seconds, progress);
     Start(job, std::move(*p), id);
   }
+}
+
+// ---------------------------------------------------------------- preemption statement
+
+void Engine::BeginStatement() {
+  statement_ = Statement{};
+  statement_.open = true;
+  statement_.decisions = result_.decisions.size();
+  statement_.stopped = result_.stopped.size();
+  statement_.services_dirty = services_dirty_;
+}
+
+void Engine::CommitStatement() { statement_ = Statement{}; }
+
+void Engine::RecordStop(AllocationId id) {
+  const Allocation& a = allocations_.at(id);
+  StopUndo u;
+  u.allocation = a;
+  u.job = jobs_[static_cast<size_t>(a.workload)];
+  u.small_elastic = small_elastic_.count(id) > 0;
+  if (a.placement.mode == ShareMode::kFraction) {
+    for (GpuIndex g : a.placement.gpus) {
+      auto it = shared_.find(g);
+      if (it == shared_.end()) continue;
+      u.shared.emplace_back(g, it->second);
+      for (AllocationId other : it->second)
+        if (other != id) u.neighbours.push_back(allocations_.at(other));
+    }
+  }
+  statement_.undo.push_back(std::move(u));
+}
+
+void Engine::RollbackStatement() {
+  if (!statement_.open) return;
+  for (auto it = statement_.undo.rbegin(); it != statement_.undo.rend(); ++it) {
+    StopUndo& u = *it;
+    const AllocationId id = u.allocation.id;
+    state_.Apply(u.allocation.placement);
+    allocations_[id] = std::move(u.allocation);
+    if (u.small_elastic) small_elastic_.insert(id);
+    for (Allocation& n : u.neighbours) allocations_[n.id] = std::move(n);
+    for (auto& [gpu, ids] : u.shared) shared_[gpu] = std::move(ids);
+    Job& job = jobs_[static_cast<size_t>(u.job.id)];
+    if (job.queued && !u.job.queued) {
+      // OnStop queued it again: take it out of the queue and the rekey list.
+      queue_.erase(std::remove(queue_.begin(), queue_.end(), job.id), queue_.end());
+      if (job.rekey && !u.job.rekey)
+        rekey_.erase(std::remove(rekey_.begin(), rekey_.end(), job.id), rekey_.end());
+    }
+    job = std::move(u.job);
+  }
+  result_.decisions.erase(
+      result_.decisions.begin() + static_cast<std::ptrdiff_t>(statement_.decisions),
+      result_.decisions.end());
+  result_.stopped.erase(result_.stopped.begin() + static_cast<std::ptrdiff_t>(statement_.stopped),
+                        result_.stopped.end());
+  services_dirty_ = statement_.services_dirty;
+  statement_ = Statement{};
 }
 
 // ---------------------------------------------------------------- plug-in actions

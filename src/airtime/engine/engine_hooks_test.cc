@@ -1,10 +1,11 @@
-// Tests for the engine's Permit extension point, plug-in wake-ups, and the wait before room
-// made by preemption is made again for a workload a permit refused.
+// Tests for the engine's Permit extension point, plug-in wake-ups, and preemption as a
+// transaction: room made for a workload that then does not start is given back, and not made
+// again for it before its retry time.
 #include <gtest/gtest.h>
 
 #include "airtime/engine/engine.h"
 #include "airtime/engine/test_util.h"
-#include "airtime/policies/common_plugins.h"
+#include "airtime/policies/plugins/common_plugins.h"
 
 namespace airtime {
 namespace {
@@ -108,7 +109,10 @@ class StopAnything : public PreemptPlugin {
   int* calls_;
 };
 
-TEST(EngineHooksTest, RoomAPermitRefusesIsNotMadeAgainBeforeTheRetryTime) {
+// Preemption is a transaction: room made for a workload a permit then refuses is given back
+// (the victim keeps running, untouched: no decision, no stop, no lost work), and the room is
+// not made again for it before the retry time.
+TEST(EngineHooksTest, RoomAPermitRefusesIsGivenBackAndNotMadeAgainBeforeTheRetryTime) {
   Cluster c = MakeCluster({{"H100", 1, 1}});
   Calls calls;
   int make_room = 0;
@@ -116,16 +120,28 @@ TEST(EngineHooksTest, RoomAPermitRefusesIsNotMadeAgainBeforeTheRetryTime) {
   p.preempt = std::make_unique<StopAnything>(&make_room);
   Engine e(c, std::move(p));
   e.Handle(Event::Arrival(0, MakeJob("run", WorkloadKind::kTraining, 1, 10 * 3600)));
-  // No room: 'run' is stopped for 'no-room', which the permit then refuses.
+  ASSERT_EQ(e.job(0).allocations.size(), 1u);
+  const AllocationId id = e.job(0).allocations[0];
+  const Allocation before = *e.allocation(id);
+  // No room: 'run' would be stopped for 'no-room', which the permit then refuses.
   auto& r = e.Handle(Event::Arrival(kMinute, MakeJob("no-room", WorkloadKind::kBatch, 1, 60)));
   EXPECT_EQ(make_room, 1);
-  ASSERT_EQ(r.decisions.size(), 1u);
-  EXPECT_EQ(r.decisions[0].type, DecisionType::kPreempt);
+  EXPECT_EQ(calls.refused, (std::vector<std::string>{"no-room"}));
+  EXPECT_TRUE(r.decisions.empty());
+  EXPECT_TRUE(r.stopped.empty());
+  ASSERT_NE(e.allocation(id), nullptr);
+  EXPECT_EQ(e.allocation(id)->placement.gpus, before.placement.gpus);
+  EXPECT_EQ(e.allocation(id)->expected_end, before.expected_end);
+  EXPECT_EQ(e.job(0).phase, JobPhase::kRunning);
+  EXPECT_EQ(e.job(0).preemptions, 0);
+  EXPECT_EQ(e.job(0).lost_gpu_ms, 0);
+  EXPECT_FALSE(e.job(0).queued);
+  EXPECT_EQ(e.queue(), (std::vector<WorkloadId>{1}));
+  EXPECT_EQ(e.state().free_milli_of_type(0), 0);
   EXPECT_EQ(e.job(1).preempt_retry_at, 11 * kMinute);
-  // 'run' takes its GPU back; no work is stopped again for 'no-room' until 00:11.
+  // No work is stopped again for 'no-room' until 00:11.
   auto& r2 = e.Handle(Event::Timer(2 * kMinute));
-  ASSERT_EQ(r2.decisions.size(), 1u);
-  EXPECT_EQ(r2.decisions[0].type, DecisionType::kStart);
+  EXPECT_TRUE(r2.decisions.empty());
   EXPECT_EQ(make_room, 1);
   EXPECT_NE(e.Explain(1).find("no work is stopped for it again before 00:11"), std::string::npos)
       << e.Explain(1);
@@ -133,6 +149,100 @@ TEST(EngineHooksTest, RoomAPermitRefusesIsNotMadeAgainBeforeTheRetryTime) {
   EXPECT_EQ(make_room, 1);
   e.Handle(Event::Timer(11 * kMinute));
   EXPECT_EQ(make_room, 2);
+  EXPECT_EQ(e.job(0).preemptions, 0);
+}
+
+// When the workload starts, the statement commits: the victim's stop comes first, then the
+// start, and the victim waits in the queue with its progress.
+TEST(EngineHooksTest, RoomThatIsUsedStopsTheVictimThenStarts) {
+  Cluster c = MakeCluster({{"H100", 1, 1}});
+  Calls calls;
+  int make_room = 0;
+  Policy p = MakePolicy(&calls);
+  p.preempt = std::make_unique<StopAnything>(&make_room);
+  Engine e(c, std::move(p));
+  e.Handle(Event::Arrival(0, MakeJob("run", WorkloadKind::kTraining, 1, 10 * 3600)));
+  auto& r = e.Handle(Event::Arrival(kMinute, MakeJob("urgent", WorkloadKind::kBatch, 1, 60)));
+  ASSERT_EQ(r.decisions.size(), 2u);
+  EXPECT_EQ(r.decisions[0].type, DecisionType::kPreempt);
+  EXPECT_EQ(r.decisions[0].workload, 0);
+  EXPECT_EQ(r.decisions[1].type, DecisionType::kStart);
+  EXPECT_EQ(r.decisions[1].workload, 1);
+  ASSERT_EQ(r.stopped.size(), 1u);
+  EXPECT_EQ(e.job(0).preemptions, 1);
+  EXPECT_TRUE(e.job(0).queued);
+}
+
+// Room that the placement cannot use (the victim ran on a GPU type the workload may not
+// use) is given back too, and the workload's class is not asked again in this pass.
+TEST(EngineHooksTest, RoomThePlacementCannotUseIsGivenBack) {
+  Cluster c = MakeCluster({{"H100", 1, 1}, {"A100-80GB", 1, 1}});
+  Calls calls;
+  int make_room = 0;
+  Policy p = MakePolicy(&calls);
+  p.preempt = std::make_unique<StopAnything>(&make_room);
+  Engine e(c, std::move(p));
+  // 'a' takes the H100 (first fit), 'b' the A100.
+  e.Handle(Event::Arrival(0, MakeJob("a", WorkloadKind::kTraining, 1, 10 * 3600)));
+  e.Handle(Event::Arrival(0, MakeJob("b", WorkloadKind::kTraining, 1, 10 * 3600)));
+  ASSERT_EQ(e.job(0).allocations.size(), 1u);
+  ASSERT_EQ(e.job(1).allocations.size(), 1u);
+  const GpuTypeId b_type =
+      e.cluster().gpu_type(e.allocation(e.job(1).allocations[0])->placement.gpus[0]);
+  // A workload that may run only on b's type: StopAnything stops 'a' (the first
+  // allocation), which frees nothing it can use.
+  WorkloadSpec w = MakeJob("picky", WorkloadKind::kBatch, 1, 60);
+  w.shape.allowed_types = {b_type};
+  auto& r = e.Handle(Event::Arrival(kMinute, w));
+  EXPECT_EQ(make_room, 1);
+  EXPECT_TRUE(r.decisions.empty());
+  EXPECT_TRUE(r.stopped.empty());
+  EXPECT_EQ(e.job(0).phase, JobPhase::kRunning);
+  EXPECT_EQ(e.job(0).preemptions, 0);
+  EXPECT_EQ(e.job(2).wait.reason, WaitReason::kNoFit);
+}
+
+// Scores a node by a table (node index -> score); counts its calls.
+class TableScore : public ScorePlugin {
+ public:
+  TableScore(std::vector<double> by_node, int* calls)
+      : by_node_(std::move(by_node)), calls_(calls) {}
+  std::string_view name() const override { return "table"; }
+  double Score(const Job&, NodeIndex node, const Engine&) const override {
+    ++*calls_;
+    return by_node_[static_cast<size_t>(node)];
+  }
+
+ private:
+  std::vector<double> by_node_;
+  int* calls_;
+};
+
+// Score tiers are a lexicographic order: a later tier only breaks an earlier one's ties,
+// however large its own differences, and is not computed where an earlier tier decided.
+TEST(EngineHooksTest, ScoreTiersCompareLexicographically) {
+  Cluster c = MakeCluster({{"H100", 1, 3}});  // three nodes of one GPU
+  auto place = [&](std::vector<double> first, std::vector<double> second, int* calls) {
+    Policy p;
+    p.name = "tiers";
+    p.queue_sort = std::make_unique<ArrivalOrder>();
+    p.scores.emplace_back(std::make_unique<TableScore>(std::move(second), calls), 1e9, 1);
+    p.scores.emplace_back(std::make_unique<TableScore>(std::move(first), calls), 1.0, 0);
+    Engine e(c, std::move(p));
+    const auto& r = e.Handle(Event::Arrival(0, MakeJob("j", WorkloadKind::kBatch, 1, 60)));
+    EXPECT_EQ(r.decisions.size(), 1u);
+    return r.decisions.empty() ? -1 : r.decisions[0].placement.host_node;
+  };
+  int calls = 0;
+  // Tier 0 prefers node 1 by a little; tier 1 (weighted a billion times more) prefers node
+  // 2 by a lot: tier 0 decides, and tier 1 is never asked.
+  EXPECT_EQ(place({0.0, 0.001, 0.0}, {0.0, 0.0, 1000.0}, &calls), 1);
+  EXPECT_EQ(calls, 3);  // tier 0, once per node
+  // A tie on tier 0 between nodes 0 and 2: tier 1 decides between them.
+  calls = 0;
+  EXPECT_EQ(place({5.0, 1.0, 5.0}, {0.0, 9.0, 1.0}, &calls), 2);
+  // Tier 0 for the three nodes; tier 1 for nodes 0 and 2 only.
+  EXPECT_EQ(calls, 5);
 }
 
 }  // namespace

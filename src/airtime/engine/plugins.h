@@ -6,8 +6,8 @@
 //   3. walks the queue in QueueSort order; Order says which workloads must not be passed
 //      (head-of-line blocking) and which may be skipped when they do not fit,
 //   4. for each workload, keeps the nodes every Filter allows and that have room, ranks
-//      them by the weighted sum of Score plug-ins (no scorer: first fit) and lets the
-//      engine pick devices on the winner (tightest share first),
+//      them by the Score plug-ins (no scorer: first fit) in lexicographic order of tiers
+//      (ScoreTerm) and lets the engine pick devices on the winner (tightest share first),
 //   5. calls Preempt for a workload that found no room, which may free some,
 //   5a. tells every Permit plug-in (Unplaced) about a workload that still found no room,
 //      and asks every Permit plug-in (Permit) whether a workload may take the placement
@@ -156,6 +156,18 @@ class CyclePlugin {
   virtual void AfterAllocate(Engine& engine) { (void)engine; }
 };
 
+// One term of the placement score. Nodes compare tier by tier, lowest tier first: within a
+// tier by the weighted sum of its terms, and a later tier only breaks the ties of the ones
+// before it (a lexicographic order; equal within a relative 1e-9). A later tier's scores are
+// not computed for nodes an earlier one already ranked.
+struct ScoreTerm {
+  ScoreTerm(std::unique_ptr<ScorePlugin> p, double w = 1.0, int t = 0)
+      : plugin(std::move(p)), weight(w), tier(t) {}
+  std::unique_ptr<ScorePlugin> plugin;
+  double weight = 1.0;
+  int tier = 0;
+};
+
 // A policy: one plug-in (or list) per extension point, under a name.
 struct Policy {
   std::string name;
@@ -163,10 +175,10 @@ struct Policy {
   std::unique_ptr<QueueSortPlugin> queue_sort;  // required
   std::unique_ptr<OrderPlugin> order;           // null: every workload may be passed
   std::vector<std::unique_ptr<FilterPlugin>> filters;
-  std::vector<std::pair<std::unique_ptr<ScorePlugin>, double>> scores;  // (plug-in, weight)
-  std::unique_ptr<PreemptPlugin> preempt;                               // null: never preempt
-  std::vector<std::unique_ptr<PermitPlugin>> permits;                   // all must permit a start
-  std::unique_ptr<ScalePlugin> scale;  // null: replicas follow demand
+  std::vector<ScoreTerm> scores;
+  std::unique_ptr<PreemptPlugin> preempt;              // null: never preempt
+  std::vector<std::unique_ptr<PermitPlugin>> permits;  // all must permit a start
+  std::unique_ptr<ScalePlugin> scale;                  // null: replicas follow demand
   std::vector<std::unique_ptr<CyclePlugin>> cycle;
 };
 

@@ -9,7 +9,7 @@
 #include "airtime/base/parallel.h"
 #include "airtime/base/rng.h"
 #include "airtime/engine/engine.h"
-#include "airtime/policies/common_plugins.h"
+#include "airtime/policies/plugins/common_plugins.h"
 #include "airtime/policies/registry.h"
 
 namespace airtime {

@@ -23,7 +23,7 @@
 
 #include "airtime/base/status.h"
 #include "airtime/model/cluster.h"
-#include "airtime/policies/fgd.h"
+#include "airtime/policies/fgd/fgd.h"
 #include "airtime/traces/openb.h"
 
 namespace airtime {

@@ -1,6 +1,8 @@
 #include "airtime/forecast/demand_forecast.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstddef>
 
 namespace airtime {
 
@@ -16,12 +18,14 @@ void DemandForecast::Observe(TimeMs at, double rps) {
     slot_area_ = 0;
     last_ = slot_begin_;
     rate_ = rps;
+    slot_peak_ = std::max(0.0, rps);
   }
   if (at < last_) at = last_;
   CloseSlotsUntil(at);
   slot_area_ += rate_ * static_cast<double>(at - last_);
   last_ = at;
   rate_ = std::max(0.0, rps);
+  slot_peak_ = std::max(slot_peak_, rate_);
 }
 
 void DemandForecast::CloseSlotsUntil(TimeMs t) {
@@ -32,7 +36,38 @@ void DemandForecast::CloseSlotsUntil(TimeMs t) {
     slot_area_ = 0;
     last_ = end;
     slot_begin_ = end;
+    RecordError(end / o_.slot - 1);
+    slot_peak_ = rate_;  // the rate carried into the new slot
+    // A decision made now relies on the rate error_lead ahead: forecast that slot's rate
+    // from what is known now, to compare once it has closed.
+    const TimeMs ahead = end + std::max<DurationMs>(0, o_.error_lead);
+    const int64_t slot = ahead / o_.slot;
+    if (pending_.empty() || pending_.back().first < slot) pending_.emplace_back(slot, At(ahead));
   }
+}
+
+void DemandForecast::RecordError(int64_t closed) {
+  // Forecasts for slots that closed without one recorded are dropped.
+  size_t used = 0;
+  while (used < pending_.size() && pending_[used].first < closed) ++used;
+  if (used < pending_.size() && pending_[used].first == closed) {
+    errors_.push_back(slot_peak_ / std::max(pending_[used].second, kErrorFloorRps));
+    if (errors_.size() > o_.error_window)
+      errors_.erase(errors_.begin(), errors_.begin() + static_cast<std::ptrdiff_t>(
+                                                           errors_.size() - o_.error_window));
+    ++used;
+  }
+  pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(used));
+}
+
+double DemandForecast::ErrorQuantile(double q) const {
+  if (errors_.size() < kMinErrors) return -1;
+  std::vector<double> sorted = errors_;
+  std::sort(sorted.begin(), sorted.end());
+  // The nearest-rank quantile: the smallest recorded error that at least q of them reach.
+  const double rank = std::ceil(std::clamp(q, 0.0, 1.0) * static_cast<double>(sorted.size()));
+  const size_t i = static_cast<size_t>(std::max(1.0, rank)) - 1;
+  return sorted[std::min(i, sorted.size() - 1)];
 }
 
 bool DemandForecast::seasonal() const {

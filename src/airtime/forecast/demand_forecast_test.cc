@@ -49,5 +49,42 @@ TEST(DemandForecastTest, UsesTheWeekWhenAWeekIsKnown) {
   EXPECT_NEAR(f.At(12 * kDay + 12 * kHour), 50, 10);
 }
 
+// Its own errors: a steady rate is forecast exactly (every ratio 1); bursts inside slots
+// show in the upper quantiles, not the median.
+TEST(DemandForecastTest, ErrorQuantilesMeasureTheForecastsOwnMisses) {
+  DemandForecast steady;
+  EXPECT_EQ(steady.ErrorQuantile(0.9), -1);  // nothing recorded yet
+  for (TimeMs t = 0; t < kDay; t += kMinute) steady.Observe(t, 20);
+  EXPECT_GT(steady.error_count(), 80u);
+  EXPECT_DOUBLE_EQ(steady.ErrorQuantile(0.5), 1.0);
+  EXPECT_DOUBLE_EQ(steady.ErrorQuantile(0.99), 1.0);
+
+  // One slot in four holds a 5-minute burst to three times the rate.
+  DemandForecast bursty;
+  for (TimeMs t = 0; t < 2 * kDay; t += kMinute) {
+    const int64_t slot = t / (15 * kMinute);
+    const bool burst =
+        slot % 4 == 1 && t % (15 * kMinute) >= 5 * kMinute && t % (15 * kMinute) < 10 * kMinute;
+    bursty.Observe(t, burst ? 30 : 10);
+  }
+  EXPECT_NEAR(bursty.ErrorQuantile(0.5), 1.0, 0.15);
+  EXPECT_NEAR(bursty.ErrorQuantile(0.9), 3.0, 0.4);
+}
+
+// No peeking: the error of the slot where demand jumps is measured against a forecast made
+// before the jump (at error_lead), so the jump shows in full.
+TEST(DemandForecastTest, ErrorsCompareWithForecastsMadeBeforeTheSlot) {
+  DemandForecast::Options o;
+  o.error_lead = 30 * kMinute;
+  DemandForecast f(o);
+  for (TimeMs t = 0; t < 12 * kHour; t += kMinute) f.Observe(t, 10);
+  // From 12:00 on, 40 rps: the forecasts made before then expected 10.
+  for (TimeMs t = 12 * kHour; t < 13 * kHour; t += kMinute) f.Observe(t, 40);
+  EXPECT_NEAR(f.ErrorQuantile(1.0), 4.0, 1e-9);
+  // The share of ratios at 4: the slots from 12:00 whose forecasts were made at or before
+  // 12:00 (30 minutes ahead: 12:00-12:15 and 12:15-12:30); later ones knew the new rate.
+  EXPECT_NEAR(f.ErrorQuantile(0.9), 1.0, 1e-9);
+}
+
 }  // namespace
 }  // namespace airtime

@@ -55,6 +55,7 @@ Ledger::Ledger(const Engine& engine) : engine_(&engine), last_(engine.now()), ac
 void Ledger::Carry(const LedgerTotals& earlier) {
   for (size_t b = 0; b < totals_.milli_ms.size(); ++b) totals_.milli_ms[b] += earlier.milli_ms[b];
   totals_.installed_milli_ms += earlier.installed_milli_ms;
+  totals_.reserved_held_milli_ms += earlier.reserved_held_milli_ms;
 }
 
 void Ledger::Advance(TimeMs to) {
@@ -63,6 +64,7 @@ void Ledger::Advance(TimeMs to) {
   for (int b = 0; b < kBucketCount; ++b)
     totals_.milli_ms[static_cast<size_t>(b)] += rate_[static_cast<size_t>(b)] * dt;
   totals_.installed_milli_ms += installed_milli_ * dt;
+  totals_.reserved_held_milli_ms += reserved_held_rate_ * dt;
   for (const auto& [shape, rate] : shape_blocked_rate_) shape_blocked_[shape] += rate * dt;
   last_ = to;
 }
@@ -115,6 +117,7 @@ void Ledger::Classify() {
   const ClusterState& st = e.state();
   const size_t types = c.catalog().size();
   rate_.fill(0);
+  reserved_held_rate_ = 0;
   alloc_rates_.clear();
   shape_blocked_rate_.clear();
 
@@ -163,6 +166,17 @@ void Ledger::Classify() {
   };
   std::vector<Held> held;
   held.reserve(e.allocations().size());
+  // Replicas a policy keeps beyond what a service's current demand needs (its target is
+  // above that: a forecast peak, warm spares, a scale-down window) are held on purpose:
+  // their idle capacity is reserved headroom, up to their size, not idle_held.
+  std::unordered_map<WorkloadId, int64_t> held_on_purpose;
+  for (WorkloadId id : e.services()) {
+    const Job& j = e.job(id);
+    if (j.phase == JobPhase::kCancelled || j.phase == JobPhase::kDone) continue;
+    const int extra =
+        std::min(j.live_replicas(), j.target_replicas) - j.s().realtime.ReplicasFor(j.demand_rps);
+    if (extra > 0) held_on_purpose[id] = extra * j.s().shape.TotalMilli(c.catalog());
+  }
   // Ready replicas per service (each slowed by interference), for their utilisation.
   std::unordered_map<WorkloadId, double> ready;
   for (const auto& [aid, a] : e.allocations())
@@ -208,7 +222,14 @@ void Ledger::Classify() {
     }
   }
   for (const Held& h : held) {
-    const int64_t idle = h.milli - h.useful;
+    int64_t idle = h.milli - h.useful;
+    if (auto it = held_on_purpose.find(h.a->workload); it != held_on_purpose.end()) {
+      const int64_t reserved = std::min(idle, it->second);
+      it->second -= reserved;
+      idle -= reserved;
+      rate_[static_cast<size_t>(Bucket::kReservedHeadroom)] += reserved;
+      reserved_held_rate_ += reserved;
+    }
     rate_[static_cast<size_t>(Bucket::kIdleHeld)] += idle;
     rate_[static_cast<size_t>(h.low ? Bucket::kLowValueBusy : Bucket::kUseful)] += h.useful;
     alloc_rates_.push_back({h.a->id, h.low ? 0 : h.useful, idle, h.low ? h.useful : 0});

@@ -5,17 +5,21 @@
 // (Advance). Every installed milli-GPU-millisecond lands in exactly one bucket:
 //
 //   useful            held by running work that computes (utilisation share)
-//   idle_held         held but not computing: cold start, restart overhead, the unused
-//                     share of a replica or of a job with utilisation < 1, and the share
-//                     lost to work sharing its GPU (interference)
+//   idle_held         held but not computing, for no decided reason: cold start, restart
+//                     overhead, the unused share of a replica (beyond the replicas held on
+//                     purpose, below) or of a job with utilisation < 1, and the share lost
+//                     to work sharing its GPU (interference)
 //   low_value_busy    the computing share of work whose value density is below that of a
 //                     waiting workload that could use the same GPU type
 //   lost              work thrown away by preemption or failure (moved here from the
 //                     buckets it was counted in when the stop happens)
 //   stranded          free, while work that could use this GPU type waits but fits nowhere
 //                     (fragmentation), up to that waiting demand
-//   reserved_headroom free on purpose: GPUs a policy holds (Engine::Hold) or declares it
-//                     keeps free (Engine::DeclareHeadroom) for a forecast peak
+//   reserved_headroom held or free on purpose: GPUs a policy holds (Engine::Hold) or
+//                     declares it keeps free (Engine::DeclareHeadroom) for a forecast peak,
+//                     and the idle capacity of the replicas a service's target keeps beyond
+//                     what its current demand needs (a forecast peak, warm spares, a
+//                     scale-down window), up to those replicas' size
 //   free_no_demand    free and nothing waiting could use it
 //   blocked           free, and a waiting workload would fit now, but the policy keeps it
 //                     waiting: its order holds it behind another (head-of-line blocking) or
@@ -56,6 +60,9 @@ struct LedgerTotals {
   // Milli-GPU-milliseconds per bucket; divide by 3.6e9 for GPU-hours.
   std::array<int64_t, kBucketCount> milli_ms{};
   int64_t installed_milli_ms = 0;
+  // Of reserved_headroom, the part that running replicas held (allocated, kept warm on
+  // purpose), as against capacity kept free: an allocation rate counts it.
+  int64_t reserved_held_milli_ms = 0;
 
   int64_t sum() const;
   double gpu_hours(Bucket b) const;
@@ -102,6 +109,7 @@ class Ledger {
   std::array<int64_t, kBucketCount> rate_{};  // milli-GPU in each bucket now
   int64_t installed_milli_ = 0;
   std::vector<AllocRates> alloc_rates_;
+  int64_t reserved_held_rate_ = 0;  // milli-GPU of reserved_headroom held by replicas
   std::unordered_map<AllocationId, AllocAcc> acc_;     // per live allocation, since it started
   std::unordered_map<AllocationId, double> measured_;  // telemetry, when the daemon has it
   TimeMs acc_since_ = 0;

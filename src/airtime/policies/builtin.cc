@@ -1,25 +1,27 @@
-#include "airtime/policies/airtime_policy.h"
-#include "airtime/policies/bestfit.h"
-#include "airtime/policies/fgd.h"
-#include "airtime/policies/fifo.h"
-#include "airtime/policies/kai.h"
-#include "airtime/policies/lyra.h"
+#include "airtime/policies/airtime/airtime_policy.h"
+#include "airtime/policies/bestfit/bestfit.h"
+#include "airtime/policies/fgd/fgd.h"
+#include "airtime/policies/fifo/fifo.h"
+#include "airtime/policies/kai/kai.h"
+#include "airtime/policies/lyra/lyra.h"
 #include "airtime/policies/registry.h"
-#include "airtime/policies/slurm.h"
-#include "airtime/policies/static_partition.h"
-#include "airtime/policies/tiresias.h"
+#include "airtime/policies/slurm/slurm.h"
+#include "airtime/policies/static/static_partition.h"
+#include "airtime/policies/tiresias/tiresias.h"
 
 namespace airtime {
 
+// The order here is the registry's: `airtime sim` compares every registered policy in it by
+// default (the baselines first, airtime last), and `airtime policies` lists them in it.
 void RegisterBuiltinPolicies(PolicyRegistry& registry) {
   RegisterFifo(registry);
   RegisterStatic(registry);
   RegisterBestFit(registry);
   RegisterFgd(registry);
-  RegisterKai(registry);
-  RegisterLyra(registry);
   RegisterSlurm(registry);
   RegisterTiresias(registry);
+  RegisterKai(registry);
+  RegisterLyra(registry);
   RegisterAirtime(registry);
 }
 

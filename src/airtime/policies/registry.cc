@@ -32,14 +32,27 @@ const PolicyRegistry& PolicyRegistry::Builtin() {
 
 void PolicyRegistry::Register(std::string name, std::string description,
                               std::vector<std::string> params, PolicyFactory factory) {
-  entries_[std::move(name)] = {std::move(description), std::move(params), std::move(factory)};
+  Entry e{std::move(name), std::move(description), std::move(params), std::move(factory)};
+  for (Entry& old : entries_) {
+    if (old.name == e.name) {
+      old = std::move(e);
+      return;
+    }
+  }
+  entries_.push_back(std::move(e));
+}
+
+const PolicyRegistry::Entry* PolicyRegistry::Find(std::string_view name) const {
+  for (const Entry& e : entries_)
+    if (e.name == name) return &e;
+  return nullptr;
 }
 
 StatusOr<Policy> PolicyRegistry::Make(std::string_view spec, const Cluster& cluster) const {
   auto parts = Split(spec, ':');
   std::string name = ToLower(Trim(parts[0]));
-  auto it = entries_.find(name);
-  if (it == entries_.end())
+  const Entry* entry = Find(name);
+  if (entry == nullptr)
     return InvalidArgument("unknown policy '" + name + "' (known: " + Join(names(), ", ") + ")");
   PolicyParams params;
   for (size_t i = 1; i < parts.size(); ++i) {
@@ -49,27 +62,33 @@ StatusOr<Policy> PolicyRegistry::Make(std::string_view spec, const Cluster& clus
     if (eq == std::string_view::npos || key.empty())
       return InvalidArgument("policy '" + name + "': parameter '" + std::string(parts[i]) +
                              "' is not key=value");
-    const auto& known = it->second.params;
+    const auto& known = entry->params;
     if (std::find(known.begin(), known.end(), key) == known.end())
       return InvalidArgument("policy '" + name + "': unknown parameter '" + key + "' (known: " +
                              (known.empty() ? std::string("none") : Join(known, ", ")) + ")");
     params.values[key] = std::string(Trim(parts[i].substr(eq + 1)));
   }
-  auto policy = it->second.factory(cluster, params);
+  auto policy = entry->factory(cluster, params);
   if (policy.ok() && policy->name.empty()) policy->name = name;
   return policy;
 }
 
 std::vector<std::string> PolicyRegistry::names() const {
   std::vector<std::string> out;
-  for (const auto& [n, e] : entries_) out.push_back(n);
+  for (const Entry& e : entries_) out.push_back(e.name);
   return out;
 }
 
 const std::string& PolicyRegistry::description(const std::string& name) const {
   static const std::string kNone;
-  auto it = entries_.find(name);
-  return it == entries_.end() ? kNone : it->second.description;
+  const Entry* e = Find(name);
+  return e == nullptr ? kNone : e->description;
+}
+
+const std::vector<std::string>& PolicyRegistry::params(const std::string& name) const {
+  static const std::vector<std::string> kNone;
+  const Entry* e = Find(name);
+  return e == nullptr ? kNone : e->params;
 }
 
 }  // namespace airtime

@@ -14,6 +14,7 @@ std::string EncodeLedgerRecord(const LedgerRecord& r) {
               {"saved_at", r.saved_at},
               {"unobserved_ms", r.unobserved},
               {"installed_milli_ms", r.totals.installed_milli_ms},
+              {"reserved_held_milli_ms", r.totals.reserved_held_milli_ms},
               {"buckets", buckets},
               {"value", r.value}}
       .dump();
@@ -72,6 +73,14 @@ StatusOr<LedgerRecord> DecodeLedgerRecord(std::string_view text) {
   if (r.totals.sum() != r.totals.installed_milli_ms)
     return Bad("buckets", "add up to " + std::to_string(r.totals.sum()) + ", not to '" +
                               "installed_milli_ms' " + std::to_string(r.totals.installed_milli_ms));
+  // Absent in records saved before replicas held on purpose were counted: none then.
+  if (j.contains("reserved_held_milli_ms")) {
+    auto held = Int(j, "reserved_held_milli_ms");
+    if (!held.ok()) return held.status();
+    if (*held > r.totals.milli_ms[static_cast<size_t>(Bucket::kReservedHeadroom)])
+      return Bad("reserved_held_milli_ms", "is more than the reserved_headroom bucket");
+    r.totals.reserved_held_milli_ms = *held;
+  }
   auto value = j.find("value");
   if (value == j.end() || !value->is_number()) return Bad("value", "is missing or not a number");
   r.value = value->get<double>();

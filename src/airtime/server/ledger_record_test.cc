@@ -14,7 +14,9 @@ LedgerRecord Sample() {
   r.saved_at = 4'600'000;
   r.unobserved = 30'000;
   r.totals.milli_ms[static_cast<size_t>(Bucket::kUseful)] = 5'000'000'000;
-  r.totals.milli_ms[static_cast<size_t>(Bucket::kFreeNoDemand)] = 2'140'000'001;
+  r.totals.milli_ms[static_cast<size_t>(Bucket::kFreeNoDemand)] = 2'000'000'001;
+  r.totals.milli_ms[static_cast<size_t>(Bucket::kReservedHeadroom)] = 140'000'000;
+  r.totals.reserved_held_milli_ms = 100'000'000;
   r.totals.installed_milli_ms = 7'140'000'001;
   r.value = 12.25;
   return r;
@@ -29,7 +31,25 @@ TEST(LedgerRecord, RoundTripsExactly) {
   EXPECT_EQ(back->unobserved, r.unobserved);
   EXPECT_EQ(back->totals.milli_ms, r.totals.milli_ms);
   EXPECT_EQ(back->totals.installed_milli_ms, r.totals.installed_milli_ms);
+  EXPECT_EQ(back->totals.reserved_held_milli_ms, r.totals.reserved_held_milli_ms);
   EXPECT_EQ(back->value, r.value);
+}
+
+// The held part of reserved_headroom: absent in older records (none then), never more than
+// the bucket.
+TEST(LedgerRecord, ReservedHeldIsOptionalAndWithinItsBucket) {
+  const std::string good = EncodeLedgerRecord(Sample());
+  std::string old = good;
+  const size_t at = old.find("\"reserved_held_milli_ms\":100000000,");
+  ASSERT_NE(at, std::string::npos) << good;
+  old.erase(at, std::string("\"reserved_held_milli_ms\":100000000,").size());
+  auto back = DecodeLedgerRecord(old);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->totals.reserved_held_milli_ms, 0);
+  std::string over = good;
+  over.replace(over.find("100000000"), 9, "900000000");
+  EXPECT_THAT(DecodeLedgerRecord(over).status().message(),
+              HasSubstr("'reserved_held_milli_ms' is more than the reserved_headroom bucket"));
 }
 
 TEST(LedgerRecord, BadTextNamesWhatIsWrong) {

@@ -277,9 +277,10 @@ double SimResult::return_per_gpu_hour() const {
 double SimResult::allocation_rate() const {
   if (ledger.installed_milli_ms == 0) return 0;
   const auto& m = ledger.milli_ms;
-  const int64_t held =
-      m[static_cast<size_t>(Bucket::kUseful)] + m[static_cast<size_t>(Bucket::kIdleHeld)] +
-      m[static_cast<size_t>(Bucket::kLowValueBusy)] + m[static_cast<size_t>(Bucket::kLost)];
+  const int64_t held = m[static_cast<size_t>(Bucket::kUseful)] +
+                       m[static_cast<size_t>(Bucket::kIdleHeld)] +
+                       m[static_cast<size_t>(Bucket::kLowValueBusy)] +
+                       m[static_cast<size_t>(Bucket::kLost)] + ledger.reserved_held_milli_ms;
   return static_cast<double>(held) / static_cast<double>(ledger.installed_milli_ms);
 }
 

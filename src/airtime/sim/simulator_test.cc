@@ -136,6 +136,34 @@ TEST(SimulatorTest, ServiceDemandDrivesReplicasAndSlo) {
   EXPECT_NEAR(r->ledger.gpu_hours(Bucket::kUseful), 3.0, 1e-6);
 }
 
+// A replica a service's target keeps beyond what its demand needs (airtime's warm spare) is
+// held on purpose: its idle capacity is reserved headroom, not idle_held. Under fifo the
+// replicas follow demand and there is none.
+TEST(SimulatorTest, ReplicasHeldBeyondTheDemandAreReservedHeadroom) {
+  Cluster c = MakeCluster({{"L40S", 8, 1}});
+  WorkloadSpec svc = MakeService("svc", 10);
+  svc.realtime.cold_start = 0;
+  svc.realtime.demand = {{0, 30}, {2 * kHour, 0}};
+  SimInput in = MakeSimInput(c, {svc});
+  auto fifo = Simulate(in, "fifo");
+  ASSERT_TRUE(fifo.ok());
+  EXPECT_NEAR(fifo->ledger.gpu_hours(Bucket::kUseful), 6.0, 1e-6);
+  EXPECT_NEAR(fifo->ledger.gpu_hours(Bucket::kReservedHeadroom), 0.0, 1e-9);
+  EXPECT_NEAR(fifo->ledger.gpu_hours(Bucket::kIdleHeld), 0.0, 1e-9);
+  // airtime keeps round(3 x 0.25) = 1 spare for a target of 3: one idle GPU for 2 hours.
+  auto airtime = Simulate(in, "airtime:spare=0.25", SimOptions{1, 2 * kHour, false});
+  ASSERT_TRUE(airtime.ok());
+  EXPECT_NEAR(airtime->ledger.gpu_hours(Bucket::kUseful), 6.0, 1e-6);
+  EXPECT_NEAR(airtime->ledger.gpu_hours(Bucket::kReservedHeadroom), 2.0, 1e-6);
+  EXPECT_NEAR(airtime->ledger.gpu_hours(Bucket::kIdleHeld), 0.0, 1e-6);
+  // Without a horizon its scale-down window (keep, 1 h) holds all four replicas for an hour
+  // after the demand ends: 4 GPU-hours more, held on purpose too.
+  auto whole = Simulate(in, "airtime:spare=0.25");
+  ASSERT_TRUE(whole.ok());
+  EXPECT_NEAR(whole->ledger.gpu_hours(Bucket::kReservedHeadroom), 6.0, 1e-6);
+  EXPECT_NEAR(whole->ledger.gpu_hours(Bucket::kIdleHeld), 0.0, 1e-6);
+}
+
 // Each service's own attainment: the aggregate can hide one that misses its target.
 TEST(SimulatorTest, EachServiceHasItsOwnAttainmentAndStartMisses) {
   Cluster c = MakeCluster({{"L40S", 3, 1}});

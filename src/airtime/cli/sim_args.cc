@@ -1,0 +1,10 @@
+#include "airtime/cli/sim_args.h"
+
+#include "airtime/base/strings.h"
+#include "airtime/policies/registry.h"
+
+namespace airtime {
+
+std::string DefaultPolicies() { return Join(PolicyRegistry::Builtin().names(), ","); }
+
+}  // namespace airtime

@@ -1,0 +1,257 @@
+#include "airtime/policies/airtime/airtime_policy.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "airtime/base/strings.h"
+#include "airtime/policies/airtime/faster_later.h"
+#include "airtime/policies/airtime/forecast_scale.h"
+#include "airtime/policies/airtime/gang_plugins.h"
+#include "airtime/policies/airtime/interference_score.h"
+#include "airtime/policies/airtime/move_up.h"
+#include "airtime/policies/airtime/value_plugins.h"
+#include "airtime/policies/fgd/fgd.h"
+#include "airtime/policies/plugins/kai_queues.h"
+
+namespace airtime {
+namespace {
+
+// The placement score's tiers (ScoreTerm), the first deciding first.
+constexpr int kReservationTier = 0;
+constexpr int kMoveUpTier = 1;
+constexpr int kValueRateTier = 2;
+constexpr int kFragmentationTier = 3;
+
+// Some plug-ins serve two extension points: ForecastScale is the scaler, GangReserve a
+// permit, MoveUp a scorer, and each is also a cycle plug-in. The policy owns each once,
+// under its other role, and reaches its cycle steps through this forwarder.
+class CycleOf : public CyclePlugin {
+ public:
+  explicit CycleOf(CyclePlugin* target) : target_(target) {}
+  std::string_view name() const override { return target_->name(); }
+  void BeforeAllocate(Engine& engine) override { target_->BeforeAllocate(engine); }
+  void AfterAllocate(Engine& engine) override { target_->AfterAllocate(engine); }
+
+ private:
+  CyclePlugin* target_;
+};
+
+StatusOr<DurationMs> GetDuration(const PolicyParams& p, const std::string& key,
+                                 DurationMs fallback) {
+  auto it = p.values.find(key);
+  if (it == p.values.end()) return fallback;
+  auto d = ParseDurationMs(it->second);
+  if (!d)
+    return InvalidArgument("policy 'airtime': parameter '" + key +
+                           "': expected a duration such as 30m, got '" + it->second + "'");
+  return *d;
+}
+
+// A parameter that takes one of a few words: "expected on or off" (or "on, deadlines or
+// off"), naming the parameter and what it got.
+StatusOr<std::string> GetChoice(const PolicyParams& p, const std::string& key,
+                                const std::string& fallback,
+                                const std::vector<std::string>& choices) {
+  std::string v = p.GetString(key, fallback);
+  if (std::find(choices.begin(), choices.end(), v) != choices.end()) return v;
+  std::string list;
+  for (size_t i = 0; i < choices.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
+  return InvalidArgument("policy 'airtime': parameter '" + key + "': expected " + list + ", got '" +
+                         v + "'");
+}
+
+// Recomputes deserved quotas and usage per tenant at the start of every cycle.
+class QuotaCycle : public CyclePlugin {
+ public:
+  explicit QuotaCycle(std::shared_ptr<KaiQueues> q) : q_(std::move(q)) {}
+  std::string_view name() const override { return "tenant-quota"; }
+  void BeforeAllocate(Engine& engine) override { q_->Refresh(engine); }
+
+ private:
+  std::shared_ptr<KaiQueues> q_;
+};
+
+// Quotas in kai's format (plugins/kai_queues.h), so that one configuration serves both policies.
+StatusOr<std::shared_ptr<KaiQueues>> ParseQuotas(const Cluster& cluster,
+                                                 const PolicyParams& params) {
+  if (params.GetString("quota", "").empty() && params.GetString("limit", "").empty())
+    return std::shared_ptr<KaiQueues>();
+  auto config = ParseKaiConfig(params, cluster.catalog());
+  if (!config.ok()) {
+    std::string m = config.status().message();
+    if (m.rfind("policy 'kai'", 0) == 0) m = "policy 'airtime'" + m.substr(12);
+    return InvalidArgument(m);
+  }
+  return std::make_shared<KaiQueues>(cluster, std::move(*config));
+}
+
+}  // namespace
+
+void RegisterAirtime(PolicyRegistry& registry) {
+  registry.Register(
+      "airtime",
+      "value density order, speed- and fragmentation-aware placement, forecast headroom, "
+      "hold-or-hand-off for bursts, preemption only when it pays",
+      {"preemption",   "lead",        "hold_horizon", "margin",  "gain_horizon",
+       "pack",         "gang_wait",   "wide_gangs",   "quota",   "limit",
+       "spare",        "spare_loose", "headroom",     "keep",    "slo_target",
+       "faster_later", "move_up",     "trade",        "urgency", "priority_doubling"},
+      [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
+        auto preempt_choice = GetChoice(params, "preemption", "on", {"on", "off"});
+        if (!preempt_choice.ok()) return preempt_choice.status();
+        const std::string preemption = *preempt_choice;
+        ForecastScale::Options fo;
+        auto lead = GetDuration(params, "lead", fo.lead);
+        if (!lead.ok()) return lead.status();
+        auto hold = GetDuration(params, "hold_horizon", fo.hold_horizon);
+        if (!hold.ok()) return hold.status();
+        fo.lead = *lead;
+        fo.hold_horizon = *hold;
+        auto keep = GetDuration(params, "keep", fo.keep);
+        if (!keep.ok()) return keep.status();
+        fo.keep = *keep;
+        auto slo_target = params.GetDouble("slo_target", fo.slo_target);
+        if (!slo_target.ok()) return slo_target.status();
+        if (*slo_target < 0 || *slo_target > 1)
+          return InvalidArgument("policy 'airtime': parameter 'slo_target' must be in [0, 1]");
+        fo.slo_target = *slo_target;
+        auto spare = params.GetDouble("spare", fo.spare);
+        if (!spare.ok()) return spare.status();
+        if (*spare < 0) return InvalidArgument("policy 'airtime': parameter 'spare' must be >= 0");
+        fo.spare = *spare;
+        auto loose = params.GetDouble("spare_loose", fo.spare_loose);
+        if (!loose.ok()) return loose.status();
+        if (*loose < 0)
+          return InvalidArgument("policy 'airtime': parameter 'spare_loose' must be >= 0");
+        fo.spare_loose = *loose;
+        // headroom=priced: warm replicas by expected value (ForecastScale::PricedExtra);
+        // spare: the fixed `spare` fraction.
+        auto headroom = GetChoice(params, "headroom", "spare", {"spare", "priced"});
+        if (!headroom.ok()) return headroom.status();
+        fo.priced = *headroom == "priced";
+        // Without preemption a service gets GPUs back only as work ends: keep a spare.
+        if (preemption == "off") fo.min_spare = 1;
+        ValuePreempt::Options po;
+        auto margin = params.GetDouble("margin", po.margin);
+        if (!margin.ok()) return margin.status();
+        if (*margin < 1)
+          return InvalidArgument("policy 'airtime': parameter 'margin' must be >= 1");
+        po.margin = *margin;
+        auto gain = GetDuration(params, "gain_horizon", po.gain_horizon);
+        if (!gain.ok()) return gain.status();
+        po.gain_horizon = *gain;
+
+        auto fl_choice = GetChoice(params, "faster_later", "deadlines", {"on", "deadlines", "off"});
+        if (!fl_choice.ok()) return fl_choice.status();
+        const std::string fl = *fl_choice;
+        auto mu_choice = GetChoice(params, "move_up", "on", {"on", "off"});
+        if (!mu_choice.ok()) return mu_choice.status();
+        const std::string mu = *mu_choice;
+        auto trade_choice = GetChoice(params, "trade", "on", {"on", "off"});
+        if (!trade_choice.ok()) return trade_choice.status();
+        auto pack = params.GetDouble("pack", 2.0);
+        if (!pack.ok()) return pack.status();
+        if (*pack < 0) return InvalidArgument("policy 'airtime': parameter 'pack' must be >= 0");
+        const bool reserve = params.GetString("gang_wait", "") != "off";
+        DurationMs gang_wait = kNever;  // kNever: no reservations
+        if (reserve) {
+          auto w = GetDuration(params, "gang_wait", 4 * kHour);
+          if (!w.ok()) return w.status();
+          gang_wait = *w;
+        }
+
+        // Gangs wider than any node (locality any) get reservations too (GangReserve).
+        auto wide_choice = GetChoice(params, "wide_gangs", "off", {"reserve", "off"});
+        if (!wide_choice.ok()) return wide_choice.status();
+        const bool wide_gangs = *wide_choice == "reserve";
+
+        // The cost of delay of work with a decaying deadline (UrgentDensity): 0 leaves the
+        // queue in plain value-density order.
+        auto urgency = GetDuration(params, "urgency", kHour);
+        if (!urgency.ok()) return urgency.status();
+        // Priority points that double a workload's rank in the queue (PriorityWeight);
+        // 0: value order alone.
+        auto doubling = params.GetDouble("priority_doubling", 50.0);
+        if (!doubling.ok()) return doubling.status();
+        if (*doubling < 0)
+          return InvalidArgument("airtime: priority_doubling must be 0 (off) or positive, not " +
+                                 params.GetString("priority_doubling", ""));
+
+        auto quotas = ParseQuotas(cluster, params);
+        if (!quotas.ok()) return quotas.status();
+
+        Policy p;
+        p.name = preemption == "on" ? "airtime" : "airtime-nopreempt";
+        p.description = "value scheduler";
+        if (*quotas) {
+          p.queue_sort = std::make_unique<QuotaValueOrder>(*quotas, *urgency, *doubling);
+          p.filters.push_back(std::make_unique<QuotaFilter>(*quotas));
+          p.cycle.push_back(std::make_unique<QuotaCycle>(*quotas));
+        } else {
+          p.queue_sort = std::make_unique<ValueOrder>(*urgency, *doubling);
+        }
+        // Placement scores, in tiers (ScoreTerm: a later tier only breaks the ties of the
+        // ones before it): (0) the gang reservation overrides all but feasibility; (1)
+        // MoveUp's score sends a moved job to the node it was moved for; (2) value rate:
+        // one unit of relative speed (an A100-80GB is 1, an H100 1.8) weighs 1, a node
+        // filled from empty to full `pack` of that, so a much faster empty node still beats
+        // a slow full one, and interference weighs like speed (a loss of value rate, as a
+        // share of the newcomer's) and picks the GPU for shared work where the GPUs differ
+        // in it; (3) FGD's fragmentation breaks the remaining ties (and picks the GPU where
+        // they do not), its own ties going to the node with the fewest wholly free GPUs
+        // (keep_whole). `pack` is 2 by default: small preemptible work fills partly used
+        // nodes, so whole nodes stay free for gangs, and MoveUp brings running work to
+        // faster GPUs that nothing waits for (docs/policies.md: without MoveUp packing
+        // lowered the return); non-preemptible work is not packed (PackScore).
+        // With preemption a replica keeps off the reserved node while it can make room
+        // elsewhere; without, it could not, so it may land there as before.
+        const bool keep_off = reserve && preemption == "on";
+        auto gang = std::make_unique<GangReserve>(gang_wait, keep_off, wide_gangs);
+        GangReserve* gang_raw = gang.get();
+        // Scarce fast GPUs go to the work that gains most from them (TypeTrade).
+        auto trade = *trade_choice == "on" ? std::make_unique<TypeTrade>() : nullptr;
+        p.scores.emplace_back(std::make_unique<SpeedScore>(trade.get()), 1.0, kValueRateTier);
+        if (*pack > 0) p.scores.emplace_back(std::make_unique<PackScore>(), *pack, kValueRateTier);
+        p.scores.emplace_back(std::make_unique<InterferenceScore>(), 1.0, kValueRateTier);
+        p.scores.emplace_back(std::make_unique<FgdScore>(FgdScore::Options{.keep_whole = true}),
+                              1.0, kFragmentationTier);
+        if (reserve)
+          p.scores.emplace_back(std::make_unique<ReservationScore>(gang_raw), 1.0,
+                                kReservationTier);
+        auto scale = std::make_unique<ForecastScale>(fo);
+        ForecastScale* raw = scale.get();
+        p.cycle.push_back(std::make_unique<CycleOf>(raw));
+        // Trades count the GPUs left free after the cycle plug-ins before it.
+        if (trade) p.cycle.push_back(std::move(trade));
+        p.permits.push_back(std::make_unique<BurstHold>(raw));
+        // A job waits for a faster type that frees soon: any job (`on`), or only work that
+        // would then meet its deadline, or miss it by less (`deadlines`, the default).
+        if (fl != "off")
+          p.permits.push_back(std::make_unique<FasterLater>(
+              fl == "on" ? FasterLater::Mode::kSooner : FasterLater::Mode::kMoreValue));
+        // Moving a job is a stop and a restart: under preemption=off nothing moves.
+        if (mu == "on" && preemption == "on") {
+          auto move_up = std::make_unique<MoveUp>(reserve ? gang_raw : nullptr);
+          p.cycle.push_back(std::make_unique<CycleOf>(move_up.get()));
+          // Below the gang reservation, above everything else: a moved job lands where it
+          // was moved for.
+          p.scores.emplace_back(std::move(move_up), 1.0, kMoveUpTier);
+        }
+        // With reservations the gang plug-in computes the reservation each cycle and vets
+        // starts against it.
+        if (reserve) {
+          if (keep_off) p.filters.push_back(std::make_unique<ReservedNodeFilter>(gang_raw));
+          p.cycle.push_back(std::make_unique<CycleOf>(gang_raw));
+          p.permits.push_back(std::move(gang));
+        }
+        p.scale = std::move(scale);
+        po.urgency = *urgency;
+        if (preemption == "on") p.preempt = std::make_unique<ValuePreempt>(po, *quotas);
+        return p;
+      });
+}
+
+}  // namespace airtime

@@ -1,0 +1,352 @@
+#include "airtime/policies/airtime/forecast_scale.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "airtime/engine/engine.h"
+
+namespace airtime {
+
+const DemandForecast* ForecastScale::forecast(WorkloadId id) const {
+  auto it = forecasts_.find(id);
+  return it == forecasts_.end() ? nullptr : &it->second;
+}
+
+int ForecastScale::PeakReplicas(const Job& service, TimeMs from, TimeMs to) const {
+  const DemandForecast* f = forecast(service.id);
+  const double now_rps = service.demand_rps;
+  // Before a seasonal forecast exists the current demand is the forecast (the forecaster
+  // learns this cycle's demand only after the targets are set).
+  const double peak = f && f->seasonal() ? std::max(now_rps, f->PeakOver(from, to)) : now_rps;
+  return service.s().realtime.ReplicasFor(peak);
+}
+
+ForecastScale::Keep ForecastScale::KeepWindow(const Job& service, const Engine& engine) const {
+  Keep k;
+  for (size_t t = 0; t < engine.nodes_of_type().size(); ++t) {
+    const auto type = static_cast<GpuTypeId>(t);
+    if (service.s().shape.AllowsType(type))
+      k.waiting_density = std::max(k.waiting_density, WaitingDensity(type));
+  }
+  k.window = o_.keep;
+  if (k.waiting_density <= 0) return k;  // kNothingWaits
+  const double cold = static_cast<double>(service.s().realtime.cold_start);
+  const double rental = cold * (1 + service.value_density / k.waiting_density);
+  k.why = Keep::kRental;
+  if (rental >= static_cast<double>(o_.keep)) return k;
+  // The error budget: requests the service may still miss and meet `slo_target`. Giving up
+  // what the full window keeps would, if demand came back to its peak, miss the difference
+  // for one cold start.
+  const TimeMs now = engine.now();
+  const auto short_window = static_cast<DurationMs>(rental);
+  k.at_risk =
+      (RecentPeak(service, now, o_.keep) - RecentPeak(service, now, short_window)) * cold / 1000.0;
+  k.budget = ErrorBudget(service.id, now);
+  if (k.at_risk > k.budget) {
+    k.why = Keep::kBudgetSpent;
+  } else {
+    k.window = short_window;
+  }
+  return k;
+}
+
+double ForecastScale::ErrorBudget(WorkloadId service, TimeMs now) const {
+  auto it = served_.find(service);
+  if (it == served_.end()) return 0;
+  const Served& sv = it->second;
+  // Up to now: the targets are set before BeforeAllocate brings the books up to date.
+  const double dt = static_cast<double>(std::max<TimeMs>(0, now - sv.since)) / 1000.0;
+  const double requests = sv.requests + sv.demand_rps * dt;
+  const double in_slo = sv.in_slo + std::min(sv.demand_rps, sv.capacity_rps) * dt;
+  return in_slo - o_.slo_target * requests;
+}
+
+double ForecastScale::RecentPeak(const Job& service, TimeMs now, DurationMs window) const {
+  double peak = service.demand_rps;
+  auto it = recent_.find(service.id);
+  if (it == recent_.end()) return peak;
+  const auto& steps = it->second;
+  // Step i holds from steps[i].first until the next step (the last one until now).
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const TimeMs until = i + 1 < steps.size() ? steps[i + 1].first : now;
+    if (until > now - window) peak = std::max(peak, steps[i].second);
+  }
+  return peak;
+}
+
+int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) const {
+  const TimeMs now = engine.now();
+  const RealtimeProfile& rt = service.s().realtime;
+  const DurationMs window = KeepWindow(service, engine).window;
+  const int target = std::max(PeakReplicas(service, now, now + rt.cold_start + o_.lead),
+                              rt.ReplicasFor(RecentPeak(service, now, window)));
+  // Look again when the oldest step still in the window leaves it. (The targets are set
+  // before this cycle's demand is recorded: a last step at another rate ended now.)
+  if (auto it = recent_.find(service.id); it != recent_.end()) {
+    const auto& steps = it->second;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const bool last = i + 1 == steps.size();
+      if (last && steps[i].second == service.demand_rps) break;  // still going on
+      const TimeMs leaves = (last ? now : steps[i + 1].first) + window;
+      if (leaves > now) {
+        next_wake_ = std::min(next_wake_, leaves);
+        break;
+      }
+    }
+  }
+  if (target == 0 && service.demand_rps <= 0) return target;
+  // Rounded to the nearest replica, halves up: a single replica gets no spare (one would
+  // double what the service holds), targets of 2-5 get one at the default 0.25; at least
+  // `min_spare`.
+  auto count = [&](double fraction) {
+    return fraction <= 0
+               ? 0
+               : std::max(o_.min_spare, static_cast<int>(std::floor(target * fraction + 0.5)));
+  };
+  const int room = rt.max_replicas - target;
+  int firm = std::min(count(o_.spare), room);
+  if (o_.priced) {
+    if (const Priced p = PricedExtra(service, engine, target, room); p.extra >= 0) firm = p.extra;
+  }
+  const int loose = std::min(count(o_.spare + o_.spare_loose), room) - firm;
+  if (firm + loose <= 0) return target;
+  // Spares go on GPUs free now or held by its replicas beyond the target; loose ones only
+  // while nothing waits for the service's GPU types.
+  const Shape& shape = service.s().shape;
+  const int64_t unit = shape.TotalMilli(engine.catalog());
+  if (unit <= 0) return target;
+  int64_t avail = static_cast<int64_t>(std::max(0, service.live_replicas() - target)) * unit;
+  bool waiting = false;  // work waits for the service's GPU types
+  bool outbid = false;   // and some of it is worth more per GPU-hour than a replica
+  for (size_t t = 0; t < engine.nodes_of_type().size(); ++t) {
+    const auto type = static_cast<GpuTypeId>(t);
+    if (!shape.AllowsType(type)) continue;
+    if (WaitingMilli(type) > 0) {
+      waiting = true;
+      outbid = outbid || WaitingDensity(type) > service.value_density;
+    }
+    avail += engine.state().free_milli_of_type(type);
+  }
+  // Firm spares give way only to work that earns more per GPU-hour than the service does at
+  // full load; loose ones to any waiting work.
+  const int wanted = (outbid ? 0 : firm) + (waiting ? 0 : loose);
+  return target + static_cast<int>(std::clamp<int64_t>(avail / unit, 0, wanted));
+}
+
+ForecastScale::Priced ForecastScale::PricedExtra(const Job& service, const Engine& engine,
+                                                 int target, int room) const {
+  Priced p;
+  const DemandForecast* f = forecast(service.id);
+  if (f == nullptr || f->error_count() < DemandForecast::kMinErrors) return p;
+  const RealtimeProfile& rt = service.s().realtime;
+  const TimeMs now = engine.now();
+  // The demand the target was set for, and what a forecast that far ahead has missed.
+  const double forecast_rps =
+      f->seasonal() ? std::max(service.demand_rps, f->PeakOver(now, now + rt.cold_start + o_.lead))
+                    : service.demand_rps;
+  const std::vector<double>& errors = f->errors();
+  const double per_request = service.s().value.per_1k_requests / 1000.0;
+  const double cold_s = static_cast<double>(rt.cold_start) / 1000.0;
+  // What the replica's GPUs would earn for the densest waiting work over a slot.
+  double waiting_density = 0;
+  for (size_t t = 0; t < engine.nodes_of_type().size(); ++t) {
+    const auto type = static_cast<GpuTypeId>(t);
+    if (service.s().shape.AllowsType(type))
+      waiting_density = std::max(waiting_density, WaitingDensity(type));
+  }
+  const double gpus = static_cast<double>(service.s().shape.TotalMilli(engine.catalog())) / 1000.0;
+  const double slot_h = ToHours(DemandForecast::Options{}.slot);
+  p.cost = gpus * slot_h * waiting_density;
+  p.extra = 0;
+  for (int k = 1; k <= room; ++k) {
+    // The requests the k-th replica beyond the target would serve if the slot's peak missed
+    // the forecast as the past ones did, each past miss as likely; without it they would
+    // wait for a cold start.
+    const double floor_rps = static_cast<double>(target + k - 1) * rt.capacity_rps;
+    double served = 0;
+    for (double r : errors)
+      served += std::clamp(forecast_rps * r - floor_rps, 0.0, rt.capacity_rps);
+    served /= static_cast<double>(errors.size());
+    p.benefit = served * cold_s * per_request;
+    if (p.benefit <= p.cost || p.benefit <= 0) break;
+    p.extra = k;
+  }
+  return p;
+}
+
+std::string ForecastScale::WhyTarget(const Job& service, const Engine& engine) const {
+  const TimeMs now = engine.now();
+  const RealtimeProfile& rt = service.s().realtime;
+  const int need = rt.ReplicasFor(service.demand_rps);
+  if (service.target_replicas <= need) return "";
+  const Keep k = KeepWindow(service, engine);
+  const double kept_rps = RecentPeak(service, now, k.window);
+  const int forecast = PeakReplicas(service, now, now + rt.cold_start + o_.lead);
+  const int kept = rt.ReplicasFor(kept_rps);
+  char buf[320];
+  std::string out;
+  if (forecast > need && forecast >= kept) {
+    std::snprintf(buf, sizeof buf, "%d for the forecast peak within cold start + lead", forecast);
+    out = buf;
+  } else if (kept > need) {
+    std::snprintf(buf, sizeof buf, "%d kept for the %.1f req/s of the last %s", kept, kept_rps,
+                  FormatDuration(k.window).c_str());
+    out = buf;
+    switch (k.why) {
+      case Keep::kNothingWaits:
+        out += " (nothing waits for its GPUs)";
+        break;
+      case Keep::kRental:
+        std::snprintf(buf, sizeof buf,
+                      " (a replica given back would cost a cold start of %s plus its lost "
+                      "requests; the waiting work earns %.2f per GPU-hour)",
+                      FormatDuration(rt.cold_start).c_str(), k.waiting_density);
+        out += buf;
+        break;
+      case Keep::kBudgetSpent:
+        if (k.budget < 0) {
+          std::snprintf(buf, sizeof buf,
+                        " (SLO first: %.0f requests short of the %.2f%% target so far)", -k.budget,
+                        100 * o_.slo_target);
+        } else {
+          std::snprintf(buf, sizeof buf,
+                        " (SLO first: the error budget of the %.2f%% target has %.0f requests "
+                        "left; a cold start at that peak could miss %.0f)",
+                        100 * o_.slo_target, k.budget, k.at_risk);
+        }
+        out += buf;
+        break;
+    }
+  }
+  const int base = std::max({need, forecast, kept});
+  if (service.target_replicas > base) {
+    const int extra = service.target_replicas - base;
+    const Priced p = o_.priced ? PricedExtra(service, engine, base, extra) : Priced{};
+    if (p.extra >= 0) {
+      std::snprintf(buf, sizeof buf,
+                    "%s%d warm replica(s) held for a burst beyond the forecast: the last one is "
+                    "expected to serve %.2f of value within a cold start, more than the %.2f its "
+                    "GPUs would earn for waiting work over 15 minutes",
+                    out.empty() ? "" : "; ", extra, p.benefit, p.cost);
+    } else {
+      std::snprintf(buf, sizeof buf, "%s%d warm spare(s) on free GPUs", out.empty() ? "" : "; ",
+                    extra);
+    }
+    out += buf;
+  }
+  return out;
+}
+
+void ForecastScale::RecordWaiting(const Engine& engine) {
+  waiting_milli_.clear();
+  waiting_density_.clear();
+  if (engine.services().empty()) return;  // no one to ask
+  const size_t types = engine.nodes_of_type().size();
+  waiting_milli_.assign(types + 1, 0);
+  waiting_density_.assign(types + 1, 0.0);
+  for (WorkloadId id : engine.queue()) {
+    const Job& j = engine.job(id);
+    if (j.never_fits || j.is_service()) continue;
+    const Shape& s = j.s().shape;
+    const int64_t milli = s.TotalMilli(engine.catalog());
+    auto add = [&](size_t k) {
+      waiting_milli_[k] += milli;
+      waiting_density_[k] = std::max(waiting_density_[k], j.value_density);
+    };
+    if (s.allowed_types.empty()) {
+      add(types);
+    } else {
+      for (GpuTypeId t : s.allowed_types) add(static_cast<size_t>(t));
+    }
+  }
+}
+
+int64_t ForecastScale::WaitingMilli(GpuTypeId type) const {
+  if (waiting_milli_.empty()) return 0;  // before the first allocation pass
+  return waiting_milli_[static_cast<size_t>(type)] + waiting_milli_.back();
+}
+
+double ForecastScale::WaitingDensity(GpuTypeId type) const {
+  if (waiting_density_.empty()) return 0;
+  return std::max(waiting_density_[static_cast<size_t>(type)], waiting_density_.back());
+}
+
+void ForecastScale::BeforeAllocate(Engine& engine) {
+  const TimeMs now = engine.now();
+  for (WorkloadId id : engine.services()) {
+    const Job& j = engine.job(id);
+    if (j.phase == JobPhase::kCancelled) continue;
+    // Requests since the last cycle, against the replicas that were ready then (a replica
+    // that became ready in between counts from this cycle on).
+    Served& sv = served_[j.id];
+    const double dt = static_cast<double>(now - sv.since) / 1000.0;
+    sv.requests += sv.demand_rps * dt;
+    sv.in_slo += std::min(sv.demand_rps, sv.capacity_rps) * dt;
+    int ready = 0;
+    for (AllocationId a : j.allocations) ready += engine.allocation(a)->ready_at <= now ? 1 : 0;
+    sv.since = now;
+    sv.demand_rps = j.demand_rps;
+    sv.capacity_rps = ready * j.s().realtime.capacity_rps;
+    auto seen = last_seen_.find(j.id);
+    if (seen != last_seen_.end() && seen->second == j.demand_rps) continue;
+    auto fit = forecasts_.find(j.id);
+    if (fit == forecasts_.end()) {
+      // Its errors are measured a cold start and lead ahead: what a replica started now
+      // could serve from (PricedExtra).
+      DemandForecast::Options fo;
+      fo.error_lead = j.s().realtime.cold_start + o_.lead;
+      fit = forecasts_.emplace(j.id, DemandForecast(fo)).first;
+    }
+    fit->second.Observe(engine.now(), j.demand_rps);
+    last_seen_[j.id] = j.demand_rps;
+    auto& steps = recent_[j.id];
+    steps.emplace_back(engine.now(), j.demand_rps);
+    // Drop the steps that ended before the window (the second one began before it).
+    while (steps.size() >= 2 && steps[1].first <= engine.now() - o_.keep) steps.pop_front();
+  }
+}
+
+std::map<GpuTypeId, int64_t> ForecastScale::ForecastNeed(const Engine& engine, TimeMs until) const {
+  std::map<GpuTypeId, int64_t> need;
+  for (const auto& [id, f] : forecasts_) {
+    const Job& j = engine.job(id);
+    if (j.phase == JobPhase::kCancelled) continue;
+    const int more = PeakReplicas(j, engine.now(), until) - j.live_replicas();
+    if (more <= 0) continue;
+    const Shape& shape = j.s().shape;
+    GpuTypeId type = shape.allowed_types.empty() ? kNoGpuType : shape.allowed_types.front();
+    if (type == kNoGpuType) {
+      // Any type: charge the type with the most GPUs installed.
+      const auto& per = engine.cluster().gpus_per_type();
+      type = static_cast<GpuTypeId>(std::max_element(per.begin(), per.end()) - per.begin());
+    }
+    need[type] += static_cast<int64_t>(more) * shape.TotalMilli(engine.catalog());
+  }
+  return need;
+}
+
+void ForecastScale::AfterAllocate(Engine& engine) {
+  // Work that arrived and found a place never counts as waiting; what still waits now does,
+  // from the next cycle on. If that lowers a service's target (a spare gives way, a shorter
+  // window), look again at once, so that the work does not wait for the next event.
+  RecordWaiting(engine);
+  for (WorkloadId id : engine.services()) {
+    const Job& j = engine.job(id);
+    if (j.phase != JobPhase::kCancelled && TargetReplicas(j, engine) < j.target_replicas) {
+      engine.WakeAt(engine.now() + 1);
+      break;
+    }
+  }
+  // (The engine sets the targets before BeforeAllocate: next_wake_ holds this cycle's.)
+  if (next_wake_ != kNever) engine.WakeAt(next_wake_);
+  next_wake_ = kNever;
+  for (const auto& [type, milli] : ForecastNeed(engine, engine.now() + o_.hold_horizon))
+    engine.DeclareHeadroom(type, milli);
+  // Look again when the next slot begins, so that targets follow the forecast curve.
+  // (Only a seasonal forecast moves between demand events.)
+  bool seasonal = false;
+  for (const auto& [id, f] : forecasts_) seasonal |= f.seasonal();
+  if (seasonal) engine.WakeAt((engine.now() / (15 * kMinute) + 1) * (15 * kMinute));
+}
+
+}  // namespace airtime

@@ -1,0 +1,131 @@
+// ForecastScale: replicas for what a service will need by the time a new one is ready.
+//
+// Every cycle it records each service's demand into its own DemandForecast (history only)
+// and sets the replica target from the forecast peak over [now, now + cold start + lead]:
+// a replica started now serves from now + cold start, so that is how far ahead the target
+// must look -- headroom as a curve over the day, not a peak reservation all day. It also
+// declares to the engine (and so to the ledger) the capacity it expects services to need
+// within `hold_horizon` beyond their current replicas; BurstHold keeps that free from work
+// that could not give it back in time. Scaling down waits: the target never falls below
+// what the highest demand of the last `keep` needs (a scale-down stabilisation window, as
+// Kubernetes' HPA has), so a brief lull does not hand back replicas that the next rise
+// needs again after a cold start. One instance per engine.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "airtime/engine/plugins.h"
+#include "airtime/forecast/demand_forecast.h"
+
+namespace airtime {
+
+class ForecastScale : public ScalePlugin, public CyclePlugin {
+ public:
+  struct Options {
+    DurationMs lead = 5 * kMinute;        // beyond the cold start
+    DurationMs hold_horizon = 2 * kHour;  // how far ahead headroom is kept free
+    // Warm spares: a service keeps round(target x spare) replicas more than its target
+    // (halves up; none for a target of one at the default) on GPUs that are free, so that a
+    // rise in demand meets ready replicas instead of a cold start. Replicas come first in
+    // airtime's order, so these firm spares take free GPUs before waiting work does. Loose
+    // spares, up to round(target x (spare + spare_loose)) in all, stand aside (are
+    // released) as soon as work waits for their GPU type. Waiting work, here and for `keep`
+    // below, is what the last allocation pass left waiting (RecordWaiting).
+    double spare = 0.25;
+    double spare_loose = 0;
+    // The fewest spares a service with demand keeps (when `spare` > 0). The airtime policy
+    // sets 1 under preemption=off: a replica cannot then take GPUs back from running work,
+    // so a spare is the only capacity a rise in demand can have within a cold start.
+    int min_spare = 0;
+    // Scale-down stabilisation: a service keeps the replicas that the highest demand of a
+    // recent window needs. The window is `keep` while nothing waits for the service's GPU
+    // types (waiting out a lull costs nothing then). Otherwise it is as long as a replica
+    // given up would cost to get back (ski rental): cold_start x (1 + d_service / d_waiting),
+    // d being value per GPU-hour at full load and d_waiting that of the densest waiting work;
+    // a replica is kept until what its GPU could have earned for that work matches the cold
+    // start's GPU time plus the requests lost meanwhile. SLOs first: if giving up what the
+    // `keep` window holds could miss more requests in one cold start (at that window's peak)
+    // than the service's error budget has left (requests served within the SLO since it
+    // started, minus `slo_target` x its requests), the window stays `keep`.
+    DurationMs keep = kHour;
+    double slo_target = 0.999;
+    // Priced headroom (the 3 a.m. call) instead of `spare`: a service keeps the k-th warm
+    // replica beyond its target while what it is expected to serve within one cold start of
+    // a burst is worth more than what its GPUs would earn for the densest waiting work over
+    // a forecast slot (PricedExtra). Expected from the service's own forecast errors (its
+    // DemandForecast's ratios of slot peaks to forecasts made a cold start and lead ahead);
+    // until 8 of them are known, `spare` stands in.
+    bool priced = false;
+  };
+  explicit ForecastScale(Options o) : o_(o) {}
+
+  std::string_view name() const override { return "forecast-scale"; }
+  int TargetReplicas(const Job& service, const Engine& engine) const override;
+  void BeforeAllocate(Engine& engine) override;
+  void AfterAllocate(Engine& engine) override;
+
+  // Replicas `service` is forecast to need at most over [from, to].
+  int PeakReplicas(const Job& service, TimeMs from, TimeMs to) const;
+  // The highest demand (rps) `service` had over [now - window, now] (its current one
+  // included); `window` at most `keep`.
+  double RecentPeak(const Job& service, TimeMs now, DurationMs window) const;
+  // Why the target is above what the current demand needs ("" when it is not).
+  std::string WhyTarget(const Job& service, const Engine& engine) const override;
+
+  // How long `service` keeps replicas its demand no longer needs (see Options::keep), and why.
+  struct Keep {
+    DurationMs window = 0;
+    enum Why { kNothingWaits, kRental, kBudgetSpent } why = kNothingWaits;
+    double waiting_density = 0;  // the densest waiting work's value per GPU-hour
+    double budget = 0;           // ErrorBudget, where it was consulted
+    double at_risk = 0;          // requests one cold start could miss, where consulted
+  };
+  Keep KeepWindow(const Job& service, const Engine& engine) const;
+  // Requests `service` may still miss and meet `slo_target`, over what it served until
+  // `now` as this plug-in saw it (demand against the replicas ready at each cycle); < 0:
+  // below target.
+  double ErrorBudget(WorkloadId service, TimeMs now) const;
+  // GPUs (milli) of each type that services are forecast to need beyond their live replicas
+  // over [now, until], spread over the types their shapes allow (first allowed type).
+  std::map<GpuTypeId, int64_t> ForecastNeed(const Engine& engine, TimeMs until) const;
+  const DemandForecast* forecast(WorkloadId id) const;
+
+  // The priced hold for `service` above `target` replicas: the extra replicas whose expected
+  // value within one cold start of a burst exceeds what their GPUs earn for waiting work over
+  // a forecast slot, at most `room`; -1 while its forecast has too few errors to price.
+  struct Priced {
+    int extra = -1;
+    double benefit = 0, cost = 0;  // of the last replica held (or the first one declined)
+  };
+  Priced PricedExtra(const Job& service, const Engine& engine, int target, int room) const;
+
+ private:
+  // The work left waiting by the last allocation pass, per GPU type it could use: what
+  // arrives and starts at once never waits, and so never makes a spare give way for nothing.
+  void RecordWaiting(const Engine& engine);
+  // Milli-GPU the waiting work could use on `type`.
+  int64_t WaitingMilli(GpuTypeId type) const;
+  // The densest waiting work's value per GPU-hour on `type` (0: none waits).
+  double WaitingDensity(GpuTypeId type) const;
+
+  Options o_;
+  std::map<WorkloadId, DemandForecast> forecasts_;
+  std::map<WorkloadId, double> last_seen_;
+  // Per service, its demand steps (from, rps) over the `keep` window, oldest first.
+  std::map<WorkloadId, std::deque<std::pair<TimeMs, double>>> recent_;
+  struct Served {
+    TimeMs since = 0;
+    double demand_rps = 0, capacity_rps = 0;  // from `since` on
+    double requests = 0, in_slo = 0;
+  };
+  std::map<WorkloadId, Served> served_;
+  mutable TimeMs next_wake_ = kNever;    // when a kept step leaves its window (this cycle)
+  std::vector<int64_t> waiting_milli_;   // per type; [type count]: any type
+  std::vector<double> waiting_density_;  // the same, densest waiting work
+};
+
+}  // namespace airtime

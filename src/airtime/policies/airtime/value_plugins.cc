@@ -1,0 +1,311 @@
+#include "airtime/policies/airtime/value_plugins.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "airtime/engine/engine.h"
+#include "airtime/policies/plugins/victims.h"
+
+namespace airtime {
+namespace {
+
+// Value per hour of one replica of `service` at full load.
+double ReplicaValuePerHour(const WorkloadSpec& s) {
+  return s.value.per_1k_requests * s.realtime.capacity_rps * 3.6;
+}
+
+std::string Money(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+}  // namespace
+
+bool HasCostOfDelay(const Job& job) {
+  const WorkloadSpec& s = job.s();
+  return !job.is_service() && s.deadline && s.value.decay_after_deadline != kNever &&
+         s.value.on_completion > 0;
+}
+
+double UrgentDensity(const Job& job, const Engine& engine, DurationMs urgency) {
+  const WorkloadSpec& s = job.s();
+  if (urgency <= 0 || !HasCostOfDelay(job)) return job.value_density;
+  double speed = s.shape.gpu_count == 0 ? 1.0 : 0.0;
+  const std::vector<int>& per_type = engine.cluster().gpus_per_type();
+  for (size_t t = 0; t < per_type.size() && s.shape.gpu_count > 0; ++t) {
+    const auto type = static_cast<GpuTypeId>(t);
+    if (per_type[t] > 0 && s.shape.AllowsType(type))
+      speed = std::max(speed, s.SpeedOn(type, engine.catalog()));
+  }
+  if (speed <= 0) return job.value_density;
+  const TimeMs end = EndIfStartedAt(job, engine.now(), speed);
+  const double now = s.value.CompletionValue(end, s.deadline);
+  const double later = s.value.CompletionValue(end + urgency, s.deadline);
+  const double gpus =
+      std::max(1e-3, static_cast<double>(s.shape.TotalMilli(engine.catalog())) / 1000.0);
+  return job.value_density * now / s.value.on_completion +
+         (now - later) / (gpus * ToHours(urgency));
+}
+
+double DeadlineRisk(const Allocation& a, const Engine& engine, double cost, DurationMs wait) {
+  const WorkloadSpec& s = engine.job(a.workload).s();
+  if (!s.deadline || a.expected_end == kNever || a.expected_end > *s.deadline) return 0;
+  const double gpus = std::max(0.001, static_cast<double>(a.placement.total_milli()) / 1000.0);
+  const TimeMs later = a.expected_end + FromSeconds(cost / gpus) + wait;
+  return later > *s.deadline ? s.value.on_completion : 0;
+}
+
+std::string NoValueNote(const Job& job) {
+  if (job.is_service() || job.s().value.on_completion > 0) return {};
+  return "it declares no value, so work that does goes first wherever both could run (give it "
+         "`value: {on_completion: V}` to rank it)";
+}
+
+double PriorityWeight(int priority, double doubling) {
+  if (doubling <= 0) return 1.0;
+  return std::exp2(std::clamp(static_cast<double>(priority) / doubling, -16.0, 16.0));
+}
+
+bool ValueOrder::KeyChanges(const Job& job) const { return HasCostOfDelay(job); }
+
+std::pair<double, double> ValueOrder::Key(const Job& job, const Engine& engine) const {
+  // Services first, each group densest first; ties in arrival order.
+  return {job.is_service() ? 0.0 : 1.0,
+          -UrgentDensity(job, engine, urgency_) * PriorityWeight(job.priority, doubling_)};
+}
+
+double SpeedScore::Score(const Job& job, NodeIndex node, const Engine& engine) const {
+  if (job.is_service() || job.s().shape.gpu_count == 0) return 0;
+  const GpuTypeId type = engine.cluster().node(node).gpu_type;
+  return trade_ ? trade_->RankSpeed(job, type, engine) : job.s().SpeedOn(type, engine.catalog());
+}
+
+bool BurstHold::Permit(const Job& job, const Placement& placement, const Engine& engine) {
+  why_.erase(job.id);
+  if (job.is_service() || placement.gpus.empty() || job.s().preemptible) return true;
+  const GpuTypeId type = engine.cluster().gpu_type(placement.gpus.front());
+  const double speed = job.s().SpeedOn(type, engine.catalog());
+  const TimeMs end =
+      engine.now() +
+      FromSeconds(std::max(0.0, job.s().work_seconds - job.work_saved) / std::max(speed, 1e-6));
+  const auto need = scale_->ForecastNeed(engine, end);
+  auto it = need.find(type);
+  if (it == need.end()) return true;
+  const int64_t free_after = engine.state().free_milli_of_type(type) - placement.total_milli();
+  if (free_after >= it->second) return true;
+  const int64_t short_milli = std::min(it->second - free_after, placement.total_milli());
+  // What failing the services for the rest of this job's run would cost, at the densest
+  // service's value per GPU-hour, against what the job is worth.
+  double service_density = 0;
+  std::string who;
+  for (WorkloadId id : engine.services()) {
+    const Job& s = engine.job(id);
+    if (s.phase == JobPhase::kCancelled || !s.s().shape.AllowsType(type)) continue;
+    const double gpus = static_cast<double>(s.s().shape.TotalMilli(engine.catalog())) / 1000.0;
+    const double d = ReplicaValuePerHour(s.s()) / std::max(gpus, 1e-3);
+    if (d > service_density) {
+      service_density = d;
+      who = s.s().name;
+    }
+  }
+  const double at_risk =
+      static_cast<double>(short_milli) / 1000.0 * service_density * ToHours(end - engine.now());
+  const double worth = job.s().value.CompletionValue(end, job.s().deadline);
+  if (worth > at_risk) return true;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%.1f GPU(s)", static_cast<double>(it->second) / 1000.0);
+  why_[job.id] = "held for the forecast peak of '" + who + "': services are expected to need " +
+                 buf + " of " + engine.catalog().type(type).name + " before this would end at " +
+                 FormatTime(end) + "; serving them is worth about " + Money(at_risk) +
+                 ", this work " + Money(worth) + ", and it cannot be preempted";
+  return false;
+}
+
+std::string BurstHold::WhyHeld(const Job& job, const Engine&) const {
+  auto it = why_.find(job.id);
+  return it == why_.end() ? std::string() : it->second;
+}
+
+DurationMs ValuePreempt::Payback(const WorkloadSpec& spec) {
+  return std::max<DurationMs>(kMinute, 3 * spec.restart_cost + spec.checkpoint_interval);
+}
+
+const std::vector<ValuePreempt::Candidate>& ValuePreempt::Candidates(const Engine& engine) {
+  if (cached_cycle_ == engine.cycles()) return candidates_;
+  cached_cycle_ = engine.cycles();
+  candidates_.clear();
+  for (const auto& [id, a] : engine.allocations()) {
+    const Job& v = engine.job(a.workload);
+    if (v.is_service() || !v.s().preemptible) continue;
+    candidates_.push_back({id, UrgentDensity(v, engine, o_.urgency)});
+  }
+  std::stable_sort(candidates_.begin(), candidates_.end(),
+                   [](const Candidate& x, const Candidate& y) { return x.density < y.density; });
+  return candidates_;
+}
+
+bool ValuePreempt::MakeRoom(const Job& job, Engine& engine) {
+  if (job.never_fits || job.s().shape.gpu_count == 0) return false;
+  if (!quotas_) return ByValue(job, engine, -1);
+  quotas_->SyncUsage(engine);
+  if (Reclaim(job, engine)) return true;
+  const double need = static_cast<double>(job.s().shape.TotalMilli(engine.catalog()));
+  for (const auto& [pool, part] : quotas_->DemandSplit(job.s().shape, need))
+    if (ByValue(job, engine, pool)) return true;
+  return false;
+}
+
+bool ValuePreempt::Reclaim(const Job& job, Engine& engine) {
+  KaiQueues& q = *quotas_;
+  const int r = q.QueueOf(job);
+  const auto& mine = q.entity(r);
+  const double need = static_cast<double>(job.s().shape.TotalMilli(engine.catalog()));
+  for (const auto& [pool, part] : q.DemandSplit(job.s().shape, need)) {
+    const auto p = static_cast<size_t>(pool);
+    if (mine.alloc[p] + need > mine.deserved[p] + 0.5) continue;  // over quota here: no claim
+    // Victims: other tenants' preemptible work, only as much as each runs over its quota
+    // (its borrowed part), cheapest loss first; the no-thrash rule still holds.
+    VictimQuery query;
+    std::map<int, int> budget_of;  // victim queue -> budget index
+    for (const Candidate& cand : Candidates(engine)) {
+      const Allocation* a = engine.allocation(cand.id);
+      if (!a) continue;
+      const Job& v = engine.job(a->workload);
+      const int vq = q.QueueOf(v);
+      const double amount = q.MilliInPool(*a, pool);
+      if (vq == r || amount <= 0) continue;
+      const double over = q.entity(vq).alloc[p] - q.entity(vq).deserved[p];
+      if (over < amount - 0.5) continue;
+      if (v.preemptions > 0 && engine.now() - a->started < Payback(v.s())) continue;
+      auto [it, fresh] = budget_of.emplace(vq, static_cast<int>(query.budgets.size()));
+      if (fresh) query.budgets.push_back(std::llround(over));
+      query.candidates.push_back(
+          {cand.id, PreemptionCost(engine, *a), it->second, std::llround(amount)});
+    }
+    if (query.candidates.empty()) continue;
+    std::stable_sort(
+        query.candidates.begin(), query.candidates.end(),
+        [](const VictimCandidate& x, const VictimCandidate& y) { return x.cost < y.cost; });
+    query.node_ok = [&](NodeIndex n) {
+      return q.PoolOfNode(n) == pool && engine.NodePermitted(job, n);
+    };
+    auto victims = FindVictims(engine, job, query);
+    if (!victims || victims->empty()) continue;
+    for (AllocationId id : *victims) {
+      const Job& v = engine.job(engine.allocation(id)->workload);
+      engine.Preempt(id, "reclaimed for '" + job.s().name + "': tenant '" + job.s().tenant +
+                             "' is within its quota, and tenant '" + v.s().tenant +
+                             "' runs over its own (borrowed capacity is given back first; '" +
+                             v.s().name + "' resumes from its last checkpoint)");
+    }
+    return true;
+  }
+  return false;
+}
+
+bool ValuePreempt::ByValue(const Job& job, Engine& engine, int pool) {
+  const bool service = job.is_service();
+  VictimQuery q;
+  std::map<AllocationId, double> cost;
+  std::map<int, int> budget_of;  // other tenants' queues -> budget index (with quotas)
+  const int mine = quotas_ ? quotas_->QueueOf(job) : -1;
+  double densest_victim = 0;
+  const double density = UrgentDensity(job, engine, o_.urgency);
+  for (const Candidate& cand : Candidates(engine)) {
+    // Sparsest first: past the margin nobody further is a victim.
+    if (!service && cand.density * o_.margin >= density) break;
+    const Allocation* live = engine.allocation(cand.id);
+    if (!live) continue;  // preempted earlier in this cycle
+    const Allocation& a = *live;
+    const AllocationId id = cand.id;
+    const Job& v = engine.job(a.workload);
+    if (v.id == job.id) continue;
+    // No thrash: a workload already preempted runs its payback before it can be again.
+    if (v.preemptions > 0 && engine.now() - a.started < Payback(v.s())) continue;
+    const double lost = PreemptionCost(engine, a);
+    const double c = lost / 3600.0 * cand.density + DeadlineRisk(a, engine, lost, o_.urgency);
+    VictimCandidate vc{id, c, -1, 0};
+    if (quotas_) {
+      // With quotas, another tenant's work within its quota is never a victim: only its
+      // over-quota (borrowed) part may be taken, whatever the value.
+      const double amount = quotas_->MilliInPool(a, pool);
+      if (amount <= 0) continue;
+      const int vq = quotas_->QueueOf(v);
+      if (vq != mine) {
+        const auto p = static_cast<size_t>(pool);
+        const double over = quotas_->entity(vq).alloc[p] - quotas_->entity(vq).deserved[p];
+        if (over < amount - 0.5) continue;
+        auto [it, fresh] = budget_of.emplace(vq, static_cast<int>(q.budgets.size()));
+        if (fresh) q.budgets.push_back(std::llround(over));
+        vc.budget = it->second;
+        vc.amount = std::llround(amount);
+      }
+    }
+    cost[id] = c;
+    q.candidates.push_back(vc);
+  }
+  if (q.candidates.empty()) return false;
+  std::stable_sort(
+      q.candidates.begin(), q.candidates.end(),
+      [](const VictimCandidate& x, const VictimCandidate& y) { return x.cost < y.cost; });
+  // Only where the placement could then put it and the permits let it start (filters, the
+  // gang reservation, FasterLater), within the pool with quotas.
+  q.node_ok = [&](NodeIndex n) {
+    return (!quotas_ || quotas_->PoolOfNode(n) == pool) && engine.NodePermitted(job, n);
+  };
+  auto victims = FindVictims(engine, job, q);
+  if (!victims || victims->empty()) return false;
+  double total = 0;
+  for (AllocationId id : *victims) {
+    total += cost[id];
+    const Job& v = engine.job(engine.allocation(id)->workload);
+    densest_victim = std::max(densest_victim, UrgentDensity(v, engine, o_.urgency));
+  }
+  const double gpus = static_cast<double>(job.s().shape.TotalMilli(engine.catalog())) / 1000.0;
+  double gain;
+  if (service) {
+    gain = ReplicaValuePerHour(job.s()) * ToHours(o_.gain_horizon);
+  } else {
+    const double hours = std::min(ToHours(o_.gain_horizon), job.s().work_seconds / 3600.0);
+    gain = (density - densest_victim) * gpus * hours;
+  }
+  if (gain <= total) return false;
+  for (AllocationId id : *victims) {
+    const Job& v = engine.job(engine.allocation(id)->workload);
+    engine.Preempt(id, "preempted for '" + job.s().name + "': its value " + Money(gain) +
+                           " over the next " + FormatDuration(o_.gain_horizon) +
+                           " exceeds the work this throws away (" + Money(total) + " in all; '" +
+                           v.s().name + "' resumes from its last checkpoint)");
+  }
+  return true;
+}
+
+std::pair<double, double> QuotaValueOrder::Key(const Job& job, const Engine& engine) const {
+  if (job.is_service()) return {0.0, -job.value_density};
+  return {WithinQuota(*q_, job, engine) ? 1.0 : 2.0,
+          -UrgentDensity(job, engine, urgency_) * PriorityWeight(job.priority, doubling_)};
+}
+
+bool WithinQuota(KaiQueues& q, const Job& job, const Engine& engine) {
+  const double need = static_cast<double>(job.s().shape.TotalMilli(engine.catalog()));
+  const auto& e = q.entity(q.QueueOf(job));
+  for (const auto& [pool, part] : q.DemandSplit(job.s().shape, need)) {
+    const auto p = static_cast<size_t>(pool);
+    if (e.alloc[p] + need <= e.deserved[p] + 0.5) return true;
+  }
+  return false;
+}
+
+bool QuotaFilter::Allows(const Job& job, NodeIndex node, const Engine& engine) const {
+  q_->SyncUsage(engine);
+  return q_->Admits(job, q_->PoolOfNode(node),
+                    static_cast<double>(job.s().shape.TotalMilli(engine.catalog())));
+}
+
+int QuotaFilter::FitClass(const Job& job) const {
+  return 2 * q_->QueueOf(job) + (job.s().preemptible && !job.is_service() ? 1 : 0);
+}
+
+}  // namespace airtime

@@ -1,0 +1,312 @@
+#include "airtime/policies/slurm/slurm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "airtime/base/strings.h"
+#include "airtime/engine/engine.h"
+#include "airtime/policies/plugins/common_plugins.h"
+#include "airtime/policies/plugins/what_if.h"
+
+namespace airtime {
+namespace {
+
+struct SlurmParams {
+  double w_age = 1000, w_fairshare = 10000, w_size = 1000, w_qos = 10000;
+  DurationMs max_age = 7 * kDay;
+  DurationMs half_life = 7 * kDay;
+  bool favor_small = false;
+  double qos_max = 100;
+  bool backfill = true;
+  std::map<std::string, double> shares;  // configured; other tenants weigh 1
+};
+
+// Shared by the policy's plug-ins (one engine): fair-share bookkeeping and this cycle's
+// backfill reservation.
+struct SlurmState {
+  SlurmParams p;
+  double installed_milli = 1;
+
+  std::map<std::string, double> usage;      // decayed GPU-hours per tenant
+  std::map<std::string, double> held;       // GPUs held per tenant since the last cycle
+  std::map<std::string, double> fairshare;  // F per tenant, as of this cycle
+  size_t jobs_seen = 0;
+  TimeMs last = 0;
+
+  WorkloadId holder = kNoWorkload;  // the reservation's workload, this cycle
+  TimeMs reserve_at = kNever;
+  std::optional<ClusterState> future;  // at reserve_at, with the long backfills applied
+  std::vector<char> candidate;         // per node: could serve the reservation
+  bool candidates_stale = false;
+};
+
+double Priority(const Job& job, const Engine& engine, const SlurmState& st) {
+  const SlurmParams& p = st.p;
+  const TimeMs since = job.is_service() ? job.queued_since : job.submitted;
+  const double age =
+      p.max_age > 0 ? std::min(1.0, static_cast<double>(std::max<TimeMs>(0, engine.now() - since)) /
+                                        static_cast<double>(p.max_age))
+                    : 1.0;
+  double size = std::min(
+      1.0, static_cast<double>(job.s().shape.TotalMilli(engine.catalog())) / st.installed_milli);
+  if (p.favor_small) size = 1.0 - size;
+  auto fs = st.fairshare.find(job.s().tenant);
+  const double fair = fs == st.fairshare.end() ? 1.0 : fs->second;
+  const double qos = p.qos_max > 0 ? std::clamp(job.priority / p.qos_max, 0.0, 1.0) : 0.0;
+  return p.w_age * age + p.w_size * size + p.w_fairshare * fair + p.w_qos * qos;
+}
+
+// When `job` would finish if it started now on `placement` (kNever for services).
+TimeMs EndIfStarted(const Job& job, const Placement& placement, const Engine& engine) {
+  if (job.is_service()) return kNever;
+  double speed = 1.0;
+  if (!placement.gpus.empty()) {
+    speed = 1e18;
+    for (GpuIndex g : placement.gpus)
+      speed = std::min(speed, job.s().SpeedOn(engine.cluster().gpu_type(g), engine.catalog()));
+  }
+  return EndIfStartedAt(job, engine.now(), speed);
+}
+
+class MultifactorOrder : public QueueSortPlugin {
+ public:
+  explicit MultifactorOrder(std::shared_ptr<SlurmState> st) : st_(std::move(st)) {}
+  std::string_view name() const override { return "multifactor"; }
+  bool dynamic() const override { return true; }
+  std::pair<double, double> Key(const Job& job, const Engine& engine) const override {
+    const TimeMs since = job.is_service() ? job.queued_since : job.submitted;
+    return {-Priority(job, engine, *st_), static_cast<double>(since)};
+  }
+
+ private:
+  std::shared_ptr<SlurmState> st_;
+};
+
+// Fair-share usage: integrates the GPUs each tenant held between cycles, with decay, and
+// turns it into this cycle's factors; clears the last cycle's reservation.
+class SlurmCycle : public CyclePlugin {
+ public:
+  explicit SlurmCycle(std::shared_ptr<SlurmState> st) : st_(std::move(st)) {}
+  std::string_view name() const override { return "slurm-fairshare"; }
+
+  void BeforeAllocate(Engine& engine) override {
+    SlurmState& st = *st_;
+    for (; st.jobs_seen < engine.job_count(); ++st.jobs_seen)
+      st.usage.emplace(engine.job(static_cast<WorkloadId>(st.jobs_seen)).s().tenant, 0.0);
+    const DurationMs dt = engine.now() - st.last;
+    if (dt > 0) {
+      const double hl = static_cast<double>(st.p.half_life);
+      const double d = static_cast<double>(dt);
+      const double decay = hl > 0 ? std::exp2(-d / hl) : 1.0;
+      const double growth = (hl > 0 ? hl / std::log(2.0) * (1.0 - decay) : d) / kHour;
+      for (auto& [tenant, u] : st.usage) {
+        auto h = st.held.find(tenant);
+        u = u * decay + (h == st.held.end() ? 0.0 : h->second * growth);
+      }
+    }
+    st.last = engine.now();
+    double total_usage = 0, total_shares = 0;
+    for (const auto& [tenant, u] : st.usage) {
+      total_usage += u;
+      total_shares += SharesOf(tenant);
+    }
+    for (const auto& [tenant, u] : st.usage) {
+      const double un = total_usage > 0 ? u / total_usage : 0.0;
+      const double sn = total_shares > 0 ? SharesOf(tenant) / total_shares : 0.0;
+      st.fairshare[tenant] = SlurmFairShare(un, sn);
+    }
+    st.holder = kNoWorkload;
+    st.reserve_at = kNever;
+    st.future.reset();
+  }
+
+  void AfterAllocate(Engine& engine) override {
+    st_->held.clear();
+    for (const auto& [id, a] : engine.allocations())
+      st_->held[engine.job(a.workload).s().tenant] +=
+          static_cast<double>(a.placement.total_milli()) / 1000.0;
+  }
+
+ private:
+  double SharesOf(const std::string& tenant) const {
+    auto it = st_->p.shares.find(tenant);
+    return it == st_->p.shares.end() ? 1.0 : it->second;
+  }
+  std::shared_ptr<SlurmState> st_;
+};
+
+// EASY backfill: reserves for the first workload left waiting, and vets every later start.
+class EasyBackfill : public PermitPlugin {
+ public:
+  explicit EasyBackfill(std::shared_ptr<SlurmState> st) : st_(std::move(st)) {}
+  std::string_view name() const override { return "easy-backfill"; }
+
+  void Unplaced(const Job& job, const Engine& engine) override {
+    SlurmState& st = *st_;
+    if (st.holder != kNoWorkload) return;
+    // Release running work in order of expected end until the shape fits.
+    std::vector<const Allocation*> ending;
+    for (const auto& [id, a] : engine.allocations())
+      if (a.expected_end != kNever) ending.push_back(&a);
+    std::sort(ending.begin(), ending.end(), [](const Allocation* a, const Allocation* b) {
+      return a->expected_end != b->expected_end ? a->expected_end < b->expected_end : a->id < b->id;
+    });
+    ClusterState future = engine.state();
+    const Shape& shape = job.s().shape;
+    TimeMs at = FitsIn(future, shape) ? engine.now() : kNever;
+    for (size_t i = 0; i < ending.size() && at == kNever; ++i) {
+      future.Release(ending[i]->placement);
+      if (i + 1 < ending.size() && ending[i + 1]->expected_end == ending[i]->expected_end) continue;
+      if (FitsIn(future, shape)) at = ending[i]->expected_end;
+    }
+    if (at == kNever) return;  // never fits on what runs now: the next one may reserve
+    st.holder = job.id;
+    st.reserve_at = at;
+    st.future.emplace(std::move(future));
+    st.candidates_stale = true;
+  }
+
+  bool Permit(const Job& job, const Placement& placement, const Engine& engine) override {
+    SlurmState& st = *st_;
+    if (st.holder == kNoWorkload || job.id == st.holder) return true;
+    if (EndIfStarted(job, placement, engine) <= st.reserve_at) return true;  // done by then
+    // Running past the reservation: allowed only on GPUs the reservation does not need.
+    const Shape& reserved = engine.job(st.holder).s().shape;
+    st.future->Apply(placement);
+    if (FitsIn(*st.future, reserved)) {
+      st.candidates_stale = true;
+      return true;
+    }
+    st.future->Release(placement);
+    return false;
+  }
+
+  std::string WhyHeld(const Job& job, const Engine& engine) const override {
+    const SlurmState& st = *st_;
+    if (st.holder == kNoWorkload || job.id == st.holder) return {};
+    return "it would still run at " + FormatTime(st.reserve_at) + " on GPUs reserved for '" +
+           engine.job(st.holder).s().name +
+           "', the highest-priority workload waiting (EASY backfill)";
+  }
+
+ private:
+  std::shared_ptr<SlurmState> st_;
+};
+
+// Steers a workload that would run past the reservation away from the nodes the
+// reservation could use (Permit has the last word).
+class ReservationScore : public ScorePlugin {
+ public:
+  explicit ReservationScore(std::shared_ptr<SlurmState> st) : st_(std::move(st)) {}
+  std::string_view name() const override { return "avoid-reservation"; }
+
+  double Score(const Job& job, NodeIndex node, const Engine& engine) const override {
+    SlurmState& st = *st_;
+    if (st.holder == kNoWorkload || job.id == st.holder || !st.future) return 0;
+    if (st.candidates_stale) {
+      st.candidate.assign(engine.cluster().node_count(), 0);
+      for (NodeIndex n : CandidateNodes(*st.future, engine.job(st.holder).s().shape))
+        st.candidate[static_cast<size_t>(n)] = 1;
+      st.candidates_stale = false;
+    }
+    if (!st.candidate[static_cast<size_t>(node)]) return 0;
+    if (!job.is_service()) {
+      const DurationMs overhead = job.work_saved > 0 ? job.s().restart_cost : 0;
+      const double speed = job.s().SpeedOn(engine.cluster().node(node).gpu_type, engine.catalog());
+      RunSegment seg{engine.now(), overhead, speed, job.work_saved, {}};
+      if (SegmentEnd(job.s(), seg) <= st.reserve_at) return 0;
+    }
+    return -1;
+  }
+
+ private:
+  std::shared_ptr<SlurmState> st_;
+};
+
+StatusOr<SlurmParams> ParseParams(const PolicyParams& params) {
+  SlurmParams p;
+  struct Weight {
+    const char* key;
+    double* value;
+  };
+  for (const Weight& w :
+       {Weight{"w_age", &p.w_age}, Weight{"w_fairshare", &p.w_fairshare},
+        Weight{"w_size", &p.w_size}, Weight{"w_qos", &p.w_qos}, Weight{"qos_max", &p.qos_max}}) {
+    auto v = params.GetDouble(w.key, *w.value);
+    if (!v.ok()) return v.status();
+    if (*v < 0) return InvalidArgument(std::string("policy 'slurm': ") + w.key + " must be >= 0");
+    *w.value = *v;
+  }
+  for (auto [key, value] :
+       {std::pair{"max_age", &p.max_age}, std::pair{"half_life", &p.half_life}}) {
+    const std::string s = params.GetString(key, "");
+    if (s.empty()) continue;
+    auto d = ParseDurationMs(s);
+    if (!d || *d < 0)
+      return InvalidArgument(std::string("policy 'slurm': ") + key +
+                             " must be a duration such as " + "'7d' or '12h', got '" + s + "'");
+    *value = *d;
+  }
+  for (auto [key, value] :
+       {std::pair{"favor_small", &p.favor_small}, std::pair{"backfill", &p.backfill}}) {
+    auto v = params.GetDouble(key, *value ? 1 : 0);
+    if (!v.ok()) return v.status();
+    *value = *v != 0;
+  }
+  const std::string shares = params.GetString("shares", "");
+  if (!shares.empty()) {
+    for (std::string_view part : Split(shares, ',')) {
+      auto kv = Split(part, '@');
+      auto w = kv.size() == 2 ? ParseDouble(Trim(kv[1])) : std::nullopt;
+      if (!w || *w < 0 || Trim(kv[0]).empty())
+        return InvalidArgument("policy 'slurm': shares must read 'tenant@weight,...', got '" +
+                               std::string(part) + "'");
+      p.shares[std::string(Trim(kv[0]))] = *w;
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+double SlurmFairShare(double usage_norm, double shares_norm) {
+  if (usage_norm <= 0) return 1.0;
+  if (shares_norm <= 0) return 0.0;
+  return std::exp2(-usage_norm / shares_norm);
+}
+
+void RegisterSlurm(PolicyRegistry& registry) {
+  registry.Register(
+      "slurm",
+      "Slurm multifactor priority (age, size, fair-share, QoS) with EASY backfill; no preemption",
+      {"w_age", "w_fairshare", "w_size", "w_qos", "max_age", "half_life", "favor_small", "qos_max",
+       "shares", "backfill"},
+      [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
+        auto parsed = ParseParams(params);
+        if (!parsed.ok()) return parsed.status();
+        auto st = std::make_shared<SlurmState>();
+        st->p = *parsed;
+        st->installed_milli = std::max(1.0, 1000.0 * static_cast<double>(cluster.gpu_count()));
+        for (const auto& [tenant, weight] : st->p.shares) st->usage[tenant] = 0;  // all count
+        Policy p;
+        p.name = "slurm";
+        p.description = st->p.backfill ? "Slurm multifactor priority, EASY backfill"
+                                       : "Slurm multifactor priority, no backfill";
+        p.queue_sort = std::make_unique<MultifactorOrder>(st);
+        if (st->p.backfill) {
+          p.permits.push_back(std::make_unique<EasyBackfill>(st));
+          // The reservation first; best fit breaks its ties (ScoreTerm tiers).
+          p.scores.emplace_back(std::make_unique<ReservationScore>(st), 1.0, 0);
+        } else {
+          p.order = std::make_unique<StrictOrder>();
+        }
+        p.scores.emplace_back(std::make_unique<BestFitScore>(), 1.0, 1);
+        p.cycle.push_back(std::make_unique<SlurmCycle>(st));
+        return p;
+      });
+}
+
+}  // namespace airtime
