@@ -334,11 +334,12 @@ TEST(LpBoundTest, SlotsGrowWithTheLpSize) {
 // ------------------------------------------------------------------------------------------
 // The property that makes it a bound: on random scenarios (every kind and shape, node
 // failures, cancellations; here also elastic gangs and per-type speeds), no registered policy
-// earns more than the bound, and the bound is no looser than the value ceiling, which ignores
-// capacity.
+// (nor airtime without preemption or with priced headroom) earns more than the bound, and the bound
+// is no looser than the value ceiling, which ignores capacity.
 TEST(LpBoundPropertyTest, NoPolicyEarnsMoreOnRandomScenarios) {
   std::vector<std::string> policies = PolicyRegistry::Builtin().names();
   policies.push_back("airtime:preemption=off");
+  policies.push_back("airtime:headroom=priced");
   const TimeMs horizon = 16 * kHour;
   const GpuCatalog& cat = GpuCatalog::Builtin();
   int below_ceiling = 0;
