@@ -380,8 +380,10 @@ TEST(Suite, EveryScenarioUnderEveryPolicyWithInputFromTheCommandLine) {
                        "--no-bound", "--json", json});
   ASSERT_EQ(n.exit_code, 0) << n.err;
   EXPECT_THAT(n.out, Not(HasSubstr("bound per installed GPU-h")));
-  for (const auto& e : nlohmann::json::parse(ReadFile(json)).at("entries"))
-    EXPECT_FALSE(e.contains("bound"));
+  // (The parsed report must outlive the loop: a range-for over a member of a temporary
+  // reads freed memory.)
+  const nlohmann::json plain = nlohmann::json::parse(ReadFile(json));
+  for (const auto& e : plain.at("entries")) EXPECT_FALSE(e.contains("bound"));
 }
 
 // `airtime policies` lists the registry in registration order, and that list is the default
