@@ -109,6 +109,13 @@ class StopAnything : public PreemptPlugin {
   int* calls_;
 };
 
+// MakePolicy with StopAnything as its preemption plug-in.
+Policy StopAnythingPolicy(Calls* calls, int* make_room) {
+  Policy p = MakePolicy(calls);
+  p.preempt = std::make_unique<StopAnything>(make_room);
+  return p;
+}
+
 // Preemption is a transaction: room made for a workload a permit then refuses is given back
 // (the victim keeps running, untouched: no decision, no stop, no lost work), and the room is
 // not made again for it before the retry time.
@@ -116,9 +123,7 @@ TEST(EngineHooksTest, RoomAPermitRefusesIsGivenBackAndNotMadeAgainBeforeTheRetry
   Cluster c = MakeCluster({{"H100", 1, 1}});
   Calls calls;
   int make_room = 0;
-  Policy p = MakePolicy(&calls);
-  p.preempt = std::make_unique<StopAnything>(&make_room);
-  Engine e(c, std::move(p));
+  Engine e(c, StopAnythingPolicy(&calls, &make_room));
   e.Handle(Event::Arrival(0, MakeJob("run", WorkloadKind::kTraining, 1, 10 * 3600)));
   ASSERT_EQ(e.job(0).allocations.size(), 1u);
   const AllocationId id = e.job(0).allocations[0];
@@ -158,9 +163,7 @@ TEST(EngineHooksTest, RoomThatIsUsedStopsTheVictimThenStarts) {
   Cluster c = MakeCluster({{"H100", 1, 1}});
   Calls calls;
   int make_room = 0;
-  Policy p = MakePolicy(&calls);
-  p.preempt = std::make_unique<StopAnything>(&make_room);
-  Engine e(c, std::move(p));
+  Engine e(c, StopAnythingPolicy(&calls, &make_room));
   e.Handle(Event::Arrival(0, MakeJob("run", WorkloadKind::kTraining, 1, 10 * 3600)));
   auto& r = e.Handle(Event::Arrival(kMinute, MakeJob("urgent", WorkloadKind::kBatch, 1, 60)));
   ASSERT_EQ(r.decisions.size(), 2u);
@@ -179,9 +182,7 @@ TEST(EngineHooksTest, RoomThePlacementCannotUseIsGivenBack) {
   Cluster c = MakeCluster({{"H100", 1, 1}, {"A100-80GB", 1, 1}});
   Calls calls;
   int make_room = 0;
-  Policy p = MakePolicy(&calls);
-  p.preempt = std::make_unique<StopAnything>(&make_room);
-  Engine e(c, std::move(p));
+  Engine e(c, StopAnythingPolicy(&calls, &make_room));
   // 'a' takes the H100 (first fit), 'b' the A100.
   e.Handle(Event::Arrival(0, MakeJob("a", WorkloadKind::kTraining, 1, 10 * 3600)));
   e.Handle(Event::Arrival(0, MakeJob("b", WorkloadKind::kTraining, 1, 10 * 3600)));

@@ -23,11 +23,7 @@ int ForecastScale::PeakReplicas(const Job& service, TimeMs from, TimeMs to) cons
 
 ForecastScale::Keep ForecastScale::KeepWindow(const Job& service, const Engine& engine) const {
   Keep k;
-  for (size_t t = 0; t < engine.nodes_of_type().size(); ++t) {
-    const auto type = static_cast<GpuTypeId>(t);
-    if (service.s().shape.AllowsType(type))
-      k.waiting_density = std::max(k.waiting_density, WaitingDensity(type));
-  }
+  k.waiting_density = WaitingDensityFor(service, engine);
   k.window = o_.keep;
   if (k.waiting_density <= 0) return k;  // kNothingWaits
   const double cold = static_cast<double>(service.s().realtime.cold_start);
@@ -148,12 +144,7 @@ ForecastScale::Priced ForecastScale::PricedExtra(const Job& service, const Engin
   const double per_request = service.s().value.per_1k_requests / 1000.0;
   const double cold_s = static_cast<double>(rt.cold_start) / 1000.0;
   // What the replica's GPUs would earn for the densest waiting work over a slot.
-  double waiting_density = 0;
-  for (size_t t = 0; t < engine.nodes_of_type().size(); ++t) {
-    const auto type = static_cast<GpuTypeId>(t);
-    if (service.s().shape.AllowsType(type))
-      waiting_density = std::max(waiting_density, WaitingDensity(type));
-  }
+  const double waiting_density = WaitingDensityFor(service, engine);
   const double gpus = static_cast<double>(service.s().shape.TotalMilli(engine.catalog())) / 1000.0;
   const double slot_h = ToHours(DemandForecast::Options{}.slot);
   p.cost = gpus * slot_h * waiting_density;
@@ -264,6 +255,15 @@ void ForecastScale::RecordWaiting(const Engine& engine) {
 int64_t ForecastScale::WaitingMilli(GpuTypeId type) const {
   if (waiting_milli_.empty()) return 0;  // before the first allocation pass
   return waiting_milli_[static_cast<size_t>(type)] + waiting_milli_.back();
+}
+
+double ForecastScale::WaitingDensityFor(const Job& service, const Engine& engine) const {
+  double density = 0;
+  for (size_t t = 0; t < engine.nodes_of_type().size(); ++t) {
+    const auto type = static_cast<GpuTypeId>(t);
+    if (service.s().shape.AllowsType(type)) density = std::max(density, WaitingDensity(type));
+  }
+  return density;
 }
 
 double ForecastScale::WaitingDensity(GpuTypeId type) const {

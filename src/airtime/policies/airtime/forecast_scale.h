@@ -111,6 +111,8 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
   int64_t WaitingMilli(GpuTypeId type) const;
   // The densest waiting work's value per GPU-hour on `type` (0: none waits).
   double WaitingDensity(GpuTypeId type) const;
+  // The same over every GPU type `service`'s shape allows.
+  double WaitingDensityFor(const Job& service, const Engine& engine) const;
 
   Options o_;
   std::map<WorkloadId, DemandForecast> forecasts_;
