@@ -129,7 +129,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
         fo.spare_loose = *loose;
         // headroom=priced: warm replicas by expected value (ForecastScale::PricedExtra);
         // spare: the fixed `spare` fraction.
-        auto headroom = GetChoice(params, "headroom", "spare", {"spare", "priced"});
+        auto headroom = GetChoice(params, "headroom", "priced", {"priced", "spare"});
         if (!headroom.ok()) return headroom.status();
         fo.priced = *headroom == "priced";
         // Without preemption a service gets GPUs back only as work ends: keep a spare.
@@ -226,7 +226,8 @@ void RegisterAirtime(PolicyRegistry& registry) {
         p.cycle.push_back(std::make_unique<CycleOf>(raw));
         // Trades count the GPUs left free after the cycle plug-ins before it.
         if (trade) p.cycle.push_back(std::move(trade));
-        p.permits.push_back(std::make_unique<BurstHold>(raw));
+        p.permits.push_back(
+            std::make_unique<BurstHold>(raw, preemption == "on" ? fo.lead : DurationMs{-1}));
         // A job waits for a faster type that frees soon: any job (`on`), or only work that
         // would then meet its deadline, or miss it by less (`deadlines`, the default).
         if (fl != "off")

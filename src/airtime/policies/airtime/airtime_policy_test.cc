@@ -272,8 +272,8 @@ TEST(AirtimePolicyTest, WorkNearItsDeadlineIsNotTheFirstVictim) {
 // (Without warm spares: these tests pin the forecast's own replica counts.)
 struct Morning {
   Cluster c = MakeCluster({{"H100", 4, 1}});
-  Engine e = MakeAirtime(c, "airtime:spare=0");
-  Morning() {
+  Engine e;
+  explicit Morning(const std::string& spec = "airtime:spare=0") : e(MakeAirtime(c, spec)) {
     WorkloadSpec s = MakeService("svc", 10);
     s.realtime.cold_start = 10 * kMinute;
     s.value.per_1k_requests = 1;
@@ -313,6 +313,103 @@ TEST(AirtimePolicyTest, ThreeAmHoldsForTheForecastBurstUnlessTheWorkCanYield) {
   EXPECT_EQ(m.e.job(0).live_replicas(), 4);
   EXPECT_EQ(m.e.job(2).phase, JobPhase::kPending);
   EXPECT_GT(m.e.job(2).work_saved, 0);
+}
+
+// Held capacity is loaned only to work that gives it back within the lead a replica is
+// started ahead of its cold start (5 minutes): not to work that takes longer to stop, and
+// not at all when the policy does not preempt.
+TEST(AirtimePolicyTest, HeldCapacityIsLoanedOnlyToWorkReclaimableInTime) {
+  const TimeMs now = 2 * kDay + 7 * kHour;
+  WorkloadSpec loan = MakeJob("loan", WorkloadKind::kBatch, 3, 4 * 3600 * 1.8);
+  loan.value.on_completion = 5;
+  loan.preemptible = true;
+  loan.checkpoint_interval = 15 * kMinute;
+  {
+    Morning m;
+    loan.preempt_grace = 4 * kMinute;
+    EXPECT_EQ(Count(m.e.Handle(Event::Arrival(now, loan)), DecisionType::kStart), 1);
+  }
+  {
+    Morning m;
+    loan.preempt_grace = 10 * kMinute;
+    EXPECT_EQ(Count(m.e.Handle(Event::Arrival(now, loan)), DecisionType::kStart), 0);
+    EXPECT_NE(m.e.Explain(1).find("takes 10m00s to stop, longer than the 5m00s"), std::string::npos)
+        << m.e.Explain(1);
+  }
+  {
+    Morning m("airtime:spare=0:preemption=off");
+    loan.preempt_grace = 30 * kSecond;
+    EXPECT_EQ(Count(m.e.Handle(Event::Arrival(now, loan)), DecisionType::kStart), 0);
+    EXPECT_NE(m.e.Explain(1).find("the policy does not preempt"), std::string::npos)
+        << m.e.Explain(1);
+  }
+}
+
+// A service at 10 rps (one replica of 12) whose demand jumps to 20 rps for a minute in about a
+// quarter of its 15-minute slots, at times of day no forecast could learn; three days of
+// it, the last two hours calm. Then a one-GPU job of `value` arrives, while the second GPU
+// holds a warm replica. The priced hold keeps that replica while what it is expected to
+// serve within a cold start of a burst (about a quarter of 10 rps x 10 minutes, $1.50 at $1
+// per 1k requests) is worth more than the job would earn on its GPU over a slot.
+struct Bursty {
+  Cluster c = MakeCluster({{"H100", 2, 1}});
+  Engine e;
+  explicit Bursty(const std::string& spec) : e(MakeAirtime(c, spec)) {
+    WorkloadSpec s = MakeService("svc", 12);
+    s.realtime.cold_start = 10 * kMinute;
+    s.realtime.max_replicas = 2;
+    s.value.per_1k_requests = 1;
+    e.Handle(Event::Arrival(0, s));
+    const TimeMs calm = 3 * kDay - 2 * kHour;
+    for (TimeMs t = 0; t < 3 * kDay; t += 15 * kMinute) {
+      e.Handle(Event::Demand(t, 0, 10));
+      const uint64_t slot = static_cast<uint64_t>(t / (15 * kMinute));
+      if (t < calm && (slot * 2654435761u >> 7) % 4 == 0) {
+        e.Handle(Event::Demand(t + 5 * kMinute, 0, 20));
+        e.Handle(Event::Demand(t + 6 * kMinute, 0, 10));
+      }
+    }
+  }
+  // Submits the job at the end and runs the cycles the engine asks for; whether it started.
+  bool Submit(double value) {
+    WorkloadSpec job = MakeJob("job", WorkloadKind::kBatch, 1, 3600 * 1.8);
+    job.value.on_completion = value;
+    TimeMs wake = e.Handle(Event::Arrival(3 * kDay, job)).wake_at;
+    for (int i = 0; i < 5 && wake != kNever && wake <= 3 * kDay + kMinute; ++i)
+      wake = e.Handle(Event::Timer(wake)).wake_at;
+    return e.job(1).phase == JobPhase::kRunning;
+  }
+};
+
+TEST(AirtimePolicyTest, ThePricedHoldKeepsAWarmReplicaOrHandsItOffByValue) {
+  // `spare=1`: one warm replica while nothing waits (the hold then costs nothing, and the
+  // spare count bounds it); `slo_target=0`: the service's SLO record does not keep it.
+  const std::string spec = "airtime:spare=1:slo_target=0";
+  {
+    // Work worth $20 per GPU-hour would earn $5 in a slot: the replica is handed off.
+    Bursty b(spec);
+    EXPECT_EQ(b.e.job(0).live_replicas(), 2);
+    EXPECT_TRUE(b.Submit(20)) << b.e.Explain(1);
+    EXPECT_EQ(b.e.job(0).live_replicas(), 1);
+  }
+  {
+    // Work worth $1 per GPU-hour would earn $0.25: the replica is held.
+    Bursty b(spec);
+    EXPECT_FALSE(b.Submit(1));
+    EXPECT_EQ(b.e.job(0).live_replicas(), 2);
+    const std::string why = b.e.Explain(0);
+    EXPECT_NE(why.find("1 warm replica(s) held for a burst beyond the forecast: the last one is "
+                       "expected to serve"),
+              std::string::npos)
+        << why;
+  }
+  {
+    // A fixed spare (headroom=spare) gives way only to work denser than the service at full
+    // load ($43.20 per GPU-hour): it holds against the $20 work.
+    Bursty b("airtime:headroom=spare:spare=1:slo_target=0");
+    EXPECT_FALSE(b.Submit(20));
+    EXPECT_EQ(b.e.job(0).live_replicas(), 2);
+  }
 }
 
 TEST(AirtimePolicyTest, ReplicasWarmUpAheadOfTheForecastRise) {

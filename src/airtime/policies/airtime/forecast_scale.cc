@@ -102,9 +102,15 @@ int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) cons
   const int room = rt.max_replicas - target;
   int firm = std::min(count(o_.spare), room);
   if (o_.priced) {
-    if (const Priced p = PricedExtra(service, engine, target, room); p.extra >= 0) firm = p.extra;
+    if (const Priced p = PricedExtra(service, engine, target, room); p.extra >= 0) {
+      // While nothing waits the hold costs nothing and the price cannot bound it: the
+      // `spare` count does. SLOs first: while the service is below its SLO target it keeps
+      // the spares as well.
+      const int priced = p.cost > 0 ? p.extra : std::min(p.extra, firm);
+      firm = ErrorBudget(service.id, now) < 0 ? std::max(firm, priced) : priced;
+    }
   }
-  const int loose = std::min(count(o_.spare + o_.spare_loose), room) - firm;
+  const int loose = std::max(0, std::min(count(o_.spare + o_.spare_loose), room) - firm);
   if (firm + loose <= 0) return target;
   // Spares go on GPUs free now or held by its replicas beyond the target; loose ones only
   // while nothing waits for the service's GPU types.
@@ -124,7 +130,7 @@ int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) cons
     avail += engine.state().free_milli_of_type(type);
   }
   // Firm spares give way only to work that earns more per GPU-hour than the service does at
-  // full load; loose ones to any waiting work.
+  // full load, whether priced or not; loose ones to any waiting work.
   const int wanted = (outbid ? 0 : firm) + (waiting ? 0 : loose);
   return target + static_cast<int>(std::clamp<int64_t>(avail / unit, 0, wanted));
 }
@@ -143,22 +149,27 @@ ForecastScale::Priced ForecastScale::PricedExtra(const Job& service, const Engin
   const std::vector<double>& errors = f->errors();
   const double per_request = service.s().value.per_1k_requests / 1000.0;
   const double cold_s = static_cast<double>(rt.cold_start) / 1000.0;
-  // What the replica's GPUs would earn for the densest waiting work over a slot.
-  const double waiting_density = WaitingDensityFor(service, engine);
+  // What the replica's GPUs would earn for the densest waiting work over a slot, less what
+  // that work would lose giving them back if the burst came (reclaimed by preemption).
+  double loss_h = 0;
+  const double waiting_density = WaitingDensityFor(service, engine, &loss_h);
   const double gpus = static_cast<double>(service.s().shape.TotalMilli(engine.catalog())) / 1000.0;
   const double slot_h = ToHours(DemandForecast::Options{}.slot);
-  p.cost = gpus * slot_h * waiting_density;
   p.extra = 0;
   for (int k = 1; k <= room; ++k) {
     // The requests the k-th replica beyond the target would serve if the slot's peak missed
     // the forecast as the past ones did, each past miss as likely; without it they would
     // wait for a cold start.
     const double floor_rps = static_cast<double>(target + k - 1) * rt.capacity_rps;
-    double served = 0;
-    for (double r : errors)
+    double served = 0, bursts = 0;
+    for (double r : errors) {
       served += std::clamp(forecast_rps * r - floor_rps, 0.0, rt.capacity_rps);
+      bursts += forecast_rps * r > floor_rps ? 1 : 0;
+    }
     served /= static_cast<double>(errors.size());
     p.benefit = served * cold_s * per_request;
+    p.burst_odds = bursts / static_cast<double>(errors.size());
+    p.cost = gpus * waiting_density * std::max(0.0, slot_h - p.burst_odds * loss_h);
     if (p.benefit <= p.cost || p.benefit <= 0) break;
     p.extra = k;
   }
@@ -217,7 +228,8 @@ std::string ForecastScale::WhyTarget(const Job& service, const Engine& engine) c
       std::snprintf(buf, sizeof buf,
                     "%s%d warm replica(s) held for a burst beyond the forecast: the last one is "
                     "expected to serve %.2f of value within a cold start, more than the %.2f its "
-                    "GPUs would earn for waiting work over 15 minutes",
+                    "GPUs would earn for waiting work over 15 minutes (less what that work "
+                    "would lose giving them back)",
                     out.empty() ? "" : "; ", extra, p.benefit, p.cost);
     } else {
       std::snprintf(buf, sizeof buf, "%s%d warm spare(s) on free GPUs", out.empty() ? "" : "; ",
@@ -235,14 +247,26 @@ void ForecastScale::RecordWaiting(const Engine& engine) {
   const size_t types = engine.nodes_of_type().size();
   waiting_milli_.assign(types + 1, 0);
   waiting_density_.assign(types + 1, 0.0);
+  waiting_loss_h_.assign(types + 1, 0.0);
   for (WorkloadId id : engine.queue()) {
     const Job& j = engine.job(id);
     if (j.never_fits || j.is_service()) continue;
     const Shape& s = j.s().shape;
     const int64_t milli = s.TotalMilli(engine.catalog());
+    // What giving the GPUs back would cost it, in hours of its work: the work since its last
+    // checkpoint (half an interval on average; all of it without checkpoints, at most a
+    // forecast slot) and its restart.
+    const WorkloadSpec& spec = j.s();
+    const double since_checkpoint_h = spec.checkpoint_interval > 0
+                                          ? ToHours(spec.checkpoint_interval) / 2
+                                          : ToHours(DemandForecast::Options{}.slot);
+    const double loss_h = since_checkpoint_h + ToHours(spec.restart_cost);
     auto add = [&](size_t k) {
       waiting_milli_[k] += milli;
-      waiting_density_[k] = std::max(waiting_density_[k], j.value_density);
+      if (j.value_density > waiting_density_[k]) {
+        waiting_density_[k] = j.value_density;
+        waiting_loss_h_[k] = loss_h;
+      }
     };
     if (s.allowed_types.empty()) {
       add(types);
@@ -257,12 +281,20 @@ int64_t ForecastScale::WaitingMilli(GpuTypeId type) const {
   return waiting_milli_[static_cast<size_t>(type)] + waiting_milli_.back();
 }
 
-double ForecastScale::WaitingDensityFor(const Job& service, const Engine& engine) const {
+double ForecastScale::WaitingDensityFor(const Job& service, const Engine& engine,
+                                        double* loss_h) const {
   double density = 0;
-  for (size_t t = 0; t < engine.nodes_of_type().size(); ++t) {
-    const auto type = static_cast<GpuTypeId>(t);
-    if (service.s().shape.AllowsType(type)) density = std::max(density, WaitingDensity(type));
-  }
+  if (loss_h) *loss_h = 0;
+  if (waiting_density_.empty()) return 0;
+  auto consider = [&](size_t k) {
+    if (waiting_density_[k] > density) {
+      density = waiting_density_[k];
+      if (loss_h) *loss_h = waiting_loss_h_[k];
+    }
+  };
+  consider(waiting_density_.size() - 1);  // work that takes any type
+  for (size_t t = 0; t < engine.nodes_of_type().size(); ++t)
+    if (service.s().shape.AllowsType(static_cast<GpuTypeId>(t))) consider(t);
   return density;
 }
 

@@ -53,13 +53,15 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
     // started, minus `slo_target` x its requests), the window stays `keep`.
     DurationMs keep = kHour;
     double slo_target = 0.999;
-    // Priced headroom (the 3 a.m. call) instead of `spare`: a service keeps the k-th warm
-    // replica beyond its target while what it is expected to serve within one cold start of
-    // a burst is worth more than what its GPUs would earn for the densest waiting work over
-    // a forecast slot (PricedExtra). Expected from the service's own forecast errors (its
-    // DemandForecast's ratios of slot peaks to forecasts made a cold start and lead ahead);
-    // until 8 of them are known, `spare` stands in.
-    bool priced = false;
+    // Priced headroom (the 3 a.m. call; the default, `spare` alone with headroom=spare): a
+    // service keeps the k-th warm replica beyond its target while what it is expected to
+    // serve within one cold start of a burst is worth more than what its GPUs would earn for
+    // the densest waiting work over a forecast slot (PricedExtra). Expected from the
+    // service's own forecast errors (its DemandForecast's ratios of slot peaks to forecasts
+    // made a cold start and lead ahead); until 8 of them are known, `spare` stands in. While
+    // nothing waits (the hold costs nothing) the `spare` count bounds it; while the service
+    // is below its SLO target it keeps that count at least (SLOs first).
+    bool priced = true;
   };
   explicit ForecastScale(Options o) : o_(o) {}
 
@@ -100,6 +102,7 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
   struct Priced {
     int extra = -1;
     double benefit = 0, cost = 0;  // of the last replica held (or the first one declined)
+    double burst_odds = 0;         // share of past slots whose peak would have needed it
   };
   Priced PricedExtra(const Job& service, const Engine& engine, int target, int room) const;
 
@@ -112,7 +115,9 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
   // The densest waiting work's value per GPU-hour on `type` (0: none waits).
   double WaitingDensity(GpuTypeId type) const;
   // The same over every GPU type `service`'s shape allows.
-  double WaitingDensityFor(const Job& service, const Engine& engine) const;
+  // `loss_h`: where given, what that work would lose giving GPUs back (hours of its work).
+  double WaitingDensityFor(const Job& service, const Engine& engine,
+                           double* loss_h = nullptr) const;
 
   Options o_;
   std::map<WorkloadId, DemandForecast> forecasts_;
@@ -128,6 +133,7 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
   mutable TimeMs next_wake_ = kNever;    // when a kept step leaves its window (this cycle)
   std::vector<int64_t> waiting_milli_;   // per type; [type count]: any type
   std::vector<double> waiting_density_;  // the same, densest waiting work
+  std::vector<double> waiting_loss_h_;   // and what it would lose giving GPUs back (hours)
 };
 
 }  // namespace airtime

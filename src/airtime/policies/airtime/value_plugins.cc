@@ -84,7 +84,7 @@ double SpeedScore::Score(const Job& job, NodeIndex node, const Engine& engine) c
 
 bool BurstHold::Permit(const Job& job, const Placement& placement, const Engine& engine) {
   why_.erase(job.id);
-  if (job.is_service() || placement.gpus.empty() || job.s().preemptible) return true;
+  if (job.is_service() || placement.gpus.empty() || Reclaimable(job)) return true;
   const GpuTypeId type = engine.cluster().gpu_type(placement.gpus.front());
   const double speed = job.s().SpeedOn(type, engine.catalog());
   const TimeMs end =
@@ -116,10 +116,15 @@ bool BurstHold::Permit(const Job& job, const Placement& placement, const Engine&
   if (worth > at_risk) return true;
   char buf[160];
   std::snprintf(buf, sizeof buf, "%.1f GPU(s)", static_cast<double>(it->second) / 1000.0);
-  why_[job.id] = "held for the forecast peak of '" + who + "': services are expected to need " +
-                 buf + " of " + engine.catalog().type(type).name + " before this would end at " +
-                 FormatTime(end) + "; serving them is worth about " + Money(at_risk) +
-                 ", this work " + Money(worth) + ", and it cannot be preempted";
+  why_[job.id] =
+      "held for the forecast peak of '" + who + "': services are expected to need " + buf + " of " +
+      engine.catalog().type(type).name + " before this would end at " + FormatTime(end) +
+      "; serving them is worth about " + Money(at_risk) + ", this work " + Money(worth) + ", and " +
+      (reclaim_budget_ < 0 ? std::string("the policy does not preempt")
+       : !job.s().preemptible
+           ? std::string("it cannot be preempted")
+           : "it takes " + FormatDuration(job.s().preempt_grace) + " to stop, longer than the " +
+                 FormatDuration(reclaim_budget_) + " a replica is started ahead of its cold start");
   return false;
 }
 

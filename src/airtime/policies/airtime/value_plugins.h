@@ -116,19 +116,29 @@ class SpeedScore : public ScorePlugin {
   const TypeTrade* trade_;
 };
 
-// The 3 a.m. decision. Work that could not give GPUs back in time (not preemptible, or
-// costly to preempt) may not take capacity that services are forecast to need before it
-// would end, unless its value exceeds the value of the requests the services would then
-// fail. Preemptible work may borrow that capacity (it is reclaimed by preemption).
+// The 3 a.m. decision. Work that could not give GPUs back in time may not take capacity
+// that services are forecast to need before it would end, unless its value exceeds the value
+// of the requests the services would then fail. Capacity held for a forecast is loaned to
+// work that can be reclaimed within the services' budget: preemptible work whose grace
+// period (`preempt_grace`, the time it takes to stop) fits within `reclaim_budget` (the
+// `lead` a replica is started ahead of its cold start), while the policy preempts at all.
 class BurstHold : public PermitPlugin {
  public:
-  explicit BurstHold(const ForecastScale* scale) : scale_(scale) {}
+  // `reclaim_budget` < 0: nothing is reclaimed (preemption=off), so nothing borrows.
+  BurstHold(const ForecastScale* scale, DurationMs reclaim_budget)
+      : scale_(scale), reclaim_budget_(reclaim_budget) {}
   std::string_view name() const override { return "burst-hold"; }
   bool Permit(const Job& job, const Placement& placement, const Engine& engine) override;
   std::string WhyHeld(const Job& job, const Engine& engine) const override;
 
  private:
+  // Whether `job` can give GPUs back within the reclaim budget.
+  bool Reclaimable(const Job& job) const {
+    return reclaim_budget_ >= 0 && job.s().preemptible && job.s().preempt_grace <= reclaim_budget_;
+  }
+
   const ForecastScale* scale_;
+  DurationMs reclaim_budget_;
   std::map<WorkloadId, std::string> why_;
 };
 
