@@ -159,8 +159,9 @@ void Daemon::Post(std::function<void()> task) {
 void Daemon::Loop() {
   while (!stop_) {
     const TimeMs now = WallNow();
-    TimeMs next =
-        std::min({engine_wake_, next_telemetry_, next_scrape_, next_ledger_save_, now + 1000});
+    const TimeMs ready = ready_wakes_.empty() ? kNever : *ready_wakes_.begin();
+    TimeMs next = std::min(
+        {engine_wake_, ready, next_telemetry_, next_scrape_, next_ledger_save_, now + 1000});
     const int timeout = static_cast<int>(std::clamp<TimeMs>(next - now, 0, 1000));
     std::vector<Exited> exits = executor_->WaitForExits(timeout);
     const TimeMs seen = WallNow();
@@ -180,8 +181,13 @@ void Daemon::Loop() {
 }
 
 void Daemon::RunTimers(TimeMs now) {
-  if (engine_wake_ != kNever && now >= engine_wake_) {
-    engine_wake_ = kNever;
+  bool replica_ready = false;
+  while (!ready_wakes_.empty() && *ready_wakes_.begin() <= now) {
+    ready_wakes_.erase(ready_wakes_.begin());
+    replica_ready = true;
+  }
+  if ((engine_wake_ != kNever && now >= engine_wake_) || replica_ready) {
+    if (now >= engine_wake_) engine_wake_ = kNever;
     Feed(Event::Timer(now));
   }
   if (now >= next_telemetry_) {
@@ -222,6 +228,8 @@ void Daemon::Act(const CycleResult& cycle, SteadyTime seen) {
   bool started = false;
   const double to_decision = SecondsSince(seen);
   for (const Decision& d : copy.decisions) {
+    if ((d.type == DecisionType::kStart || d.type == DecisionType::kResize) && d.ready_at > copy.at)
+      ready_wakes_.insert(d.ready_at);
     switch (d.type) {
       case DecisionType::kStart:
         queue_wait_hist_.Observe(static_cast<double>(d.waited) / 1000.0);
@@ -547,10 +555,13 @@ void Daemon::SyncWorkloadStates() {
 
 Status Daemon::Persist(const WorkloadRec& w) { return store_->UpdateWorkload(w.row); }
 
-// Services earn per request served within capacity; integrated between cycles.
+// Services earn per request served within capacity; integrated between cycles. The capacity
+// is that of the replicas ready when the interval began: a cycle comes when a started replica
+// becomes ready (ready_wakes_), so within an interval it does not change.
 void Daemon::AccountValue(TimeMs now) {
   if (value_at_ == 0) value_at_ = now;
-  const double dt_s = static_cast<double>(now - value_at_) / 1000.0;
+  const TimeMs from = value_at_;
+  const double dt_s = static_cast<double>(now - from) / 1000.0;
   value_at_ = now;
   if (dt_s <= 0) return;
   for (WorkloadId sid : engine_->services()) {
@@ -558,7 +569,7 @@ void Daemon::AccountValue(TimeMs now) {
     if (job.phase != JobPhase::kRunning && job.phase != JobPhase::kPending) continue;
     int ready = 0;
     for (AllocationId a : job.allocations)
-      if (const Allocation* al = engine_->allocation(a); al && al->ready_at <= now) ++ready;
+      if (const Allocation* al = engine_->allocation(a); al && al->ready_at <= from) ++ready;
     const double served = std::min(job.demand_rps, ready * job.s().realtime.capacity_rps);
     auto& [requests, in_slo] = service_requests_[job.s().name];
     requests += job.demand_rps * dt_s;

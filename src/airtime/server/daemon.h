@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -213,6 +214,10 @@ class Daemon final : public ControlPlane {
 
   // Timers and counters (loop thread).
   TimeMs engine_wake_ = kNever;
+  // When started replicas finish their cold start: a cycle then, as the simulator has, so
+  // that the policy and the SLO books count each replica as serving from that moment, not
+  // from whatever event comes next.
+  std::set<TimeMs> ready_wakes_;
   TimeMs next_telemetry_ = 0;
   TimeMs next_scrape_ = 0;
   TimeMs next_ledger_save_ = 0;

@@ -439,6 +439,36 @@ TEST_F(DaemonTest, ServiceReplicasFollowReportedDemandEachOnItsOwnPort) {
   WaitFor("chat", "cancelled");
 }
 
+TEST_F(DaemonTest, AReplicaServesFromTheEndOfItsColdStartWithoutAnotherEvent) {
+  // One replica is ready when demand jumps to 30 rps; the two more it needs take a 1 s cold
+  // start. Nothing else happens for 3 s: the daemon still cycles when they become ready (as
+  // the simulator does), so the books (and the policy's, the airtime error budget) count
+  // 20 rps missed for one second, not for none (the next event's replicas) or for all three
+  // (the last event's).
+  Open("4xH100", "fifo");
+  Submit(kAdmin,
+         "name: chat\nkind: realtime\n"
+         "slo: {latency_ms: 200, capacity_rps: 10, min_replicas: 1, max_replicas: 4, "
+         "cold_start: 1s}\n"
+         "command: [/bin/sh, -c, 'sleep 60']\n");
+  WaitFor("chat", "running");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the first one is ready
+  auto missed = [&] {
+    const std::string m = daemon_->Metrics();
+    const auto requests = SumMetrics(m, {"airtime_service_requests_total"});
+    const auto in_slo = SumMetrics(m, {"airtime_service_requests_in_slo_total"});
+    return requests && in_slo ? *requests - *in_slo : -1.0;
+  };
+  EXPECT_NEAR(missed(), 0, 1e-6);
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 30).ok());
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 30).ok());  // books up to now
+  EXPECT_EQ(Get("chat")["replicas"]["running"], 3);
+  EXPECT_NEAR(missed(), 20, 4);
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "chat").ok());
+  WaitFor("chat", "cancelled");
+}
+
 TEST_F(DaemonTest, AFractionRunsAsAnMpsClientWithItsShare) {
   Open("1xH100");
   Submit(kAdmin,
