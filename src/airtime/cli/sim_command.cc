@@ -150,6 +150,8 @@ int RunScenario(const SimArgs& a) {
                     ceiling.reachable_per_gpu_hour(), ceiling.offered_per_gpu_hour());
       std::cout << line;
     }
+    for (const auto& r : results)
+      if (const std::string holds = HoldsReport(r); !holds.empty()) std::cout << "\n" << holds;
     for (const auto& r : results) {
       if (r.waiting_at_end_count == 0) continue;
       std::cout << "\n"

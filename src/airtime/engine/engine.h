@@ -25,6 +25,7 @@
 #include "airtime/engine/cluster_state.h"
 #include "airtime/engine/decision.h"
 #include "airtime/engine/event.h"
+#include "airtime/engine/hold_decision.h"
 #include "airtime/engine/job.h"
 #include "airtime/engine/plugins.h"
 #include "airtime/model/interference.h"
@@ -60,6 +61,8 @@ struct CycleResult {
   std::vector<std::pair<WorkloadId, WaitInfo>> waiting;
   std::vector<Stopped> stopped;
   WorkloadId arrived = kNoWorkload;  // kArrival: the id given to the new workload
+  // Hold-or-hand-off calls on services' headroom made in this cycle (Engine::RecordHold).
+  std::vector<HoldDecision> holds;
   // The earliest time a plug-in asked for another cycle (Engine::WakeAt); kNever: none. The
   // driver feeds a timer event then unless another event comes first.
   TimeMs wake_at = kNever;
@@ -134,6 +137,9 @@ class Engine {
   // until the next cycle (headroom for a forecast peak). Declarations last one cycle; the
   // ledger counts free capacity up to the declared amount as reserved headroom.
   void DeclareHeadroom(GpuTypeId type, int64_t milli);
+  // Records a hold-or-hand-off call on a service's headroom (the 3 a.m. report); it goes
+  // out with this cycle's result.
+  void RecordHold(HoldDecision d) { result_.holds.push_back(std::move(d)); }
   int64_t declared_headroom(GpuTypeId type) const {
     return headroom_.empty() ? 0 : headroom_[static_cast<size_t>(type)];
   }

@@ -30,6 +30,7 @@ void Metrics::Advance(TimeMs to) {
   if (to <= last_) return;
   const double dt = static_cast<double>(to - last_);
   for (const ServiceRate& r : service_rates_) {
+    holds_.Advance(r.id, last_, to, r.demand_rps);
     const double requests = r.demand_rps * dt / 1000.0;
     const double served = std::min(r.demand_rps, r.capacity_rps) * dt / 1000.0;
     s_.requests += requests;
@@ -53,6 +54,7 @@ void Metrics::Advance(TimeMs to) {
 
 void Metrics::Observe(const CycleResult& cycle) {
   const Engine& e = *engine_;
+  for (const HoldDecision& h : cycle.holds) holds_.Record(h);
   if (cycle.arrived != kNoWorkload) {
     const Job& job = e.job(cycle.arrived);
     ++s_.kinds[static_cast<size_t>(job.s().kind)].submitted;
@@ -138,6 +140,9 @@ void Metrics::Finish(TimeMs end) {
     }
     if (!job.is_service()) s_.failures += static_cast<size_t>(job.failures);
   }
+  holds_.Finish(end);
+  s_.holds = holds_.Calls();
+  s_.hold_summaries = holds_.Summaries();
   s_.slo_attainment = s_.requests > 0 ? s_.requests_in_slo / s_.requests : 1.0;
   s_.deadline_hit_rate = s_.with_deadline > 0 ? static_cast<double>(s_.deadline_met) /
                                                     static_cast<double>(s_.with_deadline)

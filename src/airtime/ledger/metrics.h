@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "airtime/engine/engine.h"
+#include "airtime/ledger/hold_book.h"
 
 namespace airtime {
 
@@ -57,6 +58,10 @@ struct MetricsSummary {
   std::map<std::string, double> tenant_gpu_ms;     // GPU-ms held per tenant
   std::map<std::string, ServiceMetrics> services;  // by name
   size_t preemptions = 0, failures = 0;
+  // The 3 a.m. report: every hold-or-hand-off call on services' headroom, scored against
+  // what came (HoldBook), and the same per service.
+  std::vector<ScoredHold> holds;
+  std::map<std::string, HoldSummary> hold_summaries;
 };
 
 class Metrics {
@@ -86,6 +91,7 @@ class Metrics {
   std::vector<WorkloadId> services_;
   std::vector<ServiceRate> service_rates_;
   std::vector<std::pair<std::string, int64_t>> tenant_rates_;  // milli-GPU held per tenant
+  HoldBook holds_;
 };
 
 }  // namespace airtime

@@ -12,6 +12,12 @@
 namespace airtime {
 
 nlohmann::json ResultToJson(const SimResult& result);
+// The 3 a.m. report: per service (HoldSummary) and every call (ScoredHold).
+nlohmann::json HoldSummaryToJson(const HoldSummary& summary);
+nlohmann::json HoldToJson(const ScoredHold& call);
+nlohmann::json HoldsToJson(const MetricsSummary& metrics);
+// The 3 a.m. report as a table, one service per line ("" when the policy made no call).
+std::string HoldsReport(const SimResult& result);
 nlohmann::json PercentilesToJson(const Percentiles& p);
 // {"policies": [...]} with a header describing the input; with a bound, "bound" and each
 // policy's "return_of_bound".

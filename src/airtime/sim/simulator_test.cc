@@ -164,6 +164,57 @@ TEST(SimulatorTest, ReplicasHeldBeyondTheDemandAreReservedHeadroom) {
   EXPECT_NEAR(whole->ledger.gpu_hours(Bucket::kIdleHeld), 0.0, 1e-6);
 }
 
+// The 3 a.m. report: airtime records its holds and hand-offs, each scored against the demand
+// that came; a policy that prices no headroom records none.
+TEST(SimulatorTest, TheThreeAmReportScoresEveryHoldAgainstWhatCame) {
+  Cluster c = MakeCluster({{"L40S", 4, 1}});
+  WorkloadSpec svc = MakeService("svc", 10);
+  svc.realtime.cold_start = 2 * kMinute;
+  svc.realtime.max_replicas = 4;
+  svc.value.per_1k_requests = 1;
+  // 12 rps with a 30 rps burst for 3 minutes every 4 hours, for two days.
+  for (TimeMs t = 0; t < 2 * kDay; t += 4 * kHour) {
+    svc.realtime.demand.push_back({t, 12});
+    svc.realtime.demand.push_back({t + 2 * kHour, 30});
+    svc.realtime.demand.push_back({t + 2 * kHour + 3 * kMinute, 12});
+  }
+  SimInput in = MakeSimInput(c, {svc});
+  auto fifo = Simulate(in, "fifo", SimOptions{1, 2 * kDay, false});
+  ASSERT_TRUE(fifo.ok());
+  EXPECT_TRUE(fifo->metrics.holds.empty());
+  auto r = Simulate(in, "airtime", SimOptions{1, 2 * kDay, false});
+  ASSERT_TRUE(r.ok());
+  const MetricsSummary& m = r->metrics;
+  ASSERT_FALSE(m.holds.empty());
+  ASSERT_EQ(m.hold_summaries.count("svc"), 1u);
+  const HoldSummary& h = m.hold_summaries.at("svc");
+  // The summary adds up the calls, each scored from its time to the next one's.
+  int holds = 0, came = 0;
+  double protected_value = 0, regret = 0;
+  TimeMs last = -1;
+  for (const ScoredHold& s : m.holds) {
+    EXPECT_EQ(s.decision.name, "svc");
+    EXPECT_GE(s.decision.at, last);
+    last = s.decision.at;
+    EXPECT_NE(s.until, kNever);
+    EXPECT_GE(s.regret, 0);
+    EXPECT_FALSE(s.decision.why.empty());
+    holds += s.decision.hold() ? 1 : 0;
+    came += s.decision.hold() && s.came ? 1 : 0;
+    protected_value += s.protected_value;
+    regret += s.regret;
+  }
+  EXPECT_EQ(h.holds, holds);
+  EXPECT_EQ(h.holds_came, came);
+  EXPECT_NEAR(h.protected_value, protected_value, 1e-9);
+  EXPECT_NEAR(h.regret, regret, 1e-9);
+  // Bursts came while replicas were held, and the held ones served some of them.
+  EXPECT_GT(h.holds_came, 0);
+  EXPECT_GT(h.protected_requests, 0);
+  // Nothing waits for the GPUs: holding forgoes nothing.
+  EXPECT_EQ(h.forgone_value, 0);
+}
+
 // Each service's own attainment: the aggregate can hide one that misses its target.
 TEST(SimulatorTest, EachServiceHasItsOwnAttainmentAndStartMisses) {
   Cluster c = MakeCluster({{"L40S", 3, 1}});

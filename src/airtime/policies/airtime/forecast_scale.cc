@@ -135,41 +135,57 @@ int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) cons
   return target + static_cast<int>(std::clamp<int64_t>(avail / unit, 0, wanted));
 }
 
-ForecastScale::Priced ForecastScale::PricedExtra(const Job& service, const Engine& engine,
-                                                 int target, int room) const {
-  Priced p;
+double ForecastScale::ForecastRps(const Job& service, TimeMs now) const {
   const DemandForecast* f = forecast(service.id);
-  if (f == nullptr || f->error_count() < DemandForecast::kMinErrors) return p;
+  const DurationMs ahead = service.s().realtime.cold_start + o_.lead;
+  return f && f->seasonal() ? std::max(service.demand_rps, f->PeakOver(now, now + ahead))
+                            : service.demand_rps;
+}
+
+ForecastScale::ReplicaPrice ForecastScale::PriceReplica(const Job& service, const Engine& engine,
+                                                        int below) const {
+  ReplicaPrice p;
   const RealtimeProfile& rt = service.s().realtime;
-  const TimeMs now = engine.now();
-  // The demand the target was set for, and what a forecast that far ahead has missed.
-  const double forecast_rps =
-      f->seasonal() ? std::max(service.demand_rps, f->PeakOver(now, now + rt.cold_start + o_.lead))
-                    : service.demand_rps;
-  const std::vector<double>& errors = f->errors();
-  const double per_request = service.s().value.per_1k_requests / 1000.0;
-  const double cold_s = static_cast<double>(rt.cold_start) / 1000.0;
   // What the replica's GPUs would earn for the densest waiting work over a slot, less what
   // that work would lose giving them back if the burst came (reclaimed by preemption).
   double loss_h = 0;
   const double waiting_density = WaitingDensityFor(service, engine, &loss_h);
   const double gpus = static_cast<double>(service.s().shape.TotalMilli(engine.catalog())) / 1000.0;
   const double slot_h = ToHours(DemandForecast::Options{}.slot);
+  p.cost = gpus * waiting_density * slot_h;
+  const DemandForecast* f = forecast(service.id);
+  if (f == nullptr || f->error_count() < DemandForecast::kMinErrors) return p;
+  p.known = true;
+  // The requests the replica would serve if the slot's peak missed the forecast (the demand
+  // the target was set for) as the past ones did, each past miss as likely; without it they
+  // would wait for a cold start.
+  const double forecast_rps = ForecastRps(service, engine.now());
+  const double floor_rps = static_cast<double>(below) * rt.capacity_rps;
+  const std::vector<double>& errors = f->errors();
+  double served = 0, bursts = 0;
+  for (double r : errors) {
+    served += std::clamp(forecast_rps * r - floor_rps, 0.0, rt.capacity_rps);
+    bursts += forecast_rps * r > floor_rps ? 1 : 0;
+  }
+  served /= static_cast<double>(errors.size());
+  p.benefit = served * static_cast<double>(rt.cold_start) / 1000.0 *
+              service.s().value.per_1k_requests / 1000.0;
+  p.burst_odds = bursts / static_cast<double>(errors.size());
+  p.cost = gpus * waiting_density * std::max(0.0, slot_h - p.burst_odds * loss_h);
+  return p;
+}
+
+ForecastScale::Priced ForecastScale::PricedExtra(const Job& service, const Engine& engine,
+                                                 int target, int room) const {
+  Priced p;
+  const DemandForecast* f = forecast(service.id);
+  if (f == nullptr || f->error_count() < DemandForecast::kMinErrors) return p;
   p.extra = 0;
   for (int k = 1; k <= room; ++k) {
-    // The requests the k-th replica beyond the target would serve if the slot's peak missed
-    // the forecast as the past ones did, each past miss as likely; without it they would
-    // wait for a cold start.
-    const double floor_rps = static_cast<double>(target + k - 1) * rt.capacity_rps;
-    double served = 0, bursts = 0;
-    for (double r : errors) {
-      served += std::clamp(forecast_rps * r - floor_rps, 0.0, rt.capacity_rps);
-      bursts += forecast_rps * r > floor_rps ? 1 : 0;
-    }
-    served /= static_cast<double>(errors.size());
-    p.benefit = served * cold_s * per_request;
-    p.burst_odds = bursts / static_cast<double>(errors.size());
-    p.cost = gpus * waiting_density * std::max(0.0, slot_h - p.burst_odds * loss_h);
+    const ReplicaPrice r = PriceReplica(service, engine, target + k - 1);
+    p.benefit = r.benefit;
+    p.cost = r.cost;
+    p.burst_odds = r.burst_odds;
     if (p.benefit <= p.cost || p.benefit <= 0) break;
     p.extra = k;
   }
@@ -246,8 +262,8 @@ void ForecastScale::RecordWaiting(const Engine& engine) {
   if (engine.services().empty()) return;  // no one to ask
   const size_t types = engine.nodes_of_type().size();
   waiting_milli_.assign(types + 1, 0);
-  waiting_density_.assign(types + 1, 0.0);
-  waiting_loss_h_.assign(types + 1, 0.0);
+  waiting_density_.assign((types + 1) * kSizeClasses, 0.0);
+  waiting_loss_h_.assign((types + 1) * kSizeClasses, 0.0);
   for (WorkloadId id : engine.queue()) {
     const Job& j = engine.job(id);
     if (j.never_fits || j.is_service()) continue;
@@ -261,11 +277,13 @@ void ForecastScale::RecordWaiting(const Engine& engine) {
                                           ? ToHours(spec.checkpoint_interval) / 2
                                           : ToHours(DemandForecast::Options{}.slot);
     const double loss_h = since_checkpoint_h + ToHours(spec.restart_cost);
+    const size_t size_class = SizeClass(milli);
     auto add = [&](size_t k) {
       waiting_milli_[k] += milli;
-      if (j.value_density > waiting_density_[k]) {
-        waiting_density_[k] = j.value_density;
-        waiting_loss_h_[k] = loss_h;
+      const size_t c = k * kSizeClasses + size_class;
+      if (j.value_density > waiting_density_[c]) {
+        waiting_density_[c] = j.value_density;
+        waiting_loss_h_[c] = loss_h;
       }
     };
     if (s.allowed_types.empty()) {
@@ -281,26 +299,43 @@ int64_t ForecastScale::WaitingMilli(GpuTypeId type) const {
   return waiting_milli_[static_cast<size_t>(type)] + waiting_milli_.back();
 }
 
+size_t ForecastScale::SizeClass(int64_t milli) {
+  size_t c = 0;
+  while (c + 1 < kSizeClasses && milli > (int64_t{1000} << c)) ++c;
+  return c;
+}
+
 double ForecastScale::WaitingDensityFor(const Job& service, const Engine& engine,
                                         double* loss_h) const {
   double density = 0;
   if (loss_h) *loss_h = 0;
   if (waiting_density_.empty()) return 0;
+  // Work no larger than one replica's GPUs (by size class) could take them.
+  const size_t fits = SizeClass(service.s().shape.TotalMilli(engine.catalog()));
   auto consider = [&](size_t k) {
-    if (waiting_density_[k] > density) {
-      density = waiting_density_[k];
-      if (loss_h) *loss_h = waiting_loss_h_[k];
+    for (size_t c = 0; c <= fits; ++c) {
+      const size_t i = k * kSizeClasses + c;
+      if (waiting_density_[i] > density) {
+        density = waiting_density_[i];
+        if (loss_h) *loss_h = waiting_loss_h_[i];
+      }
     }
   };
-  consider(waiting_density_.size() - 1);  // work that takes any type
-  for (size_t t = 0; t < engine.nodes_of_type().size(); ++t)
+  const size_t types = engine.nodes_of_type().size();
+  consider(types);  // work that takes any type
+  for (size_t t = 0; t < types; ++t)
     if (service.s().shape.AllowsType(static_cast<GpuTypeId>(t))) consider(t);
   return density;
 }
 
 double ForecastScale::WaitingDensity(GpuTypeId type) const {
   if (waiting_density_.empty()) return 0;
-  return std::max(waiting_density_[static_cast<size_t>(type)], waiting_density_.back());
+  double density = 0;
+  const size_t any = waiting_density_.size() / kSizeClasses - 1;
+  for (size_t k : {static_cast<size_t>(type), any})
+    for (size_t c = 0; c < kSizeClasses; ++c)
+      density = std::max(density, waiting_density_[k * kSizeClasses + c]);
+  return density;
 }
 
 void ForecastScale::BeforeAllocate(Engine& engine) {
@@ -357,11 +392,70 @@ std::map<GpuTypeId, int64_t> ForecastScale::ForecastNeed(const Engine& engine, T
   return need;
 }
 
+void ForecastScale::RecordHolds(Engine& engine) {
+  for (WorkloadId id : engine.services()) {
+    const Job& j = engine.job(id);
+    if (j.phase == JobPhase::kCancelled) continue;
+    const RealtimeProfile& rt = j.s().realtime;
+    Call call;
+    call.needed = rt.ReplicasFor(j.demand_rps);
+    call.held = std::max(0, j.target_replicas - call.needed);
+    // The replica after those: a hand-off when it would serve something in a burst, and
+    // waiting work would take its GPUs instead.
+    const ReplicaPrice next = call.needed + call.held < rt.max_replicas
+                                  ? PriceReplica(j, engine, call.needed + call.held)
+                                  : ReplicaPrice{};
+    call.declined = next.known && next.benefit > 0 && next.cost > 0;
+    // A new call when the replicas kept or the hand-off change; demand rising into the held
+    // replicas is the burst the call is scored on, not a new call.
+    Call& last = calls_[id];
+    if (j.target_replicas == last.target && call.declined == last.declined) continue;
+    call.target = j.target_replicas;
+    const bool record = call.held > 0 || call.declined || last.held > 0;
+    last = call;
+    if (!record) continue;
+    HoldDecision d;
+    d.at = engine.now();
+    d.service = id;
+    d.name = j.s().name;
+    d.demand_rps = j.demand_rps;
+    d.forecast_rps = ForecastRps(j, engine.now());
+    if (const DemandForecast* f = forecast(id); f && f->error_count() >= DemandForecast::kMinErrors)
+      d.error_p90 = f->ErrorQuantile(0.9);
+    d.needed = call.needed;
+    d.held = call.held;
+    const ReplicaPrice marginal =
+        call.held > 0 ? PriceReplica(j, engine, call.needed + call.held - 1) : next;
+    d.hold_value = marginal.benefit;
+    d.handoff_value = marginal.cost;
+    d.capacity_rps = rt.capacity_rps;
+    d.per_request = j.s().value.per_1k_requests / 1000.0;
+    d.cold_start = rt.cold_start;
+    d.replica_gpus = static_cast<double>(j.s().shape.TotalMilli(engine.catalog())) / 1000.0;
+    d.waiting_density = WaitingDensityFor(j, engine);
+    if (call.held > 0) {
+      d.why = WhyTarget(j, engine);
+    } else if (call.declined) {
+      char buf[240];
+      std::snprintf(buf, sizeof buf,
+                    "handed off: one more warm replica is expected to serve %.2f of value within "
+                    "a cold start, no more than the %.2f its GPUs earn for waiting work over 15 "
+                    "minutes",
+                    next.benefit, next.cost);
+      d.why = buf;
+    } else {
+      d.why = "released: the current demand needs every replica kept";
+    }
+    engine.RecordHold(std::move(d));
+  }
+}
+
 void ForecastScale::AfterAllocate(Engine& engine) {
   // Work that arrived and found a place never counts as waiting; what still waits now does,
   // from the next cycle on. If that lowers a service's target (a spare gives way, a shorter
   // window), look again at once, so that the work does not wait for the next event.
   RecordWaiting(engine);
+  RecordHolds(engine);
   for (WorkloadId id : engine.services()) {
     const Job& j = engine.job(id);
     if (j.phase != JobPhase::kCancelled && TargetReplicas(j, engine) < j.target_replicas) {

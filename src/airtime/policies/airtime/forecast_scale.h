@@ -106,7 +106,22 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
   };
   Priced PricedExtra(const Job& service, const Engine& engine, int target, int room) const;
 
+  // The expected values of `service`'s replica number `below` + 1, over a forecast slot: the
+  // requests it would serve within a cold start of a burst (benefit; known once the forecast
+  // has enough errors), and what its GPUs would earn for the densest waiting work instead,
+  // less that work's loss giving them back if the burst came (cost).
+  struct ReplicaPrice {
+    double benefit = 0, cost = 0, burst_odds = 0;
+    bool known = false;
+  };
+  ReplicaPrice PriceReplica(const Job& service, const Engine& engine, int below) const;
+  // The demand a target is set for: the forecast peak over the next cold start and lead (the
+  // current demand until the forecast is seasonal).
+  double ForecastRps(const Job& service, TimeMs now) const;
+
  private:
+  // Records each service's hold-or-hand-off call when it changes (Engine::RecordHold).
+  void RecordHolds(Engine& engine);
   // The work left waiting by the last allocation pass, per GPU type it could use: what
   // arrives and starts at once never waits, and so never makes a spare give way for nothing.
   void RecordWaiting(const Engine& engine);
@@ -114,8 +129,9 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
   int64_t WaitingMilli(GpuTypeId type) const;
   // The densest waiting work's value per GPU-hour on `type` (0: none waits).
   double WaitingDensity(GpuTypeId type) const;
-  // The same over every GPU type `service`'s shape allows.
-  // `loss_h`: where given, what that work would lose giving GPUs back (hours of its work).
+  // The same over every GPU type `service`'s shape allows, of the work that fits in one of its
+  // replicas' GPUs; `loss_h`: where given, what that work would lose giving GPUs back (hours
+  // of its work).
   double WaitingDensityFor(const Job& service, const Engine& engine,
                            double* loss_h = nullptr) const;
 
@@ -130,10 +146,23 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
     double requests = 0, in_slo = 0;
   };
   std::map<WorkloadId, Served> served_;
-  mutable TimeMs next_wake_ = kNever;    // when a kept step leaves its window (this cycle)
-  std::vector<int64_t> waiting_milli_;   // per type; [type count]: any type
-  std::vector<double> waiting_density_;  // the same, densest waiting work
-  std::vector<double> waiting_loss_h_;   // and what it would lose giving GPUs back (hours)
+  mutable TimeMs next_wake_ = kNever;   // when a kept step leaves its window (this cycle)
+  std::vector<int64_t> waiting_milli_;  // per type; [type count]: any type
+  // The densest waiting work per type (as waiting_milli_) and size class (SizeClass; [type x
+  // kSizeClasses + class]), and what it would lose giving GPUs back (hours of its work).
+  std::vector<double> waiting_density_;
+  std::vector<double> waiting_loss_h_;
+  // Sizes up to 1, 2, 4, 8 GPUs and larger: what waits for the GPUs of a replica is the work
+  // that fits in them.
+  static constexpr size_t kSizeClasses = 5;
+  static size_t SizeClass(int64_t milli);
+  // Per service, the last call recorded: replicas kept (the target), needed and held beyond
+  // that, and whether a replica worth holding was declined.
+  struct Call {
+    int target = -1, needed = -1, held = -1;
+    bool declined = false;
+  };
+  std::map<WorkloadId, Call> calls_;
 };
 
 }  // namespace airtime

@@ -1,0 +1,89 @@
+// HoldBook: the 3 a.m. report. Scores each hold-or-hand-off call on a service's headroom
+// (HoldDecision) against the demand that came while it stood.
+//
+// A call stands from its time until the service's next call (or the end of the books).
+// Meanwhile, whenever demand rises above what the needed replicas serve (a burst: the
+// decision's "did it come?"), the first cold start of that rise is what a warm replica
+// saves: a replica started only when the rise comes serves after one cold start. A rise
+// usually brings the next call (the scaler adds replicas), so a call keeps being scored for
+// one cold start after it is replaced: its held replicas serve while the new ones load.
+//   - A hold of h replicas is credited the requests the held replicas serve above the needed
+//     ones in those windows (value protected), and charged what their GPUs would have earned
+//     for the waiting work over the whole time it stood (value forgone: replica GPUs x
+//     waiting density x hours, as seen when decided).
+//   - A hand-off is credited what the replica's GPUs earned for that work (value earned,
+//     the same estimate) and charged the requests above the needed replicas, up to one
+//     replica's capacity, in those windows (value lost).
+// Regret is what the other choice would have gained: forgone - protected for a hold,
+// lost - earned for a hand-off, when positive. Requests are valued at their value per
+// request as the decision recorded it. Pure and deterministic; the simulator's Metrics and
+// the daemon drive it alike.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "airtime/engine/hold_decision.h"
+
+namespace airtime {
+
+struct ScoredHold {
+  HoldDecision decision;
+  TimeMs until = kNever;  // when the next call replaced it, or the books closed; kNever: stands
+  double hours = 0;       // how long it has stood, as the books saw it
+  bool came = false;      // demand rose above what the needed replicas serve meanwhile
+  double protected_requests = 0;  // holds: served by the held replicas in a rise's first cold start
+  double protected_value = 0;     // the same, valued
+  double forgone_value = 0;       // holds: what the held GPUs would have earned for waiting work
+  double earned_value = 0;        // hand-offs: what the GPUs earned for waiting work instead
+  double lost_value = 0;          // hand-offs: requests a warm replica would have served
+  double regret = 0;              // what the other choice would have gained (>= 0)
+};
+
+struct HoldSummary {
+  int holds = 0, handoffs = 0;
+  int holds_came = 0, handoffs_came = 0;  // calls during which a burst came
+  double held_gpu_hours = 0;              // GPU-hours of replicas held beyond the need
+  double protected_requests = 0;          // served within the SLO thanks to the holds
+  double protected_value = 0, forgone_value = 0, earned_value = 0, lost_value = 0;
+  double regret = 0;
+  // Whether the holds earned more than they cost: protected >= forgone.
+  bool holds_paid() const { return protected_value >= forgone_value; }
+};
+
+class HoldBook {
+ public:
+  // Closes the service's standing call at `d.at` and opens this one.
+  void Record(const HoldDecision& d);
+  // The service's demand was `demand_rps` over [from, to).
+  void Advance(WorkloadId service, TimeMs from, TimeMs to, double demand_rps);
+  // Closes every standing call at `end` (calls stay open to later Advance calls otherwise;
+  // the daemon reads them open).
+  void Finish(TimeMs end);
+
+  // Every call, in the order recorded; standing calls scored so far.
+  std::vector<ScoredHold> Calls() const;
+  // Per service name, over every call so far.
+  std::map<std::string, HoldSummary> Summaries() const;
+
+ private:
+  struct Open {
+    ScoredHold s;
+    size_t order = 0;         // position among all calls
+    TimeMs rise_at = kNever;  // when demand last rose above the needed replicas' capacity
+    double held_ms = 0;       // how long it has stood, for the forgone / earned figures
+  };
+  // Scores `o` over [from, to) at `demand_rps`; `standing`: it is still the service's call
+  // (else a replaced one, within a cold start of its replacement).
+  static void Accrue(Open& o, TimeMs from, TimeMs to, double demand_rps, bool standing);
+  static void Rescore(ScoredHold& s, double held_ms);
+  void Retire(Open& o);
+
+  std::map<WorkloadId, Open> open_;
+  std::map<WorkloadId, std::vector<Open>> replaced_;  // scored until a cold start after `until`
+  std::vector<std::pair<size_t, ScoredHold>> closed_;
+  size_t next_order_ = 0;
+};
+
+}  // namespace airtime

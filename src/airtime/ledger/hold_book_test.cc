@@ -1,0 +1,116 @@
+// HoldBook: each call is scored against the demand that came.
+#include "airtime/ledger/hold_book.h"
+
+#include <gtest/gtest.h>
+
+namespace airtime {
+namespace {
+
+// A service of 10 rps per 2-GPU replica, $1 per 1k requests, 5-minute cold start, whose
+// waiting work earns $3 per GPU-hour.
+HoldDecision Call(TimeMs at, int needed, int held) {
+  HoldDecision d;
+  d.at = at;
+  d.service = 7;
+  d.name = "svc";
+  d.needed = needed;
+  d.held = held;
+  d.capacity_rps = 10;
+  d.per_request = 0.001;
+  d.cold_start = 5 * kMinute;
+  d.replica_gpus = 2;
+  d.waiting_density = 3;
+  return d;
+}
+
+TEST(HoldBookTest, AHoldIsCreditedTheFirstColdStartOfEachRise) {
+  HoldBook b;
+  b.Record(Call(0, 2, 1));  // 2 needed for 20 rps, 1 held
+  b.Advance(7, 0, kHour, 20);
+  // A rise to 35 rps at 1h for 10 minutes: the held replica serves 10 of the 15 extra rps for
+  // the first 5 minutes (3,000 requests).
+  b.Advance(7, kHour, kHour + 10 * kMinute, 35);
+  b.Advance(7, kHour + 10 * kMinute, 2 * kHour, 20);
+  // A second, smaller rise: 4 rps over for 2 minutes (480 requests).
+  b.Advance(7, 2 * kHour, 2 * kHour + 2 * kMinute, 24);
+  b.Finish(3 * kHour);
+  const auto calls = b.Calls();
+  ASSERT_EQ(calls.size(), 1u);
+  const ScoredHold& s = calls[0];
+  EXPECT_TRUE(s.came);
+  EXPECT_NEAR(s.protected_requests, 3000 + 480, 1e-6);
+  EXPECT_NEAR(s.protected_value, 3.48, 1e-9);
+  // Held 1 replica of 2 GPUs for the 2h02m the books saw, at $3 per GPU-hour.
+  EXPECT_NEAR(s.hours, 2 + 2.0 / 60, 1e-9);
+  EXPECT_NEAR(s.forgone_value, 2 * 3 * (2 + 2.0 / 60), 1e-9);
+  EXPECT_NEAR(s.regret, s.forgone_value - s.protected_value, 1e-9);
+  EXPECT_EQ(s.until, 3 * kHour);
+}
+
+TEST(HoldBookTest, AHoldWhoseBurstNeverCameRegretsAllItForwent) {
+  HoldBook b;
+  b.Record(Call(0, 1, 2));
+  b.Advance(7, 0, 4 * kHour, 10);  // exactly what the needed replica serves
+  b.Finish(4 * kHour);
+  const ScoredHold s = b.Calls().at(0);
+  EXPECT_FALSE(s.came);
+  EXPECT_EQ(s.protected_value, 0);
+  EXPECT_NEAR(s.forgone_value, 2 * 2 * 3 * 4.0, 1e-9);
+  EXPECT_NEAR(s.regret, s.forgone_value, 1e-9);
+  const HoldSummary h = b.Summaries().at("svc");
+  EXPECT_EQ(h.holds, 1);
+  EXPECT_EQ(h.holds_came, 0);
+  EXPECT_NEAR(h.held_gpu_hours, 2 * 2 * 4.0, 1e-9);
+  EXPECT_FALSE(h.holds_paid());
+}
+
+TEST(HoldBookTest, AHandOffIsChargedWhatAWarmReplicaWouldHaveServed) {
+  HoldBook b;
+  b.Record(Call(0, 1, 0));
+  b.Advance(7, 0, 30 * kMinute, 8);
+  // 25 rps against one replica: a warm one more would have served 10 rps for 5 minutes.
+  b.Advance(7, 30 * kMinute, kHour, 25);
+  b.Finish(kHour);
+  const ScoredHold s = b.Calls().at(0);
+  EXPECT_TRUE(s.came);
+  EXPECT_NEAR(s.lost_value, 10 * 300 * 0.001, 1e-9);
+  EXPECT_NEAR(s.earned_value, 2 * 3 * 1.0, 1e-9);  // one replica's GPUs for the hour
+  EXPECT_EQ(s.regret, 0);                          // the $6 earned beat the $3 lost
+  const HoldSummary h = b.Summaries().at("svc");
+  EXPECT_EQ(h.handoffs, 1);
+  EXPECT_EQ(h.handoffs_came, 1);
+}
+
+TEST(HoldBookTest, AReplacedHoldIsScoredForOneColdStartWhileNewReplicasLoad) {
+  HoldBook b;
+  b.Record(Call(0, 1, 1));
+  b.Advance(7, 0, kHour, 10);
+  // Demand jumps at 1h and the scaler answers at once with a new call: 3 needed, none held.
+  b.Record(Call(kHour, 3, 0));
+  b.Advance(7, kHour, kHour + 20 * kMinute, 30);
+  b.Finish(kHour + 20 * kMinute);
+  const auto calls = b.Calls();
+  ASSERT_EQ(calls.size(), 2u);
+  // The first call's held replica served 10 of the 20 extra rps while the new ones loaded.
+  EXPECT_TRUE(calls[0].came);
+  EXPECT_NEAR(calls[0].protected_requests, 10 * 300, 1e-6);
+  EXPECT_EQ(calls[0].until, kHour);
+  EXPECT_NEAR(calls[0].hours, 1.0, 1e-9);  // forgone only while it stood
+  // The second call's demand is what its needed replicas serve: no burst.
+  EXPECT_FALSE(calls[1].came);
+}
+
+TEST(HoldBookTest, CallsOfOtherServicesAndDemandBeforeACallAreIgnored) {
+  HoldBook b;
+  b.Advance(7, 0, kHour, 100);  // no call yet
+  b.Record(Call(kHour, 1, 1));
+  b.Advance(8, kHour, 2 * kHour, 100);   // another service
+  b.Advance(7, 0, 2 * kHour, 10);        // starts before the call: counted from it
+  const ScoredHold s = b.Calls().at(0);  // still standing, scored so far
+  EXPECT_FALSE(s.came);
+  EXPECT_EQ(s.until, kNever);
+  EXPECT_NEAR(s.hours, 1.0, 1e-9);
+}
+
+}  // namespace
+}  // namespace airtime
