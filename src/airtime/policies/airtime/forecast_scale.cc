@@ -149,7 +149,8 @@ ForecastScale::ReplicaPrice ForecastScale::PriceReplica(const Job& service, cons
   // What the replica's GPUs would earn for the densest waiting work over a slot, less what
   // that work would lose giving them back if the burst came (reclaimed by preemption).
   double loss_h = 0;
-  const double waiting_density = WaitingDensityFor(service, engine, &loss_h);
+  const int64_t replica_milli = service.s().shape.TotalMilli(engine.catalog());
+  const double waiting_density = WaitingDensityFor(service, engine, &loss_h, replica_milli);
   const double gpus = static_cast<double>(service.s().shape.TotalMilli(engine.catalog())) / 1000.0;
   const double slot_h = ToHours(DemandForecast::Options{}.slot);
   p.cost = gpus * waiting_density * slot_h;
@@ -305,13 +306,13 @@ size_t ForecastScale::SizeClass(int64_t milli) {
   return c;
 }
 
-double ForecastScale::WaitingDensityFor(const Job& service, const Engine& engine,
-                                        double* loss_h) const {
+double ForecastScale::WaitingDensityFor(const Job& service, const Engine& engine, double* loss_h,
+                                        int64_t fits_milli) const {
   double density = 0;
   if (loss_h) *loss_h = 0;
   if (waiting_density_.empty()) return 0;
-  // Work no larger than one replica's GPUs (by size class) could take them.
-  const size_t fits = SizeClass(service.s().shape.TotalMilli(engine.catalog()));
+  // Work no larger than `fits_milli` (by size class) could take the GPUs.
+  const size_t fits = fits_milli > 0 ? SizeClass(fits_milli) : kSizeClasses - 1;
   auto consider = [&](size_t k) {
     for (size_t c = 0; c <= fits; ++c) {
       const size_t i = k * kSizeClasses + c;
@@ -432,7 +433,8 @@ void ForecastScale::RecordHolds(Engine& engine) {
     d.per_request = j.s().value.per_1k_requests / 1000.0;
     d.cold_start = rt.cold_start;
     d.replica_gpus = static_cast<double>(j.s().shape.TotalMilli(engine.catalog())) / 1000.0;
-    d.waiting_density = WaitingDensityFor(j, engine);
+    d.waiting_density = WaitingDensityFor(
+        j, engine, nullptr, std::max(1, call.held) * j.s().shape.TotalMilli(engine.catalog()));
     if (call.held > 0) {
       d.why = WhyTarget(j, engine);
     } else if (call.declined) {

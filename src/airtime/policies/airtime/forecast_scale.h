@@ -129,11 +129,11 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
   int64_t WaitingMilli(GpuTypeId type) const;
   // The densest waiting work's value per GPU-hour on `type` (0: none waits).
   double WaitingDensity(GpuTypeId type) const;
-  // The same over every GPU type `service`'s shape allows, of the work that fits in one of its
-  // replicas' GPUs; `loss_h`: where given, what that work would lose giving GPUs back (hours
-  // of its work).
-  double WaitingDensityFor(const Job& service, const Engine& engine,
-                           double* loss_h = nullptr) const;
+  // The same over every GPU type `service`'s shape allows; with `fits_milli` > 0, of the work
+  // no larger than that (by size class: what could take that many of its GPUs); `loss_h`:
+  // where given, what that work would lose giving GPUs back (hours of its work).
+  double WaitingDensityFor(const Job& service, const Engine& engine, double* loss_h = nullptr,
+                           int64_t fits_milli = 0) const;
 
   Options o_;
   std::map<WorkloadId, DemandForecast> forecasts_;
