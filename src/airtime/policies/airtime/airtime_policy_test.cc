@@ -625,6 +625,28 @@ TEST(AirtimePolicyTest, ScaleDownWaitsOutALullWhileTheErrorBudgetIsSpent) {
   EXPECT_EQ(l.e.job(1).phase, JobPhase::kRunning);
 }
 
+// Demand beyond what max_replicas serve is missed whatever the policy keeps: it does not
+// spend the error budget. Ten hours at 45 rps against 4 replicas of 10 rps (a 99% target:
+// 14,400 requests of budget over the 40 rps it could serve, less the first cold start's
+// 2,400), then the lull: the budget covers a cold start at the peak (2,100 requests), and the
+// window is the rental one. Counting the 5 rps it could never serve would have put it
+// 166,000 requests short for good.
+TEST(AirtimePolicyTest, DemandBeyondMaxReplicasDoesNotSpendTheErrorBudget) {
+  Cluster c = MakeCluster({{"H100", 4, 1}});
+  Engine e = MakeAirtime(c, "airtime:spare=0:slo_target=0.99");
+  WorkloadSpec svc = MakeService("svc", 10);
+  svc.realtime.max_replicas = 4;
+  e.Handle(Event::Arrival(0, svc));
+  e.Handle(Event::Demand(0, 0, 45));
+  WorkloadSpec b = MakeJob("batch", WorkloadKind::kBatch, 3, 4 * 3600);
+  b.preemptible = true;
+  b.checkpoint_interval = 10 * kMinute;
+  b.value.on_completion = 4 * 3 * 2.4;
+  e.Handle(Event::Arrival(kMinute, b));
+  e.Handle(Event::Demand(10 * kHour, 0, 5));
+  EXPECT_NE(e.Explain(0).find("would cost a cold start of 1m"), std::string::npos) << e.Explain(0);
+}
+
 TEST(AirtimePolicyTest, ScaleDownKeepsReplicasAsLongAsTheyCostToGetBack) {
   // With a 90% target the budget is ample; the waiting work earns a fraction of what the
   // service does per GPU-hour, so a replica is kept for cold start x (1 + d_svc / d_work).

@@ -35,8 +35,9 @@ ForecastScale::Keep ForecastScale::KeepWindow(const Job& service, const Engine& 
   // for one cold start.
   const TimeMs now = engine.now();
   const auto short_window = static_cast<DurationMs>(rental);
-  k.at_risk =
-      (RecentPeak(service, now, o_.keep) - RecentPeak(service, now, short_window)) * cold / 1000.0;
+  // Demand beyond what max_replicas serve is missed however many replicas are kept.
+  const double most = Servable(service, RecentPeak(service, now, o_.keep));
+  k.at_risk = (most - Servable(service, RecentPeak(service, now, short_window))) * cold / 1000.0;
   k.budget = ErrorBudget(service.id, now);
   if (k.at_risk > k.budget) {
     k.why = Keep::kBudgetSpent;
@@ -44,6 +45,12 @@ ForecastScale::Keep ForecastScale::KeepWindow(const Job& service, const Engine& 
     k.window = short_window;
   }
   return k;
+}
+
+double ForecastScale::Servable(const Job& service, double rps) {
+  const RealtimeProfile& rt = service.s().realtime;
+  return std::min(
+      rps, static_cast<double>(std::max(rt.max_replicas, rt.min_replicas)) * rt.capacity_rps);
 }
 
 double ForecastScale::ErrorBudget(WorkloadId service, TimeMs now) const {
@@ -353,7 +360,10 @@ void ForecastScale::BeforeAllocate(Engine& engine) {
     int ready = 0;
     for (AllocationId a : j.allocations) ready += engine.allocation(a)->ready_at <= now ? 1 : 0;
     sv.since = now;
-    sv.demand_rps = j.demand_rps;
+    // The error budget counts what the service could serve at all: requests beyond what
+    // max_replicas serve are missed whatever the policy keeps, and would hold the budget
+    // spent for good.
+    sv.demand_rps = Servable(j, j.demand_rps);
     sv.capacity_rps = ready * j.s().realtime.capacity_rps;
     auto seen = last_seen_.find(j.id);
     if (seen != last_seen_.end() && seen->second == j.demand_rps) continue;

@@ -88,9 +88,11 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
   };
   Keep KeepWindow(const Job& service, const Engine& engine) const;
   // Requests `service` may still miss and meet `slo_target`, over what it served until
-  // `now` as this plug-in saw it (demand against the replicas ready at each cycle); < 0:
-  // below target.
+  // `now` as this plug-in saw it (demand, up to what max_replicas serve, against the
+  // replicas ready at each cycle); < 0: below target.
   double ErrorBudget(WorkloadId service, TimeMs now) const;
+  // `rps`, at most what `service`'s max_replicas serve.
+  static double Servable(const Job& service, double rps);
   // GPUs (milli) of each type that services are forecast to need beyond their live replicas
   // over [now, until], spread over the types their shapes allow (first allowed type).
   std::map<GpuTypeId, int64_t> ForecastNeed(const Engine& engine, TimeMs until) const;
