@@ -37,6 +37,7 @@ const CycleResult& Engine::Handle(const Event& event) {
   result_.at = now_;
   result_.trigger = event.type;
   headroom_.clear();
+  cycle_state_.Clear();
   Apply(event);
   if (paused_) return result_;
   ScaleServices();

@@ -23,6 +23,7 @@
 #include "airtime/base/rng.h"
 #include "airtime/base/status.h"
 #include "airtime/engine/cluster_state.h"
+#include "airtime/engine/cycle_state.h"
 #include "airtime/engine/decision.h"
 #include "airtime/engine/event.h"
 #include "airtime/engine/hold_decision.h"
@@ -137,6 +138,9 @@ class Engine {
   // until the next cycle (headroom for a forecast peak). Declarations last one cycle; the
   // ledger counts free capacity up to the declared amount as reserved headroom.
   void DeclareHeadroom(GpuTypeId type, int64_t milli);
+  // What plug-ins share within this cycle (cycle_state.h); cleared as each cycle begins.
+  CycleState& cycle_state() { return cycle_state_; }
+  const CycleState& cycle_state() const { return cycle_state_; }
   // Records a hold-or-hand-off call on a service's headroom (the 3 a.m. report); it goes
   // out with this cycle's result.
   void RecordHold(HoldDecision d) { result_.holds.push_back(std::move(d)); }
@@ -271,6 +275,7 @@ class Engine {
   Statement statement_;
 
   CycleResult result_;
+  CycleState cycle_state_;
 };
 
 }  // namespace airtime

@@ -248,3 +248,56 @@ TEST(EngineHooksTest, ScoreTiersCompareLexicographically) {
 
 }  // namespace
 }  // namespace airtime
+
+namespace airtime {
+namespace {
+
+// A view one plug-in publishes and another reads within the same cycle (CycleState).
+struct Limit {
+  int gpus = 0;
+};
+
+class PublishLimit : public CyclePlugin {
+ public:
+  explicit PublishLimit(bool* on) : on_(on) {}
+  std::string_view name() const override { return "publish-limit"; }
+  void BeforeAllocate(Engine& engine) override {
+    if (*on_) engine.cycle_state().Publish<Limit>(&limit_);
+  }
+
+ private:
+  bool* on_;
+  Limit limit_{1};
+};
+
+class ReadLimit : public PermitPlugin {
+ public:
+  std::string_view name() const override { return "read-limit"; }
+  bool Permit(const Job& job, const Placement&, const Engine& engine) override {
+    const Limit* limit = engine.cycle_state().Find<Limit>();
+    return limit == nullptr || job.s().shape.gpu_count <= limit->gpus;
+  }
+};
+
+TEST(EngineHooksTest, PlugInsShareViewsThroughTheCycleStateForOneCycle) {
+  Cluster c = MakeCluster({{"H100", 8, 1}});
+  bool publish = true;
+  Policy p;
+  p.name = "views";
+  p.queue_sort = std::make_unique<ArrivalOrder>();
+  p.cycle.push_back(std::make_unique<PublishLimit>(&publish));
+  p.permits.push_back(std::make_unique<ReadLimit>());
+  Engine e(c, std::move(p));
+  // Published: a 2-GPU job exceeds the limit of 1 and waits.
+  e.Handle(Event::Arrival(0, MakeJob("two", WorkloadKind::kBatch, 2, 3600)));
+  EXPECT_EQ(e.job(0).phase, JobPhase::kPending);
+  ASSERT_NE(e.cycle_state().Find<Limit>(), nullptr);
+  // Not published in the next cycle: the last cycle's view is gone, and the job starts.
+  publish = false;
+  e.Handle(Event::Timer(kMinute));
+  EXPECT_EQ(e.cycle_state().Find<Limit>(), nullptr);
+  EXPECT_EQ(e.job(0).phase, JobPhase::kRunning);
+}
+
+}  // namespace
+}  // namespace airtime

@@ -11,6 +11,7 @@
 #include "airtime/policies/airtime/gang_plugins.h"
 #include "airtime/policies/airtime/interference_score.h"
 #include "airtime/policies/airtime/move_up.h"
+#include "airtime/policies/airtime/type_trade.h"
 #include "airtime/policies/airtime/value_plugins.h"
 #include "airtime/policies/fgd/fgd.h"
 #include "airtime/policies/plugins/kai_queues.h"
@@ -26,7 +27,8 @@ constexpr int kFragmentationTier = 3;
 
 // Some plug-ins serve two extension points: ForecastScale is the scaler, GangReserve a
 // permit, MoveUp a scorer, and each is also a cycle plug-in. The policy owns each once,
-// under its other role, and reaches its cycle steps through this forwarder.
+// under its other role, and reaches its cycle steps through this forwarder. (Plug-ins that
+// read what another computes find it in the engine's CycleState: cycle_views.h.)
 class CycleOf : public CyclePlugin {
  public:
   explicit CycleOf(CyclePlugin* target) : target_(target) {}
@@ -213,21 +215,20 @@ void RegisterAirtime(PolicyRegistry& registry) {
         GangReserve* gang_raw = gang.get();
         // Scarce fast GPUs go to the work that gains most from them (TypeTrade).
         auto trade = *trade_choice == "on" ? std::make_unique<TypeTrade>() : nullptr;
-        p.scores.emplace_back(std::make_unique<SpeedScore>(trade.get()), 1.0, kValueRateTier);
+        p.scores.emplace_back(std::make_unique<SpeedScore>(), 1.0, kValueRateTier);
         if (*pack > 0) p.scores.emplace_back(std::make_unique<PackScore>(), *pack, kValueRateTier);
         p.scores.emplace_back(std::make_unique<InterferenceScore>(), 1.0, kValueRateTier);
         p.scores.emplace_back(std::make_unique<FgdScore>(FgdScore::Options{.keep_whole = true}),
                               1.0, kFragmentationTier);
         if (reserve)
-          p.scores.emplace_back(std::make_unique<ReservationScore>(gang_raw), 1.0,
-                                kReservationTier);
+          p.scores.emplace_back(std::make_unique<ReservationScore>(), 1.0, kReservationTier);
         auto scale = std::make_unique<ForecastScale>(fo);
         ForecastScale* raw = scale.get();
         p.cycle.push_back(std::make_unique<CycleOf>(raw));
         // Trades count the GPUs left free after the cycle plug-ins before it.
         if (trade) p.cycle.push_back(std::move(trade));
         p.permits.push_back(
-            std::make_unique<BurstHold>(raw, preemption == "on" ? fo.lead : DurationMs{-1}));
+            std::make_unique<BurstHold>(preemption == "on" ? fo.lead : DurationMs{-1}));
         // A job waits for a faster type that frees soon: any job (`on`), or only work that
         // would then meet its deadline, or miss it by less (`deadlines`, the default).
         if (fl != "off")
@@ -235,7 +236,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
               fl == "on" ? FasterLater::Mode::kSooner : FasterLater::Mode::kMoreValue));
         // Moving a job is a stop and a restart: under preemption=off nothing moves.
         if (mu == "on" && preemption == "on") {
-          auto move_up = std::make_unique<MoveUp>(reserve ? gang_raw : nullptr);
+          auto move_up = std::make_unique<MoveUp>();
           p.cycle.push_back(std::make_unique<CycleOf>(move_up.get()));
           // Below the gang reservation, above everything else: a moved job lands where it
           // was moved for.
@@ -244,7 +245,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
         // With reservations the gang plug-in computes the reservation each cycle and vets
         // starts against it.
         if (reserve) {
-          if (keep_off) p.filters.push_back(std::make_unique<ReservedNodeFilter>(gang_raw));
+          if (keep_off) p.filters.push_back(std::make_unique<ReservedNodeFilter>());
           p.cycle.push_back(std::make_unique<CycleOf>(gang_raw));
           p.permits.push_back(std::move(gang));
         }

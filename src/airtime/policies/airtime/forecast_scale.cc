@@ -347,6 +347,7 @@ double ForecastScale::WaitingDensity(GpuTypeId type) const {
 }
 
 void ForecastScale::BeforeAllocate(Engine& engine) {
+  engine.cycle_state().Publish<HeadroomView>(this);
   const TimeMs now = engine.now();
   for (WorkloadId id : engine.services()) {
     const Job& j = engine.job(id);

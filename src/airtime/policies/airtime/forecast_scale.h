@@ -20,10 +20,11 @@
 
 #include "airtime/engine/plugins.h"
 #include "airtime/forecast/demand_forecast.h"
+#include "airtime/policies/airtime/cycle_views.h"
 
 namespace airtime {
 
-class ForecastScale : public ScalePlugin, public CyclePlugin {
+class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomView {
  public:
   struct Options {
     DurationMs lead = 5 * kMinute;        // beyond the cold start
@@ -95,7 +96,7 @@ class ForecastScale : public ScalePlugin, public CyclePlugin {
   static double Servable(const Job& service, double rps);
   // GPUs (milli) of each type that services are forecast to need beyond their live replicas
   // over [now, until], spread over the types their shapes allow (first allowed type).
-  std::map<GpuTypeId, int64_t> ForecastNeed(const Engine& engine, TimeMs until) const;
+  std::map<GpuTypeId, int64_t> ForecastNeed(const Engine& engine, TimeMs until) const override;
   const DemandForecast* forecast(WorkloadId id) const;
 
   // The priced hold for `service` above `target` replicas: the extra replicas whose expected

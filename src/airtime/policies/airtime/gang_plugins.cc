@@ -33,6 +33,7 @@ double PackScore::Score(const Job& job, NodeIndex node, const Engine& engine) co
 }
 
 void GangReserve::BeforeAllocate(Engine& engine) {
+  engine.cycle_state().Publish<ReservationView>(this);
   const Cluster& c = engine.cluster();
   if (r_.gpu_reserved.size() != c.gpu_count()) r_.gpu_reserved.assign(c.gpu_count(), 0);
   if (last_gpus_.size() != c.gpu_count()) last_gpus_.assign(c.gpu_count(), 0);
@@ -294,13 +295,20 @@ std::string GangReserve::NodeNames(const Engine& engine) const {
 }
 
 double ReservationScore::Score(const Job& job, NodeIndex node, const Engine& engine) const {
-  const GangReservation& r = reserve_->reservation();
-  if (!r.Holds(node)) return 0;
-  return reserve_->RunsPast(job, node, engine) ? -1 : 0;
+  const ReservationView* view = engine.cycle_state().Find<ReservationView>();
+  if (view == nullptr || !view->reservation().Holds(node)) return 0;
+  return view->RunsPast(job, node, engine) ? -1 : 0;
 }
 
-bool ReservedNodeFilter::Allows(const Job& job, NodeIndex node, const Engine&) const {
-  return !reserve_->reservation().Holds(node) || !job.is_service() || reserve_->LetIn(job.id);
+bool ReservedNodeFilter::Active(const Engine& engine) const {
+  const ReservationView* view = engine.cycle_state().Find<ReservationView>();
+  return view != nullptr && view->KeepsReplicasOff();
+}
+
+bool ReservedNodeFilter::Allows(const Job& job, NodeIndex node, const Engine& engine) const {
+  const ReservationView* view = engine.cycle_state().Find<ReservationView>();
+  return view == nullptr || !view->reservation().Holds(node) || !job.is_service() ||
+         view->LetIn(job.id);
 }
 
 }  // namespace airtime

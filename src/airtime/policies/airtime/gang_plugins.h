@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "airtime/engine/plugins.h"
+#include "airtime/policies/airtime/cycle_views.h"
 
 namespace airtime {
 
@@ -67,7 +68,7 @@ struct GangReservation {
 
 // Computes the reservation each cycle (a cycle plug-in) and vets starts against it (a
 // permit plug-in); the policy owns one and reaches it through both interfaces.
-class GangReserve : public CyclePlugin, public PermitPlugin {
+class GangReserve : public CyclePlugin, public PermitPlugin, public ReservationView {
  public:
   // `keep_replicas_off`: a ReservedNodeFilter reads LetIn (see above). `wide`: gangs wider
   // than any node that may spread over nodes (locality any) get reservations too.
@@ -89,15 +90,15 @@ class GangReserve : public CyclePlugin, public PermitPlugin {
   // that can have none (larger than any node), that it gets none.
   std::string WaitNote(const Job& job, const Engine& engine) const override;
 
-  const GangReservation& reservation() const { return r_; }
+  const GangReservation& reservation() const override { return r_; }
   // Whether `job` started now on `node` would still hold GPUs at the reservation's time
   // (always true for realtime replicas, which have no end; Permit lets them in all the same).
-  bool RunsPast(const Job& job, NodeIndex node, const Engine& engine) const;
+  bool RunsPast(const Job& job, NodeIndex node, const Engine& engine) const override;
   // Whether the replicas of `service` may use the reserved node: they found no room elsewhere.
-  bool LetIn(WorkloadId service) const { return let_in_.count(service) > 0; }
+  bool LetIn(WorkloadId service) const override { return let_in_.count(service) > 0; }
   // Whether replicas are kept off a reserved node in this cycle: with `keep_replicas_off`,
   // while a gang holds a node and a replica waits.
-  bool KeepsReplicasOff() const { return !r_.nodes.empty() && replica_queued_; }
+  bool KeepsReplicasOff() const override { return !r_.nodes.empty() && replica_queued_; }
 
  private:
   // Whether `job` is a gang this plug-in reserves for.
@@ -130,26 +131,18 @@ class GangReserve : public CyclePlugin, public PermitPlugin {
 // Keeps realtime replicas off the reserved node unless GangReserve let them in.
 class ReservedNodeFilter : public FilterPlugin {
  public:
-  explicit ReservedNodeFilter(const GangReserve* reserve) : reserve_(reserve) {}
   std::string_view name() const override { return "gang-reservation"; }
   bool Allows(const Job& job, NodeIndex node, const Engine& engine) const override;
   // Only while a gang holds a node and a replica waits: the filter refuses nothing else.
-  bool Active(const Engine&) const override { return reserve_->KeepsReplicasOff(); }
+  bool Active(const Engine& engine) const override;
   int FitClass(const Job& job) const override { return job.is_service() ? 1 : 0; }
-
- private:
-  const GangReserve* reserve_;
 };
 
 // -1 on the reserved node for work that would still run at the reservation's time, else 0.
 class ReservationScore : public ScorePlugin {
  public:
-  explicit ReservationScore(const GangReserve* reserve) : reserve_(reserve) {}
   std::string_view name() const override { return "avoid-gang-reservation"; }
   double Score(const Job& job, NodeIndex node, const Engine& engine) const override;
-
- private:
-  const GangReserve* reserve_;
 };
 
 }  // namespace airtime

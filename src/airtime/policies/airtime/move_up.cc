@@ -55,6 +55,8 @@ void MoveUp::AfterAllocate(Engine& engine) {
       free_top = std::max(free_top, engine.catalog().type(type).relative_speed);
   }
   if (free_top <= 0) return;
+  // A move does not drain GPUs reserved for a gang (when the policy reserves).
+  const ReservationView* reservation = engine.cycle_state().Find<ReservationView>();
   std::vector<Move> moves;
   found_.clear();
   for (const auto& [id, a] : engine.allocations()) {
@@ -83,8 +85,8 @@ void MoveUp::AfterAllocate(Engine& engine) {
     if (wanted[static_cast<size_t>(to_type)]) continue;
     const double to_speed = spec.SpeedOn(to_type, engine.catalog());
     if (to_speed <= speed) continue;
-    if (reserve_) {
-      const auto& reserved = reserve_->reservation().gpu_reserved;
+    if (reservation != nullptr) {
+      const auto& reserved = reservation->reservation().gpu_reserved;
       bool drains = false;
       for (GpuIndex g : to->gpus)
         drains = drains || (static_cast<size_t>(g) < reserved.size() && reserved[g]);

@@ -26,6 +26,7 @@
 
 #include "airtime/engine/placement.h"
 #include "airtime/engine/plugins.h"
+#include "airtime/policies/airtime/cycle_views.h"
 
 namespace airtime {
 
@@ -37,14 +38,11 @@ class GangReserve;
 // policy owns one and reaches it through both interfaces.
 class MoveUp : public CyclePlugin, public ScorePlugin {
  public:
-  // `reserve` may be null (no gang reservations).
-  explicit MoveUp(const GangReserve* reserve) : reserve_(reserve) {}
   std::string_view name() const override { return "move-up"; }
   void AfterAllocate(Engine& engine) override;
   double Score(const Job& job, NodeIndex node, const Engine& engine) const override;
 
  private:
-  const GangReserve* reserve_;
   std::unordered_map<WorkloadId, NodeIndex> target_;  // moved in the last cycle: where to
   std::vector<char> claimed_;  // scratch: per GPU, taken by a move this cycle
   std::unordered_map<int, std::optional<Placement>> found_;  // scratch: per fit class

@@ -62,6 +62,7 @@ TypeTrade::Claim TypeTrade::ClaimOf(const Job& job, const GpuCatalog& catalog) c
 }
 
 void TypeTrade::BeforeAllocate(Engine& engine) {
+  engine.cycle_state().Publish<SpeedRankView>(this);
   trades_.clear();
   last_job_ = kNoWorkload;
   const auto& nodes_of_type = engine.nodes_of_type();

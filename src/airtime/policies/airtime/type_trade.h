@@ -32,10 +32,11 @@
 #include <vector>
 
 #include "airtime/engine/plugins.h"
+#include "airtime/policies/airtime/cycle_views.h"
 
 namespace airtime {
 
-class TypeTrade : public CyclePlugin {
+class TypeTrade : public CyclePlugin, public SpeedRankView {
  public:
   explicit TypeTrade(size_t scan = 512) : scan_(scan) {}
   std::string_view name() const override { return "type-trade"; }
@@ -44,7 +45,7 @@ class TypeTrade : public CyclePlugin {
 
   // The speed SpeedScore ranks `job` on GPU type `type` by: its own, or, where the job was
   // traded off `type` this cycle, a speed below every type's (kDemoted under the next one).
-  double RankSpeed(const Job& job, GpuTypeId type, const Engine& engine) const;
+  double RankSpeed(const Job& job, GpuTypeId type, const Engine& engine) const override;
   // How far below its next type a traded job ranks its fastest one, in units of relative
   // speed: more than packing (weight `pack`) and fragmentation can add to a node's score.
   static constexpr double kDemoted = 100;

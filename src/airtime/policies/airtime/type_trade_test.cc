@@ -31,7 +31,7 @@ Engine MakeEngine(const Cluster& c) {
   p.name = "trade-only";
   p.queue_sort = std::make_unique<ValueOrder>(0);
   auto trade = std::make_unique<TypeTrade>();
-  p.scores.emplace_back(std::make_unique<SpeedScore>(trade.get()), 1000.0);
+  p.scores.emplace_back(std::make_unique<SpeedScore>(), 1000.0);
   p.cycle.push_back(std::move(trade));
   p.permits.push_back(std::make_unique<HoldBack>());
   return Engine(c, std::move(p), EngineOptions{1});

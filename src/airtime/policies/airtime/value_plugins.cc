@@ -79,18 +79,21 @@ std::pair<double, double> ValueOrder::Key(const Job& job, const Engine& engine) 
 double SpeedScore::Score(const Job& job, NodeIndex node, const Engine& engine) const {
   if (job.is_service() || job.s().shape.gpu_count == 0) return 0;
   const GpuTypeId type = engine.cluster().node(node).gpu_type;
-  return trade_ ? trade_->RankSpeed(job, type, engine) : job.s().SpeedOn(type, engine.catalog());
+  const SpeedRankView* rank = engine.cycle_state().Find<SpeedRankView>();
+  return rank ? rank->RankSpeed(job, type, engine) : job.s().SpeedOn(type, engine.catalog());
 }
 
 bool BurstHold::Permit(const Job& job, const Placement& placement, const Engine& engine) {
   why_.erase(job.id);
   if (job.is_service() || placement.gpus.empty() || Reclaimable(job)) return true;
+  const HeadroomView* headroom = engine.cycle_state().Find<HeadroomView>();
+  if (headroom == nullptr) return true;  // no forecast in the policy: nothing is held
   const GpuTypeId type = engine.cluster().gpu_type(placement.gpus.front());
   const double speed = job.s().SpeedOn(type, engine.catalog());
   const TimeMs end =
       engine.now() +
       FromSeconds(std::max(0.0, job.s().work_seconds - job.work_saved) / std::max(speed, 1e-6));
-  const auto need = scale_->ForecastNeed(engine, end);
+  const auto need = headroom->ForecastNeed(engine, end);
   auto it = need.find(type);
   if (it == need.end()) return true;
   const int64_t free_after = engine.state().free_milli_of_type(type) - placement.total_milli();

@@ -9,8 +9,7 @@
 #include <string_view>
 
 #include "airtime/engine/plugins.h"
-#include "airtime/policies/airtime/forecast_scale.h"
-#include "airtime/policies/airtime/type_trade.h"
+#include "airtime/policies/airtime/cycle_views.h"
 #include "airtime/policies/plugins/kai_queues.h"
 
 namespace airtime {
@@ -104,16 +103,13 @@ class QuotaFilter : public FilterPlugin {
 };
 
 // Prefers the GPU type on which the job runs fastest (its per-type speed), so that work
-// ends sooner and earns sooner; indifferent for services. With a TypeTrade, a job traded
-// off its fastest type this cycle ranks that type below every other (TypeTrade::RankSpeed).
+// ends sooner and earns sooner; indifferent for services. Where the policy trades types
+// (a SpeedRankView in the cycle's state, TypeTrade), a job traded off its fastest type this
+// cycle ranks that type below every other (TypeTrade::RankSpeed).
 class SpeedScore : public ScorePlugin {
  public:
-  explicit SpeedScore(const TypeTrade* trade = nullptr) : trade_(trade) {}
   std::string_view name() const override { return "speed"; }
   double Score(const Job& job, NodeIndex node, const Engine& engine) const override;
-
- private:
-  const TypeTrade* trade_;
 };
 
 // The 3 a.m. decision. Work that could not give GPUs back in time may not take capacity
@@ -125,8 +121,7 @@ class SpeedScore : public ScorePlugin {
 class BurstHold : public PermitPlugin {
  public:
   // `reclaim_budget` < 0: nothing is reclaimed (preemption=off), so nothing borrows.
-  BurstHold(const ForecastScale* scale, DurationMs reclaim_budget)
-      : scale_(scale), reclaim_budget_(reclaim_budget) {}
+  explicit BurstHold(DurationMs reclaim_budget) : reclaim_budget_(reclaim_budget) {}
   std::string_view name() const override { return "burst-hold"; }
   bool Permit(const Job& job, const Placement& placement, const Engine& engine) override;
   std::string WhyHeld(const Job& job, const Engine& engine) const override;
@@ -137,7 +132,6 @@ class BurstHold : public PermitPlugin {
     return reclaim_budget_ >= 0 && job.s().preemptible && job.s().preempt_grace <= reclaim_budget_;
   }
 
-  const ForecastScale* scale_;
   DurationMs reclaim_budget_;
   std::map<WorkloadId, std::string> why_;
 };
