@@ -203,6 +203,10 @@ class Engine {
     return shape_override_ ? *shape_override_ : job.s().shape;
   }
   std::optional<Placement> Find(const Job& job, bool first_fit);
+  // Whether placement may visit the open nodes alone for `shape` (ClusterState::open).
+  static bool UsesOpenNodes(const Shape& shape);
+  // Whether too few whole GPUs are free for `shape` anywhere (whole-GPU shapes only).
+  bool NoRoomForWhole(const Shape& shape) const;
   std::optional<Placement> FindSingleNode(const Job& job, bool first_fit);
   std::optional<Placement> FindMultiNode(const Job& job);
   int InternFitClass(const Job& job);
