@@ -338,7 +338,9 @@ void Engine::AllocatePass() {
   pending.swap(queue_);  // workloads preempted during the pass land in queue_
   std::vector<WorkloadId> kept;
   kept.reserve(pending.size());
-  for (WorkloadId id : pending) {
+  for (size_t i = 0; i < pending.size(); ++i) {
+    PrefetchJob(pending, i);
+    const WorkloadId id = pending[i];
     Job& job = jobs_[static_cast<size_t>(id)];
     if (!job.queued) continue;
     const int group = policy_.order ? policy_.order->BlockingGroup(job, *this) : -1;
@@ -444,7 +446,9 @@ void Engine::ExplainWaiting() {
   std::vector<int8_t> fit_free(fit_classes_.size(), 0);  // ignoring the policy: 1 fits, 2 not
   std::vector<int> free_cache(fit_classes_.size(), -1);
   std::vector<int64_t> milli_cache(fit_classes_.size(), 0);
-  for (WorkloadId id : queue_) {
+  for (size_t i = 0; i < queue_.size(); ++i) {
+    PrefetchJob(queue_, i);
+    const WorkloadId id = queue_[i];
     Job& job = jobs_[static_cast<size_t>(id)];
     const size_t fc = static_cast<size_t>(job.fit_class);
     if (free_cache[fc] < 0) {
