@@ -12,7 +12,8 @@ ClusterState::ClusterState(const Cluster& cluster)
       free_milli_by_type_(cluster.catalog().size(), 0),
       reserved_milli_by_type_(cluster.catalog().size(), 0),
       down_milli_by_type_(cluster.catalog().size(), 0),
-      contribution_(cluster.node_count()) {
+      contribution_(cluster.node_count()),
+      open_bits_((cluster.node_count() + 63) / 64, 0) {
   for (size_t n = 0; n < cluster.node_count(); ++n) {
     const Node& node = cluster.node(static_cast<NodeIndex>(n));
     NodeSummary& s = nodes_[n];
@@ -26,6 +27,7 @@ ClusterState::ClusterState(const Cluster& cluster)
       free_whole_by_type_[static_cast<size_t>(node.gpu_type)] += node.gpu_count;
       free_milli_by_type_[static_cast<size_t>(node.gpu_type)] += 1000LL * node.gpu_count;
       contribution_[n] = {node.gpu_count, 1000 * node.gpu_count, 0, 0};
+      open_bits_[n / 64] |= uint64_t{1} << (n % 64);
     }
   }
 }
@@ -230,6 +232,9 @@ void ClusterState::Refresh(NodeIndex n) {
   s.max_free_milli = max_milli;
   s.max_free_slices = max_slices;
   s.free_milli = free_milli;
+  const uint64_t bit = uint64_t{1} << (static_cast<size_t>(n) % 64);
+  uint64_t& word = open_bits_[static_cast<size_t>(n) / 64];
+  word = s.up && free_milli > 0 ? word | bit : word & ~bit;
   // Replace the node's contribution to the per-type totals.
   Contribution& c = contribution_[static_cast<size_t>(n)];
   free_whole_by_type_[t] -= c.whole;

@@ -55,6 +55,26 @@ class ClusterState {
   }
   int64_t allocated_milli() const { return allocated_milli_; }
 
+  // Whether node `n` has GPU capacity free for placement: up, and some GPU capacity not
+  // used and not reserved. Every shape with GPUs fits only on such nodes, so a placement
+  // search visits these alone (in a full cluster, a few).
+  bool open(NodeIndex n) const {
+    const auto i = static_cast<size_t>(n);
+    return (open_bits_[i / 64] >> (i % 64)) & 1;
+  }
+  // Calls f(n) for every open node in ascending index order until f returns true; returns
+  // whether one did.
+  template <typename F>
+  bool ForEachOpenNode(F&& f) const {
+    for (size_t w = 0; w < open_bits_.size(); ++w) {
+      for (uint64_t bits = open_bits_[w]; bits != 0; bits &= bits - 1) {
+        const auto n = static_cast<NodeIndex>(w * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
+        if (f(n)) return true;
+      }
+    }
+    return false;
+  }
+
   // Whether `shape` fits on node `n` alone, counting GPUs, shares, slices, CPU and memory.
   bool FitsOnNode(const Shape& shape, NodeIndex n) const;
   // Whether a single GPU can take one unit of `shape` (a share, a slice or a whole GPU).
@@ -90,6 +110,7 @@ class ClusterState {
     int down = 0;
   };
   std::vector<Contribution> contribution_;  // what each node adds to the per-type totals
+  std::vector<uint64_t> open_bits_;         // per node: open(n)
   int64_t allocated_milli_ = 0;
 };
 

@@ -11,16 +11,25 @@ Engine::Engine(const Cluster& cluster, Policy policy, EngineOptions options)
       options_(options),
       rng_(options.seed),
       state_(cluster),
-      nodes_of_type_(cluster.catalog().size()) {
+      nodes_of_type_(cluster.catalog().size()),
+      installed_of_type_(cluster.catalog().size(), 0),
+      biggest_node_of_type_(cluster.catalog().size(), 0) {
+  std::map<int32_t, int> domain_gpus, rack_gpus;  // installed GPUs per NVLink domain / rack
   for (size_t n = 0; n < cluster.node_count(); ++n) {
     const Node& node = cluster.node(static_cast<NodeIndex>(n));
     if (node.gpu_count > 0) {
-      nodes_of_type_[static_cast<size_t>(node.gpu_type)].push_back(static_cast<NodeIndex>(n));
-      domain_gpus_[cluster.domain_of(static_cast<NodeIndex>(n))] += node.gpu_count;
-      rack_gpus_[cluster.rack_of(static_cast<NodeIndex>(n))] += node.gpu_count;
+      const auto t = static_cast<size_t>(node.gpu_type);
+      nodes_of_type_[t].push_back(static_cast<NodeIndex>(n));
+      installed_of_type_[t] += node.gpu_count;
+      biggest_node_of_type_[t] = std::max(biggest_node_of_type_[t], node.gpu_count);
+      domain_gpus[cluster.domain_of(static_cast<NodeIndex>(n))] += node.gpu_count;
+      rack_gpus[cluster.rack_of(static_cast<NodeIndex>(n))] += node.gpu_count;
     }
     max_node_gpus_ = std::max(max_node_gpus_, node.gpu_count);
   }
+  for (const auto& [g, count] : domain_gpus)
+    biggest_domain_gpus_ = std::max(biggest_domain_gpus_, count);
+  for (const auto& [g, count] : rack_gpus) biggest_rack_gpus_ = std::max(biggest_rack_gpus_, count);
   tie_rank_.resize(cluster.node_count());
   for (size_t n = 0; n < tie_rank_.size(); ++n) tie_rank_[n] = static_cast<int32_t>(n);
   if (options.seed != 0) rng_.Shuffle(tie_rank_);
@@ -192,16 +201,15 @@ void Engine::OnArrival(const Event& e) {
   job.elastic = e.spec->shape.min_gpus > 0;
   const Shape& shape = e.spec->shape;
   if (shape.gpu_count > 0) {
-    int installed = 0, biggest_node = 0, biggest_domain = 0;
+    int installed = 0, biggest_node = 0;
     const int need = shape.min_gpus > 0 ? shape.min_gpus : shape.gpu_count;  // elastic: its least
-    for (size_t n = 0; n < cluster_->node_count(); ++n) {
-      const Node& node = cluster_->node(static_cast<NodeIndex>(n));
-      if (node.gpu_count == 0 || !shape.AllowsType(node.gpu_type)) continue;
-      installed += node.gpu_count;
-      biggest_node = std::max(biggest_node, node.gpu_count);
+    for (size_t t = 0; t < installed_of_type_.size(); ++t) {
+      if (installed_of_type_[t] == 0 || !shape.AllowsType(static_cast<GpuTypeId>(t))) continue;
+      installed += installed_of_type_[t];
+      biggest_node = std::max(biggest_node, biggest_node_of_type_[t]);
     }
-    const auto& groups = shape.locality == Locality::kRack ? rack_gpus_ : domain_gpus_;
-    for (const auto& [g, count] : groups) biggest_domain = std::max(biggest_domain, count);
+    const int biggest_domain =
+        shape.locality == Locality::kRack ? biggest_rack_gpus_ : biggest_domain_gpus_;
     if (installed == 0) {
       job.never_fits = true;
       job.wait.reason = WaitReason::kNoSuchHardware;

@@ -54,9 +54,28 @@ bool Engine::FitsIgnoringPolicy(const Job& job) {
   return fits;
 }
 
+bool Engine::UsesOpenNodes(const Shape& shape) {
+  // Whole GPUs and shares need a GPU with capacity free (MIG slices are left to the full
+  // scan: a profile's slices are the catalogue's, not the state's).
+  return shape.gpu_count > 0 && (shape.mode == ShareMode::kWhole ||
+                                 (shape.mode == ShareMode::kFraction && shape.gpu_milli >= 1));
+}
+
+bool Engine::NoRoomForWhole(const Shape& shape) const {
+  if (shape.mode != ShareMode::kWhole || shape.gpu_count <= 0) return false;
+  // Free whole GPUs of the types it may use, on up nodes: fewer than it needs means no node
+  // and no group of nodes can take it.
+  int64_t free = 0;
+  for (size_t t = 0; t < catalog().size(); ++t)
+    if (shape.AllowsType(static_cast<GpuTypeId>(t)))
+      free += state_.free_whole_of_type(static_cast<GpuTypeId>(t));
+  return free < shape.gpu_count;
+}
+
 std::optional<Placement> Engine::Find(const Job& job, bool first_fit) {
   if (job.never_fits) return std::nullopt;
   const Shape& shape = ShapeOf(job);
+  if (NoRoomForWhole(shape)) return std::nullopt;
   if (auto p = FindSingleNode(job, first_fit)) return p;
   if (shape.gpu_count <= 1 || shape.locality == Locality::kNode) return std::nullopt;
   return FindMultiNode(job);
@@ -105,7 +124,19 @@ std::optional<Placement> Engine::FindSingleNode(const Job& job, bool first_fit) 
     }
     return false;
   };
+  // Only open nodes can take a shape with GPUs (ClusterState::open): visit those alone, in
+  // the same ascending order as a scan of all nodes (the others fail FitsOnNode).
+  const bool open_only = UsesOpenNodes(shape);
   auto scan = [&](const std::vector<GpuTypeId>& types) {
+    if (open_only) {
+      state_.ForEachOpenNode([&](NodeIndex n) {
+        if (!types.empty() &&
+            std::find(types.begin(), types.end(), cluster_->node(n).gpu_type) == types.end())
+          return false;
+        return consider(n);
+      });
+      return;
+    }
     if (types.size() == 1 && shape.gpu_count > 0) {
       for (NodeIndex n : nodes_of_type_[static_cast<size_t>(types[0])])
         if (consider(n)) return;
@@ -146,15 +177,20 @@ std::optional<Placement> Engine::FindMultiNode(const Job& job) {
   // Group the nodes that can contribute by NVLink domain, rack, or the whole cluster.
   std::map<int32_t, std::vector<std::pair<int, NodeIndex>>> groups;
   std::map<int32_t, int> units;
-  for (size_t i = 0; i < cluster_->node_count(); ++i) {
-    const auto n = static_cast<NodeIndex>(i);
+  auto add = [&](NodeIndex n) {
     const int u = state_.UnitsOnNode(shape, n);
-    if (u == 0 || !NodeAllowed(job, n)) continue;
+    if (u == 0 || !NodeAllowed(job, n)) return false;
     const int32_t g = shape.locality == Locality::kNvlinkDomain ? cluster_->domain_of(n)
                       : shape.locality == Locality::kRack       ? cluster_->rack_of(n)
                                                                 : 0;
     groups[g].push_back({u, n});
     units[g] += u;
+    return false;
+  };
+  if (UsesOpenNodes(shape)) {
+    state_.ForEachOpenNode(add);  // a closed node has no units to give
+  } else {
+    for (size_t i = 0; i < cluster_->node_count(); ++i) add(static_cast<NodeIndex>(i));
   }
   int32_t best = -1;
   int best_left = 0;
@@ -302,7 +338,9 @@ void Engine::AllocatePass() {
   pending.swap(queue_);  // workloads preempted during the pass land in queue_
   std::vector<WorkloadId> kept;
   kept.reserve(pending.size());
-  for (WorkloadId id : pending) {
+  for (size_t i = 0; i < pending.size(); ++i) {
+    PrefetchJob(pending, i);
+    const WorkloadId id = pending[i];
     Job& job = jobs_[static_cast<size_t>(id)];
     if (!job.queued) continue;
     const int group = policy_.order ? policy_.order->BlockingGroup(job, *this) : -1;
@@ -408,7 +446,9 @@ void Engine::ExplainWaiting() {
   std::vector<int8_t> fit_free(fit_classes_.size(), 0);  // ignoring the policy: 1 fits, 2 not
   std::vector<int> free_cache(fit_classes_.size(), -1);
   std::vector<int64_t> milli_cache(fit_classes_.size(), 0);
-  for (WorkloadId id : queue_) {
+  for (size_t i = 0; i < queue_.size(); ++i) {
+    PrefetchJob(queue_, i);
+    const WorkloadId id = queue_[i];
     Job& job = jobs_[static_cast<size_t>(id)];
     const size_t fc = static_cast<size_t>(job.fit_class);
     if (free_cache[fc] < 0) {

@@ -423,5 +423,74 @@ TEST(EngineTest, PausedEngineAdoptsRunningWorkOnItsGpus) {
   EXPECT_EQ(e.job(0).phase, JobPhase::kDone);
 }
 
+TEST(EngineTest, PlacementVisitsOnlyOpenNodesAndTheyFollowTheState) {
+  // 70 nodes, so that the open set spans two words of its bitset.
+  Cluster c = MakeCluster({{"H100", 2, 70}});
+  ClusterState st(c);
+  auto open_nodes = [&] {
+    std::vector<NodeIndex> out;
+    st.ForEachOpenNode([&](NodeIndex n) {
+      out.push_back(n);
+      return false;
+    });
+    return out;
+  };
+  EXPECT_EQ(open_nodes().size(), 70u);
+  Placement whole;  // both GPUs of node 66
+  whole.gpus = {c.first_gpu(66), static_cast<GpuIndex>(c.first_gpu(66) + 1)};
+  whole.host_node = 66;
+  whole.mode = ShareMode::kWhole;
+  whole.milli = 1000;
+  st.Apply(whole);
+  EXPECT_FALSE(st.open(66));
+  Placement share;  // most of one GPU of node 3
+  share.gpus = {c.first_gpu(3)};
+  share.host_node = 3;
+  share.mode = ShareMode::kFraction;
+  share.milli = 900;
+  st.Apply(share);
+  EXPECT_TRUE(st.open(3));  // the other GPU, and a tenth of this one
+  st.SetReserved(static_cast<GpuIndex>(c.first_gpu(3) + 1), true);
+  EXPECT_TRUE(st.open(3));  // a tenth is still free for a small share
+  st.SetNodeUp(5, false);
+  EXPECT_FALSE(st.open(5));
+  std::vector<NodeIndex> expected;
+  for (NodeIndex n = 0; n < 70; ++n)
+    if (n != 5 && n != 66) expected.push_back(n);
+  EXPECT_EQ(open_nodes(), expected);
+  // Stops at the first node the callback takes.
+  NodeIndex first = -1;
+  EXPECT_TRUE(st.ForEachOpenNode([&](NodeIndex n) { return (first = n) >= 64; }));
+  EXPECT_EQ(first, 64);
+  st.Release(whole);
+  st.SetNodeUp(5, true);
+  EXPECT_TRUE(st.open(66));
+  EXPECT_TRUE(st.open(5));
+}
+
+TEST(EngineTest, AFullClusterPlacesNothingUntilSomethingFrees) {
+  Cluster c = MakeCluster({{"H100", 8, 3}});
+  Engine e = MakeEngine(c, "airtime");
+  std::vector<AllocationId> running;
+  std::vector<NodeIndex> hosts;
+  for (int i = 0; i < 3; ++i) {
+    const auto& r = e.Handle(
+        Event::Arrival(i, MakeJob("full" + std::to_string(i), WorkloadKind::kTraining, 8, 3600)));
+    ASSERT_EQ(Starts(r), 1);
+    running.push_back(r.decisions.back().allocation);
+    hosts.push_back(r.decisions.back().placement.host_node);
+  }
+  EXPECT_EQ(Starts(e.Handle(Event::Arrival(10, MakeJob("one", WorkloadKind::kBatch, 1, 60)))), 0);
+  EXPECT_EQ(Starts(e.Handle(Event::Arrival(11, MakeJob("four", WorkloadKind::kBatch, 4, 60)))), 0);
+  // One node frees: both start there.
+  const CycleResult& r = e.Handle(Event::Completion(20, running[1]));
+  ASSERT_EQ(Starts(r), 2);
+  for (const auto& d : r.decisions) {
+    if (d.type == DecisionType::kStart) {
+      EXPECT_EQ(d.placement.host_node, hosts[1]);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace airtime

@@ -72,15 +72,37 @@ void GangReserve::BeforeAllocate(Engine& engine) {
       max_node_gpus_ = std::max(max_node_gpus_, c.node(static_cast<NodeIndex>(n)).gpu_count);
   }
 
+  // A job's queued_since does not change while it waits, and work joins the queue with the
+  // time it joins: while the longest-waiting gang of the last full walk still waits, no gang
+  // waits longer, and if it has not waited `wait_` none has (the walk below would find none
+  // and ask for a cycle when it will have).
+  if (oldest_ != kNoWorkload) {
+    const Job& o = engine.job(oldest_);
+    if (o.queued && o.queued_since == oldest_since_ && engine.now() - oldest_since_ < wait_) {
+      settle();
+      engine.WakeAt(oldest_since_ + wait_);
+      return;
+    }
+    oldest_ = kNoWorkload;
+  }
+
   // The first gang in queue order that has waited `wait_`; a cycle is asked for when the
   // next one will have.
   const Job* gang = nullptr;
   TimeMs wake = kNever;
+  WorkloadId oldest = kNoWorkload;
+  if (reservable_.size() < engine.job_count()) reservable_.resize(engine.job_count(), -1);
   for (WorkloadId id : engine.queue()) {
+    int8_t& known = reservable_[static_cast<size_t>(id)];
+    if (known == 0) continue;
     const Job& j = engine.job(id);
-    if (!Reservable(j)) continue;
+    if (known < 0) known = Reservable(j) ? 1 : 0;
+    if (known == 0) continue;
     if (engine.now() - j.queued_since < wait_) {
-      wake = std::min(wake, j.queued_since + wait_);
+      if (j.queued_since + wait_ < wake) {
+        wake = j.queued_since + wait_;
+        oldest = id;
+      }
       continue;
     }
     gang = &j;
@@ -88,7 +110,11 @@ void GangReserve::BeforeAllocate(Engine& engine) {
   }
   if (!gang) {
     settle();
-    if (wake != kNever) engine.WakeAt(wake);
+    if (wake != kNever) {
+      oldest_ = oldest;
+      oldest_since_ = engine.job(oldest).queued_since;
+      engine.WakeAt(wake);
+    }
     return;
   }
 

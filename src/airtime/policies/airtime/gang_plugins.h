@@ -117,7 +117,13 @@ class GangReserve : public CyclePlugin, public PermitPlugin, public ReservationV
   NodeIndex last_node_ = -1;
   WorkloadId last_holder_ = kNoWorkload;
   std::vector<TimeMs> gpu_free_;  // scratch: per GPU, when it is expected free
-  int max_node_gpus_ = -1;        // GPUs of the largest node (computed once)
+  // Per workload: Reservable (1 or 0; -1 not asked yet; it does not change).
+  std::vector<int8_t> reservable_;
+  // The gang that had waited longest at the last walk of the whole queue that found none
+  // waiting `wait_`, and since when it waits (kNoWorkload: walk the queue).
+  WorkloadId oldest_ = kNoWorkload;
+  TimeMs oldest_since_ = kNever;
+  int max_node_gpus_ = -1;  // GPUs of the largest node (computed once)
   // Refused this cycle (for WhyHeld); true: to keep the reserved node's free GPUs for a
   // replica let in.
   std::map<WorkloadId, bool> held_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 
 #include "airtime/engine/engine.h"
 #include "airtime/policies/plugins/victims.h"
@@ -141,16 +142,52 @@ DurationMs ValuePreempt::Payback(const WorkloadSpec& spec) {
 }
 
 const std::vector<ValuePreempt::Candidate>& ValuePreempt::Candidates(const Engine& engine) {
-  if (cached_cycle_ == engine.cycles()) return candidates_;
+  const bool merged = !urgent_.empty();
+  if (cached_cycle_ == engine.cycles()) return merged ? candidates_ : fixed_;
   cached_cycle_ = engine.cycles();
-  candidates_.clear();
-  for (const auto& [id, a] : engine.allocations()) {
-    const Job& v = engine.job(a.workload);
+  // The order is that of a stable sort by density of the allocations in id order: by
+  // (density, id).
+  auto less = [](const Candidate& x, const Candidate& y) {
+    return x.density < y.density || (x.density == y.density && x.id < y.id);
+  };
+  auto live = [&](AllocationId id) { return engine.allocation(id) != nullptr; };
+  const auto& all = engine.allocations();
+  // Stopped allocations never come back once a cycle is over (a preemption statement
+  // restores its victims within the cycle): their entries go when they could be half.
+  if (fixed_.size() > 2 * all.size() + 64)
+    std::erase_if(fixed_, [&](const Candidate& c) { return !live(c.id); });
+  std::erase_if(urgent_, [&](AllocationId id) { return !live(id); });
+  // The allocations started since the last refresh.
+  const size_t old = fixed_.size();
+  for (auto it = all.upper_bound(seen_); it != all.end(); ++it) {
+    const Job& v = engine.job(it->second.workload);
+    seen_ = it->first;
     if (v.is_service() || !v.s().preemptible) continue;
-    candidates_.push_back({id, UrgentDensity(v, engine, o_.urgency)});
+    if (o_.urgency > 0 && HasCostOfDelay(v)) {
+      urgent_.push_back(it->first);
+    } else {
+      fixed_.push_back({it->first, UrgentDensity(v, engine, o_.urgency)});
+    }
   }
-  std::stable_sort(candidates_.begin(), candidates_.end(),
-                   [](const Candidate& x, const Candidate& y) { return x.density < y.density; });
+  if (fixed_.size() > old) {
+    const auto mid = fixed_.begin() + static_cast<std::ptrdiff_t>(old);
+    std::sort(mid, fixed_.end(), less);
+    std::inplace_merge(fixed_.begin(), mid, fixed_.end(), less);
+  }
+  if (urgent_.empty()) return fixed_;
+  // Densities that move with time: computed again, then merged with the fixed ones (whose
+  // stopped entries go here, as the merged list is built anyway).
+  std::vector<Candidate> moving;
+  moving.reserve(urgent_.size());
+  for (AllocationId id : urgent_)
+    moving.push_back(
+        {id, UrgentDensity(engine.job(engine.allocation(id)->workload), engine, o_.urgency)});
+  std::sort(moving.begin(), moving.end(), less);
+  std::erase_if(fixed_, [&](const Candidate& c) { return !live(c.id); });
+  candidates_.clear();
+  candidates_.reserve(fixed_.size() + moving.size());
+  std::merge(fixed_.begin(), fixed_.end(), moving.begin(), moving.end(),
+             std::back_inserter(candidates_), less);
   return candidates_;
 }
 

@@ -183,7 +183,15 @@ class ValuePreempt : public PreemptPlugin {
   Options o_;
   std::shared_ptr<KaiQueues> quotas_;
   uint64_t cached_cycle_ = ~uint64_t{0};
-  std::vector<Candidate> candidates_;
+  // Kept across cycles, so that a cycle costs the allocations started since the last one,
+  // not all of them: candidates whose density does not change while they run (no cost of
+  // delay), sorted by (density, id); the ids of those whose density moves with time
+  // (recomputed at each refresh); and the highest allocation id seen (ids only grow).
+  // Entries of stopped allocations are dropped once they could be half of the list.
+  std::vector<Candidate> fixed_;
+  std::vector<AllocationId> urgent_;
+  AllocationId seen_ = kNoAllocation;
+  std::vector<Candidate> candidates_;  // fixed_ and urgent_ merged, when urgent_ has any
 };
 
 }  // namespace airtime
