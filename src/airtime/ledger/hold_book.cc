@@ -4,6 +4,52 @@
 
 namespace airtime {
 
+void HoldSummary::Add(const HoldSummary& o) {
+  holds += o.holds;
+  handoffs += o.handoffs;
+  holds_came += o.holds_came;
+  handoffs_came += o.handoffs_came;
+  held_gpu_hours += o.held_gpu_hours;
+  protected_requests += o.protected_requests;
+  protected_value += o.protected_value;
+  forgone_value += o.forgone_value;
+  earned_value += o.earned_value;
+  lost_value += o.lost_value;
+  regret += o.regret;
+}
+
+void HoldSummary::Add(const ScoredHold& s) {
+  const HoldDecision& d = s.decision;
+  if (d.hold()) {
+    ++holds;
+    holds_came += s.came ? 1 : 0;
+    held_gpu_hours += static_cast<double>(d.held) * d.replica_gpus * s.hours;
+  } else {
+    ++handoffs;
+    handoffs_came += s.came ? 1 : 0;
+  }
+  protected_requests += s.protected_requests;
+  protected_value += s.protected_value;
+  forgone_value += s.forgone_value;
+  earned_value += s.earned_value;
+  lost_value += s.lost_value;
+  regret += s.regret;
+}
+
+void HoldBook::SetMaxClosed(size_t n) {
+  max_closed_ = n;
+  while (closed_.size() > max_closed_) {
+    auto oldest = closed_.begin();
+    dropped_[oldest->second.decision.name].Add(oldest->second);
+    closed_.erase(oldest);
+  }
+}
+
+void HoldBook::Close(size_t order, ScoredHold s) {
+  closed_.emplace(order, std::move(s));
+  SetMaxClosed(max_closed_);
+}
+
 void HoldBook::Record(const HoldDecision& d) {
   auto it = open_.find(d.service);
   if (it != open_.end()) {
@@ -74,7 +120,7 @@ void HoldBook::Rescore(ScoredHold& s, double held_ms) {
 
 void HoldBook::Retire(Open& o) {
   Rescore(o.s, o.held_ms);
-  closed_.emplace_back(o.order, o.s);
+  Close(o.order, o.s);
 }
 
 void HoldBook::Finish(TimeMs end) {
@@ -88,59 +134,84 @@ void HoldBook::Finish(TimeMs end) {
   open_.clear();
 }
 
-std::vector<ScoredHold> HoldBook::Calls() const {
-  std::vector<std::pair<size_t, ScoredHold>> all = closed_;
-  for (const auto& [id, list] : replaced_)
-    for (const Open& o : list) {
-      ScoredHold s = o.s;
-      Rescore(s, o.held_ms);
-      all.emplace_back(o.order, std::move(s));
-    }
-  for (const auto& [id, o] : open_) {
+void HoldBook::End(WorkloadId service, TimeMs end) {
+  if (auto r = replaced_.find(service); r != replaced_.end()) {
+    for (Open& o : r->second) Retire(o);
+    replaced_.erase(r);
+  }
+  if (auto it = open_.find(service); it != open_.end()) {
+    it->second.s.until = std::max(end, it->second.s.decision.at);
+    Retire(it->second);
+    open_.erase(it);
+  }
+}
+
+std::vector<std::pair<size_t, ScoredHold>> HoldBook::All() const {
+  std::vector<std::pair<size_t, ScoredHold>> all(closed_.begin(), closed_.end());
+  auto standing = [&](const Open& o) {
     ScoredHold s = o.s;
     Rescore(s, o.held_ms);
     all.emplace_back(o.order, std::move(s));
-  }
+  };
+  for (const auto& [id, list] : replaced_)
+    for (const Open& o : list) standing(o);
+  for (const auto& [id, o] : open_) standing(o);
   std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return all;
+}
+
+std::vector<ScoredHold> HoldBook::Calls() const {
   std::vector<ScoredHold> out;
-  out.reserve(all.size());
-  for (auto& [order, s] : all) out.push_back(std::move(s));
+  for (auto& [order, s] : All()) out.push_back(std::move(s));
   return out;
 }
 
 std::map<std::string, HoldSummary> HoldBook::Summaries() const {
-  std::map<std::string, HoldSummary> out;
-  auto add = [&](const ScoredHold& s) {
-    HoldSummary& h = out[s.decision.name];
-    const HoldDecision& d = s.decision;
-    if (d.hold()) {
-      ++h.holds;
-      h.holds_came += s.came ? 1 : 0;
-      h.held_gpu_hours += static_cast<double>(d.held) * d.replica_gpus * s.hours;
-    } else {
-      ++h.handoffs;
-      h.handoffs_came += s.came ? 1 : 0;
-    }
-    h.protected_requests += s.protected_requests;
-    h.protected_value += s.protected_value;
-    h.forgone_value += s.forgone_value;
-    h.earned_value += s.earned_value;
-    h.lost_value += s.lost_value;
-    h.regret += s.regret;
-  };
-  for (const auto& [order, s] : closed_) add(s);
-  for (const auto& [id, list] : replaced_)
-    for (const Open& o : list) {
-      ScoredHold s = o.s;
-      Rescore(s, o.held_ms);
-      add(s);
-    }
-  for (const auto& [id, o] : open_) {
-    ScoredHold s = o.s;
-    Rescore(s, o.held_ms);
-    add(s);
-  }
+  std::map<std::string, HoldSummary> out = dropped_;
+  for (const auto& [order, s] : All()) out[s.decision.name].Add(s);
   return out;
+}
+
+size_t HoldBook::size() const {
+  size_t n = closed_.size() + open_.size();
+  for (const auto& [id, list] : replaced_) n += list.size();
+  return n;
+}
+
+HoldBookState HoldBook::Save(size_t max_calls) const {
+  HoldBookState state;
+  state.base = dropped_;
+  std::vector<std::pair<size_t, ScoredHold>> all = All();
+  const size_t skip = all.size() > max_calls ? all.size() - max_calls : 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (i < skip) {
+      state.base[all[i].second.decision.name].Add(all[i].second);
+    } else {
+      state.calls.push_back(std::move(all[i].second));
+    }
+  }
+  return state;
+}
+
+void HoldBook::Carry(HoldBookState state, TimeMs closed_at) {
+  for (auto& [name, h] : state.base) dropped_[name].Add(h);
+  // Before every call of this book: shift this book's orders up (none yet, normally).
+  const size_t n = state.calls.size();
+  if (n > 0 && next_order_ > 0) {
+    std::map<size_t, ScoredHold> closed;
+    for (auto& [order, s] : closed_) closed.emplace(order + n, std::move(s));
+    closed_ = std::move(closed);
+    for (auto& [id, o] : open_) o.order += n;
+    for (auto& [id, list] : replaced_)
+      for (Open& o : list) o.order += n;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    ScoredHold& s = state.calls[i];
+    if (s.until == kNever) s.until = closed_at;
+    closed_.emplace(i, std::move(s));
+  }
+  next_order_ += n;
+  SetMaxClosed(max_closed_);
 }
 
 }  // namespace airtime

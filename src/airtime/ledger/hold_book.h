@@ -18,8 +18,14 @@
 // lost - earned for a hand-off, when positive. Requests are valued at their value per
 // request as the decision recorded it. Pure and deterministic; the simulator's Metrics and
 // the daemon drive it alike.
+//
+// Bounded for a daemon that runs for months: with a cap (SetMaxClosed) only the newest closed
+// calls are kept, the oldest dropped first; the summaries still cover every call, dropped
+// ones included. Save and Carry take the book across a daemon's restart.
 #pragma once
 
+#include <cstddef>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -50,22 +56,50 @@ struct HoldSummary {
   double regret = 0;
   // Whether the holds earned more than they cost: protected >= forgone.
   bool holds_paid() const { return protected_value >= forgone_value; }
+  // Adds another summary's counts and figures (several services', or a service's in parts).
+  void Add(const HoldSummary& other);
+  // Adds one call.
+  void Add(const ScoredHold& call);
+};
+
+// What a book holds, in a form that outlives it: summaries of the calls left out, per
+// service name, and the calls themselves (oldest first; standing ones scored so far, `until`
+// kNever). The summaries of `base` plus those of `calls` are the book's.
+struct HoldBookState {
+  std::map<std::string, HoldSummary> base;
+  std::vector<ScoredHold> calls;
 };
 
 class HoldBook {
  public:
+  // Keeps at most `n` closed calls (standing ones are not counted), dropping the oldest
+  // first; their figures stay in Summaries(). Default: no cap.
+  void SetMaxClosed(size_t n);
   // Closes the service's standing call at `d.at` and opens this one.
   void Record(const HoldDecision& d);
   // The service's demand was `demand_rps` over [from, to).
   void Advance(WorkloadId service, TimeMs from, TimeMs to, double demand_rps);
+  // The service ended at `end` (cancelled): its standing call closes then, and the calls it
+  // replaced stop being scored. Nothing happens for a service without calls.
+  void End(WorkloadId service, TimeMs end);
   // Closes every standing call at `end` (calls stay open to later Advance calls otherwise;
   // the daemon reads them open).
   void Finish(TimeMs end);
 
   // Every call, in the order recorded; standing calls scored so far.
   std::vector<ScoredHold> Calls() const;
-  // Per service name, over every call so far.
+  // Per service name, over every call so far (dropped and carried ones included).
   std::map<std::string, HoldSummary> Summaries() const;
+  // Calls kept, closed and standing.
+  size_t size() const;
+
+  // The newest `max_calls` calls (standing ones scored so far), the others folded into the
+  // summaries of `base`.
+  HoldBookState Save(size_t max_calls = std::numeric_limits<size_t>::max()) const;
+  // Takes on a saved book's calls, as closed calls older than any recorded here (call it
+  // before the first Record): standing ones are closed at `closed_at` (when the book that
+  // saved them stopped seeing demand), scored as they were. The cap applies.
+  void Carry(HoldBookState state, TimeMs closed_at);
 
  private:
   struct Open {
@@ -79,10 +113,15 @@ class HoldBook {
   static void Accrue(Open& o, TimeMs from, TimeMs to, double demand_rps, bool standing);
   static void Rescore(ScoredHold& s, double held_ms);
   void Retire(Open& o);
+  void Close(size_t order, ScoredHold s);  // keeps it, dropping the oldest beyond the cap
+  // Every call kept, by order; standing ones rescored.
+  std::vector<std::pair<size_t, ScoredHold>> All() const;
 
   std::map<WorkloadId, Open> open_;
   std::map<WorkloadId, std::vector<Open>> replaced_;  // scored until a cold start after `until`
-  std::vector<std::pair<size_t, ScoredHold>> closed_;
+  std::map<size_t, ScoredHold> closed_;               // by order
+  std::map<std::string, HoldSummary> dropped_;        // and carried in as summaries only
+  size_t max_closed_ = std::numeric_limits<size_t>::max();
   size_t next_order_ = 0;
 };
 

@@ -112,5 +112,109 @@ TEST(HoldBookTest, CallsOfOtherServicesAndDemandBeforeACallAreIgnored) {
   EXPECT_NEAR(s.hours, 1.0, 1e-9);
 }
 
+TEST(HoldBookTest, AServiceThatEndsClosesItsCallsAndOthersStand) {
+  HoldBook b;
+  b.Record(Call(0, 1, 1));
+  HoldDecision other = Call(0, 1, 1);
+  other.service = 8;
+  other.name = "other";
+  b.Record(other);
+  b.Record(Call(kHour, 1, 2));  // replaces the first: scored a cold start longer
+  b.Advance(7, 0, 2 * kHour, 5);
+  b.End(7, 2 * kHour);
+  b.End(9, 2 * kHour);                     // no calls: nothing
+  b.Advance(7, 2 * kHour, 3 * kHour, 50);  // after its end: not scored
+  const auto calls = b.Calls();
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0].until, kHour);
+  EXPECT_EQ(calls[1].until, kNever);  // the other service's
+  EXPECT_EQ(calls[2].until, 2 * kHour);
+  EXPECT_FALSE(calls[2].came);
+  EXPECT_NEAR(calls[2].hours, 1.0, 1e-9);
+}
+
+// Summaries of every call of `b`, all services together.
+HoldSummary Total(const HoldBook& b) {
+  HoldSummary t;
+  for (const auto& [name, h] : b.Summaries()) t.Add(h);
+  return t;
+}
+
+TEST(HoldBookTest, ACapKeepsTheNewestClosedCallsAndTheSummariesCoverEveryCall) {
+  HoldBook capped, full;
+  capped.SetMaxClosed(3);
+  for (HoldBook* b : {&capped, &full}) {
+    // Ten calls an hour apart, alternating hold and hand-off; a burst in every other hour.
+    for (int i = 0; i < 10; ++i) {
+      const TimeMs t = i * kHour;
+      b->Record(Call(t, 1, i % 2 == 0 ? 1 : 0));
+      b->Advance(7, t, t + 30 * kMinute, i % 4 < 2 ? 15 : 5);
+      b->Advance(7, t + 30 * kMinute, t + kHour, 5);
+    }
+  }
+  const auto calls = capped.Calls();
+  // Three closed calls and the standing one.
+  ASSERT_EQ(calls.size(), 4u);
+  EXPECT_EQ(capped.size(), 4u);
+  EXPECT_EQ(calls.front().decision.at, 6 * kHour);
+  EXPECT_EQ(calls.back().decision.at, 9 * kHour);
+  EXPECT_EQ(calls.back().until, kNever);
+  const auto all = full.Calls();
+  ASSERT_EQ(all.size(), 10u);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    EXPECT_EQ(calls[i].decision.at, all[6 + i].decision.at);
+    EXPECT_DOUBLE_EQ(calls[i].regret, all[6 + i].regret);
+  }
+  const HoldSummary a = Total(capped), b = Total(full);
+  EXPECT_EQ(a.holds, 5);
+  EXPECT_EQ(a.handoffs, 5);
+  EXPECT_EQ(a.holds, b.holds);
+  EXPECT_EQ(a.holds_came, b.holds_came);
+  EXPECT_EQ(a.handoffs_came, b.handoffs_came);
+  EXPECT_GT(a.protected_value, 0);
+  EXPECT_NEAR(a.protected_value, b.protected_value, 1e-9);
+  EXPECT_NEAR(a.forgone_value, b.forgone_value, 1e-9);
+  EXPECT_NEAR(a.lost_value, b.lost_value, 1e-9);
+  EXPECT_NEAR(a.regret, b.regret, 1e-9);
+  EXPECT_NEAR(a.held_gpu_hours, b.held_gpu_hours, 1e-9);
+  // Lowering the cap drops more at once.
+  capped.SetMaxClosed(0);
+  EXPECT_EQ(capped.Calls().size(), 1u);
+  EXPECT_NEAR(Total(capped).regret, b.regret, 1e-9);
+}
+
+TEST(HoldBookTest, ASavedBookIsCarriedOnAsClosedCalls) {
+  HoldBook b;
+  for (int i = 0; i < 4; ++i) {
+    b.Record(Call(i * kHour, 1, 1));
+    b.Advance(7, i * kHour, (i + 1) * kHour, i == 1 ? 15 : 5);
+  }
+  const HoldBookState saved = b.Save(2);  // the newest two calls, the rest in summaries
+  ASSERT_EQ(saved.calls.size(), 2u);
+  EXPECT_EQ(saved.calls[0].decision.at, 2 * kHour);
+  EXPECT_EQ(saved.calls[1].until, kNever);  // standing when saved
+  ASSERT_EQ(saved.base.count("svc"), 1u);
+  EXPECT_EQ(saved.base.at("svc").holds, 2);
+  // The first call is scored for a cold start after its replacement, in the second's burst.
+  EXPECT_EQ(saved.base.at("svc").holds_came, 2);
+
+  HoldBook next;
+  next.SetMaxClosed(10);
+  next.Carry(saved, 4 * kHour + 5 * kMinute);
+  next.Record(Call(5 * kHour, 2, 1));
+  next.Advance(7, 5 * kHour, 6 * kHour, 5);
+  const auto calls = next.Calls();
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0].decision.at, 2 * kHour);
+  EXPECT_EQ(calls[1].until, 4 * kHour + 5 * kMinute);  // closed when the old book stopped
+  EXPECT_NEAR(calls[1].hours, 1.0, 1e-9);              // as scored when saved
+  EXPECT_EQ(calls[2].decision.at, 5 * kHour);
+  EXPECT_EQ(calls[2].until, kNever);
+  const HoldSummary h = next.Summaries().at("svc");
+  EXPECT_EQ(h.holds, 5);
+  EXPECT_EQ(h.holds_came, 2);
+  EXPECT_NEAR(h.forgone_value, Total(b).forgone_value + 2 * 3 * 1.0, 1e-9);
+}
+
 }  // namespace
 }  // namespace airtime
