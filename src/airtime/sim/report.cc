@@ -20,97 +20,18 @@ std::string Pad(const std::string& s, size_t w) {
 
 }  // namespace
 
-nlohmann::json HoldSummaryToJson(const HoldSummary& h) {
-  return {{"holds", h.holds},
-          {"holds_burst_came", h.holds_came},
-          {"handoffs", h.handoffs},
-          {"handoffs_burst_came", h.handoffs_came},
-          {"held_gpu_hours", h.held_gpu_hours},
-          {"requests_protected", h.protected_requests},
-          {"value_protected", h.protected_value},
-          {"value_forgone", h.forgone_value},
-          {"value_earned", h.earned_value},
-          {"value_lost", h.lost_value},
-          {"regret", h.regret},
-          {"holds_paid", h.holds_paid()}};
-}
-
-nlohmann::json HoldToJson(const ScoredHold& s) {
-  const HoldDecision& d = s.decision;
-  return {
-      {"t_s", ToSeconds(d.at)},
-      {"until_s", s.until == kNever ? nlohmann::json(nullptr) : nlohmann::json(ToSeconds(s.until))},
-      {"service", d.name},
-      {"choice", d.hold() ? "hold" : "hand-off"},
-      {"demand_rps", d.demand_rps},
-      {"forecast_rps", d.forecast_rps},
-      {"forecast_error_p90",
-       d.error_p90 > 0 ? nlohmann::json(d.error_p90) : nlohmann::json(nullptr)},
-      {"replicas_needed", d.needed},
-      {"replicas_held", d.held},
-      {"hold_value", d.hold_value},
-      {"handoff_value", d.handoff_value},
-      {"waiting_density", d.waiting_density},
-      {"why", d.why},
-      {"burst_came", s.came},
-      {"requests_protected", s.protected_requests},
-      {"value_protected", s.protected_value},
-      {"value_forgone", s.forgone_value},
-      {"value_earned", s.earned_value},
-      {"value_lost", s.lost_value},
-      {"regret", s.regret}};
-}
-
 nlohmann::json HoldsToJson(const MetricsSummary& m) {
-  nlohmann::json services = nlohmann::json::object();
-  for (const auto& [name, h] : m.hold_summaries) services[name] = HoldSummaryToJson(h);
-  nlohmann::json calls = nlohmann::json::array();
-  for (const ScoredHold& s : m.holds) calls.push_back(HoldToJson(s));
-  return {{"services", services}, {"decisions", calls}};
+  return HoldsToJson(m.hold_summaries, m.holds);
 }
 
 std::string HoldsReport(const SimResult& r) {
   const auto& sums = r.metrics.hold_summaries;
   if (sums.empty()) return {};
-  std::string out = "3 a.m. report for " + r.policy +
-                    ": replicas held beyond what the current demand needs, each call scored "
-                    "against the demand that came (requests: served within the SLO by the held "
-                    "replicas while new ones would have been loading)\n";
-  char buf[320];
-  std::snprintf(buf, sizeof buf, "  %-20s %14s %16s %10s %10s %10s %9s %9s %9s %9s\n", "service",
-                "holds (came)", "hand-offs (came)", "held GPU-h", "requests", "protected",
-                "forgone", "earned", "lost", "regret");
-  out += buf;
-  auto count = [](int n, int came) {
-    return std::to_string(n) + " (" + std::to_string(came) + ")";
-  };
-  auto line = [&](const std::string& name, const HoldSummary& h) {
-    std::snprintf(buf, sizeof buf,
-                  "  %-20s %14s %16s %10.1f %10.0f %10.2f %9.2f %9.2f %9.2f %9.2f\n", name.c_str(),
-                  count(h.holds, h.holds_came).c_str(), count(h.handoffs, h.handoffs_came).c_str(),
-                  h.held_gpu_hours, h.protected_requests, h.protected_value, h.forgone_value,
-                  h.earned_value, h.lost_value, h.regret);
-    out += buf;
-  };
-  HoldSummary total;
-  for (const auto& [name, h] : sums) {
-    line(name, h);
-    total.holds += h.holds;
-    total.holds_came += h.holds_came;
-    total.handoffs += h.handoffs;
-    total.handoffs_came += h.handoffs_came;
-    total.held_gpu_hours += h.held_gpu_hours;
-    total.protected_requests += h.protected_requests;
-    total.protected_value += h.protected_value;
-    total.forgone_value += h.forgone_value;
-    total.earned_value += h.earned_value;
-    total.lost_value += h.lost_value;
-    total.regret += h.regret;
-  }
-  if (sums.size() > 1) line("all services", total);
-  out += std::string("  the holds protected ") + (total.holds_paid() ? "more" : "less") +
-         " value than their GPUs would have earned for waiting work\n";
-  return out;
+  return "3 a.m. report for " + r.policy +
+         ": replicas held beyond what the current demand needs, each call scored "
+         "against the demand that came (requests: served within the SLO by the held "
+         "replicas while new ones would have been loading)\n" +
+         HoldsTable(sums);
 }
 
 nlohmann::json PercentilesToJson(const Percentiles& p) {

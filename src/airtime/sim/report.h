@@ -6,15 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "airtime/ledger/hold_json.h"
 #include "airtime/sim/lp_bound.h"
 #include "airtime/sim/simulator.h"
 
 namespace airtime {
 
 nlohmann::json ResultToJson(const SimResult& result);
-// The 3 a.m. report: per service (HoldSummary) and every call (ScoredHold).
-nlohmann::json HoldSummaryToJson(const HoldSummary& summary);
-nlohmann::json HoldToJson(const ScoredHold& call);
+// The 3 a.m. report: per service (HoldSummary) and every call (ScoredHold); the JSON of each
+// and the table are ledger/hold_json.h's.
 nlohmann::json HoldsToJson(const MetricsSummary& metrics);
 // The 3 a.m. report as a table, one service per line ("" when the policy made no call).
 std::string HoldsReport(const SimResult& result);
