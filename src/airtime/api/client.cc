@@ -42,6 +42,13 @@ std::string Query(const ListFilter& f) {
   return q.empty() ? "" : "?" + q;
 }
 
+std::string Query(const HoldsFilter& f) {
+  httplib::Params params;
+  if (!f.service.empty()) params.emplace("service", f.service);
+  params.emplace("limit", std::to_string(f.limit));
+  return "?" + httplib::detail::params_to_query_str(params);
+}
+
 }  // namespace
 
 std::string NormalizeApiAddress(std::string_view address) {
@@ -146,6 +153,10 @@ StatusOr<json> ApiClient::ReportDemand(std::string_view id, double rps) {
 
 StatusOr<json> ApiClient::Gpus() { return SendJson("GET", "/v1/gpus"); }
 StatusOr<json> ApiClient::Ledger() { return SendJson("GET", "/v1/ledger"); }
+
+StatusOr<json> ApiClient::Holds(const HoldsFilter& filter) {
+  return SendJson("GET", "/v1/holds" + Query(filter));
+}
 StatusOr<std::string> ApiClient::Metrics() { return Send("GET", "/metrics", "", ""); }
 
 Status ApiClient::Health() {

@@ -35,6 +35,7 @@ class ApiClient {
   StatusOr<nlohmann::json> ReportDemand(std::string_view id_or_name, double rps);
   StatusOr<nlohmann::json> Gpus();
   StatusOr<nlohmann::json> Ledger();
+  StatusOr<nlohmann::json> Holds(const HoldsFilter& filter);
   // The Prometheus text of /metrics.
   StatusOr<std::string> Metrics();
   // OK when /healthz answers 200; else kUnavailable with the daemon's reason.

@@ -27,6 +27,9 @@
 // Ledger: {"since": ms, "now": ms, "installed_gpu_seconds": 1234.5,
 //   "buckets": {"useful": gpu_seconds, "idle_held": ..., ... all nine ...},
 //   "value": 12.3, "return_per_gpu_hour": 0.5}
+// Holds (the 3 a.m. report, ledger/hold_json.h): {"now": ms, "services": {name: summary},
+//   "decisions": [call, ...] (the newest `limit`, oldest first; times `t_s` / `until_s` in
+//   seconds since the epoch), "decisions_kept": calls kept that match the filter}
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -48,6 +51,14 @@ struct ListFilter {
   std::string kind;    // "" for all
   std::string tenant;  // admin only: "" for all
   int limit = 0;       // 0: no limit; else the most recent `limit`
+};
+
+// GET /v1/holds?service=&limit=.
+inline constexpr int kDefaultHoldsLimit = 100;
+inline constexpr int kMaxHoldsLimit = 10000;
+struct HoldsFilter {
+  std::string service;             // "" for all (that the caller may see)
+  int limit = kDefaultHoldsLimit;  // the newest `limit` calls, 1 to kMaxHoldsLimit
 };
 
 class ControlPlane {
@@ -72,6 +83,10 @@ class ControlPlane {
   virtual Status ReportDemand(const Caller& caller, std::string_view id_or_name, double rps) = 0;
   virtual StatusOr<nlohmann::json> Gpus(const Caller& caller) = 0;
   virtual StatusOr<nlohmann::json> Ledger(const Caller& caller) = 0;
+  // The 3 a.m. report: every hold-or-hand-off call on services' headroom, scored against
+  // the demand that came. A tenant sees only its own services' calls and summaries; a
+  // service it cannot see (or that made no call) gives an empty answer, not an error.
+  virtual StatusOr<nlohmann::json> Holds(const Caller& caller, const HoldsFilter& filter) = 0;
   // Prometheus text exposition format (version 0.0.4).
   virtual std::string Metrics() = 0;
   // Whether the daemon is serving; `why` says what is wrong when not.

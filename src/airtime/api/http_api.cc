@@ -175,6 +175,13 @@ void HttpApi::Impl::AddRoutes() {
       [this](const Call& c, httplib::Response& res) { Reply(res, plane.Gpus(c.caller)); });
   Add("GET", "/v1/ledger", true,
       [this](const Call& c, httplib::Response& res) { Reply(res, plane.Ledger(c.caller)); });
+  Add("GET", "/v1/holds", true, [this](const Call& c, httplib::Response& res) {
+    const size_t q = c.req.target.find('?');
+    auto filter = ParseHoldsQuery(
+        q == std::string::npos ? std::string_view() : std::string_view(c.req.target).substr(q + 1));
+    if (!filter.ok()) return WriteError(res, filter.status());
+    Reply(res, plane.Holds(c.caller, *filter));
+  });
   Add("GET", "/metrics", options.metrics_need_token, [this](const Call&, httplib::Response& res) {
     res.set_content(plane.Metrics(), "text/plain; version=0.0.4; charset=utf-8");
   });

@@ -10,6 +10,7 @@
 //   POST   /v1/workloads/{id-or-name}/priority  {"priority": 5}  -> {"id": ..., "priority": 5}
 //   POST   /v1/workloads/{id-or-name}/demand    {"rps": 12.5}    -> {"id": ..., "rps": 12.5}
 //   GET    /v1/gpus, GET /v1/ledger      -> ControlPlane::Gpus / Ledger
+//   GET    /v1/holds                     -> ControlPlane::Holds
 //   GET    /metrics                      Prometheus text, Content-Type text/plain;
 //                                        version=0.0.4 (no token unless
 //                                        metrics_need_token: scrapers on loopback)

@@ -90,6 +90,12 @@ class FakePlane : public ControlPlane {
     if (ledger_down) return Status(StatusCode::kUnavailable, "ledger not ready");
     return json{{"installed_gpu_seconds", 10}};
   }
+  StatusOr<json> Holds(const Caller& caller, const HoldsFilter& filter) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_caller = caller;
+    last_holds = filter;
+    return json{{"services", json::object()}, {"decisions", json::array()}};
+  }
   std::string Metrics() override { return "# TYPE airtime_up gauge\nairtime_up 1\n"; }
   bool Healthy(std::string* why) override {
     if (!healthy) *why = "gpu probe failed";
@@ -104,6 +110,7 @@ class FakePlane : public ControlPlane {
   std::string last_body, last_origin, last_id;
   Caller last_caller;
   ListFilter last_filter;
+  HoldsFilter last_holds;
   int last_priority = 0;
   double last_rps = 0;
   std::atomic<bool> healthy{true};
@@ -209,6 +216,54 @@ TEST_F(HttpApiTest, ListPassesFilter) {
   EXPECT_EQ(ErrorMessage(bad_limit), "query 'limit': expected a non-negative integer");
   auto other = TeamA().List(ListFilter{"", "", "team-b", 0});
   EXPECT_EQ(other.status().code(), StatusCode::kPermissionDenied);
+}
+
+TEST_F(HttpApiTest, HoldsPassesItsFilterAndRefusesBadParameters) {
+  auto holds = TeamA().Holds(HoldsFilter{"chat bot", 7});
+  ASSERT_TRUE(holds.ok()) << holds.status().ToString();
+  EXPECT_EQ(plane_.last_holds.service, "chat bot");
+  EXPECT_EQ(plane_.last_holds.limit, 7);
+  EXPECT_EQ(plane_.last_caller.tenant, "team-a");
+  auto plain = Raw().Get("/v1/holds");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->status, 200);
+  EXPECT_EQ(plane_.last_holds.service, "");
+  EXPECT_EQ(plane_.last_holds.limit, kDefaultHoldsLimit);
+  EXPECT_EQ(Raw().Get("/v1/holds?limit=10000")->status, 200);
+  EXPECT_EQ(plane_.last_holds.limit, 10000);
+  struct Bad {
+    const char* query;
+    const char* message;
+  };
+  for (const Bad& b : {
+           Bad{"limit=0", "query 'limit': expected an integer from 1 to 10000, found '0'"},
+           Bad{"limit=10001", "query 'limit': expected an integer from 1 to 10000, found '10001'"},
+           Bad{"limit=-1", "query 'limit': expected an integer from 1 to 10000, found '-1'"},
+           Bad{"limit=1e3", "query 'limit': expected an integer from 1 to 10000, found '1e3'"},
+           Bad{"limit=", "query 'limit': expected an integer from 1 to 10000, found ''"},
+           Bad{"limit=99999999999999999999999",
+               "query 'limit': expected an integer from 1 to 10000, found "
+               "'99999999999999999999999'"},
+           Bad{"limit=5&limit=6", "query 'limit': given twice"},
+           Bad{"service=a&service=b", "query 'service': given twice"},
+           Bad{"tenant=team-a", "query 'tenant': unknown (expected service or limit)"},
+           Bad{"service=%zz",
+               "query: malformed percent-escape at '%zz' (expected %XX, two hex "
+               "digits)"},
+           Bad{"service=%01", "query 'service': contains a control character"},
+           Bad{"service=%ff", "query 'service': not valid UTF-8"},
+       }) {
+    auto r = Raw().Get(std::string("/v1/holds?") + b.query);
+    ASSERT_TRUE(r) << b.query;
+    EXPECT_EQ(r->status, 400) << b.query;
+    EXPECT_EQ(ErrorCode(r), "invalid_argument") << b.query;
+    EXPECT_EQ(ErrorMessage(r), b.message) << b.query;
+  }
+  auto long_value = Raw().Get("/v1/holds?service=" + std::string(300, 'x'));
+  EXPECT_EQ(long_value->status, 400);
+  EXPECT_EQ(ErrorMessage(long_value), "query 'service': longer than 256 bytes");
+  EXPECT_EQ(Raw("").Get("/v1/holds")->status, 401);
+  EXPECT_EQ(Raw().Post("/v1/holds", "", "application/json")->status, 405);
 }
 
 TEST_F(HttpApiTest, GetCancelAndErrorMapping) {

@@ -174,6 +174,30 @@ StatusOr<ListFilter> ParseListQuery(std::string_view query, const Caller& caller
   return f;
 }
 
+StatusOr<HoldsFilter> ParseHoldsQuery(std::string_view query, const QueryLimits& limits) {
+  auto params = ParseQueryString(query, limits);
+  if (!params.ok()) return params.status();
+  HoldsFilter f;
+  std::vector<std::string> seen;
+  for (const auto& [name, value] : *params) {
+    for (const std::string& s : seen)
+      if (s == name) return InvalidArgument("query '" + name + "': given twice");
+    seen.push_back(name);
+    if (name == "service") {
+      f.service = value;
+    } else if (name == "limit") {
+      auto limit = ParseInt(value);
+      if (!limit || *limit < 1 || *limit > kMaxHoldsLimit)
+        return InvalidArgument("query 'limit': expected an integer from 1 to " +
+                               std::to_string(kMaxHoldsLimit) + ", found '" + value + "'");
+      f.limit = static_cast<int>(*limit);
+    } else {
+      return InvalidArgument("query '" + name + "': unknown (expected service or limit)");
+    }
+  }
+  return f;
+}
+
 StatusOr<int> ParsePriorityBody(std::string_view body) {
   auto v = BodyField(body, "priority", "{\"priority\": 5}");
   if (!v.ok()) return v.status();

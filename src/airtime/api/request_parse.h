@@ -34,6 +34,10 @@ StatusOr<QueryParams> ParseQueryString(std::string_view query, const QueryLimits
 StatusOr<ListFilter> ParseListQuery(std::string_view query, const Caller& caller,
                                     const QueryLimits& limits = {});
 
+// GET /v1/holds?service=&limit=: each at most once; limit an integer from 1 to
+// kMaxHoldsLimit (default kDefaultHoldsLimit); service a name ("" or absent: all).
+StatusOr<HoldsFilter> ParseHoldsQuery(std::string_view query, const QueryLimits& limits = {});
+
 // {"priority": 5} -> 5.
 StatusOr<int> ParsePriorityBody(std::string_view body);
 // {"rps": 12.5} -> 12.5 (finite, >= 0).

@@ -6,6 +6,8 @@
 #include <ctime>
 #include <optional>
 
+#include "airtime/ledger/hold_json.h"
+
 namespace airtime {
 namespace {
 
@@ -263,6 +265,47 @@ std::string RenderLedger(const json& ledger) {
       "  return per GPU-hour: " +
       (Num(ledger, "return_per_gpu_hour") ? Fixed(*Num(ledger, "return_per_gpu_hour"), 3) : "-") +
       "\n";
+  return out;
+}
+
+std::string RenderHolds(const json& holds) {
+  std::map<std::string, HoldSummary> summaries;
+  const json& services = Field(holds, "services");
+  if (services.is_object())
+    for (const auto& item : services.items())
+      if (auto h = HoldSummaryFromJson(item.value()); h.ok()) summaries[item.key()] = *h;
+  std::vector<ScoredHold> calls;
+  const json& list = Field(holds, "decisions");
+  if (list.is_array())
+    for (const json& c : list)
+      if (auto s = HoldFromJson(c); s.ok()) calls.push_back(std::move(*s));
+  if (summaries.empty() && calls.empty())
+    return "no hold-or-hand-off calls yet (a service's headroom: replicas kept beyond what its "
+           "demand needs, or handed off to waiting work)\n";
+  std::string out =
+      "3 a.m. report: replicas held beyond what the current demand needs, each call scored "
+      "against the demand that came (requests: served within the SLO by the held replicas "
+      "while new ones would have been loading)\n" +
+      HoldsTable(summaries);
+  if (calls.empty()) return out;
+  const auto kept = Num(holds, "decisions_kept");
+  out += "\nthe latest " + std::to_string(calls.size()) + " call(s)" +
+         (kept && *kept > static_cast<double>(calls.size())
+              ? " of " + Fixed(*kept, 0) + " kept (--limit N for more)"
+              : "") +
+         ", oldest first:\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const ScoredHold& s : calls) {
+    const HoldDecision& d = s.decision;
+    rows.push_back({FormatTime(d.at), d.name, d.hold() ? "hold" : "hand-off",
+                    std::to_string(d.needed) + "/" + std::to_string(d.held),
+                    Fixed(d.demand_rps, 1) + "/" + Fixed(d.forecast_rps, 1),
+                    Fixed(d.hold_value, 2) + "/" + Fixed(d.handoff_value, 2), s.came ? "yes" : "no",
+                    Fixed(s.regret, 2), d.why});
+  }
+  out += RenderTable({"TIME", "SERVICE", "CHOICE", "NEEDED/HELD", "DEMAND/FORECAST RPS",
+                      "HOLD/HAND-OFF VALUE", "CAME", "REGRET", "WHY"},
+                     rows);
   return out;
 }
 

@@ -28,6 +28,10 @@ std::string RenderWorkloadDetail(const nlohmann::json& w, TimeMs now);
 std::string RenderGpus(const nlohmann::json& gpus);
 // The ledger: each bucket in GPU-hours and in % of installed GPU-hours, then the totals.
 std::string RenderLedger(const nlohmann::json& ledger);
+// GET /v1/holds: the per-service table of the 3 a.m. report (hold_json.h's HoldsTable), then
+// the calls, oldest first: TIME SERVICE CHOICE NEEDED/HELD DEMAND/FORECAST RPS
+// HOLD/HAND-OFF VALUE CAME REGRET WHY (the why in full).
+std::string RenderHolds(const nlohmann::json& holds);
 // One frame of `airtime top`: a title line, GPUs, active workloads and the ledger.
 std::string RenderTopFrame(const nlohmann::json& gpus, const nlohmann::json& workloads,
                            const nlohmann::json& ledger, TimeMs now);

@@ -220,6 +220,21 @@ void AddGpusAndLedger(CLI::App& app, int* exit_code) {
              [](ApiClient& c, const ClientFlags& f) { return Print(f, c.Ledger(), RenderLedger); });
 }
 
+void AddHolds(CLI::App& app, int* exit_code) {
+  auto filter = std::make_shared<HoldsFilter>();
+  AddCommand(
+      app, exit_code, "holds",
+      "the 3 a.m. report: each hold or hand-off of a service's headroom, scored",
+      [filter](CLI::App* cmd) {
+        cmd->add_option("--service", filter->service, "only this service's calls");
+        cmd->add_option("--limit", filter->limit, "the newest N calls (1 to 10000)")
+            ->capture_default_str();
+      },
+      [filter](ApiClient& c, const ClientFlags& f) {
+        return Print(f, c.Holds(*filter), RenderHolds);
+      });
+}
+
 struct TopFlags {
   std::string interval = "2s";
   bool once = false;
@@ -301,6 +316,7 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   AddPriority(app, exit_code);
   AddDemand(app, exit_code);
   AddGpusAndLedger(app, exit_code);
+  AddHolds(app, exit_code);
   AddTop(app, exit_code);
 }
 

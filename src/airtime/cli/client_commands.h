@@ -1,5 +1,5 @@
 // Client commands: the `airtime` subcommands that talk to a running daemon over its HTTP API
-// (submit, ls, describe, cancel, priority, demand, gpus, ledger, top).
+// (submit, ls, describe, cancel, priority, demand, gpus, ledger, holds, top).
 //
 // Each takes --addr (default $AIRTIME_ADDR, else 127.0.0.1:8470), --token (default
 // $AIRTIME_TOKEN, else the admin token of DIR/tokens when --data DIR is given) and --json

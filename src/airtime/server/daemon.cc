@@ -109,6 +109,7 @@ Status Daemon::Init() {
   engine_->Handle(Event::Timer(WallNow()));
   engine_->SetPaused(false);
   ledger_ = std::make_unique<airtime::Ledger>(*engine_);
+  holds_.SetMaxClosed(options_.max_hold_calls);
   auto executor = Executor::Create();
   if (!executor.ok()) return executor.status();
   executor_ = std::move(*executor);
@@ -143,7 +144,9 @@ void Daemon::Stop() {
   executor_->Wake();
   if (loop_.joinable()) loop_.join();
   if (scraper_.joinable()) scraper_.join();
-  SaveLedger(std::max(WallNow(), engine_->now()));  // the loop has ended: this thread owns it
+  // The loop has ended: this thread owns them.
+  SaveLedger(std::max(WallNow(), engine_->now()));
+  SaveHolds(std::max(WallNow(), engine_->now()));
 }
 
 // ---------------------------------------------------------------- the loop
@@ -202,6 +205,10 @@ void Daemon::RunTimers(TimeMs now) {
     SaveLedger(now);
     next_ledger_save_ = now + options_.ledger_save_interval;
   }
+  if (now >= next_holds_save_) {
+    SaveHolds(now);
+    next_holds_save_ = now + options_.holds_save_interval;
+  }
   // Starts were paused (full disk): a cycle as soon as they may resume.
   if (!start_pause_.empty() && StartsPaused(now).empty()) Feed(Event::Timer(now));
 }
@@ -219,6 +226,7 @@ void Daemon::Feed(const Event& event, SteadyTime seen) {
   latencies_.cycle.Add(cycle_s);
   cycle_hist_.Observe(cycle_s);
   ledger_->Observe(cycle);
+  for (const HoldDecision& h : cycle.holds) holds_.Record(h);
   if (cycle.wake_at != kNever) engine_wake_ = cycle.wake_at;
   Act(cycle, seen);
 }
@@ -557,7 +565,8 @@ Status Daemon::Persist(const WorkloadRec& w) { return store_->UpdateWorkload(w.r
 
 // Services earn per request served within capacity; integrated between cycles. The capacity
 // is that of the replicas ready when the interval began: a cycle comes when a started replica
-// becomes ready (ready_wakes_), so within an interval it does not change.
+// becomes ready (ready_wakes_), so within an interval it does not change. The same demand
+// scores the services' hold-or-hand-off calls (holds_); an ended service's calls close.
 void Daemon::AccountValue(TimeMs now) {
   if (value_at_ == 0) value_at_ = now;
   const TimeMs from = value_at_;
@@ -566,7 +575,11 @@ void Daemon::AccountValue(TimeMs now) {
   if (dt_s <= 0) return;
   for (WorkloadId sid : engine_->services()) {
     const Job& job = engine_->job(sid);
-    if (job.phase != JobPhase::kRunning && job.phase != JobPhase::kPending) continue;
+    if (job.phase != JobPhase::kRunning && job.phase != JobPhase::kPending) {
+      holds_.End(sid, from);
+      continue;
+    }
+    holds_.Advance(sid, from, now, job.demand_rps);
     int ready = 0;
     for (AllocationId a : job.allocations)
       if (const Allocation* al = engine_->allocation(a); al && al->ready_at <= from) ++ready;

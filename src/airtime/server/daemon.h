@@ -34,6 +34,7 @@
 #include "airtime/engine/engine.h"
 #include "airtime/exec/executor.h"
 #include "airtime/gpu/inventory.h"
+#include "airtime/ledger/hold_book.h"
 #include "airtime/ledger/ledger.h"
 #include "airtime/server/latency_log.h"
 #include "airtime/server/tenant_users.h"
@@ -78,6 +79,13 @@ struct DaemonOptions {
   bool accept_store_loss = false;
   // Starts pause while DATA's file system has less free space than this (MiB; 0: never).
   int64_t min_free_mib = 100;
+  // The 3 a.m. report (GET /v1/holds): the newest closed hold-or-hand-off calls kept (the
+  // per-service summaries cover every call), how many of the newest calls are saved in the
+  // store for the next daemon, and how often (and at stop). A kill -9 loses at most one
+  // interval of scoring; the next start closes the calls that stood at the last save.
+  size_t max_hold_calls = 10000;
+  size_t saved_hold_calls = 1000;
+  DurationMs holds_save_interval = kMinute;
 };
 
 class Daemon final : public ControlPlane {
@@ -109,6 +117,7 @@ class Daemon final : public ControlPlane {
   Status ReportDemand(const Caller& caller, std::string_view id_or_name, double rps) override;
   StatusOr<nlohmann::json> Gpus(const Caller& caller) override;
   StatusOr<nlohmann::json> Ledger(const Caller& caller) override;
+  StatusOr<nlohmann::json> Holds(const Caller& caller, const HoldsFilter& filter) override;
   std::string Metrics() override;
   bool Healthy(std::string* why) override;
 
@@ -181,6 +190,9 @@ class Daemon final : public ControlPlane {
   // what the store saved and returns a phrase for the startup note; SaveLedger writes it.
   std::string CarryLedger(TimeMs now);
   void SaveLedger(TimeMs now);
+  // The 3 a.m. report across restarts (daemon_holds.cc, hold_record.h), the same way.
+  std::string CarryHolds();
+  void SaveHolds(TimeMs now);
 
   void CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch);
   StatusOr<WorkloadRec*> Find(const Caller& caller, std::string_view id_or_name);
@@ -221,6 +233,10 @@ class Daemon final : public ControlPlane {
   TimeMs next_telemetry_ = 0;
   TimeMs next_scrape_ = 0;
   TimeMs next_ledger_save_ = 0;
+  TimeMs next_holds_save_ = 0;
+  // Every hold-or-hand-off call the policy made on services' headroom (CycleResult::holds),
+  // scored against the demand that came (AccountValue advances it).
+  HoldBook holds_;
   TimeMs value_at_ = 0;
   double value_earned_ = 0;
   // Per service since the daemon started: requests that arrived (demand integrated over

@@ -27,6 +27,7 @@ Status Daemon::Recover() {
   std::map<int64_t, StatusOr<Scenario>> parsed;  // by submission id
   const TimeMs now = std::max(WallNow(), engine_->now());
   const std::string ledger_note = CarryLedger(now);
+  const std::string holds_note = CarryHolds();
   engine_->SetPaused(true);
   int active = 0;
   for (WorkloadRow& row : *rows) {
@@ -91,6 +92,7 @@ Status Daemon::Recover() {
                    " workload(s), " + std::to_string(active) + " not ended; " +
                    std::to_string(live.size()) + " run(s) were live, " + std::to_string(adopted) +
                    " adopted; " + ledger_note;
+  if (!holds_note.empty()) startup_note_ += "; " + holds_note;
   if (!store_loss_note_.empty()) startup_note_ += "; " + store_loss_note_;
   return OkStatus();
 }

@@ -469,6 +469,161 @@ TEST_F(DaemonTest, AReplicaServesFromTheEndOfItsColdStartWithoutAnotherEvent) {
   WaitFor("chat", "cancelled");
 }
 
+// The 3 a.m. report: at 15 rps a 10-rps service needs 2 replicas and airtime keeps a warm
+// spare (a hold of 1, priced by the spare count until its forecast has errors). A rise to 24
+// rps meets that spare (3 replicas is the most it may have, so no new call): the hold is
+// scored the 4 rps over the needed replicas for the rise's first cold start (1 s).
+constexpr char kHoldService[] =
+    "name: chat\nkind: realtime\n"
+    "slo: {latency_ms: 200, capacity_rps: 10, max_replicas: 3, cold_start: 1s}\n"
+    "value: {per_1k_requests: 2}\n"
+    "command: [/bin/sh, -c, 'sleep 60']\n";
+
+TEST_F(DaemonTest, AServicesHoldIsRecordedScoredAndSeenOnlyByItsTenant) {
+  Open();
+  Submit(kTeamA, kHoldService);
+  ASSERT_TRUE(daemon_->ReportDemand(kTeamA, "chat", 15).ok());
+  json holds;
+  for (int i = 0; i < 200; ++i) {
+    auto h = daemon_->Holds(kTeamA, {});
+    ASSERT_TRUE(h.ok()) << h.status().ToString();
+    holds = *h;
+    if (!holds["decisions"].empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(holds["decisions"].size(), 1u) << holds.dump(2);
+  json call = holds["decisions"][0];
+  EXPECT_EQ(call["service"], "chat");
+  EXPECT_EQ(call["choice"], "hold");
+  EXPECT_EQ(call["replicas_needed"], 2);
+  EXPECT_EQ(call["replicas_held"], 1);
+  EXPECT_EQ(call["demand_rps"], 15.0);
+  EXPECT_EQ(call["until_s"], nullptr);  // it stands
+  EXPECT_EQ(call["burst_came"], false);
+  EXPECT_FALSE(call["why"].get<std::string>().empty());
+  // Wall-clock seconds.
+  EXPECT_GT(call["t_s"].get<double>(), static_cast<double>(kWallClockFrom) / 1000);
+  EXPECT_EQ(holds["services"]["chat"]["holds"], 1);
+  EXPECT_EQ(holds["decisions_kept"], 1);
+
+  ASSERT_TRUE(daemon_->ReportDemand(kTeamA, "chat", 24).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  auto after = daemon_->Holds(kTeamA, {});
+  ASSERT_TRUE(after.ok());
+  ASSERT_EQ((*after)["decisions"].size(), 1u) << after->dump(2);  // no new call
+  call = (*after)["decisions"][0];
+  EXPECT_EQ(call["burst_came"], true);
+  EXPECT_NEAR(call["requests_protected"].get<double>(), 4.0, 1e-6);
+  EXPECT_NEAR(call["value_protected"].get<double>(), 4.0 * 0.002, 1e-9);
+  const json& chat = (*after)["services"]["chat"];
+  EXPECT_EQ(chat["holds_burst_came"], 1);
+  EXPECT_NEAR(chat["requests_protected"].get<double>(), 4.0, 1e-6);
+  EXPECT_GT(chat["held_gpu_hours"].get<double>(), 0);
+
+  // Another tenant sees nothing of it, even by name; the admin sees all.
+  for (const HoldsFilter& f : {HoldsFilter{}, HoldsFilter{"chat", 10}}) {
+    auto other = daemon_->Holds(kTeamB, f);
+    ASSERT_TRUE(other.ok());
+    EXPECT_TRUE((*other)["services"].empty()) << other->dump();
+    EXPECT_TRUE((*other)["decisions"].empty());
+    EXPECT_EQ((*other)["decisions_kept"], 0);
+  }
+  auto admin = daemon_->Holds(kAdmin, HoldsFilter{"chat", 10});
+  ASSERT_TRUE(admin.ok());
+  EXPECT_EQ((*admin)["decisions"].size(), 1u);
+  auto unknown = daemon_->Holds(kAdmin, HoldsFilter{"nope", 10});
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_TRUE((*unknown)["decisions"].empty());
+  EXPECT_TRUE((*unknown)["services"].empty());
+
+  // A cancelled service's call closes.
+  ASSERT_TRUE(daemon_->Cancel(kTeamA, "chat").ok());
+  WaitFor("chat", "cancelled");
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 1).code() != StatusCode::kOk);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto closed = daemon_->Holds(kAdmin, {});
+  ASSERT_TRUE(closed.ok());
+  EXPECT_NE((*closed)["decisions"][0]["until_s"], nullptr) << closed->dump(2);
+}
+
+TEST_F(DaemonTest, TheHoldLogIsCarriedAcrossARestart) {
+  Open();
+  Submit(kTeamA, kHoldService);
+  ASSERT_TRUE(daemon_->ReportDemand(kTeamA, "chat", 15).ok());
+  json before;
+  for (int i = 0; i < 200 && before.empty(); ++i) {
+    auto h = daemon_->Holds(kAdmin, {});
+    ASSERT_TRUE(h.ok());
+    if (!(*h)["decisions"].empty()) before = (*h)["decisions"][0];
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_FALSE(before.empty());
+  for (const json& r : Get("chat")["runs"]) leftovers_.push_back(r["pid"].get<pid_t>());
+  daemon_->Stop();  // saves the log
+  daemon_.reset();
+  Open();
+  EXPECT_THAT(daemon_->startup_note(), HasSubstr("holds: 1 call(s) carried on"));
+  auto after = daemon_->Holds(kTeamA, {});
+  ASSERT_TRUE(after.ok());
+  ASSERT_GE((*after)["decisions"].size(), 1u) << after->dump(2);
+  const json& call = (*after)["decisions"][0];
+  EXPECT_EQ(call["t_s"], before["t_s"]);
+  EXPECT_EQ(call["why"], before["why"]);
+  EXPECT_NE(call["until_s"], nullptr);  // closed at the last save
+  EXPECT_EQ((*after)["services"]["chat"]["holds"].get<int>(),
+            static_cast<int>((*after)["decisions"].size()));
+  EXPECT_TRUE((*daemon_->Holds(kTeamB, {}))["decisions"].empty());
+
+  // A saved log that cannot be read is named at start, and the log starts anew.
+  daemon_->Stop();
+  daemon_.reset();
+  {
+    auto store = Store::Open(dir_ + "/data");
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    ASSERT_TRUE((*store)->SetMeta("holds", "{\"saved_at\": 1}").ok());
+  }
+  Open();
+  EXPECT_THAT(daemon_->startup_note(),
+              HasSubstr("holds: saved holds: 'services' is not an object; starting anew"));
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "chat").ok());
+  WaitFor("chat", "cancelled");
+}
+
+TEST_F(DaemonTest, TheHoldLogKeepsItsNewestCalls) {
+  // Each rise of demand raises the target (what the demand needs and a warm spare): a new
+  // call each time, seven in all, of which the log keeps the newest three closed ones.
+  DaemonOptions o = Options("16xH100");  // room for every spare
+  o.max_hold_calls = 3;
+  auto d = Daemon::Open(o);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  daemon_ = std::move(*d);
+  daemon_->Start();
+  Submit(kAdmin,
+         "name: chat\nkind: realtime\n"
+         "slo: {latency_ms: 200, capacity_rps: 10, max_replicas: 12, cold_start: 1s}\n"
+         "command: [/bin/sh, -c, 'sleep 60']\n");
+  for (int i = 1; i <= 7; ++i) {
+    ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 10 * i + 5).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  // A replaced call is scored for a cold start (1 s) more, then closed.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  auto holds = daemon_->Holds(kAdmin, {});
+  ASSERT_TRUE(holds.ok());
+  const json& chat = (*holds)["services"]["chat"];
+  EXPECT_EQ(chat["holds"].get<int>() + chat["handoffs"].get<int>(), 7) << holds->dump(2);
+  // Three closed ones and the standing one; the summary counts them all.
+  ASSERT_EQ((*holds)["decisions"].size(), 4u) << holds->dump(2);
+  EXPECT_EQ((*holds)["decisions"][3]["demand_rps"], 75.0);
+  auto one = daemon_->Holds(kAdmin, HoldsFilter{"", 1});
+  ASSERT_TRUE(one.ok());
+  ASSERT_EQ((*one)["decisions"].size(), 1u);
+  EXPECT_EQ((*one)["decisions"][0]["t_s"], (*holds)["decisions"][3]["t_s"]);  // the newest
+  EXPECT_EQ((*one)["decisions_kept"], 4);
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "chat").ok());
+  WaitFor("chat", "cancelled");
+}
+
 TEST_F(DaemonTest, AFractionRunsAsAnMpsClientWithItsShare) {
   Open("1xH100");
   Submit(kAdmin,

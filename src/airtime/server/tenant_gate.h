@@ -46,6 +46,10 @@ class TenantGate final : public ControlPlane {
     if (!c.admin) return Refused(c);
     return inner_.Ledger(c);
   }
+  StatusOr<nlohmann::json> Holds(const Caller& c, const HoldsFilter& filter) override {
+    if (!c.admin) return Refused(c);
+    return inner_.Holds(c, filter);
+  }
   std::string Metrics() override { return inner_.Metrics(); }
   bool Healthy(std::string* why) override { return inner_.Healthy(why); }
 

@@ -1,0 +1,69 @@
+// Daemon: the 3 a.m. report in the API (GET /v1/holds), and kept across restarts
+// (hold_record.h).
+#include <iostream>
+
+#include "airtime/ledger/hold_json.h"
+#include "airtime/server/daemon.h"
+#include "airtime/server/hold_record.h"
+
+namespace airtime {
+
+using nlohmann::json;
+
+TimeMs WallNow();
+
+namespace {
+constexpr const char* kHoldsKey = "holds";
+}
+
+std::string Daemon::CarryHolds() {
+  const std::optional<std::string> text = store_->GetMeta(kHoldsKey);
+  if (!text) return "";
+  StatusOr<HoldRecord> saved = DecodeHoldRecord(*text);
+  if (!saved.ok()) return "holds: " + saved.status().message() + "; starting anew";
+  const size_t calls = saved->state.calls.size();
+  holds_.Carry(std::move(saved->state), saved->saved_at);
+  return "holds: " + std::to_string(calls) + " call(s) carried on";
+}
+
+void Daemon::SaveHolds(TimeMs now) {
+  AccountValue(now);                                             // scores up to now
+  if (holds_.size() == 0 && holds_.Summaries().empty()) return;  // no call yet: nothing to say
+  HoldRecord r;
+  r.saved_at = value_at_;
+  r.state = holds_.Save(options_.saved_hold_calls);
+  if (Status st = store_->SetMeta(kHoldsKey, EncodeHoldRecord(r)); !st.ok())
+    std::cerr << "airtime server: saving the 3 a.m. report: " << st.message() << "\n";
+}
+
+StatusOr<json> Daemon::Holds(const Caller& caller, const HoldsFilter& filter) {
+  return OnLoop<StatusOr<json>>([&]() -> StatusOr<json> {
+    const TimeMs now = std::max(WallNow(), engine_->now());
+    ledger_->Advance(now);
+    AccountValue(now);
+    // A tenant sees its own services' calls: names are unique over the data directory's
+    // life, so a call's service name finds its workload (and tenant) after a restart too.
+    auto visible = [&](const std::string& name) {
+      if (!filter.service.empty() && name != filter.service) return false;
+      if (caller.admin) return true;
+      auto it = by_name_.find(name);
+      return it != by_name_.end() && workloads_.at(it->second).row.tenant == caller.tenant;
+    };
+    std::map<std::string, HoldSummary> summaries;
+    for (const auto& [name, h] : holds_.Summaries())
+      if (visible(name)) summaries.emplace(name, h);
+    std::vector<ScoredHold> calls;
+    for (ScoredHold& s : holds_.Calls())
+      if (visible(s.decision.name)) calls.push_back(std::move(s));
+    const size_t kept = calls.size();
+    const size_t limit = static_cast<size_t>(std::clamp(filter.limit, 1, kMaxHoldsLimit));
+    if (calls.size() > limit)
+      calls.erase(calls.begin(), calls.begin() + static_cast<std::ptrdiff_t>(calls.size() - limit));
+    json out = HoldsToJson(summaries, calls);
+    out["now"] = now;
+    out["decisions_kept"] = kept;
+    return out;
+  });
+}
+
+}  // namespace airtime
