@@ -213,6 +213,149 @@ TEST(ServerE2E, CliSubmitListDescribeCancel) {
   s.Terminate();
 }
 
+// The 3 a.m. report through the API and the CLI: a tenant's realtime service at 15 rps needs
+// 2 replicas of 10 rps and airtime keeps a warm spare (a hold of 1); a rise to 24 rps meets
+// it (3 replicas is the most the service may have, so no new call) and the hold is scored
+// the 4 rps over the needed replicas for the rise's first cold start (1 s): 4 requests.
+// Another tenant sees none of it; bad parameters are 400s that name them; a restart carries
+// the log on.
+TEST(ServerE2E, HoldsAreLoggedScoredAndServedToTheirTenant) {
+  const std::string dir = TempDir();
+  const std::string admin(64, 'a'), team_a = "team-a-token-0123456789abcdef",
+                                    team_b = "team-b-token-0123456789abcdef";
+  std::ofstream(dir + "/tokens") << "admin " << admin << "\nteam-a " << team_a << "\nteam-b "
+                                 << team_b << "\n";
+  Server s(dir + "/data", "4xH100", {"--tokens", dir + "/tokens"});
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  auto as = [&](const std::string& token) {
+    httplib::Client c = s.Client();
+    c.set_bearer_token_auth(token);
+    return c;
+  };
+  auto cli = [&](const std::string& token, const std::string& args) {
+    const std::string cmd = "AIRTIME_ADDR=" + s.address() + " AIRTIME_TOKEN=" + token + " " +
+                            g_airtime + " " + args + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    return std::pair<int, std::string>(WEXITSTATUS(pclose(p)), out);
+  };
+  httplib::Client a = as(team_a);
+  auto posted = a.Post("/v1/workloads",
+                       "name: chat\nkind: realtime\n"
+                       "slo: {latency_ms: 200, capacity_rps: 10, max_replicas: 3, cold_start: 1s}\n"
+                       "value: {per_1k_requests: 2}\n"
+                       "command: [/bin/sh, -c, 'sleep 120']\n",
+                       "application/yaml");
+  ASSERT_TRUE(posted);
+  ASSERT_EQ(posted->status, 201) << posted->body;
+  auto demand = [&](double rps) {
+    auto r = a.Post("/v1/workloads/chat/demand", json{{"rps", rps}}.dump(), "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+  };
+  ASSERT_NO_FATAL_FAILURE(demand(15));
+  json holds;
+  for (int i = 0; i < 200; ++i) {
+    holds = GetJson(a, "/v1/holds");
+    if (holds.is_object() && !holds["decisions"].empty()) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(holds.is_object() && holds["decisions"].size() == 1u) << holds.dump(2);
+  ASSERT_NO_FATAL_FAILURE(demand(24));
+  std::this_thread::sleep_for(1500ms);
+  holds = GetJson(a, "/v1/holds");
+  ASSERT_EQ(holds["decisions"].size(), 1u) << holds.dump(2);
+  const json call = holds["decisions"][0];
+  EXPECT_EQ(call["service"], "chat");
+  EXPECT_EQ(call["choice"], "hold");
+  EXPECT_EQ(call["replicas_needed"], 2);
+  EXPECT_EQ(call["replicas_held"], 1);
+  EXPECT_EQ(call["demand_rps"], 15.0);
+  EXPECT_EQ(call["burst_came"], true);
+  EXPECT_NEAR(call["requests_protected"].get<double>(), 4.0, 1e-6);
+  EXPECT_NEAR(call["value_protected"].get<double>(), 0.008, 1e-9);
+  EXPECT_EQ(call["until_s"], nullptr);
+  const std::string why = call["why"];
+  EXPECT_FALSE(why.empty());
+  EXPECT_EQ(holds["services"]["chat"]["holds"], 1);
+  EXPECT_EQ(holds["services"]["chat"]["holds_burst_came"], 1);
+  EXPECT_EQ(holds["decisions_kept"], 1);
+  std::cout << "GET /v1/holds (team-a):\n" << holds.dump(2) << "\n";
+
+  // Another tenant sees nothing of it, even naming it; the admin sees it.
+  httplib::Client b = as(team_b);
+  for (const char* path : {"/v1/holds", "/v1/holds?service=chat"}) {
+    json other = GetJson(b, path);
+    EXPECT_TRUE(other["services"].empty()) << path << ": " << other.dump();
+    EXPECT_TRUE(other["decisions"].empty()) << path;
+  }
+  httplib::Client admin_client = as(admin);
+  EXPECT_EQ(GetJson(admin_client, "/v1/holds?service=chat&limit=1")["decisions"].size(), 1u);
+  // An unknown service is an empty answer, not an error.
+  json unknown = GetJson(admin_client, "/v1/holds?service=nope");
+  ASSERT_TRUE(unknown.is_object());
+  EXPECT_TRUE(unknown["decisions"].empty());
+  EXPECT_TRUE(unknown["services"].empty());
+  // No token, a wrong token, bad parameters.
+  auto none = httplib::Client(s.address()).Get("/v1/holds");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 401);
+  auto wrong = as("not-a-token-0123456789").Get("/v1/holds");
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+  for (const char* q : {"limit=0", "limit=10001", "limit=ten", "limit=1&limit=2", "tenant=team-b",
+                        "service=%ff", "service=%zz"}) {
+    auto r = a.Get(std::string("/v1/holds?") + q);
+    ASSERT_TRUE(r) << q;
+    EXPECT_EQ(r->status, 400) << q << ": " << r->body;
+    EXPECT_THAT(r->body, HasSubstr("invalid_argument")) << q;
+  }
+  auto bad_limit = a.Get("/v1/holds?limit=0");
+  EXPECT_THAT(bad_limit->body, HasSubstr("query 'limit': expected an integer from 1 to 10000"));
+
+  // The CLI: the summary table, then the call with its why in full.
+  auto [rc, out] = cli(admin, "holds");
+  EXPECT_EQ(rc, 0) << out;
+  std::cout << "airtime holds:\n" << out;
+  EXPECT_THAT(out, HasSubstr("3 a.m. report"));
+  EXPECT_THAT(out, HasSubstr("holds (came)"));
+  EXPECT_THAT(out, HasSubstr("1 (1)"));
+  EXPECT_THAT(out, HasSubstr("NEEDED/HELD"));
+  EXPECT_THAT(out, HasSubstr("2/1"));
+  EXPECT_THAT(out, HasSubstr("15.0/"));
+  EXPECT_THAT(out, HasSubstr(why));
+  std::tie(rc, out) = cli(team_b, "holds");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_THAT(out, HasSubstr("no hold-or-hand-off calls yet"));
+  std::tie(rc, out) = cli(team_a, "holds --service chat --limit 5 --json");
+  EXPECT_EQ(rc, 0) << out;
+  json cli_json = json::parse(out, nullptr, false);
+  ASSERT_TRUE(cli_json.is_object()) << out;
+  EXPECT_EQ(cli_json["decisions"][0]["why"], why);
+  std::tie(rc, out) = cli(team_a, "holds --limit 0");
+  EXPECT_EQ(rc, 1);
+  EXPECT_THAT(out, HasSubstr("airtime: error: query 'limit': expected an integer from 1 to"));
+
+  // A restart (SIGTERM saves the log) carries the call on, closed at the save.
+  s.Terminate();
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  EXPECT_THAT(ReadFile(dir + "/data.server.log"), HasSubstr("holds: 1 call(s) carried on"));
+  httplib::Client a2 = as(team_a), b2 = as(team_b);  // its new port
+  json after = GetJson(a2, "/v1/holds");
+  ASSERT_TRUE(after.is_object() && !after["decisions"].empty()) << after.dump(2);
+  EXPECT_EQ(after["decisions"][0]["t_s"], call["t_s"]);
+  EXPECT_NE(after["decisions"][0]["until_s"], nullptr);
+  EXPECT_TRUE(GetJson(b2, "/v1/holds")["decisions"].empty());
+  auto cancelled = a2.Delete("/v1/workloads/chat");
+  ASSERT_TRUE(cancelled);
+  EXPECT_EQ(cancelled->status, 200);
+  WaitAllEnded(a2, 30s);
+  s.Terminate();
+}
+
 // kill -9 of the daemon at random moments while a client keeps submitting; after each
 // restart nothing accepted is lost, and at the end every workload ran exactly once.
 TEST(ServerE2E, KillNineUnderLoadLosesNothingAndStartsNothingTwice) {

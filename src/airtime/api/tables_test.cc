@@ -117,5 +117,38 @@ TEST(Tables, TopFrameHasAllSections) {
   EXPECT_NE(out.find("BUCKET"), std::string::npos);
 }
 
+TEST(Tables, RenderHoldsPrintsTheSummaryTableThenEachCallWithItsWhyInFull) {
+  EXPECT_EQ(RenderHolds(json::parse(R"({"services": {}, "decisions": []})")),
+            "no hold-or-hand-off calls yet (a service's headroom: replicas kept beyond what its "
+            "demand needs, or handed off to waiting work)\n");
+  const std::string why(200, 'w');
+  json holds = json::parse(R"({"services": {"chat": {"holds": 1, "holds_burst_came": 1,
+      "handoffs": 0, "handoffs_burst_came": 0, "held_gpu_hours": 2.0,
+      "requests_protected": 4000, "value_protected": 8.0, "value_forgone": 6.0,
+      "value_earned": 0, "value_lost": 0, "regret": 0, "holds_paid": true}},
+    "decisions": [{"t_s": 1714564800.5, "until_s": null, "service": "chat", "choice": "hold",
+      "demand_rps": 15, "forecast_rps": 17.5, "forecast_error_p90": 1.2,
+      "replicas_needed": 2, "replicas_held": 1, "hold_value": 1.5, "handoff_value": 0.75,
+      "waiting_density": 3, "why": "", "burst_came": true, "requests_protected": 4000,
+      "value_protected": 8.0, "value_forgone": 6.0, "value_earned": 0, "value_lost": 0,
+      "regret": 0}],
+    "decisions_kept": 5})");
+  holds["decisions"][0]["why"] = why;
+  const std::string out = RenderHolds(holds);
+  EXPECT_NE(out.find("3 a.m. report"), std::string::npos) << out;
+  EXPECT_NE(out.find("  chat                          1 (1)            0 (0)        2.0       4000 "
+                     "      8.00      6.00"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("the latest 1 call(s) of 5 kept (--limit N for more), oldest first:"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("2024-05-01 12:00:00 UTC  chat     hold    2/1          15.0/17.5            "
+                     "1.50/0.75            yes   0.00    " +
+                     why + "\n"),
+            std::string::npos)
+      << out;
+}
+
 }  // namespace
 }  // namespace airtime
