@@ -22,7 +22,9 @@ std::string EncodeHoldRecord(const HoldRecord& r) {
   }
   json services = json::object();
   for (const auto& [name, h] : r.state.base) services[name] = HoldSummaryToJson(h);
-  return json{{"saved_at", r.saved_at}, {"services", services}, {"decisions", calls}}.dump();
+  // A name accepted by an older airtime may not be UTF-8: written with U+FFFD, not thrown.
+  return json{{"saved_at", r.saved_at}, {"services", services}, {"decisions", calls}}.dump(
+      -1, ' ', false, json::error_handler_t::replace);
 }
 
 namespace {

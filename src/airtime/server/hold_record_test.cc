@@ -51,6 +51,16 @@ TEST(HoldRecord, RoundTrips) {
   EXPECT_GT(back->state.base.at("chat").protected_requests, 0);
 }
 
+TEST(HoldRecord, ANameThatIsNotUtf8IsWrittenWithAReplacementCharacter) {
+  HoldRecord r = Sample();
+  r.state.calls[0].decision.name = "bad\xff";
+  r.state.base["bad\xfe"] = r.state.base.at("chat");
+  auto back = DecodeHoldRecord(EncodeHoldRecord(r));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->state.calls[0].decision.name, "bad\xef\xbf\xbd");
+  EXPECT_EQ(back->state.base.count("bad\xef\xbf\xbd"), 1u);
+}
+
 TEST(HoldRecord, ErrorsNameTheField) {
   EXPECT_THAT(DecodeHoldRecord("nope").status().message(), HasSubstr("not JSON"));
   EXPECT_THAT(DecodeHoldRecord("[]").status().message(), HasSubstr("not a JSON object"));
