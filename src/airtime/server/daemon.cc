@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/file.h>
 #include <sys/socket.h>
@@ -69,19 +70,26 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
 }
 
 // One daemon per data directory: an exclusive lock on DATA/daemon.lock, held for the
-// daemon's life (the kernel drops it when the process dies, kill -9 included).
+// daemon's life (the kernel drops it when the process dies, kill -9 included). A daemon
+// killed while it was spawning a workload leaves the lock to the child until the child's
+// exec closes it (the descriptor is close-on-exec): while the pid the file names is gone, the
+// lock is tried again for up to 5 seconds.
 Status Daemon::LockDataDir() {
   std::error_code ec;
   std::filesystem::create_directories(options_.data_dir, ec);
   const std::string path = options_.data_dir + "/daemon.lock";
   lock_fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock_fd_ < 0) return FailedPrecondition("cannot open " + path + ": " + std::strerror(errno));
-  if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+  for (int attempt = 0; flock(lock_fd_, LOCK_EX | LOCK_NB) != 0; ++attempt) {
     char buf[32] = {};
     (void)!pread(lock_fd_, buf, sizeof buf - 1, 0);
-    return FailedPrecondition("another airtime server uses " + options_.data_dir + " (pid " +
-                              std::string(buf, strcspn(buf, "\n")) +
-                              "); stop it or choose another --data");
+    const std::string holder(buf, strcspn(buf, "\n"));
+    const long pid = std::strtol(holder.c_str(), nullptr, 10);
+    const bool holder_gone = pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+    if (!holder_gone || attempt >= 100)
+      return FailedPrecondition("another airtime server uses " + options_.data_dir + " (pid " +
+                                holder + "); stop it or choose another --data");
+    usleep(50'000);
   }
   const std::string pid = std::to_string(getpid()) + "\n";
   (void)!ftruncate(lock_fd_, 0);
