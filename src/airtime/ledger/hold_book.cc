@@ -1,6 +1,7 @@
 #include "airtime/ledger/hold_book.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace airtime {
 
@@ -23,7 +24,7 @@ void HoldSummary::Add(const ScoredHold& s) {
   if (d.hold()) {
     ++holds;
     holds_came += s.came ? 1 : 0;
-    held_gpu_hours += static_cast<double>(d.held) * d.replica_gpus * s.hours;
+    held_gpu_hours += s.held_replica_hours * d.replica_gpus;
   } else {
     ++handoffs;
     handoffs_came += s.came ? 1 : 0;
@@ -68,7 +69,17 @@ void HoldBook::Accrue(Open& o, TimeMs from, TimeMs to, double demand_rps, bool s
   from = std::max(from, d.at);
   if (!standing) to = std::min(to, o.s.until + d.cold_start);
   if (to <= from) return;
-  if (standing) o.held_ms += static_cast<double>(to - from);
+  if (standing) {
+    o.held_ms += static_cast<double>(to - from);
+    // The replicas this moment's demand needs: at least the service's minimum (what the
+    // needed count when made shows above the demand's own), and those kept beyond them.
+    const double cap = std::max(d.capacity_rps, 1e-9);
+    const int demand_needs = static_cast<int>(std::ceil(demand_rps / cap - 1e-9));
+    const int at_decision = static_cast<int>(std::ceil(d.demand_rps / cap - 1e-9));
+    const int floor = d.needed > at_decision ? d.needed : 0;
+    const int kept_beyond = d.needed + d.held - std::max(floor, demand_needs);
+    if (kept_beyond > 0) o.s.held_replica_hours += kept_beyond * ToHours(to - from);
+  }
   const double excess = demand_rps - static_cast<double>(d.needed) * d.capacity_rps;
   if (excess <= 1e-9) {
     o.rise_at = kNever;
@@ -110,7 +121,7 @@ void HoldBook::Rescore(ScoredHold& s, double held_ms) {
   const double hours = held_ms / 3.6e6;
   s.hours = hours;
   if (d.hold()) {
-    s.forgone_value = static_cast<double>(d.held) * d.replica_gpus * d.waiting_density * hours;
+    s.forgone_value = s.held_replica_hours * d.replica_gpus * d.waiting_density;
     s.regret = std::max(0.0, s.forgone_value - s.protected_value);
   } else {
     s.earned_value = d.replica_gpus * d.waiting_density * hours;

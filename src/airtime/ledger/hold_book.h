@@ -38,7 +38,10 @@ struct ScoredHold {
   HoldDecision decision;
   TimeMs until = kNever;  // when the next call replaced it, or the books closed; kNever: stands
   double hours = 0;       // how long it has stood, as the books saw it
-  bool came = false;      // demand rose above what the needed replicas serve meanwhile
+  // Replica-hours kept beyond what the demand needed while it stood: the replicas the call
+  // keeps (needed + held when made) less those the demand of each moment needs.
+  double held_replica_hours = 0;
+  bool came = false;              // demand rose above what the needed replicas serve meanwhile
   double protected_requests = 0;  // holds: served by the held replicas in a rise's first cold start
   double protected_value = 0;     // the same, valued
   double forgone_value = 0;       // holds: what the held GPUs would have earned for waiting work

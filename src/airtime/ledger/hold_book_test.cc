@@ -40,9 +40,11 @@ TEST(HoldBookTest, AHoldIsCreditedTheFirstColdStartOfEachRise) {
   EXPECT_TRUE(s.came);
   EXPECT_NEAR(s.protected_requests, 3000 + 480, 1e-6);
   EXPECT_NEAR(s.protected_value, 3.48, 1e-9);
-  // Held 1 replica of 2 GPUs for the 2h02m the books saw, at $3 per GPU-hour.
+  // It stood for the 2h02m the books saw; its replica of 2 GPUs sat idle all but the 12
+  // minutes the rises used it: 1h50m forgone at $3 per GPU-hour.
   EXPECT_NEAR(s.hours, 2 + 2.0 / 60, 1e-9);
-  EXPECT_NEAR(s.forgone_value, 2 * 3 * (2 + 2.0 / 60), 1e-9);
+  EXPECT_NEAR(s.held_replica_hours, 1 + 50.0 / 60, 1e-9);
+  EXPECT_NEAR(s.forgone_value, 2 * 3 * (1 + 50.0 / 60), 1e-9);
   EXPECT_NEAR(s.regret, s.forgone_value - s.protected_value, 1e-9);
   EXPECT_EQ(s.until, 3 * kHour);
 }
@@ -214,6 +216,29 @@ TEST(HoldBookTest, ASavedBookIsCarriedOnAsClosedCalls) {
   EXPECT_EQ(h.holds, 5);
   EXPECT_EQ(h.holds_came, 2);
   EXPECT_NEAR(h.forgone_value, Total(b).forgone_value + 2 * 3 * 1.0, 1e-9);
+}
+
+}  // namespace
+}  // namespace airtime
+
+namespace airtime {
+namespace {
+
+// What a call keeps beyond the need follows the demand: when it falls, more of the kept
+// replicas idle (the scaler's window keeps them), and forgo more.
+TEST(HoldBookTest, HeldReplicasFollowTheDemandWhileTheCallStands) {
+  HoldBook b;
+  HoldDecision d = Call(0, 2, 1);  // 20 rps needs 2 replicas; 3 kept
+  d.demand_rps = 20;
+  b.Record(d);
+  b.Advance(7, 0, kHour, 20);             // 1 idle replica for an hour
+  b.Advance(7, kHour, 2 * kHour, 5);      // demand falls: 2 idle for an hour
+  b.Advance(7, 2 * kHour, 3 * kHour, 0);  // none: all 3 idle (no minimum above the need)
+  b.Finish(3 * kHour);
+  const ScoredHold s = b.Calls().at(0);
+  EXPECT_NEAR(s.held_replica_hours, 1 + 2 + 3, 1e-9);
+  EXPECT_NEAR(s.forgone_value, 6 * 2 * 3, 1e-9);
+  EXPECT_NEAR(b.Summaries().at("svc").held_gpu_hours, 6 * 2, 1e-9);
 }
 
 }  // namespace

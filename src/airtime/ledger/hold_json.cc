@@ -37,6 +37,7 @@ json HoldToJson(const ScoredHold& s) {
           {"handoff_value", d.handoff_value},
           {"waiting_density", d.waiting_density},
           {"why", d.why},
+          {"held_replica_hours", s.held_replica_hours},
           {"burst_came", s.came},
           {"requests_protected", s.protected_requests},
           {"value_protected", s.protected_value},
@@ -170,6 +171,9 @@ StatusOr<ScoredHold> HoldFromJson(const json& j) {
   d.handoff_value = r.Number("handoff_value");
   d.waiting_density = r.Number("waiting_density");
   d.why = r.String("why");
+  // Absent from calls saved before it was measured (hold_record.cc fills it in).
+  if (j.is_object() && j.contains("held_replica_hours"))
+    s.held_replica_hours = r.Number("held_replica_hours");
   s.came = r.Bool("burst_came");
   s.protected_requests = r.Number("requests_protected");
   s.protected_value = r.Number("value_protected");

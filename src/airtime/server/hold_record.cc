@@ -76,6 +76,8 @@ StatusOr<HoldRecord> DecodeHoldRecord(std::string_view text) {
     for (const StatusOr<double>* v : {&hours, &gpus, &capacity, &per_request, &cold_start})
       if (!v->ok()) return v->status();
     s->hours = *hours;
+    // Older records have no held replica-hours: the call's own count for its hours.
+    if (!c.contains("held_replica_hours")) s->held_replica_hours = s->decision.held * *hours;
     s->decision.replica_gpus = *gpus;
     s->decision.capacity_rps = *capacity;
     s->decision.per_request = *per_request;

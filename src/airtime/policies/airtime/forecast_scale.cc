@@ -272,6 +272,9 @@ void ForecastScale::RecordWaiting(const Engine& engine) {
   waiting_milli_.assign(types + 1, 0);
   waiting_density_.assign((types + 1) * kSizeClasses, 0.0);
   waiting_loss_h_.assign((types + 1) * kSizeClasses, 0.0);
+  free_after_pass_.assign(types, 0);
+  for (size_t t = 0; t < types; ++t)
+    free_after_pass_[t] = engine.state().free_milli_of_type(static_cast<GpuTypeId>(t));
   for (WorkloadId id : engine.queue()) {
     const Job& j = engine.job(id);
     if (j.never_fits || j.is_service()) continue;
@@ -318,8 +321,16 @@ double ForecastScale::WaitingDensityFor(const Job& service, const Engine& engine
   double density = 0;
   if (loss_h) *loss_h = 0;
   if (waiting_density_.empty()) return 0;
-  // Work no larger than `fits_milli` (by size class) could take the GPUs.
+  // Work no larger than `fits_milli` (by size class) could take the GPUs; none would, though,
+  // where the pass left that much of the service's types free and the work waited all the
+  // same (for a shape, a place, a permit): the GPUs held would have stayed idle too.
   const size_t fits = fits_milli > 0 ? SizeClass(fits_milli) : kSizeClasses - 1;
+  if (fits_milli > 0) {
+    int64_t free = 0;
+    for (size_t t = 0; t < free_after_pass_.size(); ++t)
+      if (service.s().shape.AllowsType(static_cast<GpuTypeId>(t))) free += free_after_pass_[t];
+    if (free >= fits_milli) return 0;
+  }
   auto consider = [&](size_t k) {
     for (size_t c = 0; c <= fits; ++c) {
       const size_t i = k * kSizeClasses + c;
@@ -418,10 +429,12 @@ void ForecastScale::RecordHolds(Engine& engine) {
                                   ? PriceReplica(j, engine, call.needed + call.held)
                                   : ReplicaPrice{};
     call.declined = next.known && next.benefit > 0 && next.cost > 0;
-    // A new call when the replicas kept or the hand-off change; demand rising into the held
-    // replicas is the burst the call is scored on, not a new call.
+    // A new call when the replicas kept change, or a priced hand-off begins while none are
+    // held; demand rising into the held replicas is the burst the call is scored on, not a
+    // new call, and a hand-off stands until what is kept changes.
     Call& last = calls_[id];
-    if (j.target_replicas == last.target && call.declined == last.declined) continue;
+    if (j.target_replicas == last.target && !(call.declined && !last.declined && call.held == 0))
+      continue;
     call.target = j.target_replicas;
     const bool record = call.held > 0 || call.declined || last.held > 0;
     last = call;

@@ -133,7 +133,8 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
   // The densest waiting work's value per GPU-hour on `type` (0: none waits).
   double WaitingDensity(GpuTypeId type) const;
   // The same over every GPU type `service`'s shape allows; with `fits_milli` > 0, of the work
-  // no larger than that (by size class: what could take that many of its GPUs); `loss_h`:
+  // no larger than that (by size class: what could take that many of its GPUs), and 0 where
+  // the last pass left that much of those types free all the same; `loss_h`:
   // where given, what that work would lose giving GPUs back (hours of its work).
   double WaitingDensityFor(const Job& service, const Engine& engine, double* loss_h = nullptr,
                            int64_t fits_milli = 0) const;
@@ -155,6 +156,7 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
   // kSizeClasses + class]), and what it would lose giving GPUs back (hours of its work).
   std::vector<double> waiting_density_;
   std::vector<double> waiting_loss_h_;
+  std::vector<int64_t> free_after_pass_;  // per type: free milli-GPUs the last pass left
   // Sizes up to 1, 2, 4, 8 GPUs and larger: what waits for the GPUs of a replica is the work
   // that fits in them.
   static constexpr size_t kSizeClasses = 5;
