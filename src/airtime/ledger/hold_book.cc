@@ -69,34 +69,45 @@ void HoldBook::Accrue(Open& o, TimeMs from, TimeMs to, double demand_rps, bool s
   from = std::max(from, d.at);
   if (!standing) to = std::min(to, o.s.until + d.cold_start);
   if (to <= from) return;
+  // The replicas this moment's demand needs: at least the service's minimum (what the needed
+  // count when made shows above the demand's own).
+  const double cap = std::max(d.capacity_rps, 1e-9);
+  const int at_decision = static_cast<int>(std::ceil(d.demand_rps / cap - 1e-9));
+  const int floor = d.needed > at_decision ? d.needed : 0;
+  const int need = std::max(floor, static_cast<int>(std::ceil(demand_rps / cap - 1e-9)));
+  const int kept = d.needed + d.held;
   if (standing) {
     o.held_ms += static_cast<double>(to - from);
-    // The replicas this moment's demand needs: at least the service's minimum (what the
-    // needed count when made shows above the demand's own), and those kept beyond them.
-    const double cap = std::max(d.capacity_rps, 1e-9);
-    const int demand_needs = static_cast<int>(std::ceil(demand_rps / cap - 1e-9));
-    const int at_decision = static_cast<int>(std::ceil(d.demand_rps / cap - 1e-9));
-    const int floor = d.needed > at_decision ? d.needed : 0;
-    const int kept_beyond = d.needed + d.held - std::max(floor, demand_needs);
-    if (kept_beyond > 0) o.s.held_replica_hours += kept_beyond * ToHours(to - from);
+    if (kept > need) o.s.held_replica_hours += (kept - need) * ToHours(to - from);
   }
-  const double excess = demand_rps - static_cast<double>(d.needed) * d.capacity_rps;
-  if (excess <= 1e-9) {
-    o.rise_at = kNever;
-    return;
+  if (o.last_need < 0) o.last_need = d.needed;
+  // A rise: the demand needs more replicas than a moment ago. A scaler that kept only what
+  // the demand needed would have had the earlier count ready for the rise's first cold start.
+  if (o.rise_at != kNever && from >= o.rise_at + d.cold_start) o.rise_at = kNever;
+  if (o.rise_at == kNever && need > o.last_need) {
+    o.rise_at = from;
+    o.rise_base = o.last_need;
   }
-  o.s.came = true;
-  if (o.rise_at == kNever) o.rise_at = from;
-  // The part of [from, to) within the rise's first cold start.
-  const TimeMs window_end = o.rise_at + d.cold_start;
+  o.last_need = need;
+  if (o.rise_at == kNever) return;
   const double within_s =
-      static_cast<double>(std::max<TimeMs>(0, std::min(to, window_end) - from)) / 1000.0;
+      static_cast<double>(std::max<TimeMs>(0, std::min(to, o.rise_at + d.cold_start) - from)) /
+      1000.0;
   if (within_s <= 0) return;
   if (d.hold()) {
-    const double served = std::min(excess, static_cast<double>(d.held) * d.capacity_rps) * within_s;
+    // What the kept replicas above the earlier count served of the rise.
+    const double excess = demand_rps - static_cast<double>(o.rise_base) * d.capacity_rps;
+    const double room = static_cast<double>(kept - o.rise_base) * d.capacity_rps;
+    if (excess <= 1e-9 || room <= 0) return;
+    o.s.came = true;
+    const double served = std::min(excess, room) * within_s;
     o.s.protected_requests += served;
     o.s.protected_value += served * d.per_request;
   } else {
+    // What one more warm replica would have served of the demand above those kept.
+    const double excess = demand_rps - static_cast<double>(kept) * d.capacity_rps;
+    if (excess <= 1e-9) return;
+    o.s.came = true;
     o.s.lost_value += std::min(excess, d.capacity_rps) * within_s * d.per_request;
   }
 }

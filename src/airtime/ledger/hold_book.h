@@ -1,19 +1,20 @@
 // HoldBook: the 3 a.m. report. Scores each hold-or-hand-off call on a service's headroom
 // (HoldDecision) against the demand that came while it stood.
 //
-// A call stands from its time until the service's next call (or the end of the books).
-// Meanwhile, whenever demand rises above what the needed replicas serve (a burst: the
-// decision's "did it come?"), the first cold start of that rise is what a warm replica
-// saves: a replica started only when the rise comes serves after one cold start. A rise
+// A call stands from its time until the service's next call (or the end of the books) and
+// keeps its replicas (needed + held when made). Meanwhile, whenever the demand comes to need
+// more replicas than a moment before (a rise: "did the burst come?"), the first cold start
+// of the rise is what warm replicas save: a scaler that kept only what the demand needed
+// would have had the earlier count ready until replicas started at the rise were. A rise
 // usually brings the next call (the scaler adds replicas), so a call keeps being scored for
-// one cold start after it is replaced: its held replicas serve while the new ones load.
-//   - A hold of h replicas is credited the requests the held replicas serve above the needed
-//     ones in those windows (value protected), and charged what their GPUs would have earned
-//     for the waiting work over the whole time it stood (value forgone: replica GPUs x
-//     waiting density x hours, as seen when decided).
-//   - A hand-off is credited what the replica's GPUs earned for that work (value earned,
-//     the same estimate) and charged the requests above the needed replicas, up to one
-//     replica's capacity, in those windows (value lost).
+// one cold start after it is replaced: its kept replicas serve while the new ones load.
+//   - A hold is credited the requests its kept replicas above the earlier count serve in
+//     those windows (value protected), and charged what the replicas it keeps beyond each
+//     moment's need would have earned for the waiting work (value forgone: those
+//     replica-hours x a replica's GPUs x the waiting work's value per GPU-hour when decided).
+//   - A hand-off is credited what one replica's GPUs earned for that work (value earned, the
+//     same estimate) and charged the requests above its kept replicas, up to one replica's
+//     capacity, in those windows (value lost).
 // Regret is what the other choice would have gained: forgone - protected for a hold,
 // lost - earned for a hand-off, when positive. Requests are valued at their value per
 // request as the decision recorded it. Pure and deterministic; the simulator's Metrics and
@@ -108,7 +109,9 @@ class HoldBook {
   struct Open {
     ScoredHold s;
     size_t order = 0;         // position among all calls
-    TimeMs rise_at = kNever;  // when demand last rose above the needed replicas' capacity
+    TimeMs rise_at = kNever;  // when the demand last needed more replicas than a moment before
+    int rise_base = 0;        // the replicas it needed before that rise
+    int last_need = -1;       // the replicas the demand needed at the last interval
     double held_ms = 0;       // how long it has stood, for the forgone / earned figures
   };
   // Scores `o` over [from, to) at `demand_rps`; `standing`: it is still the service's call
