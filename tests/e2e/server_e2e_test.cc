@@ -140,9 +140,12 @@ class Server {
   pid_t pid_ = -1;
 };
 
-// Runs the CLI with AIRTIME_ADDR / AIRTIME_TOKEN; returns exit status and output.
-std::pair<int, std::string> Cli(const Server& s, const std::string& args) {
-  const std::string cmd = "AIRTIME_ADDR=" + s.address() + " AIRTIME_TOKEN=" + s.token() + " " +
+// Runs the CLI with AIRTIME_ADDR / AIRTIME_TOKEN (the server's admin token unless `token` is
+// given); returns exit status and output.
+std::pair<int, std::string> Cli(const Server& s, const std::string& args,
+                                const std::string& token = "") {
+  const std::string cmd = "AIRTIME_ADDR=" + s.address() +
+                          " AIRTIME_TOKEN=" + (token.empty() ? s.token() : token) + " " +
                           g_airtime + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
@@ -232,16 +235,7 @@ TEST(ServerE2E, HoldsAreLoggedScoredAndServedToTheirTenant) {
     c.set_bearer_token_auth(token);
     return c;
   };
-  auto cli = [&](const std::string& token, const std::string& args) {
-    const std::string cmd = "AIRTIME_ADDR=" + s.address() + " AIRTIME_TOKEN=" + token + " " +
-                            g_airtime + " " + args + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    std::string out;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    return std::pair<int, std::string>(WEXITSTATUS(pclose(p)), out);
-  };
+  auto cli = [&](const std::string& token, const std::string& args) { return Cli(s, args, token); };
   httplib::Client a = as(team_a);
   auto posted = a.Post("/v1/workloads",
                        "name: chat\nkind: realtime\n"
