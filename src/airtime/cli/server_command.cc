@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -135,8 +136,16 @@ int RunServer(const ServerArgs& args) {
   if (Status st = api.Start(); !st.ok()) return fail(st);
   const std::string address = listen->first + ":" + std::to_string(api.port());
   {
-    std::ofstream out(args.data_dir + "/address");
-    out << address << "\n";
+    // Written whole, then renamed into place: whoever waits for the file (scripts, tests)
+    // never reads it half written.
+    const std::string path = args.data_dir + "/address";
+    {
+      std::ofstream out(path + ".tmp");
+      out << address << "\n";
+    }
+    std::error_code ec;
+    std::filesystem::rename(path + ".tmp", path, ec);
+    if (ec) std::cerr << "airtime server: cannot write " << path << ": " << ec.message() << "\n";
   }
   std::string isolation_line;
   if ((*daemon)->isolating()) {

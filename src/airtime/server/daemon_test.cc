@@ -558,7 +558,8 @@ TEST_F(DaemonTest, TheHoldLogIsCarriedAcrossARestart) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_FALSE(before.empty());
-  for (const json& r : Get("chat")["runs"]) leftovers_.push_back(r["pid"].get<pid_t>());
+  const json chat = Get("chat");  // kept: a range over a member of a temporary dangles
+  for (const json& r : chat["runs"]) leftovers_.push_back(r["pid"].get<pid_t>());
   daemon_->Stop();  // saves the log
   daemon_.reset();
   Open();
