@@ -158,7 +158,7 @@ ForecastScale::ReplicaPrice ForecastScale::PriceReplica(const Job& service, cons
   double loss_h = 0;
   const int64_t replica_milli = service.s().shape.TotalMilli(engine.catalog());
   const double waiting_density = WaitingDensityFor(service, engine, &loss_h, replica_milli);
-  const double gpus = static_cast<double>(service.s().shape.TotalMilli(engine.catalog())) / 1000.0;
+  const double gpus = static_cast<double>(replica_milli) / 1000.0;
   const double slot_h = ToHours(DemandForecast::Options{}.slot);
   p.cost = gpus * waiting_density * slot_h;
   const DemandForecast* f = forecast(service.id);
@@ -423,18 +423,20 @@ void ForecastScale::RecordHolds(Engine& engine) {
     Call call;
     call.needed = rt.ReplicasFor(j.demand_rps);
     call.held = std::max(0, j.target_replicas - call.needed);
+    // A new call when the replicas kept change, or a priced hand-off begins while none are
+    // held; demand rising into the held replicas is the burst the call is scored on, not a
+    // new call, and a hand-off stands until what is kept changes. Only then is the next
+    // replica priced (every cycle, for every service, otherwise).
+    Call& last = calls_[id];
+    const bool same = j.target_replicas == last.target;
+    if (same && (call.held > 0 || last.declined)) continue;
     // The replica after those: a hand-off when it would serve something in a burst, and
     // waiting work would take its GPUs instead.
     const ReplicaPrice next = call.needed + call.held < rt.max_replicas
                                   ? PriceReplica(j, engine, call.needed + call.held)
                                   : ReplicaPrice{};
     call.declined = next.known && next.benefit > 0 && next.cost > 0;
-    // A new call when the replicas kept change, or a priced hand-off begins while none are
-    // held; demand rising into the held replicas is the burst the call is scored on, not a
-    // new call, and a hand-off stands until what is kept changes.
-    Call& last = calls_[id];
-    if (j.target_replicas == last.target && !(call.declined && !last.declined && call.held == 0))
-      continue;
+    if (same && !call.declined) continue;
     call.target = j.target_replicas;
     const bool record = call.held > 0 || call.declined || last.held > 0;
     last = call;
