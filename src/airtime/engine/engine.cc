@@ -47,6 +47,7 @@ const CycleResult& Engine::Handle(const Event& event) {
   result_.trigger = event.type;
   headroom_.clear();
   cycle_state_.Clear();
+  relook_asked_ = false;
   Apply(event);
   if (paused_) return result_;
   ScaleServices();
@@ -55,6 +56,7 @@ const CycleResult& Engine::Handle(const Event& event) {
   AllocatePass();
   GrowElastic();
   for (auto& p : policy_.cycle) p->AfterAllocate(*this);
+  GrantRelook(event);
   ExplainWaiting();
   return result_;
 }

@@ -132,8 +132,13 @@ class Engine {
   void Unhold(const std::vector<GpuIndex>& gpus, std::string reason);
   // Asks for a decision cycle at `at` (at least 1 ms from now) even if no event comes; the
   // earliest request of the cycle goes out as CycleResult::wake_at. Requests last one cycle:
-  // a plug-in that still needs the time asks again in the next one.
+  // a plug-in that still needs the time asks again in the next one. A request for 1 ms
+  // from now is a re-look: after kMaxRelooks of them in a row, each from a cycle that was
+  // itself one, the engine stops granting them until another event comes (plug-ins whose
+  // decisions flip back and forth would otherwise keep time from moving); later requests
+  // still stand.
   void WakeAt(TimeMs at);
+  static constexpr int kMaxRelooks = 8;
   // Declares that the policy keeps `milli` of free capacity of GPU type `type` on purpose
   // until the next cycle (headroom for a forecast peak). Declarations last one cycle; the
   // ledger counts free capacity up to the declared amount as reserved headroom.
@@ -173,6 +178,8 @@ class Engine {
   void AllocatePass();
   void RefreshFilters();
   void ExplainWaiting();
+  // Sets CycleResult::wake_at for a re-look the cycle asked for, within kMaxRelooks in a row.
+  void GrantRelook(const Event& event);
   void Enqueue(Job& job);
   void Dequeue(Job& job);
   // The queue's order: ascending (key0, key1), then arrival.
@@ -241,6 +248,11 @@ class Engine {
   ClusterState state_;
   TimeMs now_ = 0;
   uint64_t cycles_ = 0;
+  // Re-looks (WakeAt 1 ms from now): whether this cycle asked for one, the time the last one
+  // granted was for, and how many were granted in a row.
+  bool relook_asked_ = false;
+  TimeMs relook_at_ = kNever;
+  int relooks_ = 0;
 
   std::vector<Job> jobs_;
   std::unordered_map<std::string, WorkloadId> by_name_;

@@ -607,7 +607,21 @@ void Engine::Hold(const std::vector<GpuIndex>& gpus, TimeMs until, std::string r
 }
 
 void Engine::WakeAt(TimeMs at) {
-  result_.wake_at = std::min(result_.wake_at, std::max(at, now_ + 1));
+  if (at <= now_ + 1) {
+    relook_asked_ = true;
+    return;
+  }
+  result_.wake_at = std::min(result_.wake_at, at);
+}
+
+void Engine::GrantRelook(const Event& event) {
+  // A chain of re-looks: this cycle is the one the last re-look asked for.
+  const bool chained = event.type == EventType::kTimer && event.at == relook_at_;
+  relooks_ = chained ? relooks_ + 1 : 0;
+  relook_at_ = kNever;
+  if (!relook_asked_ || relooks_ >= kMaxRelooks) return;
+  relook_at_ = now_ + 1;
+  result_.wake_at = relook_at_;
 }
 
 void Engine::Unhold(const std::vector<GpuIndex>& gpus, std::string reason) {

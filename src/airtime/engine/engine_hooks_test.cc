@@ -91,6 +91,42 @@ TEST(EngineHooksTest, WakeAtReportsTheEarliestRequestOfTheCycle) {
   EXPECT_EQ(e.Handle(Event::Timer(11 * kHour)).wake_at, 11 * kHour + 1);
 }
 
+// Asks to look again at once in every cycle, and for a cycle an hour on.
+class RelookForever : public CyclePlugin {
+ public:
+  std::string_view name() const override { return "relook"; }
+  void AfterAllocate(Engine& engine) override {
+    engine.WakeAt(engine.now() + kHour);
+    engine.WakeAt(engine.now());
+  }
+};
+
+TEST(EngineHooksTest, ReLooksInARowAreCappedSoTimeMoves) {
+  Cluster c = MakeCluster({{"H100", 4, 1}});
+  Policy p;
+  p.name = "relook";
+  p.queue_sort = std::make_unique<ArrivalOrder>();
+  p.cycle.push_back(std::make_unique<RelookForever>());
+  Engine e(c, std::move(p));
+  // Each granted re-look is fed back as the driver would: kMaxRelooks in a row, then the
+  // hour-later request stands and the chain ends.
+  TimeMs at = 10 * kHour;
+  int granted = 0;
+  for (;;) {
+    const TimeMs wake = e.Handle(Event::Timer(at)).wake_at;
+    if (wake != at + 1) {
+      EXPECT_EQ(wake, at + kHour);
+      break;
+    }
+    ASSERT_LE(++granted, Engine::kMaxRelooks) << "re-looks were granted without end";
+    at = wake;
+  }
+  EXPECT_EQ(granted, Engine::kMaxRelooks);
+  // Another event starts a new chain.
+  e.Handle(Event::Arrival(at + 5, MakeJob("j", WorkloadKind::kBatch, 1, 60)));
+  EXPECT_EQ(e.last_cycle().wake_at, at + 6);
+}
+
 // Stops the first running allocation whenever asked to make room; asks to be tried again
 // after 10 minutes when that room went unused.
 class StopAnything : public PreemptPlugin {
