@@ -307,9 +307,7 @@ void Engine::Enqueue(Job& job) {
   job.queued = true;
   job.seq = next_seq_++;
   job.queued_since = now_;
-  auto key = policy_.queue_sort->Key(job, *this);
-  job.key0 = key.first;
-  job.key1 = key.second;
+  job.key = policy_.queue_sort->Key(job, *this);
   if (policy_.queue_sort->dynamic() && !job.rekey && policy_.queue_sort->KeyChanges(job)) {
     job.rekey = true;
     rekey_.push_back(job.id);
@@ -329,9 +327,7 @@ void Engine::SortQueue() {
   if (policy_.queue_sort->dynamic()) {
     for (WorkloadId id : queue_) {
       Job& j = jobs_[static_cast<size_t>(id)];
-      auto key = policy_.queue_sort->Key(j, *this);
-      j.key0 = key.first;
-      j.key1 = key.second;
+      j.key = policy_.queue_sort->Key(j, *this);
     }
   }
   std::stable_sort(queue_.begin(), queue_.end(), QueueLess());
@@ -348,9 +344,8 @@ void Engine::RekeyQueue() {
     }
     rekey_[kept++] = id;
     const auto key = policy_.queue_sort->Key(j, *this);
-    if (key.first == j.key0 && key.second == j.key1) continue;
-    j.key0 = key.first;
-    j.key1 = key.second;
+    if (key == j.key) continue;
+    j.key = key;
     moved.push_back(id);
   }
   rekey_.resize(kept);

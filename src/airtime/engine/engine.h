@@ -187,8 +187,7 @@ class Engine {
     return [this](WorkloadId a, WorkloadId b) {
       const Job& x = jobs_[static_cast<size_t>(a)];
       const Job& y = jobs_[static_cast<size_t>(b)];
-      if (x.key0 != y.key0) return x.key0 < y.key0;
-      if (x.key1 != y.key1) return x.key1 < y.key1;
+      if (x.key != y.key) return x.key < y.key;
       return x.seq < y.seq;
     };
   }

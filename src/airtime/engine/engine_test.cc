@@ -335,7 +335,7 @@ class ShiftingKeys : public QueueSortPlugin {
   std::string_view name() const override { return "shifting"; }
   bool dynamic() const override { return true; }
   bool KeyChanges(const Job& job) const override { return job.s().name[0] == 'm'; }
-  std::pair<double, double> Key(const Job& job, const Engine& engine) const override {
+  QueueKey Key(const Job& job, const Engine& engine) const override {
     ++(*calls_)[job.s().name];
     if (KeyChanges(job)) return {0, 100 - 10 * ToHours(engine.now())};
     return {0, job.s().work_seconds / 60};

@@ -31,6 +31,14 @@ enum class WaitReason : uint8_t {
 };
 const char* WaitReasonName(WaitReason r);
 
+// A waiting workload's place in the queue, ascending: `group`, then `rank` within it, then
+// `tie` among equal ranks; arrival order last.
+struct QueueKey {
+  double group = 0, rank = 0, tie = 0;
+  bool operator==(const QueueKey&) const = default;
+  auto operator<=>(const QueueKey&) const = default;
+};
+
 struct WaitInfo {
   WaitReason reason = WaitReason::kNone;
   WorkloadId blocker = kNoWorkload;  // kBehindHead: the workload at the head
@@ -78,8 +86,8 @@ struct alignas(64) Job {
   double value_density = 0;  // value per GPU-hour of its shape
 
   // Queue order.
-  int64_t seq = 0;            // arrival order into the queue
-  double key0 = 0, key1 = 0;  // policy sort key
+  int64_t seq = 0;  // arrival order into the queue
+  QueueKey key;     // policy sort key
 
   // Timing.
   TimeMs submitted = 0;

@@ -39,8 +39,8 @@ class QueueSortPlugin {
  public:
   virtual ~QueueSortPlugin() = default;
   virtual std::string_view name() const = 0;
-  // Ascending (key0, key1); ties by arrival order.
-  virtual std::pair<double, double> Key(const Job& job, const Engine& engine) const = 0;
+  // Ascending QueueKey; equal keys in arrival order.
+  virtual QueueKey Key(const Job& job, const Engine& engine) const = 0;
   // True when keys change with time (ages, attained service): the keys of waiting work are
   // computed again each cycle. False keys are computed once when a workload joins the queue.
   virtual bool dynamic() const { return false; }

@@ -45,6 +45,28 @@ TEST(AirtimePolicyTest, DenserWorkGoesFirst) {
   EXPECT_EQ(r.decisions.back().workload, 2);
 }
 
+// Work of one value rate earns the same per GPU-hour in any order, but value comes on
+// completion: the job with the least work left goes first, whatever the arrival order.
+TEST(AirtimePolicyTest, AmongEqualValueRatesTheLeastWorkLeftGoesFirst) {
+  Cluster c = MakeCluster({{"A100-80GB", 4, 1}});
+  Engine e = MakeAirtime(c);
+  e.Handle(Event::Arrival(0, MakeJob("hog", WorkloadKind::kTraining, 4, 3600)));
+  WorkloadSpec day = MakeJob("day", WorkloadKind::kTraining, 4, 24 * 3600);
+  day.value.on_completion = 2.0 * 4 * 24;  // $2 per GPU-hour, as the others
+  WorkloadSpec hour = MakeJob("hour", WorkloadKind::kTraining, 4, 3600);
+  hour.value.on_completion = 2.0 * 4;
+  WorkloadSpec week = MakeJob("week", WorkloadKind::kTraining, 4, 7 * 24 * 3600);
+  week.value.on_completion = 2.0 * 4 * 24 * 7;
+  e.Handle(Event::Arrival(1, day));
+  e.Handle(Event::Arrival(2, week));
+  e.Handle(Event::Arrival(3, hour));
+  EXPECT_EQ(e.queue(), (std::vector<WorkloadId>{3, 1, 2}));
+  auto& r = e.Handle(Event::Completion(kHour, e.job(0).allocations.front()));
+  ASSERT_EQ(Count(r, DecisionType::kStart), 1);
+  EXPECT_EQ(r.decisions.back().workload, 3);
+  EXPECT_DOUBLE_EQ(WorkLeftHours(e.job(2)), 7 * 24.0);
+}
+
 // Priority acts: raising a waiting job's priority moves it ahead of denser work (50 points
 // double its rank's density), and with priority_doubling=0 the order is value alone.
 TEST(AirtimePolicyTest, RaisingAPriorityMovesTheJobAhead) {

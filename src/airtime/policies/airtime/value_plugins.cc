@@ -69,12 +69,18 @@ double PriorityWeight(int priority, double doubling) {
   return std::exp2(std::clamp(static_cast<double>(priority) / doubling, -16.0, 16.0));
 }
 
+double WorkLeftHours(const Job& job) {
+  if (job.is_service()) return 0;
+  return std::max(0.0, job.s().work_seconds - job.work_saved) / 3600.0;
+}
+
 bool ValueOrder::KeyChanges(const Job& job) const { return HasCostOfDelay(job); }
 
-std::pair<double, double> ValueOrder::Key(const Job& job, const Engine& engine) const {
-  // Services first, each group densest first; ties in arrival order.
+QueueKey ValueOrder::Key(const Job& job, const Engine& engine) const {
+  // Services first, each group densest first; then the least work left.
   return {job.is_service() ? 0.0 : 1.0,
-          -UrgentDensity(job, engine, urgency_) * PriorityWeight(job.priority, doubling_)};
+          -UrgentDensity(job, engine, urgency_) * PriorityWeight(job.priority, doubling_),
+          WorkLeftHours(job)};
 }
 
 double SpeedScore::Score(const Job& job, NodeIndex node, const Engine& engine) const {
@@ -327,10 +333,11 @@ bool ValuePreempt::ByValue(const Job& job, Engine& engine, int pool) {
   return true;
 }
 
-std::pair<double, double> QuotaValueOrder::Key(const Job& job, const Engine& engine) const {
+QueueKey QuotaValueOrder::Key(const Job& job, const Engine& engine) const {
   if (job.is_service()) return {0.0, -job.value_density};
   return {WithinQuota(*q_, job, engine) ? 1.0 : 2.0,
-          -UrgentDensity(job, engine, urgency_) * PriorityWeight(job.priority, doubling_)};
+          -UrgentDensity(job, engine, urgency_) * PriorityWeight(job.priority, doubling_),
+          WorkLeftHours(job)};
 }
 
 bool WithinQuota(KaiQueues& q, const Job& job, const Engine& engine) {

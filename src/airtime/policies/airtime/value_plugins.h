@@ -44,9 +44,17 @@ std::string NoValueNote(const Job& job);
 // queue only: the value counted, and what preemption may take, stay the value itself.
 double PriorityWeight(int priority, double doubling);
 
+// Hours of work `job` has left at reference speed (0 for a service): its work less what it
+// kept across stops.
+double WorkLeftHours(const Job& job);
+
 // Realtime replicas first; then value per GPU-hour (UrgentDensity) times the priority's
-// weight (PriorityWeight), highest first; then arrival. Dynamic while `urgency` > 0: a
-// deadline's cost of delay grows as it nears.
+// weight (PriorityWeight), highest first; among equal ranks the least work left first
+// (WorkLeftHours), then arrival. Work of one value rate earns the same per GPU-hour in any
+// order, but value comes on completion: the shortest first brings it soonest and lowers
+// the mean time to finish, and a job resumed after a preemption keeps its place among
+// equals by what it has left, not behind everything that queued meanwhile. Dynamic while
+// `urgency` > 0: a deadline's cost of delay grows as it nears.
 class ValueOrder : public QueueSortPlugin {
  public:
   explicit ValueOrder(DurationMs urgency = kHour, double priority_doubling = 0)
@@ -54,7 +62,7 @@ class ValueOrder : public QueueSortPlugin {
   std::string_view name() const override { return "value-density"; }
   bool dynamic() const override { return urgency_ > 0; }
   bool KeyChanges(const Job& job) const override;
-  std::pair<double, double> Key(const Job& job, const Engine& engine) const override;
+  QueueKey Key(const Job& job, const Engine& engine) const override;
   std::string Note(const Job& job) const override { return NoValueNote(job); }
 
  private:
@@ -81,7 +89,7 @@ class QuotaValueOrder : public QueueSortPlugin {
       : q_(std::move(q)), urgency_(urgency), doubling_(priority_doubling) {}
   std::string_view name() const override { return "value-density-within-quota"; }
   bool dynamic() const override { return true; }
-  std::pair<double, double> Key(const Job& job, const Engine& engine) const override;
+  QueueKey Key(const Job& job, const Engine& engine) const override;
   std::string Note(const Job& job) const override { return NoValueNote(job); }
 
  private:

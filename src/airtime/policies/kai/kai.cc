@@ -30,7 +30,7 @@ class KaiOrder : public QueueSortPlugin {
   explicit KaiOrder(Queues q) : q_(std::move(q)) {}
   std::string_view name() const override { return "kai-queue-order"; }
   bool dynamic() const override { return true; }
-  std::pair<double, double> Key(const Job& job, const Engine&) const override {
+  QueueKey Key(const Job& job, const Engine&) const override {
     const TimeMs t = job.is_service() ? job.queued_since : job.submitted;
     return {q_->OrderKey(job), -1e13 * job.priority + static_cast<double>(t)};
   }

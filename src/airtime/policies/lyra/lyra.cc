@@ -33,7 +33,7 @@ using State = std::shared_ptr<LyraState>;
 class LyraOrder : public QueueSortPlugin {
  public:
   std::string_view name() const override { return "lyra-services-first"; }
-  std::pair<double, double> Key(const Job& job, const Engine&) const override {
+  QueueKey Key(const Job& job, const Engine&) const override {
     if (job.is_service()) return {0, static_cast<double>(job.queued_since)};
     return {1, static_cast<double>(job.submitted)};
   }

@@ -2,12 +2,12 @@
 
 namespace airtime {
 
-std::pair<double, double> ArrivalOrder::Key(const Job& job, const Engine&) const {
+QueueKey ArrivalOrder::Key(const Job& job, const Engine&) const {
   const TimeMs t = job.is_service() ? job.queued_since : job.submitted;
   return {static_cast<double>(t), 0.0};
 }
 
-std::pair<double, double> PriorityOrder::Key(const Job& job, const Engine&) const {
+QueueKey PriorityOrder::Key(const Job& job, const Engine&) const {
   const TimeMs t = job.is_service() ? job.queued_since : job.submitted;
   return {-static_cast<double>(job.priority), static_cast<double>(t)};
 }

@@ -14,14 +14,14 @@ namespace airtime {
 class ArrivalOrder : public QueueSortPlugin {
  public:
   std::string_view name() const override { return "arrival"; }
-  std::pair<double, double> Key(const Job& job, const Engine& engine) const override;
+  QueueKey Key(const Job& job, const Engine& engine) const override;
 };
 
 // Higher priority first, then arrival.
 class PriorityOrder : public QueueSortPlugin {
  public:
   std::string_view name() const override { return "priority"; }
-  std::pair<double, double> Key(const Job& job, const Engine& engine) const override;
+  QueueKey Key(const Job& job, const Engine& engine) const override;
 };
 
 // Strict order: the first workload that does not fit blocks every one behind it.

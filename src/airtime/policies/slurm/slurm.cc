@@ -76,7 +76,7 @@ class MultifactorOrder : public QueueSortPlugin {
   explicit MultifactorOrder(std::shared_ptr<SlurmState> st) : st_(std::move(st)) {}
   std::string_view name() const override { return "multifactor"; }
   bool dynamic() const override { return true; }
-  std::pair<double, double> Key(const Job& job, const Engine& engine) const override {
+  QueueKey Key(const Job& job, const Engine& engine) const override {
     const TimeMs since = job.is_service() ? job.queued_since : job.submitted;
     return {-Priority(job, engine, *st_), static_cast<double>(since)};
   }

@@ -53,7 +53,7 @@ class LasOrder : public QueueSortPlugin {
   explicit LasOrder(std::shared_ptr<TiresiasState> st) : st_(std::move(st)) {}
   std::string_view name() const override { return "2d-las"; }
   bool dynamic() const override { return true; }
-  std::pair<double, double> Key(const Job& job, const Engine&) const override {
+  QueueKey Key(const Job& job, const Engine&) const override {
     const Track* t = st_->track(job);
     if (job.is_service() || !t) return {0.0, static_cast<double>(job.queued_since)};
     return {static_cast<double>(t->queue), static_cast<double>(t->entered)};
