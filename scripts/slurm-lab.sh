@@ -124,8 +124,8 @@ stop_lab() {
   fi
   # slurmstepd processes of this lab's jobs (their spool directory is under $lab).
   for p in $(pgrep -x slurmstepd 2>/dev/null || true); do
-    if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "$lab" ||
-      [[ "$(readlink "/proc/$p/cwd" 2>/dev/null)" == "$lab"* ]]; then
+    if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q "$lab/" ||
+      [[ "$(readlink "/proc/$p/cwd" 2>/dev/null)/" == "$lab/"* ]]; then
       kill -9 "$p" 2>/dev/null || true
     fi
   done
@@ -276,7 +276,10 @@ start_munge() {
     chown munge:munge /etc/munge/munge.key
     chmod 0400 /etc/munge/munge.key
   fi
-  runuser -u munge -- /usr/sbin/munged --num-threads=10
+  (
+    close_fds
+    exec runuser -u munge -- /usr/sbin/munged --num-threads=10
+  )
   touch "$lab/run/munged.ours"
   munge -n | unmunge >/dev/null || die "munged does not answer"
 }
@@ -289,6 +292,17 @@ check_ports() {
   done
   ((${#taken[@]} == 0)) ||
     die "port(s) ${taken[*]} already in use (another Slurm?); set AIRTIME_SLURM_PORT"
+}
+
+# Closes this shell's descriptors above 2. The daemons start in a subshell that calls this
+# first: a daemon that kept one would hold, for as long as it runs, whatever the caller had
+# open (a flock on a build lock, the pipe a test reads this script's output from).
+close_fds() {
+  local fd
+  for fd in "/proc/$BASHPID/fd"/*; do
+    fd=${fd##*/}
+    if ((fd > 2)); then eval "exec $fd>&-"; fi
+  done
 }
 
 start_lab() {
@@ -316,9 +330,11 @@ start_lab() {
   say "munged up"
   # Plain daemon names: Slurm checks argv[0], and auth/jwt loads only in "slurmctld".
   # -c: a clean lab, no jobs from an earlier run.
-  /usr/sbin/slurmctld -c
-  local i
-  for i in $(seq 1 "$nodes"); do /usr/sbin/slurmd -N "n$i"; done
+  (
+    close_fds
+    /usr/sbin/slurmctld -c
+    for i in $(seq 1 "$nodes"); do /usr/sbin/slurmd -N "n$i"; done
+  )
   say "slurmctld and $nodes slurmd started"
   local idle=0
   for _ in $(seq 1 300); do
@@ -342,9 +358,11 @@ start_lab() {
   [[ -n "$token" ]] || die "scontrol token gave no token (is auth/jwt loaded?)"
   # slurmrestd refuses root: it runs as nobody and the JWT decides who acts. Without
   # slurmdbd its default plugins (openapi/dbv0.0.3x) are fatal, so name the ones it can load.
-  SLURM_JWT=daemon setsid /usr/sbin/slurmrestd -a rest_auth/jwt -u nobody \
-    -s openapi/v0.0.38,openapi/v0.0.37,openapi/v0.0.36 "127.0.0.1:$rest_port" \
-    >"$lab/log/slurmrestd.log" 2>&1 </dev/null &
+  (
+    close_fds
+    SLURM_JWT=daemon exec setsid /usr/sbin/slurmrestd -a rest_auth/jwt -u nobody \
+      -s openapi/v0.0.38,openapi/v0.0.37,openapi/v0.0.36 "127.0.0.1:$rest_port"
+  ) >"$lab/log/slurmrestd.log" 2>&1 </dev/null &
   echo $! >"$lab/run/slurmrestd.pid"
   local ok=0
   for _ in $(seq 1 100); do

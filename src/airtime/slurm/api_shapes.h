@@ -50,7 +50,10 @@ class ApiShapes {
   virtual StatusOr<int64_t> ParseSubmitted(const nlohmann::json& body) const = 0;
 
   // POST job/{id}: the bodies of the updates this version can make.
-  virtual nlohmann::json HoldBody(bool hold) const = 0;
+  virtual nlohmann::json HoldBody() const = 0;
+  // Release: no longer held, and eligible now. A requeued job is otherwise not eligible
+  // for about 2 minutes (22.05 sets its begin time 121 s ahead).
+  virtual nlohmann::json ReleaseBody() const = 0;
   virtual nlohmann::json PriorityBody(int64_t priority) const = 0;
   // Whether an update can set a pending job's required nodes (ReqNodeList). v0.0.38 refuses
   // the key ("Disabled key: required_nodes"); the client then uses scontrol.

@@ -8,7 +8,8 @@
 //     "errors" while succeeding: the job id decides;
 //   - a submission's "nodes" must be a string ("2"): the array form [2,2] is taken as 1 node;
 //   - "signal" refuses the batch-shell form "B:USR1@60" ("Invalid SIGNAL specification");
-//   - an update refuses "required_nodes" ("Disabled key") and a priority while held.
+//   - an update refuses "required_nodes" ("Disabled key") and a priority while held;
+//     "begin_time" takes Slurm's time words ("now"), not a Unix time.
 #include <memory>
 
 #include "airtime/slurm/api_shapes.h"
@@ -243,7 +244,9 @@ class ShapesV0038 final : public ApiShapes {
     return id;
   }
 
-  json HoldBody(bool hold) const override { return {{"hold", hold}}; }
+  json HoldBody() const override { return {{"hold", true}}; }
+  // begin_time takes Slurm's time words, not a number ("Unable to parse time").
+  json ReleaseBody() const override { return {{"hold", false}, {"begin_time", "now"}}; }
   json PriorityBody(int64_t priority) const override {
     return {{"priority", std::to_string(priority)}};
   }

@@ -4,12 +4,18 @@
 
 namespace airtime::slurm {
 
-HttpJson::HttpJson(RestOptions options)
-    : options_(std::move(options)), client_(std::make_unique<httplib::Client>(options_.url)) {
+HttpJson::HttpJson(RestOptions options) : options_(std::move(options)) { Reconnect(); }
+
+void HttpJson::Reconnect() {
+  client_ = std::make_unique<httplib::Client>(options_.url);
   client_->set_connection_timeout(options_.connect_timeout);
   client_->set_read_timeout(options_.timeout);
   client_->set_write_timeout(options_.timeout);
-  client_->set_keep_alive(true);
+  // One connection per call. slurmrestd closes a connection after an error answer (with
+  // "Connection: Close", which Debian's cpp-httplib 0.11 does not honour) and sometimes after
+  // others: a kept-alive socket then fails the next call with "Read", and a submission cannot
+  // be retried safely. A local connect costs well under a millisecond.
+  client_->set_keep_alive(false);
 }
 
 HttpJson::~HttpJson() = default;

@@ -47,6 +47,8 @@ class HttpJson {
  private:
   StatusOr<nlohmann::json> Call(std::string_view method, const std::string& path,
                                 const nlohmann::json* body);
+  // A new connection for the next call.
+  void Reconnect();
 
   RestOptions options_;
   std::unique_ptr<httplib::Client> client_;

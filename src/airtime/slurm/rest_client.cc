@@ -129,10 +129,10 @@ Status RestSlurmClient::SetRequiredNodes(int64_t job, const std::vector<std::str
 }
 
 Status RestSlurmClient::Release(int64_t job) {
-  return Update(job, shapes_->HoldBody(false), "release");
+  return Update(job, shapes_->ReleaseBody(), "release");
 }
 
-Status RestSlurmClient::Hold(int64_t job) { return Update(job, shapes_->HoldBody(true), "hold"); }
+Status RestSlurmClient::Hold(int64_t job) { return Update(job, shapes_->HoldBody(), "hold"); }
 
 Status RestSlurmClient::SetPriority(int64_t job, int64_t priority) {
   if (priority < 1 || priority > 0xFFFFFFFELL)

@@ -35,11 +35,15 @@ class SlurmClient {
   // Steers a pending job to these nodes (ReqNodeList). A running job is refused: Slurm's
   // NodeList= only shrinks it, which is not what airtime means.
   virtual Status SetRequiredNodes(int64_t job, const std::vector<std::string>& nodes) = 0;
+  // Releases a pending job, held or not, and makes it eligible now (a requeued job is
+  // otherwise not eligible for about 2 minutes).
   virtual Status Release(int64_t job) = 0;
   virtual Status Hold(int64_t job) = 0;
   // A pending job's priority; Slurm refuses it while the job is held.
   virtual Status SetPriority(int64_t job, int64_t priority) = 0;
   // Preemption: back to pending (held too when `hold`, for airtime to release later).
+  // Slurm itself restarts an unheld requeued job only after about 2 minutes; Release
+  // restarts it at once.
   virtual Status Requeue(int64_t job, bool hold) = 0;
   virtual Status Cancel(int64_t job) = 0;
 };
