@@ -135,6 +135,8 @@ class SlurmE2E : public ::testing::Test {
       Shell("cat " + dir_ + "/log/jobcomp.txt >&2");
       std::cerr << "---- job output\n";
       Shell("tail -n 5 " + dir_ + "/out/*.out >&2");
+      std::cerr << "---- slurmd logs (end)\n";
+      Shell("tail -n 8 " + dir_ + "/log/slurmd-n*.log >&2");
     }
     if (std::getenv("AIRTIME_SLURM_E2E_KEEP") != nullptr) {
       std::cerr << "AIRTIME_SLURM_E2E_KEEP: the lab stays up in " << dir_ << "\n";
@@ -308,10 +310,15 @@ TEST_F(SlurmE2E, SteersAHeldJobReadsItsGpusRequeuesAndCancels) {
   // Slurm would restart it by itself only after about 2 minutes (its begin time is set
   // 121 s ahead); Release makes it eligible now. It stays on n4 (ReqNodeList stays).
   EXPECT_EQ(Job(*id).state_reason, "BeginTime");
+  // Released at once after the requeue, Release first waits for the next second: a run
+  // allocated within the second of the requeue would be refused by slurmd ("Job credential
+  // revoked") and FAIL.
+  t0 = std::chrono::steady_clock::now();
   Status again = client_->Release(*id);
   ASSERT_TRUE(again.ok()) << again.ToString();
   ASSERT_TRUE(WaitFor([&] { return Job(*id).state == "RUNNING"; }))
       << Job(*id).state << " " << Job(*id).state_reason;
+  std::cerr << "release after requeue to RUNNING: " << MsSince(t0) << " ms\n";
   EXPECT_THAT(Job(*id).nodes, ElementsAre("n4"));
 
   // Preempt and keep it: requeuehold; it stays pending and held until released.
@@ -337,6 +344,10 @@ TEST_F(SlurmE2E, SteersAHeldJobReadsItsGpusRequeuesAndCancels) {
   EXPECT_THAT(j.nodes, ElementsAre("n3"));
   ASSERT_THAT(j.gpus, SizeIs(1));
   EXPECT_THAT(j.gpus[0].indices, ElementsAre(0, 1));
+  // The job itself runs there, on those GPUs (the output file is appended to by each run).
+  ASSERT_TRUE(WaitFor([&] {
+    return ReadFile(out_file).find("CVD=0,1 host=n3") != std::string::npos;
+  })) << ReadFile(out_file);
 
   {
     Status st = client_->Cancel(*id);

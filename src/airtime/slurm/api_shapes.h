@@ -51,8 +51,10 @@ class ApiShapes {
 
   // POST job/{id}: the bodies of the updates this version can make.
   virtual nlohmann::json HoldBody() const = 0;
-  // Release: no longer held, and eligible now. A requeued job is otherwise not eligible
-  // for about 2 minutes (22.05 sets its begin time 121 s ahead).
+  // Release: no longer held, and eligible now. A requeued job is otherwise not eligible for
+  // about 2 minutes (22.05 sets its begin time 121 s ahead). Not "now+N": slurmctld does not
+  // wake up when a begin time passes, so the job would wait for its next periodic pass
+  // (up to a minute).
   virtual nlohmann::json ReleaseBody() const = 0;
   virtual nlohmann::json PriorityBody(int64_t priority) const = 0;
   // Whether an update can set a pending job's required nodes (ReqNodeList). v0.0.38 refuses

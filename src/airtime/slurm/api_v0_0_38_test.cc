@@ -160,6 +160,13 @@ TEST_F(V0038, BuildsASubmission) {
   EXPECT_EQ((*shapes_->SubmitBody(r))["job"]["gres"], "gpu:2");
 }
 
+TEST_F(V0038, UpdateBodies) {
+  EXPECT_EQ(shapes_->ReleaseBody(), json({{"hold", false}, {"begin_time", "now"}}));
+  EXPECT_EQ(shapes_->HoldBody(), json({{"hold", true}}));
+  EXPECT_EQ(shapes_->PriorityBody(7), json({{"priority", "7"}}));
+  EXPECT_FALSE(shapes_->CanUpdateRequiredNodes());
+}
+
 TEST_F(V0038, RefusesABadSubmission) {
   JobRequest r;
   r.name = "x";

@@ -1,6 +1,7 @@
 #include "airtime/slurm/rest_client.h"
 
 #include <cstdlib>
+#include <thread>
 
 #include "airtime/base/strings.h"
 
@@ -129,6 +130,20 @@ Status RestSlurmClient::SetRequiredNodes(int64_t job, const std::vector<std::str
 }
 
 Status RestSlurmClient::Release(int64_t job) {
+  // A requeue revokes the job's credential on its nodes, and slurmd compares credentials by
+  // the wall-clock second: a new run of the job allocated within the second of the
+  // revocation is refused ("Job credential revoked") and the job FAILS. Released soon after
+  // this client requeued it, the job waits for the second after the one that began half a
+  // second after the requeue (0.5-1.5 s; the half second covers the revocation reaching
+  // slurmd after the requeue returned).
+  if (auto it = requeued_at_.find(job); it != requeued_at_.end()) {
+    using std::chrono::system_clock;
+    const auto after =
+        std::chrono::floor<std::chrono::seconds>(it->second + std::chrono::milliseconds(500)) +
+        std::chrono::seconds(1);
+    requeued_at_.erase(it);
+    if (system_clock::now() < after) std::this_thread::sleep_until(after);
+  }
   return Update(job, shapes_->ReleaseBody(), "release");
 }
 
@@ -143,8 +158,12 @@ Status RestSlurmClient::SetPriority(int64_t job, int64_t priority) {
 
 Status RestSlurmClient::Requeue(int64_t job, bool hold) {
   AIRTIME_RETURN_IF_ERROR(CheckJobId(job));
+  const auto asked = std::chrono::system_clock::now();
   auto out = scontrol_.Run({hold ? "requeuehold" : "requeue", std::to_string(job)});
-  return out.ok() ? OkStatus() : out.status();
+  if (!out.ok()) return out.status();
+  if (requeued_at_.size() > 100000) requeued_at_.clear();  // bounded; entries matter 2 s
+  requeued_at_[job] = asked;
+  return OkStatus();
 }
 
 Status RestSlurmClient::Cancel(int64_t job) {

@@ -5,6 +5,8 @@
 // libslurm. Not thread-safe: one per thread, or a lock around it.
 #pragma once
 
+#include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +58,8 @@ class RestSlurmClient final : public SlurmClient {
 
   std::unique_ptr<ApiShapes> shapes_;
   std::string release_;
+  // When this client last requeued each job, by the wall clock (see Release).
+  std::map<int64_t, std::chrono::system_clock::time_point> requeued_at_;
   HttpJson http_;
   Scontrol scontrol_;
 };

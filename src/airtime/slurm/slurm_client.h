@@ -36,7 +36,9 @@ class SlurmClient {
   // NodeList= only shrinks it, which is not what airtime means.
   virtual Status SetRequiredNodes(int64_t job, const std::vector<std::string>& nodes) = 0;
   // Releases a pending job, held or not, and makes it eligible now (a requeued job is
-  // otherwise not eligible for about 2 minutes).
+  // otherwise not eligible for about 2 minutes). Within 1.5 s of a requeue by this client
+  // it first waits, up to 1.5 s, for the next wall-clock second: slurmd refuses a run of
+  // the job started within the second of the requeue, and the job would fail.
   virtual Status Release(int64_t job) = 0;
   virtual Status Hold(int64_t job) = 0;
   // A pending job's priority; Slurm refuses it while the job is held.
