@@ -136,6 +136,7 @@ class ShapesV0038 final : public ApiShapes {
                             res.where() + ".allocated_nodes[" + std::to_string(k) + "]");
             names.push_back(node.String("nodename"));
             if (!node.status().ok()) return node.status();
+            if (names.back().empty()) return InvalidArgument(node.where() + ".nodename: empty");
           }
           if (!names.empty()) order = std::move(names);
         }

@@ -199,6 +199,11 @@ TEST_F(V0038, NamesTheFieldThatIsWrong) {
   jobs["jobs"][1]["nodes"] = "n[4";
   EXPECT_THAT(shapes_->ParseJobs(jobs).status().message(), HasSubstr("jobs[1].nodes: hostlist"));
 
+  jobs = Sample("jobs.json");
+  jobs["jobs"][0]["job_resources"]["allocated_nodes"][0]["nodename"] = "";
+  EXPECT_THAT(shapes_->ParseJobs(jobs).status().message(),
+              HasSubstr("jobs[0].job_resources.allocated_nodes[0].nodename: empty"));
+
   json nodes = Sample("nodes.json");
   nodes["nodes"][1]["gres"] = 8;
   EXPECT_THAT(shapes_->ParseNodes(nodes).status().message(),
