@@ -308,6 +308,14 @@ close_fds() {
 start_lab() {
   [[ $(id -u) -eq 0 ]] || die "start needs root (slurmd runs jobs as their users)"
   if lab_state; then
+    local running_nodes running_gpus running_port
+    # shellcheck source=/dev/null  # written by write_config
+    read -r running_nodes running_gpus running_port < <(. "$lab/lab.env" &&
+      echo "$LAB_NODES $LAB_GPUS $LAB_CTLD_PORT")
+    if [[ "$running_nodes $running_gpus $running_port" != "$nodes $gpus $ctld_port" ]]; then
+      die "running in $lab with $running_nodes nodes x $running_gpus GPUs on port" \
+        "$running_port, not the $nodes x $gpus on port $ctld_port asked: stop it first"
+    fi
     say "already running in $lab (source $lab/env.sh)"
     return 0
   fi
