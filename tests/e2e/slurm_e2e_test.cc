@@ -412,6 +412,29 @@ TEST_F(SlurmE2E, HoldsPrioritizesAndReleases) {
   }
 }
 
+// The checkpoint grace: a signal reaches the job's own script, which can checkpoint and end.
+TEST_F(SlurmE2E, SignalsARunningJobForItsCheckpoint) {
+  JobRequest r = GpuJob("grace", "h100", 1);
+  r.hold = false;
+  r.script =
+      "#!/bin/bash\ntrap 'echo checkpointed; exit 0' USR1\necho started\n"
+      "while true; do sleep 0.1; done\n";
+  auto id = client_->Submit(r);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  const std::string out_file = dir_ + "/out/" + std::to_string(*id) + ".out";
+  ASSERT_TRUE(WaitFor([&] { return ReadFile(out_file).find("started") != std::string::npos; }))
+      << Job(*id).state << " " << Job(*id).state_reason;
+  {
+    Status st = client_->Signal(*id, "USR1");
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+  ASSERT_TRUE(WaitFor([&] { return ReadFile(out_file).find("checkpointed") != std::string::npos; }))
+      << ReadFile(out_file);
+  ASSERT_TRUE(WaitFor([&] { return Job(*id).state == "COMPLETED"; })) << Job(*id).state;
+  EXPECT_FALSE(client_->Signal(*id, "USR1; rm").ok());
+  EXPECT_FALSE(client_->Signal(999999, "USR1").ok());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {

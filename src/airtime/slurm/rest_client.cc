@@ -1,5 +1,6 @@
 #include "airtime/slurm/rest_client.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
@@ -172,6 +173,23 @@ Status RestSlurmClient::Cancel(int64_t job) {
   auto answer = http_.Delete(path);
   if (!answer.ok()) return answer.status();
   return shapes_->ResponseErrors(*answer, "cancel of job " + std::to_string(job));
+}
+
+Status RestSlurmClient::Signal(int64_t job, const std::string& signal) {
+  AIRTIME_RETURN_IF_ERROR(CheckJobId(job));
+  const bool valid = !signal.empty() && signal.size() <= 16 &&
+                     std::all_of(signal.begin(), signal.end(), [](char c) {
+                       return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+                     });
+  if (!valid)
+    return InvalidArgument("job " + std::to_string(job) + ": signal '" + signal.substr(0, 32) +
+                           "' is not a name such as USR1 or a number");
+  // DELETE with ?signal= signals the job (v0.0.38: every process, the batch shell too)
+  // rather than cancelling it.
+  const std::string path = shapes_->Path("job/" + std::to_string(job)) + "?signal=" + signal;
+  auto answer = http_.Delete(path);
+  if (!answer.ok()) return answer.status();
+  return shapes_->ResponseErrors(*answer, "signal " + signal + " to job " + std::to_string(job));
 }
 
 }  // namespace airtime::slurm

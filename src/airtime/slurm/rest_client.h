@@ -49,6 +49,7 @@ class RestSlurmClient final : public SlurmClient {
   Status SetPriority(int64_t job, int64_t priority) override;
   Status Requeue(int64_t job, bool hold) override;
   Status Cancel(int64_t job) override;
+  Status Signal(int64_t job, const std::string& signal) override;
 
  private:
   // GETs `endpoint`, failing on Slurm's errors.

@@ -48,6 +48,9 @@ class SlurmClient {
   // restarts it at once.
   virtual Status Requeue(int64_t job, bool hold) = 0;
   virtual Status Cancel(int64_t job) = 0;
+  // Sends `signal` ("USR1", "TERM" or a number) to every process of a running job, the batch
+  // shell included: the checkpoint grace before a requeue.
+  virtual Status Signal(int64_t job, const std::string& signal) = 0;
 };
 
 }  // namespace airtime::slurm
