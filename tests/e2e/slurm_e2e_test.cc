@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "airtime/slurm/rest_client.h"
+#include "airtime/slurm/slurm_cluster.h"
 #include "e2e_util.h"
 
 namespace {
@@ -271,6 +272,17 @@ TEST_F(SlurmE2E, SteersAHeldJobReadsItsGpusRequeuesAndCancels) {
   EXPECT_EQ(j.gpus[0].type, "a100");
   ASSERT_THAT(j.gpus[0].indices, SizeIs(2));
   for (int idx : j.gpus[0].indices) EXPECT_GE(idx, 3) << "n4's GPUs 0-2 are the foreign job's";
+  {
+    // The GPUs Slurm chose, as the engine's GPUs (what Engine::Adopt takes): n4 is the
+    // fourth node of 8 GPUs, so its GPU i is the engine's 24 + i.
+    auto nodes = client_->Nodes();
+    ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
+    auto sc = airtime::slurm::ClusterFromSlurm(*nodes, "lab");
+    ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+    auto engine_gpus = sc->GpusOf(j);
+    ASSERT_TRUE(engine_gpus.ok()) << engine_gpus.status().ToString();
+    EXPECT_THAT(*engine_gpus, ElementsAre(24 + j.gpus[0].indices[0], 24 + j.gpus[0].indices[1]));
+  }
   // The job sees the same GPUs.
   const std::string out_file = dir_ + "/out/" + std::to_string(*id) + ".out";
   ASSERT_TRUE(WaitFor([&] { return ReadFile(out_file).find("CVD=") != std::string::npos; }));
