@@ -28,7 +28,10 @@
 #   AIRTIME_SLURM_MEM_MB     memory each node claims (default 512000)
 #   AIRTIME_SLURM_PORT       slurmctld's port (default 6817); slurmrestd listens on PORT+3 on
 #                            127.0.0.1, node nI's slurmd on PORT+1000+I. Two labs on one host
-#                            need different ports and directories.
+#                            need different ports and directories. Keep them below the
+#                            ephemeral range (/proc/sys/net/ipv4/ip_local_port_range, 32768 up
+#                            on Linux): a client's outgoing connection may hold such a port,
+#                            and slurmctld then dies at start ("Address already in use").
 set -euo pipefail
 
 t_start=$(date +%s%N)
@@ -305,6 +308,20 @@ close_fds() {
   done
 }
 
+# A start that failed half-way: shows why, stops what it started, exits 1.
+fail_start() {
+  echo "slurm-lab: start failed: $*" >&2
+  local log
+  for log in "$lab/log/slurmctld.log" "$lab/log/slurmrestd.log"; do
+    if [[ -s "$log" ]]; then
+      echo "---- ${log#"$lab"/} (end)" >&2
+      tail -n 8 "$log" >&2
+    fi
+  done
+  stop_lab >&2
+  exit 1
+}
+
 start_lab() {
   [[ $(id -u) -eq 0 ]] || die "start needs root (slurmd runs jobs as their users)"
   if lab_state; then
@@ -344,16 +361,17 @@ start_lab() {
     for i in $(seq 1 "$nodes"); do /usr/sbin/slurmd -N "n$i"; done
   )
   say "slurmctld and $nodes slurmd started"
-  local idle=0
-  for _ in $(seq 1 300); do
-    idle=$(timeout 5 sinfo -h -N -p low -t idle -o %N 2>/dev/null | wc -l || true)
+  # Bounded by the clock, not by tries (a try may wait for sinfo's own timeout), and given
+  # up at once when slurmctld is gone (it daemonizes before it binds its port).
+  local idle=0 until=$((SECONDS + 30))
+  while ((SECONDS < until)); do
+    pid_file_alive "$lab/run/slurmctld.pid" slurmctld ||
+      fail_start "slurmctld exited during start"
+    idle=$(timeout 2 sinfo -h -N -p low -t idle -o %N 2>/dev/null | wc -l || true)
     ((idle >= nodes)) && break
     sleep 0.1
   done
-  if ((idle < nodes)); then
-    sinfo -N >&2 || true
-    die "only $idle of $nodes nodes idle after 30 s (see $lab/log)"
-  fi
+  ((idle >= nodes)) || fail_start "only $idle of $nodes nodes idle after 30 s"
   say "all $nodes nodes idle"
   # slurmctld's first scheduling pass comes about 2 s after it starts; wait for it so the
   # first job is not delayed by it.
@@ -362,8 +380,8 @@ start_lab() {
     sleep 0.1
   done
   local token
-  token="$(scontrol token lifespan=604800 | sed -n 's/^SLURM_JWT=//p')"
-  [[ -n "$token" ]] || die "scontrol token gave no token (is auth/jwt loaded?)"
+  token="$(timeout 10 scontrol token lifespan=604800 | sed -n 's/^SLURM_JWT=//p' || true)"
+  [[ -n "$token" ]] || fail_start "scontrol token gave no token (is auth/jwt loaded?)"
   # slurmrestd refuses root: it runs as nobody and the JWT decides who acts. Without
   # slurmdbd its default plugins (openapi/dbv0.0.3x) are fatal, so name the ones it can load.
   (
@@ -381,7 +399,7 @@ start_lab() {
     fi
     sleep 0.1
   done
-  ((ok)) || die "slurmrestd does not answer on 127.0.0.1:$rest_port (see $lab/log/slurmrestd.log)"
+  ((ok)) || fail_start "slurmrestd does not answer on 127.0.0.1:$rest_port"
   say "slurmrestd on 127.0.0.1:$rest_port"
   cat >"$lab/env.sh" <<EOF
 # Written by airtime's scripts/slurm-lab.sh start.

@@ -94,14 +94,32 @@ bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds limit 
   return done();
 }
 
+// Stops the labs of earlier runs of this test whose process is gone (killed by ctest's
+// timeout before its TearDown could stop the lab).
+void StopLabsOfDeadTests() {
+  const std::string prefix = "airtime_slurm_e2e_";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/tmp", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string pid = name.substr(prefix.size());
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (std::stoll(pid) == getpid() || fs::exists("/proc/" + pid)) continue;
+    std::cerr << "stopping the lab of a test that is gone: " << entry.path() << "\n";
+    Shell("AIRTIME_SLURM_DIR=" + entry.path().string() + " " + kLabScript + " stop --purge");
+  }
+}
+
 class SlurmE2E : public ::testing::Test {
  protected:
   void SetUp() override {
     const std::string why = CannotStartLab();
     if (!why.empty()) GTEST_SKIP() << "Slurm lab: " << why;
     dir_ = "/tmp/airtime_slurm_e2e_" + std::to_string(getpid());
-    // Ports of their own, away from a developer's lab on the default 6817.
-    port_ = 20000 + (getpid() % 1500) * 10;
+    // Ports of their own, away from a developer's lab on the default 6817 and below Linux's
+    // ephemeral ports (32768 up), which outgoing connections take: 10000-30994.
+    port_ = 10000 + (getpid() % 2000) * 10;
+    StopLabsOfDeadTests();
     lab_env_ = "AIRTIME_SLURM_DIR=" + dir_ + " AIRTIME_SLURM_PORT=" + std::to_string(port_) +
                " AIRTIME_SLURM_NODES=4 AIRTIME_SLURM_GPUS=8 ";
     started_ = true;
