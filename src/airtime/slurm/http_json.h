@@ -42,8 +42,6 @@ class HttpJson {
   StatusOr<nlohmann::json> Post(const std::string& path, const nlohmann::json& body);
   StatusOr<nlohmann::json> Delete(const std::string& path);
 
-  const RestOptions& options() const { return options_; }
-
  private:
   StatusOr<nlohmann::json> Call(std::string_view method, const std::string& path,
                                 const nlohmann::json* body);

@@ -85,16 +85,6 @@ int64_t JsonFields::OptionalInt(std::string_view key, int64_t fallback) {
   return out;
 }
 
-bool JsonFields::OptionalBool(std::string_view key, bool fallback) {
-  const nlohmann::json* v = Find(key, false);
-  if (v == nullptr) return fallback;
-  if (!v->is_boolean()) {
-    Fail(key, "expected a boolean, got " + JsonTypeName(*v));
-    return fallback;
-  }
-  return v->get<bool>();
-}
-
 std::vector<std::string> JsonFields::OptionalStringArray(std::string_view key) {
   std::vector<std::string> out;
   const nlohmann::json* v = Find(key, false);

@@ -28,7 +28,6 @@ class JsonFields {
   // Optional fields: absent or null give the fallback; another type is still an error.
   std::string OptionalString(std::string_view key, std::string fallback = "");
   int64_t OptionalInt(std::string_view key, int64_t fallback = 0);
-  bool OptionalBool(std::string_view key, bool fallback = false);
   std::vector<std::string> OptionalStringArray(std::string_view key);
   // A required array or object member, or nullptr (with the error recorded).
   const nlohmann::json* Array(std::string_view key);
