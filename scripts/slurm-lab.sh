@@ -10,8 +10,8 @@
 #                                       slurmrestd answers, write DIR/env.sh; when the lab is
 #                                       already up, says so and returns at once
 #        scripts/slurm-lab.sh stop      cancel the lab's jobs, stop its daemons by pid file
-#                                       (munged too when this script started it), wait until
-#                                       they have exited
+#                                       (munged too when a lab started it and no other lab
+#                                       runs), wait until they have exited
 #        scripts/slurm-lab.sh stop --purge   also delete DIR
 #        scripts/slurm-lab.sh status    print whether it is up, its nodes and its jobs; exits 0
 #                                       when up, 1 when down, 2 when partly up
@@ -55,6 +55,7 @@ mem="${AIRTIME_SLURM_MEM_MB:-512000}"
 ctld_port="${AIRTIME_SLURM_PORT:-6817}"
 rest_port=$((ctld_port + 3))
 slurmd_base=$((ctld_port + 1000))
+munged_marker=/run/munge/started-by-airtime-slurm-lab
 
 # The daemons of this lab that have pid files, in the order they are stopped.
 pid_files() {
@@ -133,19 +134,19 @@ stop_lab() {
     fi
   done
   rm -f "$lab"/run/*.pid
-  # munged: only when this lab started it and no other slurmctld or slurmd still needs it.
-  if [[ -f "$lab/run/munged.ours" ]]; then
-    if [[ -z "$(pgrep -x slurmctld || true)$(pgrep -x slurmd || true)" ]]; then
-      p="$(cat /run/munge/munged.pid 2>/dev/null || true)"
-      if alive "$p"; then
-        kill "$p" 2>/dev/null || true
-        for _ in $(seq 1 50); do
-          alive "$p" || break
-          sleep 0.1
-        done
-      fi
+  # munged: only when a lab started it (the marker sits beside munged's own pid file, so any
+  # lab's stop may end it) and no slurmctld or slurmd, of any lab, still needs it.
+  if [[ -f "$munged_marker" ]] &&
+    [[ -z "$(pgrep -x slurmctld || true)$(pgrep -x slurmd || true)" ]]; then
+    p="$(cat /run/munge/munged.pid 2>/dev/null || true)"
+    if alive "$p"; then
+      kill "$p" 2>/dev/null || true
+      for _ in $(seq 1 50); do
+        alive "$p" || break
+        sleep 0.1
+      done
     fi
-    rm -f "$lab/run/munged.ours"
+    rm -f "$munged_marker"
   fi
 }
 
@@ -283,7 +284,7 @@ start_munge() {
     close_fds
     exec runuser -u munge -- /usr/sbin/munged --num-threads=10
   )
-  touch "$lab/run/munged.ours"
+  touch "$munged_marker"
   munge -n | unmunge >/dev/null || die "munged does not answer"
 }
 
