@@ -1,5 +1,5 @@
 // Executor: launches workload processes crash-safely on this machine, watches them, stops
-// them, and adopts them again after the daemon restarts.
+// them, and adopts them again after the daemon restarts: the local Actuator (actuator.h).
 //
 // Every run is started through the shim (shim.h) in its own session, so it outlives the
 // daemon; its run directory (run_files.h) records who claimed it and how it ended. A run is
@@ -32,64 +32,17 @@
 #include <vector>
 
 #include "airtime/base/status.h"
+#include "airtime/exec/actuator.h"
 #include "airtime/exec/gpu_env.h"
 #include "airtime/exec/run_cgroup.h"
 #include "airtime/exec/run_user.h"
 
 namespace airtime {
 
-struct LaunchRequest {
-  std::string run_dir;            // created (mkdir -p) if missing; made absolute
-  std::vector<std::string> argv;  // executed directly (execvp), never through a shell
-  EnvVars env;                    // added to / overriding the daemon's environment
-  std::string shim_path;          // the airtime binary (e.g. from /proc/self/exe)
-  std::string workdir;            // empty: the daemon's working directory; else must exist
-  // Isolation (see UseCgroups): the user the workload runs as (none: the daemon's user),
-  // and, with cgroups in use, the run id that names its cgroups and the device rules
-  // (run_cgroup.h) it is allowed besides "a" denied.
-  std::optional<RunUser> user;
-  int64_t run_id = 0;
-  std::vector<std::string> device_rules;
-};
-
-struct RunHandle {
-  pid_t pid = 0;  // the shim; also the run's process group id
-  int64_t start_ticks = 0;
-  std::string boot_id;
-  std::string run_dir;
-};
-
-struct Exited {
-  int64_t run_id = 0;
-  // The workload's exit code, 128+N for signal N, or -1 when unknown.
-  int exit_code = -1;
-  // "exit", "signal": from DIR/exit.
-  // "vanished": the shim ended without writing DIR/exit (e.g. SIGKILLed); exit_code is the
-  //   shim's wait status when it was our child, 137 when we sent it SIGKILL, else -1.
-  // "refused": the shim found the run claimed by someone else and ran nothing (code 125).
-  // "no space": the shim could not write the run's files, the file system or quota being
-  //   full (code 124, kShimNoSpace); nothing ran.
-  std::string how;
-};
-
-enum class AdoptState {
-  kRunning,       // same identity, alive: now watched (its exit comes from WaitForExits)
-  kExited,        // gone: AdoptResult::exit says how
-  kNeverStarted,  // no shim claimed the run: it is now claimed "abandoned", nothing will run
-  kNotOurs,       // the pid is alive but is another process (pid reuse): treat the run as gone
-};
-const char* AdoptStateName(AdoptState state);
-
-struct AdoptResult {
-  AdoptState state = AdoptState::kNeverStarted;
-  RunHandle handle;            // the identity used (read from DIR/claim when pid was 0)
-  std::optional<Exited> exit;  // for kExited and kNotOurs
-};
-
-class Executor {
+class Executor final : public Actuator {
  public:
   static StatusOr<std::unique_ptr<Executor>> Create();
-  ~Executor();
+  ~Executor() override;
 
   // From now on every launched run (LaunchRequest::run_id > 0) gets its own cgroups, its
   // shim joins them, and a run's cgroups are killed whole and removed when it is stopped
@@ -100,28 +53,28 @@ class Executor {
   Executor& operator=(const Executor&) = delete;
 
   // Starts the shim for `request` and returns its identity. Call Watch() next.
-  StatusOr<RunHandle> Launch(const LaunchRequest& request);
+  StatusOr<RunHandle> Launch(const LaunchRequest& request) override;
 
   // Watches `handle` as `run_id` (replacing an earlier watch of that id). A process that is
   // already gone, or whose identity no longer matches, is reported by the next WaitForExits.
-  Status Watch(int64_t run_id, const RunHandle& handle);
+  Status Watch(int64_t run_id, const RunHandle& handle) override;
   bool IsWatched(int64_t run_id) const { return runs_.count(run_id) != 0; }
 
   // Blocks until at least one watched run ended, Wake() was called, or timeout_ms passed
   // (negative: no timeout); sends due SIGKILLs of Stop() meanwhile. Reaps our children.
-  std::vector<Exited> WaitForExits(int timeout_ms);
+  std::vector<Exited> WaitForExits(int timeout_ms) override;
   // Makes a concurrent or the next WaitForExits return. Any thread.
-  void Wake();
+  void Wake() override;
 
   // SIGTERM to the run's process group now, SIGKILL after grace_ms if it has not ended.
-  Status Stop(int64_t run_id, int grace_ms);
+  Status Stop(int64_t run_id, int grace_ms) override;
   // SIGKILL to the run's process group now.
-  Status StopNow(int64_t run_id);
+  Status StopNow(int64_t run_id) override;
 
   // After a daemon restart: decides what became of a run recorded with this identity
   // (pid 0: the daemon died before recording it; DIR/claim tells). See AdoptState.
   StatusOr<AdoptResult> Adopt(int64_t run_id, const std::string& run_dir, pid_t pid,
-                              int64_t start_ticks, const std::string& boot_id);
+                              int64_t start_ticks, const std::string& boot_id) override;
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -120,8 +120,8 @@ Status Daemon::Init() {
   holds_.SetMaxClosed(options_.max_hold_calls);
   auto executor = Executor::Create();
   if (!executor.ok()) return executor.status();
-  executor_ = std::move(*executor);
-  if (isolating()) executor_->UseCgroups(cgroups_);
+  if (isolating()) (*executor)->UseCgroups(cgroups_);
+  actuator_ = std::move(*executor);
   startup_note_ = std::to_string(uuid_of_gpu_.size()) + " GPU(s)" +
                   (options_.fake_gpus.empty() ? "" : " (simulated: " + options_.fake_gpus + ")") +
                   (note.empty() ? "" : "; " + note) + "; policy " + options_.policy;
@@ -149,7 +149,7 @@ void Daemon::Start() {
 void Daemon::Stop() {
   if (!running_.exchange(false)) return;
   stop_ = true;
-  executor_->Wake();
+  actuator_->Wake();
   if (loop_.joinable()) loop_.join();
   if (scraper_.joinable()) scraper_.join();
   // The loop has ended: this thread owns them.
@@ -164,7 +164,7 @@ void Daemon::Post(std::function<void()> task) {
     std::lock_guard<std::mutex> lock(inbox_mu_);
     inbox_.push_back(std::move(task));
   }
-  executor_->Wake();
+  actuator_->Wake();
 }
 
 void Daemon::Loop() {
@@ -174,7 +174,7 @@ void Daemon::Loop() {
     TimeMs next = std::min(
         {engine_wake_, ready, next_telemetry_, next_scrape_, next_ledger_save_, now + 1000});
     const int timeout = static_cast<int>(std::clamp<TimeMs>(next - now, 0, 1000));
-    std::vector<Exited> exits = executor_->WaitForExits(timeout);
+    std::vector<Exited> exits = actuator_->WaitForExits(timeout);
     const TimeMs seen = WallNow();
     exit_seen_ = std::chrono::steady_clock::now();
     for (const Exited& e : exits) OnExit(e, seen);
@@ -393,7 +393,7 @@ void Daemon::StartRun(const Decision& d) {
   // The run directory is durable before the process can exist (recovery relies on it).
   Status recorded = store_->UpdateRun(run.row);
   if (recorded.ok()) recorded = PrepareIsolatedLaunch(w, run.row, &req);
-  auto handle = recorded.ok() ? executor_->Launch(req) : StatusOr<RunHandle>(recorded);
+  auto handle = recorded.ok() ? actuator_->Launch(req) : StatusOr<RunHandle>(recorded);
   if (!handle.ok()) {
     run.row.state = "exited";
     run.row.ended_at = WallNow();
@@ -412,7 +412,7 @@ void Daemon::StartRun(const Decision& d) {
   run.row.boot_id = handle->boot_id;
   run.row.state = "running";
   (void)store_->UpdateRun(run.row);
-  if (Status st = executor_->Watch(run.row.id, *handle); !st.ok())
+  if (Status st = actuator_->Watch(run.row.id, *handle); !st.ok())
     run.row.stop_reason = "not watched: " + st.message();
   ++starts_total_;
   run_of_allocation_[d.allocation] = run.row.id;
@@ -464,7 +464,7 @@ void Daemon::StopRun(AllocationId allocation, const std::string& reason) {
     OnExit(Exited{run.row.id, 0, "no process"}, WallNow());
     return;
   }
-  if (Status st = executor_->Stop(run.row.id, static_cast<int>(w.spec->preempt_grace)); !st.ok())
+  if (Status st = actuator_->Stop(run.row.id, static_cast<int>(w.spec->preempt_grace)); !st.ok())
     run.row.stop_reason += " (signal failed: " + st.message() + ")";
 }
 

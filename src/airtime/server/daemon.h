@@ -1,10 +1,10 @@
 // Daemon: the live control plane on one machine.
 //
 // One event-loop thread owns everything that changes: the engine (the same core the
-// simulator drives), the ledger, the store and the executor. Other threads (the HTTP API's)
-// never touch them: they post a task to the loop and wait for its answer. The loop sleeps
-// in Executor::WaitForExits, so a process exit, a posted task or a timer (the engine's wake
-// time, telemetry, demand scraping) each wakes it at once.
+// simulator drives), the ledger, the store and the actuator (exec/actuator.h: the local
+// Executor). Other threads (the HTTP API's) never touch them: they post a task to the loop
+// and wait for its answer. The loop sleeps in Actuator::WaitForExits, so a process exit, a posted
+// task or a timer (the engine's wake time, telemetry, demand scraping) each wakes it at once.
 //
 // Durability: a submission is committed to the store before its answer goes out; a run row
 // ("launching") is committed before its process starts; outcomes are committed as they
@@ -212,7 +212,7 @@ class Daemon final : public ControlPlane {
   std::unordered_map<std::string, GpuIndex> gpu_of_uuid_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<airtime::Ledger> ledger_;
-  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<Actuator> actuator_;  // the local Executor
 
   std::map<int64_t, WorkloadRec> workloads_;
   std::unordered_map<std::string, int64_t> by_name_;

@@ -53,7 +53,7 @@ StatusOr<json> Daemon::Submit(const Caller& caller, std::string_view body,
       std::lock_guard<std::mutex> lock(inbox_mu_);
       submits_.push_back(p);
     }
-    executor_->Wake();
+    actuator_->Wake();
   }
   return future.get();
 }

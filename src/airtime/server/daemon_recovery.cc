@@ -116,7 +116,7 @@ Status Daemon::RecoverRun(RunRow run, TimeMs now) {
                     SameProcess(static_cast<pid_t>(run.pid), run.start_ticks, run.boot_id);
          ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    auto r = executor_->Adopt(run.id, run.run_dir, static_cast<pid_t>(run.pid), run.start_ticks,
+    auto r = actuator_->Adopt(run.id, run.run_dir, static_cast<pid_t>(run.pid), run.start_ticks,
                               run.boot_id);
     if (!r.ok()) return r.status();
     res = std::move(*r);
@@ -160,7 +160,7 @@ Status Daemon::RecoverRun(RunRow run, TimeMs now) {
       rec.stopping = true;
       if (rec.row.stop_reason.empty())
         rec.row.stop_reason = "stopped after restart: " + alloc.status().message();
-      if (process) (void)executor_->Stop(run.id, static_cast<int>(w.spec->preempt_grace));
+      if (process) (void)actuator_->Stop(run.id, static_cast<int>(w.spec->preempt_grace));
     }
     AIRTIME_RETURN_IF_ERROR(store_->UpdateRun(rec.row));
     runs_.emplace(run.id, std::move(rec));

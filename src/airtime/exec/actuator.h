@@ -1,0 +1,100 @@
+// Actuator: how the daemon acts on the world, and the values it passes. It starts a run,
+// watches it, learns when it ends, stops it (with a grace period, for a checkpoint), and
+// after a daemon restart finds out what became of a run it had started. The daemon
+// (server/daemon.h) holds one Actuator and calls nothing else to start or stop workloads.
+//
+// Implementations: Executor (executor.h), which runs processes on this machine through the
+// shim. A Slurm implementation (issue 21, over slurm/slurm_client.h) is to come; the values
+// below still name processes (a RunHandle is a shim's pid, start time and boot id), and
+// will grow a form for a Slurm job id when it does.
+//
+// Threading: one thread (the daemon's event loop) calls everything except Wake(), which any
+// thread may call to interrupt WaitForExits.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "airtime/base/status.h"
+#include "airtime/exec/gpu_env.h"
+#include "airtime/exec/run_user.h"
+
+namespace airtime {
+
+struct LaunchRequest {
+  std::string run_dir;            // created (mkdir -p) if missing; made absolute
+  std::vector<std::string> argv;  // executed directly (execvp), never through a shell
+  EnvVars env;                    // added to / overriding the daemon's environment
+  std::string shim_path;          // the airtime binary (e.g. from /proc/self/exe)
+  std::string workdir;            // empty: the daemon's working directory; else must exist
+  // Isolation (see UseCgroups): the user the workload runs as (none: the daemon's user),
+  // and, with cgroups in use, the run id that names its cgroups and the device rules
+  // (run_cgroup.h) it is allowed besides "a" denied.
+  std::optional<RunUser> user;
+  int64_t run_id = 0;
+  std::vector<std::string> device_rules;
+};
+
+struct RunHandle {
+  pid_t pid = 0;  // the shim; also the run's process group id
+  int64_t start_ticks = 0;
+  std::string boot_id;
+  std::string run_dir;
+};
+
+struct Exited {
+  int64_t run_id = 0;
+  // The workload's exit code, 128+N for signal N, or -1 when unknown.
+  int exit_code = -1;
+  // "exit", "signal": from DIR/exit.
+  // "vanished": the shim ended without writing DIR/exit (e.g. SIGKILLed); exit_code is the
+  //   shim's wait status when it was our child, 137 when we sent it SIGKILL, else -1.
+  // "refused": the shim found the run claimed by someone else and ran nothing (code 125).
+  // "no space": the shim could not write the run's files, the file system or quota being
+  //   full (code 124, kShimNoSpace); nothing ran.
+  std::string how;
+};
+
+enum class AdoptState {
+  kRunning,       // same identity, alive: now watched (its exit comes from WaitForExits)
+  kExited,        // gone: AdoptResult::exit says how
+  kNeverStarted,  // no shim claimed the run: it is now claimed "abandoned", nothing will run
+  kNotOurs,       // the pid is alive but is another process (pid reuse): treat the run as gone
+};
+const char* AdoptStateName(AdoptState state);
+
+struct AdoptResult {
+  AdoptState state = AdoptState::kNeverStarted;
+  RunHandle handle;            // the identity used (read from DIR/claim when pid was 0)
+  std::optional<Exited> exit;  // for kExited and kNotOurs
+};
+
+class Actuator {
+ public:
+  virtual ~Actuator() = default;
+
+  // Starts `request` and returns its identity. Call Watch() next.
+  virtual StatusOr<RunHandle> Launch(const LaunchRequest& request) = 0;
+  // Watches `handle` as `run_id`; its end comes from WaitForExits, exactly once.
+  virtual Status Watch(int64_t run_id, const RunHandle& handle) = 0;
+  // Blocks until at least one watched run ended, Wake() was called, or timeout_ms passed
+  // (negative: no timeout).
+  virtual std::vector<Exited> WaitForExits(int timeout_ms) = 0;
+  // Makes a concurrent or the next WaitForExits return. Any thread.
+  virtual void Wake() = 0;
+  // Asks the run to end now (SIGTERM, a checkpoint signal) and ends it for good after
+  // grace_ms. Never blocks.
+  virtual Status Stop(int64_t run_id, int grace_ms) = 0;
+  // Ends the run now.
+  virtual Status StopNow(int64_t run_id) = 0;
+  // After a daemon restart: what became of a run recorded with this identity (pid 0: the
+  // daemon died before recording it). See AdoptState.
+  virtual StatusOr<AdoptResult> Adopt(int64_t run_id, const std::string& run_dir, pid_t pid,
+                                      int64_t start_ticks, const std::string& boot_id) = 0;
+};
+
+}  // namespace airtime

@@ -1,0 +1,42 @@
+#include "airtime/slurm/api_shapes.h"
+
+#include <set>
+
+#include "airtime/base/strings.h"
+
+namespace airtime::slurm {
+
+std::unique_ptr<ApiShapes> MakeShapesV0038();  // api_v0_0_38.cc
+
+std::string ApiShapes::Path(std::string_view endpoint) const {
+  return "/slurm/" + std::string(Version()) + "/" + std::string(endpoint);
+}
+
+std::vector<std::string> SupportedApiVersions() { return {"v0.0.38"}; }
+
+std::unique_ptr<ApiShapes> ShapesFor(std::string_view version) {
+  if (version == "v0.0.38") return MakeShapesV0038();
+  return nullptr;
+}
+
+StatusOr<std::string> ChooseApiVersion(const nlohmann::json& openapi) {
+  if (!openapi.is_object() || !openapi.contains("paths") || !openapi["paths"].is_object())
+    return InvalidArgument("GET /openapi: expected an object with \"paths\"");
+  std::set<std::string> offered;
+  for (const auto& [path, _] : openapi["paths"].items()) {
+    constexpr std::string_view kPrefix = "/slurm/";
+    if (path.rfind(kPrefix, 0) != 0) continue;
+    const size_t end = path.find('/', kPrefix.size());
+    if (end == std::string::npos) continue;
+    offered.insert(path.substr(kPrefix.size(), end - kPrefix.size()));
+  }
+  for (const std::string& v : SupportedApiVersions())
+    if (offered.count(v) > 0) return v;
+  std::vector<std::string> names(offered.begin(), offered.end());
+  return FailedPrecondition("slurmrestd offers " +
+                            (names.empty() ? "no /slurm/ API" : Join(names, ", ")) +
+                            "; this build speaks " + Join(SupportedApiVersions(), ", ") +
+                            " (start slurmrestd with -s openapi/v0.0.38, or see docs/slurm.md)");
+}
+
+}  // namespace airtime::slurm

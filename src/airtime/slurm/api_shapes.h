@@ -1,0 +1,76 @@
+// ApiShapes: the JSON of one slurmrestd API version, and nothing else.
+//
+// Everything that differs between slurmrestd's versions (paths, field names, how numbers and
+// errors are written, what an update may change) lives behind this interface, one
+// implementation per version; the client (rest_client.h) speaks only records.h and
+// job_request.h. Debian 12's Slurm 22.05 serves v0.0.38 (api_v0_0_38.cc). Slurm 23.11 to 25.11
+// serve v0.0.40 to v0.0.44, which write numbers as {"set","infinite","number"} objects and
+// accept required_nodes in an update: each gets its own implementation here when a lab or a
+// cluster to record samples from is at hand (docs/slurm.md).
+//
+// Parsers never throw and never trust the input: a missing or mistyped field is an
+// InvalidArgument naming it ("GET /nodes: nodes[2].gres: expected a string, got an integer").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "airtime/base/status.h"
+#include "airtime/slurm/job_request.h"
+#include "airtime/slurm/records.h"
+
+namespace airtime::slurm {
+
+class ApiShapes {
+ public:
+  virtual ~ApiShapes() = default;
+
+  // "v0.0.38".
+  virtual std::string_view Version() const = 0;
+  // The path of an endpoint under this version: Path("jobs") -> "/slurm/v0.0.38/jobs".
+  std::string Path(std::string_view endpoint) const;
+
+  virtual StatusOr<std::vector<SlurmNode>> ParseNodes(const nlohmann::json& body) const = 0;
+  virtual StatusOr<std::vector<SlurmPartition>> ParsePartitions(
+      const nlohmann::json& body) const = 0;
+  virtual StatusOr<std::vector<SlurmJob>> ParseJobs(const nlohmann::json& body) const = 0;
+  // The Slurm release a response names ("22.05.8"); "" when it names none.
+  virtual std::string ParseRelease(const nlohmann::json& body) const = 0;
+
+  // The errors a response reports, as one Status (OK when none). `what` names the call.
+  virtual Status ResponseErrors(const nlohmann::json& body, std::string_view what) const = 0;
+
+  // POST job/submit: the body, and the job id from the answer.
+  virtual StatusOr<nlohmann::json> SubmitBody(const JobRequest& request) const = 0;
+  virtual StatusOr<int64_t> ParseSubmitted(const nlohmann::json& body) const = 0;
+
+  // POST job/{id}: the bodies of the updates this version can make.
+  virtual nlohmann::json HoldBody() const = 0;
+  // Release: no longer held, and eligible now. A requeued job is otherwise not eligible for
+  // about 2 minutes (22.05 sets its begin time 121 s ahead). Not "now+N": slurmctld does not
+  // wake up when a begin time passes, so the job would wait for its next periodic pass
+  // (up to a minute).
+  virtual nlohmann::json ReleaseBody() const = 0;
+  virtual nlohmann::json PriorityBody(int64_t priority) const = 0;
+  // Whether an update can set a pending job's required nodes (ReqNodeList). v0.0.38 refuses
+  // the key ("Disabled key: required_nodes"); the client then uses scontrol.
+  virtual bool CanUpdateRequiredNodes() const = 0;
+};
+
+// The versions this build speaks, newest first.
+std::vector<std::string> SupportedApiVersions();
+
+// The shapes of `version`, or nullptr when this build does not speak it.
+std::unique_ptr<ApiShapes> ShapesFor(std::string_view version);
+
+// The newest version that both this build and the server speak, from the server's OpenAPI
+// document (GET /openapi: its "paths" name /slurm/vX.Y.Z/...). FailedPrecondition, naming
+// the server's versions, when there is none in common.
+StatusOr<std::string> ChooseApiVersion(const nlohmann::json& openapi);
+
+}  // namespace airtime::slurm

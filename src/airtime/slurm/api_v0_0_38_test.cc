@@ -1,0 +1,272 @@
+// The v0.0.38 shapes against answers recorded from Debian 12's slurmrestd 22.05.8
+// (testdata/v0.0.38/, captured from scripts/slurm-lab.sh's lab: 4 nodes, n1-n2 with 8 h100,
+// n3-n4 with 8 a100).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "airtime/slurm/api_shapes.h"
+
+namespace airtime::slurm {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using json = nlohmann::json;
+
+json Sample(const std::string& name) {
+  std::ifstream f(std::string(AIRTIME_SOURCE_DIR) + "/src/airtime/slurm/testdata/v0.0.38/" + name);
+  std::stringstream s;
+  s << f.rdbuf();
+  json j = json::parse(s.str(), nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << name;
+  return j;
+}
+
+class V0038 : public ::testing::Test {
+ protected:
+  std::unique_ptr<ApiShapes> shapes_ = ShapesFor("v0.0.38");
+};
+
+TEST_F(V0038, ReadsTheLabsNodesWithTypedGpus) {
+  auto nodes = shapes_->ParseNodes(Sample("nodes.json"));
+  ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
+  ASSERT_EQ(nodes->size(), 4u);
+  const SlurmNode& n1 = (*nodes)[0];
+  EXPECT_EQ(n1.name, "n1");
+  EXPECT_EQ(n1.state, "mixed");
+  EXPECT_THAT(n1.partitions, ElementsAre("low", "high"));
+  ASSERT_EQ(n1.gres.size(), 1u);
+  EXPECT_EQ(n1.gres[0].type, "h100");
+  EXPECT_EQ(n1.gres[0].count, 8);
+  ASSERT_EQ(n1.gres_used.size(), 1u);
+  EXPECT_THAT(n1.gres_used[0].indices, ElementsAre(0, 1, 2));
+  EXPECT_EQ(n1.cpus, 64);
+  EXPECT_TRUE(n1.Usable());
+  EXPECT_EQ((*nodes)[3].gres[0].type, "a100");
+}
+
+TEST_F(V0038, DrainedAndDownNodesAreNotUsable) {
+  auto nodes = shapes_->ParseNodes(Sample("nodes_down.json"));
+  ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
+  EXPECT_TRUE((*nodes)[0].Usable());
+  EXPECT_FALSE((*nodes)[2].Usable());
+  EXPECT_THAT((*nodes)[2].state_flags, ElementsAre("DRAIN"));
+  EXPECT_EQ((*nodes)[2].reason, "airtime test");
+  EXPECT_EQ((*nodes)[3].state, "down");
+  EXPECT_FALSE((*nodes)[3].Usable());
+  EXPECT_THAT((*nodes)[3].gres_used[0].indices, IsEmpty());
+}
+
+TEST_F(V0038, ReadsPartitions) {
+  auto parts = shapes_->ParsePartitions(Sample("partitions.json"));
+  ASSERT_TRUE(parts.ok()) << parts.status().ToString();
+  ASSERT_EQ(parts->size(), 2u);
+  EXPECT_EQ((*parts)[0].name, "low");
+  EXPECT_TRUE((*parts)[0].is_default);
+  EXPECT_THAT((*parts)[0].nodes, ElementsAre("n1", "n2", "n3", "n4"));
+  EXPECT_EQ((*parts)[1].name, "high");
+  EXPECT_FALSE((*parts)[1].is_default);
+  EXPECT_EQ((*parts)[1].priority_tier, 10);
+}
+
+TEST_F(V0038, ReadsJobsWithTheGpuIndicesSlurmChosePerNode) {
+  auto jobs = shapes_->ParseJobs(Sample("jobs.json"));
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_EQ(jobs->size(), 4u);
+  const SlurmJob& j1 = (*jobs)[0];
+  EXPECT_EQ(j1.id, 1);
+  EXPECT_EQ(j1.name, "w1");
+  EXPECT_EQ(j1.comment, "airtime: test");
+  EXPECT_EQ(j1.state, "RUNNING");
+  EXPECT_THAT(j1.nodes, ElementsAre("n4"));
+  EXPECT_THAT(j1.required_nodes, ElementsAre("n4"));
+  ASSERT_EQ(j1.gpus.size(), 1u);
+  EXPECT_EQ(j1.gpus[0].node, "n4");
+  EXPECT_EQ(j1.gpus[0].type, "a100");
+  EXPECT_THAT(j1.gpus[0].indices, ElementsAre(0, 1));
+  EXPECT_THAT((*jobs)[1].gpus[0].indices, ElementsAre(2, 3));  // the same node, the next two
+
+  const SlurmJob& gang = (*jobs)[2];  // submitted with sbatch: a foreign job
+  EXPECT_EQ(gang.name, "foreign");
+  EXPECT_THAT(gang.nodes, ElementsAre("n1", "n2"));
+  ASSERT_EQ(gang.gpus.size(), 2u);
+  EXPECT_EQ(gang.gpus[1].node, "n2");
+  EXPECT_EQ(gang.gpus[1].type, "h100");
+  EXPECT_THAT(gang.gpus[1].indices, ElementsAre(0, 1, 2));
+
+  const SlurmJob& held = (*jobs)[3];
+  EXPECT_TRUE(held.Held());
+  EXPECT_EQ(held.state_reason, "JobHeldUser");
+  EXPECT_THAT(held.nodes, IsEmpty());
+  EXPECT_THAT(held.gpus, IsEmpty());
+  EXPECT_FALSE(j1.Held());
+}
+
+TEST_F(V0038, ARequeueHeldJobIsPendingHeldWithARestart) {
+  auto jobs = shapes_->ParseJobs(Sample("jobs_requeued.json"));
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_TRUE((*jobs)[0].Held());
+  EXPECT_EQ((*jobs)[0].restarts, 1);
+}
+
+TEST_F(V0038, ReportsSlurmsErrorsAndRelease) {
+  const json missing = Sample("job_not_found.json");
+  Status st = shapes_->ResponseErrors(missing, "GET job/999");
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.message(), HasSubstr("Invalid job id specified"));
+  EXPECT_THAT(st.message(), HasSubstr("2017"));
+  EXPECT_TRUE(shapes_->ResponseErrors(Sample("ping.json"), "ping").ok());
+  EXPECT_EQ(shapes_->ParseRelease(Sample("ping.json")), "22.05.8");
+}
+
+TEST_F(V0038, ASubmissionSucceedsDespiteTheHeldStateWarning) {
+  auto id = shapes_->ParseSubmitted(Sample("submit_held.json"));
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_EQ(*id, 10);
+  auto refused = shapes_->ParseSubmitted(Sample("submit_bad_signal.json"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("Invalid SIGNAL specification"));
+}
+
+TEST_F(V0038, BuildsASubmission) {
+  JobRequest r;
+  r.name = "train-7";
+  r.comment = "airtime: placed on n3 for value";
+  r.partition = "low";
+  r.gpu_type = "a100";
+  r.gpus_per_node = 2;
+  r.nodes = 2;
+  r.script = "#!/bin/bash\nexec python3 train.py\n";
+  r.environment["AIRTIME_CHECKPOINT_DIR"] = "/ckpt/7";
+  r.grace_signal = GraceSignal{"USR1", 30};
+  r.time_limit_minutes = 90;
+  auto body = shapes_->SubmitBody(r);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  const json& job = (*body)["job"];
+  EXPECT_EQ((*body)["script"], r.script);
+  EXPECT_EQ(job["gres"], "gpu:a100:2");
+  EXPECT_EQ(job["nodes"], "2");  // a string: the array form is taken as one node
+  EXPECT_EQ(job["hold"], true);
+  EXPECT_EQ(job["signal"], "USR1@30");  // v0.0.38 refuses "B:USR1@30"
+  EXPECT_EQ(job["time_limit"], 90);
+  EXPECT_EQ(job["environment"]["AIRTIME_CHECKPOINT_DIR"], "/ckpt/7");
+  EXPECT_TRUE(job["environment"].contains("PATH"));
+  r.gpu_type = "";
+  EXPECT_EQ((*shapes_->SubmitBody(r))["job"]["gres"], "gpu:2");
+}
+
+TEST_F(V0038, UpdateBodies) {
+  EXPECT_EQ(shapes_->ReleaseBody(), json({{"hold", false}, {"begin_time", "now"}}));
+  EXPECT_EQ(shapes_->HoldBody(), json({{"hold", true}}));
+  EXPECT_EQ(shapes_->PriorityBody(7), json({{"priority", "7"}}));
+  EXPECT_FALSE(shapes_->CanUpdateRequiredNodes());
+}
+
+TEST_F(V0038, RefusesABadSubmission) {
+  JobRequest r;
+  r.name = "x";
+  r.script = "echo no shebang";
+  EXPECT_THAT(shapes_->SubmitBody(r).status().message(), HasSubstr("#!"));
+  r.script = "#!/bin/sh\n";
+  r.grace_signal = GraceSignal{"B:USR1", 30};
+  EXPECT_THAT(shapes_->SubmitBody(r).status().message(), HasSubstr("grace signal"));
+  r.grace_signal.reset();
+  r.nodes = 0;
+  EXPECT_FALSE(shapes_->SubmitBody(r).ok());
+}
+
+TEST_F(V0038, NamesTheFieldThatIsWrong) {
+  json jobs = Sample("jobs.json");
+  jobs["jobs"][2]["job_id"] = "3";
+  EXPECT_THAT(shapes_->ParseJobs(jobs).status().message(),
+              HasSubstr("jobs[2].job_id: expected an integer, got string"));
+
+  jobs = Sample("jobs.json");
+  jobs["jobs"][2]["gres_detail"].erase(1);
+  EXPECT_THAT(shapes_->ParseJobs(jobs).status().message(),
+              HasSubstr("jobs[2].gres_detail: 1 entries for 2 nodes"));
+
+  jobs = Sample("jobs.json");
+  jobs["jobs"][0]["gres_detail"][0] = "gpu:a100:2(IDX:0-1";
+  EXPECT_THAT(shapes_->ParseJobs(jobs).status().message(), HasSubstr("jobs[0].gres_detail[0]"));
+
+  jobs = Sample("jobs.json");
+  jobs["jobs"][1]["nodes"] = "n[4";
+  EXPECT_THAT(shapes_->ParseJobs(jobs).status().message(), HasSubstr("jobs[1].nodes: hostlist"));
+
+  jobs = Sample("jobs.json");
+  jobs["jobs"][0]["job_resources"]["allocated_nodes"][0]["nodename"] = "";
+  EXPECT_THAT(shapes_->ParseJobs(jobs).status().message(),
+              HasSubstr("jobs[0].job_resources.allocated_nodes[0].nodename: empty"));
+
+  json nodes = Sample("nodes.json");
+  nodes["nodes"][1]["gres"] = 8;
+  EXPECT_THAT(shapes_->ParseNodes(nodes).status().message(),
+              HasSubstr("nodes[1].gres: expected a string"));
+  nodes["nodes"] = json::object();
+  EXPECT_THAT(shapes_->ParseNodes(nodes).status().message(), HasSubstr("nodes: expected an array"));
+  EXPECT_FALSE(shapes_->ParsePartitions(json::array()).ok());
+  EXPECT_FALSE(shapes_->ParseJobs(json("jobs")).ok());
+}
+
+// Every field of every recorded job, replaced by a value of each JSON type in turn: the
+// parser answers (a value or an error), never throws or crashes.
+TEST_F(V0038, SurvivesAnyTypeInAnyField) {
+  const json base = Sample("jobs.json");
+  const json values[] = {nullptr,
+                         true,
+                         -1,
+                         1.5,
+                         "",
+                         "n[1-",
+                         json::array(),
+                         json::object(),
+                         json::array({1, "a"}),
+                         18446744073709551615ULL};
+  int errors = 0;
+  for (size_t i = 0; i < base["jobs"].size(); ++i) {
+    for (const auto& [key, _] : base["jobs"][i].items()) {
+      for (const json& v : values) {
+        json mutated = base;
+        mutated["jobs"][i][key] = v;
+        auto jobs = shapes_->ParseJobs(mutated);
+        if (!jobs.ok()) ++errors;
+      }
+    }
+  }
+  EXPECT_GT(errors, 0);
+  const json nodes = Sample("nodes.json");
+  for (const auto& [key, _] : nodes["nodes"][0].items()) {
+    for (const json& v : values) {
+      json mutated = nodes;
+      mutated["nodes"][0][key] = v;
+      (void)shapes_->ParseNodes(mutated);
+    }
+  }
+}
+
+TEST(ApiVersion, ChoosesTheNewestVersionBothSpeak) {
+  auto v = ChooseApiVersion(Sample("openapi_paths.json"));
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(*v, "v0.0.38");
+  ASSERT_NE(ShapesFor(*v), nullptr);
+  EXPECT_EQ(ShapesFor(*v)->Path("jobs"), "/slurm/v0.0.38/jobs");
+
+  const json newer = {{"paths",
+                       {{"/slurm/v0.0.41/jobs", json::object()},
+                        {"/slurm/v0.0.40/jobs", json::object()},
+                        {"/openapi", json::object()}}}};
+  auto none = ChooseApiVersion(newer);
+  ASSERT_FALSE(none.ok());
+  EXPECT_THAT(none.status().message(), HasSubstr("offers v0.0.40, v0.0.41"));
+  EXPECT_FALSE(ChooseApiVersion(json::array()).ok());
+  EXPECT_EQ(ShapesFor("v0.0.99"), nullptr);
+}
+
+}  // namespace
+}  // namespace airtime::slurm

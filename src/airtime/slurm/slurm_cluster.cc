@@ -1,0 +1,89 @@
+#include "airtime/slurm/slurm_cluster.h"
+
+#include <set>
+
+#include "airtime/base/strings.h"
+
+namespace airtime::slurm {
+
+StatusOr<SlurmCluster> ClusterFromSlurm(const std::vector<SlurmNode>& nodes,
+                                        const std::string& name, const GpuCatalog& catalog) {
+  if (nodes.empty()) return InvalidArgument("Slurm reports no nodes");
+  std::vector<Node> out;
+  std::vector<std::string> left_out;
+  // Per engine Node: its Slurm node and the Slurm index of its first GPU.
+  std::vector<std::pair<std::string, int>> origin;
+  std::set<std::string> seen;
+  for (const SlurmNode& sn : nodes) {
+    if (!seen.insert(sn.name).second)
+      return InvalidArgument("Slurm reports node '" + sn.name + "' twice");
+    std::vector<const Gres*> gpus;
+    int64_t total = 0;
+    for (const Gres& g : sn.gres) {
+      if (g.name != "gpu") continue;
+      gpus.push_back(&g);
+      total += g.count;
+    }
+    if (total > 4096)
+      return InvalidArgument("Slurm node '" + sn.name + "' reports " + std::to_string(total) +
+                             " GPUs (more than 4096)");
+    Node base;
+    base.cpu_milli = sn.cpus > 0 ? sn.cpus * 1000 : 0;
+    base.memory_mib = sn.real_memory_mb > 0 ? sn.real_memory_mb : 0;
+    if (sn.partitions.size() == 1) base.pool = sn.partitions[0];
+    int first_index = 0;
+    bool any = false;
+    for (const Gres* g : gpus) {
+      const int index = first_index;
+      first_index += static_cast<int>(g->count);
+      if (g->count == 0) continue;
+      auto type =
+          g->type.empty() ? StatusOr<GpuTypeId>(NotFound("untyped")) : catalog.Find(g->type);
+      if (!type.ok()) {
+        left_out.push_back(
+            sn.name + ": " + std::to_string(g->count) + " x gpu" +
+            (g->type.empty() ? " without a type" : ":" + g->type + " (unknown type)"));
+        continue;
+      }
+      Node n = base;
+      n.gpu_type = *type;
+      n.gpu_count = static_cast<int>(g->count);
+      n.name = gpus.size() > 1 ? sn.name + "-" + ToLower(g->type) : sn.name;
+      out.push_back(std::move(n));
+      origin.emplace_back(sn.name, index);
+      any = true;
+    }
+    if (!any) {
+      Node n = base;
+      n.name = sn.name;
+      out.push_back(std::move(n));
+      origin.emplace_back(sn.name, 0);
+    }
+  }
+  auto cluster = Cluster::Build(name, std::move(out), catalog);
+  if (!cluster.ok()) return cluster.status();
+  SlurmCluster result{std::move(*cluster), "", {}};
+  if (!left_out.empty()) result.note = "left out GPUs airtime cannot type: " + Join(left_out, "; ");
+  for (size_t g = 0; g < result.cluster.gpu_count(); ++g) {
+    const GpuRef& ref = result.cluster.gpu(static_cast<GpuIndex>(g));
+    const auto& [slurm_node, first] = origin[static_cast<size_t>(ref.node)];
+    result.gpu_of[{slurm_node, first + ref.index_on_node}] = static_cast<GpuIndex>(g);
+  }
+  return result;
+}
+
+StatusOr<std::vector<GpuIndex>> SlurmCluster::GpusOf(const SlurmJob& job) const {
+  std::vector<GpuIndex> out;
+  for (const NodeGpus& ng : job.gpus) {
+    for (int i : ng.indices) {
+      auto it = gpu_of.find({ng.node, i});
+      if (it == gpu_of.end())
+        return NotFound("job " + std::to_string(job.id) + ": GPU " + std::to_string(i) +
+                        " of node '" + ng.node + "' is not in the cluster airtime knows");
+      out.push_back(it->second);
+    }
+  }
+  return out;
+}
+
+}  // namespace airtime::slurm
