@@ -483,6 +483,38 @@ TEST(AirtimePolicyTest, WarmSparesOnFreeGpusAndWhenTheyYield) {
 
 // Spares give way only to work that found no place: a job that starts on another GPU type
 // as it arrives does not take a spare down with it (a replica loaded and dropped again).
+// A spare gives way only where its GPUs would make room for the waiting work: a job larger
+// than what is free plus the spares gets nothing from them, and releasing them would only
+// bring them back a pass later, a cold start each time (flapping).
+TEST(AirtimePolicyTest, ASpareDoesNotGiveWayToWorkItsGpusCannotHold) {
+  Cluster c = MakeCluster({{"H100", 4, 1}});
+  WorkloadSpec svc = MakeService("svc", 10);
+  svc.realtime.max_replicas = 4;
+  Engine e = MakeAirtime(c);
+  e.Handle(Event::Arrival(0, svc));
+  e.Handle(Event::Demand(0, 0, 15));  // 2 replicas needed, one spare: 1 GPU free
+  ASSERT_EQ(e.job(0).live_replicas(), 3);
+  WorkloadSpec wide = MakeJob("wide", WorkloadKind::kBatch, 4, 3600);
+  wide.value.on_completion = 4000;  // 1,000 per GPU-hour: outbids the service
+  e.Handle(Event::Arrival(kMinute, wide));
+  int released = 0;
+  for (int i = 1; i <= 5; ++i)
+    released +=
+        Count(e.Handle(Event::Demand(kMinute + i * kSecond, 0, 15)), DecisionType::kRelease);
+  EXPECT_EQ(released, 0);
+  EXPECT_EQ(e.job(0).live_replicas(), 3);
+  // The same job two GPUs wide fits in the free GPU and the spare's: the spare gives way.
+  Engine f = MakeAirtime(c);
+  f.Handle(Event::Arrival(0, svc));
+  f.Handle(Event::Demand(0, 0, 15));
+  WorkloadSpec two = MakeJob("two", WorkloadKind::kBatch, 2, 3600);
+  two.value.on_completion = 2000;
+  f.Handle(Event::Arrival(kMinute, two));
+  f.Handle(Event::Timer(kMinute + 1));
+  EXPECT_EQ(f.job(1).phase, JobPhase::kRunning);
+  EXPECT_EQ(f.job(0).live_replicas(), 2);
+}
+
 TEST(AirtimePolicyTest, ASpareStaysWhenArrivingWorkStartsElsewhere) {
   Cluster c = MakeCluster({{"L4", 3, 1}, {"A100-80GB", 2, 1}});
   WorkloadSpec svc = MakeService("svc", 10);

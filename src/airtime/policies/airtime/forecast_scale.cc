@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "airtime/engine/engine.h"
 
@@ -130,7 +131,11 @@ int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) cons
   for (size_t t = 0; t < engine.nodes_of_type().size(); ++t) {
     const auto type = static_cast<GpuTypeId>(t);
     if (!shape.AllowsType(type)) continue;
-    if (WaitingMilli(type) > 0) {
+    // Spares give way only to work their GPUs (with what is free) would make room for, and
+    // not where room was left free while that work waited all the same.
+    const int64_t room = engine.state().free_milli_of_type(type) + (firm + loose) * unit;
+    if (WaitingMilli(type) > 0 && SmallestWaiting(type) <= room &&
+        !WaitsInVain(type, unit, engine.now())) {
       waiting = true;
       outbid = outbid || WaitingDensity(type) > service.value_density;
     }
@@ -275,6 +280,10 @@ void ForecastScale::RecordWaiting(const Engine& engine) {
   free_after_pass_.assign(types, 0);
   for (size_t t = 0; t < types; ++t)
     free_after_pass_[t] = engine.state().free_milli_of_type(static_cast<GpuTypeId>(t));
+  idle_while_waiting_.resize(types);
+  constexpr int64_t kNoWaiting = std::numeric_limits<int64_t>::max();
+  smallest_waiting_.assign(types + 1, kNoWaiting);
+  auto& smallest_waiting = smallest_waiting_;
   for (WorkloadId id : engine.queue()) {
     const Job& j = engine.job(id);
     if (j.never_fits || j.is_service()) continue;
@@ -291,6 +300,7 @@ void ForecastScale::RecordWaiting(const Engine& engine) {
     const size_t size_class = SizeClass(milli);
     auto add = [&](size_t k) {
       waiting_milli_[k] += milli;
+      smallest_waiting[k] = std::min(smallest_waiting[k], milli);
       const size_t c = k * kSizeClasses + size_class;
       if (j.value_density > waiting_density_[c]) {
         waiting_density_[c] = j.value_density;
@@ -303,6 +313,29 @@ void ForecastScale::RecordWaiting(const Engine& engine) {
       for (GpuTypeId t : s.allowed_types) add(static_cast<size_t>(t));
     }
   }
+  // The most of each type a pass left free while work that needs no more than that waited for
+  // it (for a place, a permit), within `keep`.
+  const TimeMs now = engine.now();
+  for (size_t t = 0; t < types; ++t) {
+    const int64_t smallest = std::min(smallest_waiting[t], smallest_waiting[types]);
+    if (smallest == kNoWaiting || free_after_pass_[t] < smallest) continue;
+    IdleWhileWaiting& rec = idle_while_waiting_[t];
+    if (rec.at == kNever || now - rec.at >= o_.keep || free_after_pass_[t] >= rec.milli)
+      rec = {now, free_after_pass_[t]};
+  }
+}
+
+int64_t ForecastScale::SmallestWaiting(GpuTypeId type) const {
+  const auto t = static_cast<size_t>(type);
+  if (t + 1 >= smallest_waiting_.size()) return std::numeric_limits<int64_t>::max();
+  return std::min(smallest_waiting_[t], smallest_waiting_.back());
+}
+
+bool ForecastScale::WaitsInVain(GpuTypeId type, int64_t unit, TimeMs now) const {
+  const auto t = static_cast<size_t>(type);
+  if (t >= idle_while_waiting_.size()) return false;
+  const IdleWhileWaiting& rec = idle_while_waiting_[t];
+  return rec.at != kNever && now - rec.at < o_.keep && rec.milli >= unit;
 }
 
 int64_t ForecastScale::WaitingMilli(GpuTypeId type) const {

@@ -128,6 +128,11 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
   // The work left waiting by the last allocation pass, per GPU type it could use: what
   // arrives and starts at once never waits, and so never makes a spare give way for nothing.
   void RecordWaiting(const Engine& engine);
+  // The smallest waiting work that could use `type` (milli-GPUs; int64 max: none).
+  int64_t SmallestWaiting(GpuTypeId type) const;
+  // Whether a pass within `keep` left room for a replica of `unit` milli-GPUs free on `type`
+  // while work waited for it: the waiting work would not take a spare's GPUs either.
+  bool WaitsInVain(GpuTypeId type, int64_t unit, TimeMs now) const;
   // Milli-GPU the waiting work could use on `type`.
   int64_t WaitingMilli(GpuTypeId type) const;
   // The densest waiting work's value per GPU-hour on `type` (0: none waits).
@@ -157,6 +162,17 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
   std::vector<double> waiting_density_;
   std::vector<double> waiting_loss_h_;
   std::vector<int64_t> free_after_pass_;  // per type: free milli-GPUs the last pass left
+  // Per type: the most of it a pass left free while work that needed no more than that waited
+  // for it all the same (for a place, a permit), within `keep` (when, and milli-GPUs). Where
+  // that was room for a replica, spares do not give way to the waiting work: giving way would
+  // free GPUs nobody takes, and the spares would come back a pass later, a cold start each
+  // time (flapping).
+  struct IdleWhileWaiting {
+    TimeMs at = kNever;
+    int64_t milli = 0;
+  };
+  std::vector<IdleWhileWaiting> idle_while_waiting_;
+  std::vector<int64_t> smallest_waiting_;  // per type ([type count]: any type), milli-GPUs
   // Sizes up to 1, 2, 4, 8 GPUs and larger: what waits for the GPUs of a replica is the work
   // that fits in them.
   static constexpr size_t kSizeClasses = 5;
