@@ -29,23 +29,40 @@ StatusOr<const json*> TopArray(const json& body, const char* key, std::string_vi
   return arr;
 }
 
-// Expands a hostlist field, recording an error on `f` when it is malformed.
-std::vector<std::string> Hostlist(JsonFields& f, std::string_view key, const std::string& text) {
-  auto names = ExpandHostlist(text);
-  if (!names.ok()) {
-    f.Fail(key, names.status().message());
+// Each element of the array `key` of a response body, parsed by `parse(item, fields)` into a
+// T; the first error, naming the element ("WHAT: KEY[i]..."), ends it.
+template <typename T, typename Parse>
+StatusOr<std::vector<T>> ParseEach(const json& body, const char* key, const std::string& what,
+                                   Parse parse) {
+  auto arr = TopArray(body, key, what);
+  if (!arr.ok()) return arr.status();
+  std::vector<T> out;
+  for (size_t i = 0; i < (*arr)->size(); ++i) {
+    const json& item = (**arr)[i];
+    JsonFields f(item, what + ": " + key + "[" + std::to_string(i) + "]");
+    StatusOr<T> one = parse(item, f);
+    if (!one.ok()) return one.status();
+    out.push_back(std::move(*one));
+  }
+  return out;
+}
+
+// A field's text parsed by `parsed`, or empty with the error recorded on `f` under `key`.
+template <typename T>
+T OrFail(JsonFields& f, std::string_view key, StatusOr<T> parsed) {
+  if (!parsed.ok()) {
+    f.Fail(key, parsed.status().message());
     return {};
   }
-  return std::move(*names);
+  return std::move(*parsed);
+}
+
+std::vector<std::string> Hostlist(JsonFields& f, std::string_view key, const std::string& text) {
+  return OrFail(f, key, ExpandHostlist(text));
 }
 
 std::vector<Gres> GresField(JsonFields& f, std::string_view key, const std::string& text) {
-  auto list = ParseGresList(text);
-  if (!list.ok()) {
-    f.Fail(key, list.status().message());
-    return {};
-  }
-  return std::move(*list);
+  return OrFail(f, key, ParseGresList(text));
 }
 
 bool ValidSignal(std::string_view s) {
@@ -60,103 +77,92 @@ class ShapesV0038 final : public ApiShapes {
   std::string_view Version() const override { return "v0.0.38"; }
 
   StatusOr<std::vector<SlurmNode>> ParseNodes(const json& body) const override {
-    auto arr = TopArray(body, "nodes", "GET /nodes");
-    if (!arr.ok()) return arr.status();
-    std::vector<SlurmNode> out;
-    for (size_t i = 0; i < (*arr)->size(); ++i) {
-      JsonFields f((**arr)[i], "GET /nodes: nodes[" + std::to_string(i) + "]");
-      SlurmNode n;
-      n.name = f.String("name");
-      n.state = f.String("state");
-      n.state_flags = f.OptionalStringArray("state_flags");
-      n.reason = f.OptionalString("reason");
-      n.partitions = f.OptionalStringArray("partitions");
-      n.gres = GresField(f, "gres", f.OptionalString("gres"));
-      n.gres_used = GresField(f, "gres_used", f.OptionalString("gres_used"));
-      n.cpus = f.OptionalInt("cpus");
-      n.real_memory_mb = f.OptionalInt("real_memory");
-      if (!f.status().ok()) return f.status();
-      if (n.name.empty()) return InvalidArgument(f.where() + ".name: empty");
-      out.push_back(std::move(n));
-    }
-    return out;
+    return ParseEach<SlurmNode>(
+        body, "nodes", "GET /nodes", [](const json&, JsonFields& f) -> StatusOr<SlurmNode> {
+          SlurmNode n;
+          n.name = f.String("name");
+          n.state = f.String("state");
+          n.state_flags = f.OptionalStringArray("state_flags");
+          n.reason = f.OptionalString("reason");
+          n.partitions = f.OptionalStringArray("partitions");
+          n.gres = GresField(f, "gres", f.OptionalString("gres"));
+          n.gres_used = GresField(f, "gres_used", f.OptionalString("gres_used"));
+          n.cpus = f.OptionalInt("cpus");
+          n.real_memory_mb = f.OptionalInt("real_memory");
+          if (!f.status().ok()) return f.status();
+          if (n.name.empty()) return InvalidArgument(f.where() + ".name: empty");
+          return n;
+        });
   }
 
   StatusOr<std::vector<SlurmPartition>> ParsePartitions(const json& body) const override {
-    auto arr = TopArray(body, "partitions", "GET /partitions");
-    if (!arr.ok()) return arr.status();
-    std::vector<SlurmPartition> out;
-    for (size_t i = 0; i < (*arr)->size(); ++i) {
-      JsonFields f((**arr)[i], "GET /partitions: partitions[" + std::to_string(i) + "]");
-      SlurmPartition p;
-      p.name = f.String("name");
-      p.nodes = Hostlist(f, "nodes", f.OptionalString("nodes"));
-      p.priority_tier = f.OptionalInt("priority_tier");
-      for (const std::string& flag : f.OptionalStringArray("flags"))
-        if (flag == "default") p.is_default = true;
-      p.state = f.OptionalString("state");
-      if (!f.status().ok()) return f.status();
-      out.push_back(std::move(p));
-    }
-    return out;
+    return ParseEach<SlurmPartition>(
+        body, "partitions", "GET /partitions",
+        [](const json&, JsonFields& f) -> StatusOr<SlurmPartition> {
+          SlurmPartition p;
+          p.name = f.String("name");
+          p.nodes = Hostlist(f, "nodes", f.OptionalString("nodes"));
+          p.priority_tier = f.OptionalInt("priority_tier");
+          for (const std::string& flag : f.OptionalStringArray("flags"))
+            if (flag == "default") p.is_default = true;
+          p.state = f.OptionalString("state");
+          if (!f.status().ok()) return f.status();
+          return p;
+        });
   }
 
   StatusOr<std::vector<SlurmJob>> ParseJobs(const json& body) const override {
-    auto arr = TopArray(body, "jobs", "GET /jobs");
-    if (!arr.ok()) return arr.status();
-    std::vector<SlurmJob> out;
-    for (size_t i = 0; i < (*arr)->size(); ++i) {
-      const json& item = (**arr)[i];
-      JsonFields f(item, "GET /jobs: jobs[" + std::to_string(i) + "]");
-      SlurmJob j;
-      j.id = f.Int("job_id");
-      j.name = f.OptionalString("name");
-      j.comment = f.OptionalString("comment");
-      j.state = f.String("job_state");
-      j.state_reason = f.OptionalString("state_reason");
-      j.partition = f.OptionalString("partition");
-      j.user = f.OptionalString("user_name");
-      j.nodes = Hostlist(f, "nodes", f.OptionalString("nodes"));
-      j.required_nodes = Hostlist(f, "required_nodes", f.OptionalString("required_nodes"));
-      j.priority = f.OptionalInt("priority");
-      j.restarts = f.OptionalInt("restart_cnt");
-      j.submit_time = f.OptionalInt("submit_time");
-      j.start_time = f.OptionalInt("start_time");
-      const std::vector<std::string> detail = f.OptionalStringArray("gres_detail");
-      // The node order of gres_detail: job_resources.allocated_nodes, else "nodes".
-      std::vector<std::string> order = j.nodes;
-      if (item.is_object() && item.contains("job_resources") && item["job_resources"].is_object()) {
-        JsonFields res(item["job_resources"], f.where() + ".job_resources");
-        if (const json* alloc = item["job_resources"].contains("allocated_nodes")
-                                    ? res.Array("allocated_nodes")
-                                    : nullptr) {
-          std::vector<std::string> names;
-          for (size_t k = 0; k < alloc->size(); ++k) {
-            JsonFields node((*alloc)[k],
-                            res.where() + ".allocated_nodes[" + std::to_string(k) + "]");
-            names.push_back(node.String("nodename"));
-            if (!node.status().ok()) return node.status();
-            if (names.back().empty()) return InvalidArgument(node.where() + ".nodename: empty");
+    return ParseEach<SlurmJob>(
+        body, "jobs", "GET /jobs", [](const json& item, JsonFields& f) -> StatusOr<SlurmJob> {
+          SlurmJob j;
+          j.id = f.Int("job_id");
+          j.name = f.OptionalString("name");
+          j.comment = f.OptionalString("comment");
+          j.state = f.String("job_state");
+          j.state_reason = f.OptionalString("state_reason");
+          j.partition = f.OptionalString("partition");
+          j.user = f.OptionalString("user_name");
+          j.nodes = Hostlist(f, "nodes", f.OptionalString("nodes"));
+          j.required_nodes = Hostlist(f, "required_nodes", f.OptionalString("required_nodes"));
+          j.priority = f.OptionalInt("priority");
+          j.restarts = f.OptionalInt("restart_cnt");
+          j.submit_time = f.OptionalInt("submit_time");
+          j.start_time = f.OptionalInt("start_time");
+          const std::vector<std::string> detail = f.OptionalStringArray("gres_detail");
+          // The node order of gres_detail: job_resources.allocated_nodes, else "nodes".
+          std::vector<std::string> order = j.nodes;
+          if (item.is_object() && item.contains("job_resources") &&
+              item["job_resources"].is_object()) {
+            JsonFields res(item["job_resources"], f.where() + ".job_resources");
+            if (const json* alloc = item["job_resources"].contains("allocated_nodes")
+                                        ? res.Array("allocated_nodes")
+                                        : nullptr) {
+              std::vector<std::string> names;
+              for (size_t k = 0; k < alloc->size(); ++k) {
+                JsonFields node((*alloc)[k],
+                                res.where() + ".allocated_nodes[" + std::to_string(k) + "]");
+                names.push_back(node.String("nodename"));
+                if (!node.status().ok()) return node.status();
+                if (names.back().empty()) return InvalidArgument(node.where() + ".nodename: empty");
+              }
+              if (!names.empty()) order = std::move(names);
+            }
+            if (!res.status().ok()) return res.status();
           }
-          if (!names.empty()) order = std::move(names);
-        }
-        if (!res.status().ok()) return res.status();
-      }
-      if (!f.status().ok()) return f.status();
-      if (!detail.empty() && detail.size() != order.size())
-        return InvalidArgument(f.where() + ".gres_detail: " + std::to_string(detail.size()) +
-                               " entries for " + std::to_string(order.size()) + " nodes");
-      for (size_t k = 0; k < detail.size(); ++k) {
-        auto list = ParseGresList(detail[k]);
-        if (!list.ok())
-          return InvalidArgument(f.where() + ".gres_detail[" + std::to_string(k) +
-                                 "]: " + list.status().message());
-        for (Gres& g : *list)
-          if (g.name == "gpu") j.gpus.push_back({order[k], g.type, std::move(g.indices)});
-      }
-      out.push_back(std::move(j));
-    }
-    return out;
+          if (!f.status().ok()) return f.status();
+          if (!detail.empty() && detail.size() != order.size())
+            return InvalidArgument(f.where() + ".gres_detail: " + std::to_string(detail.size()) +
+                                   " entries for " + std::to_string(order.size()) + " nodes");
+          for (size_t k = 0; k < detail.size(); ++k) {
+            auto list = ParseGresList(detail[k]);
+            if (!list.ok())
+              return InvalidArgument(f.where() + ".gres_detail[" + std::to_string(k) +
+                                     "]: " + list.status().message());
+            for (Gres& g : *list)
+              if (g.name == "gpu") j.gpus.push_back({order[k], g.type, std::move(g.indices)});
+          }
+          return j;
+        });
   }
 
   std::string ParseRelease(const json& body) const override {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "airtime/engine/engine.h"
 
@@ -272,6 +271,7 @@ std::string ForecastScale::WhyTarget(const Job& service, const Engine& engine) c
 void ForecastScale::RecordWaiting(const Engine& engine) {
   waiting_milli_.clear();
   waiting_density_.clear();
+  smallest_waiting_.clear();
   if (engine.services().empty()) return;  // no one to ask
   const size_t types = engine.nodes_of_type().size();
   waiting_milli_.assign(types + 1, 0);
@@ -281,9 +281,7 @@ void ForecastScale::RecordWaiting(const Engine& engine) {
   for (size_t t = 0; t < types; ++t)
     free_after_pass_[t] = engine.state().free_milli_of_type(static_cast<GpuTypeId>(t));
   idle_while_waiting_.resize(types);
-  constexpr int64_t kNoWaiting = std::numeric_limits<int64_t>::max();
-  smallest_waiting_.assign(types + 1, kNoWaiting);
-  auto& smallest_waiting = smallest_waiting_;
+  smallest_waiting_.assign(types + 1, kNoneWaiting);
   for (WorkloadId id : engine.queue()) {
     const Job& j = engine.job(id);
     if (j.never_fits || j.is_service()) continue;
@@ -300,7 +298,7 @@ void ForecastScale::RecordWaiting(const Engine& engine) {
     const size_t size_class = SizeClass(milli);
     auto add = [&](size_t k) {
       waiting_milli_[k] += milli;
-      smallest_waiting[k] = std::min(smallest_waiting[k], milli);
+      smallest_waiting_[k] = std::min(smallest_waiting_[k], milli);
       const size_t c = k * kSizeClasses + size_class;
       if (j.value_density > waiting_density_[c]) {
         waiting_density_[c] = j.value_density;
@@ -317,8 +315,8 @@ void ForecastScale::RecordWaiting(const Engine& engine) {
   // it (for a place, a permit), within `keep`.
   const TimeMs now = engine.now();
   for (size_t t = 0; t < types; ++t) {
-    const int64_t smallest = std::min(smallest_waiting[t], smallest_waiting[types]);
-    if (smallest == kNoWaiting || free_after_pass_[t] < smallest) continue;
+    const int64_t smallest = SmallestWaiting(static_cast<GpuTypeId>(t));
+    if (smallest == kNoneWaiting || free_after_pass_[t] < smallest) continue;
     IdleWhileWaiting& rec = idle_while_waiting_[t];
     if (rec.at == kNever || now - rec.at >= o_.keep || free_after_pass_[t] >= rec.milli)
       rec = {now, free_after_pass_[t]};
@@ -327,7 +325,7 @@ void ForecastScale::RecordWaiting(const Engine& engine) {
 
 int64_t ForecastScale::SmallestWaiting(GpuTypeId type) const {
   const auto t = static_cast<size_t>(type);
-  if (t + 1 >= smallest_waiting_.size()) return std::numeric_limits<int64_t>::max();
+  if (t + 1 >= smallest_waiting_.size()) return kNoneWaiting;
   return std::min(smallest_waiting_[t], smallest_waiting_.back());
 }
 

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <deque>
+#include <limits>
 #include <map>
 #include <string>
 #include <string_view>
@@ -128,7 +129,8 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
   // The work left waiting by the last allocation pass, per GPU type it could use: what
   // arrives and starts at once never waits, and so never makes a spare give way for nothing.
   void RecordWaiting(const Engine& engine);
-  // The smallest waiting work that could use `type` (milli-GPUs; int64 max: none).
+  // The smallest waiting work that could use `type` (milli-GPUs; kNoneWaiting: none).
+  static constexpr int64_t kNoneWaiting = std::numeric_limits<int64_t>::max();
   int64_t SmallestWaiting(GpuTypeId type) const;
   // Whether a pass within `keep` left room for a replica of `unit` milli-GPUs free on `type`
   // while work waited for it: the waiting work would not take a spare's GPUs either.
