@@ -111,7 +111,12 @@ double DemandForecast::Level() const {
 
 double DemandForecast::At(TimeMs t) const {
   if (start_ < 0) return 0;
-  if (t <= last_ || !seasonal()) return rate_;
+  return t <= last_ ? rate_ : Expected(t);
+}
+
+double DemandForecast::Expected(TimeMs t) const {
+  if (start_ < 0) return 0;
+  if (!seasonal()) return rate_;
   const double s = Seasonal(t, static_cast<int64_t>(slots_.size()));
   if (s < 0) return rate_;
   return s * Level();

@@ -45,6 +45,10 @@ class DemandForecast {
   // Expected rate at `t` (t at or after the last observation; earlier times get the rate
   // observed then).
   double At(TimeMs t) const;
+  // What the history expects at `t`, even at the time of the last observation (where At
+  // gives the rate observed): the seasonal rate times the level; the current rate before a
+  // seasonal forecast exists.
+  double Expected(TimeMs t) const;
   // The largest expected rate over [from, to], sampled per slot and at both ends.
   double PeakOver(TimeMs from, TimeMs to) const;
   // Whether enough history exists for a seasonal forecast (a full day).

@@ -33,6 +33,21 @@ TEST(DemandForecastTest, LearnsTheDailyShapeAndForecastsTheMorningRise) {
   EXPECT_NEAR(f.PeakOver(now, now + 2 * kHour), 10, 1e-6);
 }
 
+// At the time of the last observation At gives the rate observed; Expected still gives what
+// the past expected then, so a jump can be compared with it.
+TEST(DemandForecastTest, ExpectedIgnoresTheObservationItIsComparedWith) {
+  DemandForecast f;
+  for (TimeMs t = 0; t < 2 * kDay + 2 * kHour; t += 15 * kMinute) f.Observe(t, Day(t));
+  const TimeMs now = 2 * kDay + 2 * kHour;
+  f.Observe(now, 50);
+  EXPECT_DOUBLE_EQ(f.At(now), 50);
+  EXPECT_NEAR(f.Expected(now), 10, 1e-6);
+  DemandForecast fresh;
+  fresh.Observe(0, 10);
+  fresh.Observe(kHour, 30);
+  EXPECT_DOUBLE_EQ(fresh.Expected(kHour), 30);  // no seasonal forecast yet: the rate now
+}
+
 TEST(DemandForecastTest, LevelScalesTheShapeToToday) {
   DemandForecast f;
   for (TimeMs t = 0; t < 2 * kDay; t += 15 * kMinute) f.Observe(t, Day(t));

@@ -97,10 +97,11 @@ void RegisterAirtime(PolicyRegistry& registry) {
       "airtime",
       "value density order, speed- and fragmentation-aware placement, forecast headroom, "
       "hold-or-hand-off for bursts, preemption only when it pays",
-      {"preemption",   "lead",        "hold_horizon", "margin",  "gain_horizon",
-       "pack",         "gang_wait",   "wide_gangs",   "quota",   "limit",
-       "spare",        "spare_loose", "headroom",     "keep",    "slo_target",
-       "faster_later", "move_up",     "trade",        "urgency", "priority_doubling"},
+      {"preemption",  "lead",        "hold_horizon",     "margin",       "gain_horizon",
+       "pack",        "gang_wait",   "wide_gangs",       "quota",        "limit",
+       "spare",       "spare_loose", "headroom",         "keep",         "slo_target",
+       "slo_reserve", "surge",       "surge_ratio",      "faster_later", "move_up",
+       "trade",       "urgency",     "priority_doubling"},
       [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
         auto preempt_choice = GetChoice(params, "preemption", "on", {"on", "off"});
         if (!preempt_choice.ok()) return preempt_choice.status();
@@ -120,6 +121,21 @@ void RegisterAirtime(PolicyRegistry& registry) {
         if (*slo_target < 0 || *slo_target > 1)
           return InvalidArgument("policy 'airtime': parameter 'slo_target' must be in [0, 1]");
         fo.slo_target = *slo_target;
+        auto slo_reserve = params.GetDouble("slo_reserve", fo.slo_reserve);
+        if (!slo_reserve.ok()) return slo_reserve.status();
+        if (*slo_reserve < 0 || *slo_reserve > 1)
+          return InvalidArgument("policy 'airtime': parameter 'slo_reserve' must be in [0, 1]");
+        fo.slo_reserve = *slo_reserve;
+        auto surge = params.GetDouble("surge", fo.surge);
+        if (!surge.ok()) return surge.status();
+        if (!(*surge >= 0))
+          return InvalidArgument("policy 'airtime': parameter 'surge' must be >= 0");
+        fo.surge = *surge;
+        auto surge_ratio = params.GetDouble("surge_ratio", fo.surge_ratio);
+        if (!surge_ratio.ok()) return surge_ratio.status();
+        if (!(*surge_ratio >= 1))
+          return InvalidArgument("policy 'airtime': parameter 'surge_ratio' must be >= 1");
+        fo.surge_ratio = *surge_ratio;
         auto spare = params.GetDouble("spare", fo.spare);
         if (!spare.ok()) return spare.status();
         if (*spare < 0) return InvalidArgument("policy 'airtime': parameter 'spare' must be >= 0");

@@ -18,7 +18,16 @@ int ForecastScale::PeakReplicas(const Job& service, TimeMs from, TimeMs to) cons
   // Before a seasonal forecast exists the current demand is the forecast (the forecaster
   // learns this cycle's demand only after the targets are set).
   const double peak = f && f->seasonal() ? std::max(now_rps, f->PeakOver(from, to)) : now_rps;
-  return service.s().realtime.ReplicasFor(peak);
+  return service.s().realtime.ReplicasFor(std::max(peak, SurgeRps(service, from, to)));
+}
+
+double ForecastScale::SurgeRps(const Job& service, TimeMs from, TimeMs to) const {
+  if (o_.surge <= 0 || !Surprised(service, from)) return 0;
+  // A rise the forecast did not expect goes on: demand that rose over the last span as long
+  // as the look-ahead is expected to rise as much again by its end.
+  const double now_rps = service.demand_rps;
+  const double low = RecentLow(service, from, to - from);
+  return now_rps >= o_.surge_ratio * low ? now_rps + o_.surge * (now_rps - low) : 0;
 }
 
 ForecastScale::Keep ForecastScale::KeepWindow(const Job& service, const Engine& engine) const {
@@ -38,7 +47,7 @@ ForecastScale::Keep ForecastScale::KeepWindow(const Job& service, const Engine& 
   // Demand beyond what max_replicas serve is missed however many replicas are kept.
   const double most = Servable(service, RecentPeak(service, now, o_.keep));
   k.at_risk = (most - Servable(service, RecentPeak(service, now, short_window))) * cold / 1000.0;
-  k.budget = ErrorBudget(service.id, now);
+  k.budget = SpendableBudget(service.id, now);
   if (k.at_risk > k.budget) {
     k.why = Keep::kBudgetSpent;
   } else {
@@ -54,6 +63,14 @@ double ForecastScale::Servable(const Job& service, double rps) {
 }
 
 double ForecastScale::ErrorBudget(WorkloadId service, TimeMs now) const {
+  return BudgetOver(service, now, o_.slo_target);
+}
+
+double ForecastScale::SpendableBudget(WorkloadId service, TimeMs now) const {
+  return BudgetOver(service, now, o_.slo_target + o_.slo_reserve * (1 - o_.slo_target));
+}
+
+double ForecastScale::BudgetOver(WorkloadId service, TimeMs now, double target) const {
   auto it = served_.find(service);
   if (it == served_.end()) return 0;
   const Served& sv = it->second;
@@ -61,7 +78,28 @@ double ForecastScale::ErrorBudget(WorkloadId service, TimeMs now) const {
   const double dt = static_cast<double>(std::max<TimeMs>(0, now - sv.since)) / 1000.0;
   const double requests = sv.requests + sv.demand_rps * dt;
   const double in_slo = sv.in_slo + std::min(sv.demand_rps, sv.capacity_rps) * dt;
-  return in_slo - o_.slo_target * requests;
+  return in_slo - target * requests;
+}
+
+bool ForecastScale::Surprised(const Job& service, TimeMs now) const {
+  const DemandForecast* f = forecast(service.id);
+  // Without a forecast and a record of its errors, a rise cannot be told from the noise.
+  if (f == nullptr || !f->seasonal()) return false;
+  const double worst = f->ErrorQuantile(o_.surprise_quantile);
+  if (worst < 0) return false;
+  return service.demand_rps > std::max(f->Expected(now), DemandForecast::kErrorFloorRps) * worst;
+}
+
+double ForecastScale::RecentLow(const Job& service, TimeMs now, DurationMs window) const {
+  double low = service.demand_rps;
+  auto it = recent_.find(service.id);
+  if (it == recent_.end()) return low;
+  const auto& steps = it->second;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const TimeMs until = i + 1 < steps.size() ? steps[i + 1].first : now;
+    if (until > now - window) low = std::min(low, steps[i].second);
+  }
+  return low;
 }
 
 double ForecastScale::RecentPeak(const Job& service, TimeMs now, DurationMs window) const {
@@ -114,7 +152,7 @@ int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) cons
       // `spare` count does. SLOs first: while the service is below its SLO target it keeps
       // the spares as well.
       const int priced = p.cost > 0 ? p.extra : std::min(p.extra, firm);
-      firm = ErrorBudget(service.id, now) < 0 ? std::max(firm, priced) : priced;
+      firm = SpendableBudget(service.id, now) < 0 ? std::max(firm, priced) : priced;
     }
   }
   const int loose = std::max(0, std::min(count(o_.spare + o_.spare_loose), room) - firm);
@@ -211,11 +249,18 @@ std::string ForecastScale::WhyTarget(const Job& service, const Engine& engine) c
   if (service.target_replicas <= need) return "";
   const Keep k = KeepWindow(service, engine);
   const double kept_rps = RecentPeak(service, now, k.window);
-  const int forecast = PeakReplicas(service, now, now + rt.cold_start + o_.lead);
   const int kept = rt.ReplicasFor(kept_rps);
   char buf[320];
   std::string out;
-  if (forecast > need && forecast >= kept) {
+  const double surge = SurgeRps(service, now, now + rt.cold_start + o_.lead);
+  const int forecast = PeakReplicas(service, now, now + rt.cold_start + o_.lead);
+  if (forecast > need && forecast >= kept && rt.ReplicasFor(surge) == forecast) {
+    std::snprintf(buf, sizeof buf,
+                  "%d for %.1f req/s: demand rose from %.1f req/s within a cold start + lead, "
+                  "beyond what its forecast allows for, and is expected to rise as much again",
+                  forecast, surge, RecentLow(service, now, rt.cold_start + o_.lead));
+    out = buf;
+  } else if (forecast > need && forecast >= kept) {
     std::snprintf(buf, sizeof buf, "%d for the forecast peak within cold start + lead", forecast);
     out = buf;
   } else if (kept > need) {
@@ -234,15 +279,15 @@ std::string ForecastScale::WhyTarget(const Job& service, const Engine& engine) c
         out += buf;
         break;
       case Keep::kBudgetSpent:
-        if (k.budget < 0) {
+        if (const double left = ErrorBudget(service.id, engine.now()); left < 0) {
           std::snprintf(buf, sizeof buf,
-                        " (SLO first: %.0f requests short of the %.2f%% target so far)", -k.budget,
+                        " (SLO first: %.0f requests short of the %.2f%% target so far)", -left,
                         100 * o_.slo_target);
         } else {
           std::snprintf(buf, sizeof buf,
                         " (SLO first: the error budget of the %.2f%% target has %.0f requests "
-                        "left; a cold start at that peak could miss %.0f)",
-                        100 * o_.slo_target, k.budget, k.at_risk);
+                        "left, %.0f of them to risk; a cold start at that peak could miss %.0f)",
+                        100 * o_.slo_target, left, std::max(0.0, k.budget), k.at_risk);
         }
         out += buf;
         break;

@@ -55,6 +55,20 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
     // started, minus `slo_target` x its requests), the window stays `keep`.
     DurationMs keep = kHour;
     double slo_target = 0.999;
+    // The share of the error budget no deliberate risk may spend: it is kept for the misses
+    // nobody chose (a burst beyond any forecast, a replica lost, demand above max_replicas
+    // while it lasts). A shorter scale-down window, or a warm spare declined, may risk only
+    // the budget beyond that share of the allowance (SpendableBudget).
+    double slo_reserve = 0.25;
+    // Surges: when demand is beyond what the service's forecast allows for (the forecast
+    // times the `surprise_quantile` of its own past errors) and rose to at least
+    // `surge_ratio` times its lowest over the last cold start + lead, the rise is expected
+    // to go on: the target covers demand now + `surge` x that rise (a launch, an outage
+    // elsewhere sending traffic here). Not before a seasonal forecast with a record of its
+    // errors exists: until then a rise cannot be told from noise. 0: off.
+    double surge = 1.0;
+    double surprise_quantile = 0.99;
+    double surge_ratio = 1.5;
     // Priced headroom (the 3 a.m. call; the default, `spare` alone with headroom=spare): a
     // service keeps the k-th warm replica beyond its target while what it is expected to
     // serve within one cold start of a burst is worth more than what its GPUs would earn for
@@ -77,6 +91,14 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
   // The highest demand (rps) `service` had over [now - window, now] (its current one
   // included); `window` at most `keep`.
   double RecentPeak(const Job& service, TimeMs now, DurationMs window) const;
+  // The lowest demand over the same window (at most `keep` too).
+  double RecentLow(const Job& service, TimeMs now, DurationMs window) const;
+  // Whether `service`'s demand now is beyond what its forecast allows for: its forecast
+  // times the `surprise_quantile` of its past errors. Never without a seasonal forecast and
+  // a record of its errors (a rise cannot be told from noise then).
+  bool Surprised(const Job& service, TimeMs now) const;
+  // The demand a surprise rise is expected to reach by `to` (see Options::surge); 0: none.
+  double SurgeRps(const Job& service, TimeMs from, TimeMs to) const;
   // Why the target is above what the current demand needs ("" when it is not).
   std::string WhyTarget(const Job& service, const Engine& engine) const override;
 
@@ -85,7 +107,7 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
     DurationMs window = 0;
     enum Why { kNothingWaits, kRental, kBudgetSpent } why = kNothingWaits;
     double waiting_density = 0;  // the densest waiting work's value per GPU-hour
-    double budget = 0;           // ErrorBudget, where it was consulted
+    double budget = 0;           // SpendableBudget, where it was consulted
     double at_risk = 0;          // requests one cold start could miss, where consulted
   };
   Keep KeepWindow(const Job& service, const Engine& engine) const;
@@ -93,6 +115,9 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
   // `now` as this plug-in saw it (demand, up to what max_replicas serve, against the
   // replicas ready at each cycle); < 0: below target.
   double ErrorBudget(WorkloadId service, TimeMs now) const;
+  // What deliberate risk may still spend of it: ErrorBudget less `slo_reserve` of the
+  // allowance ((1 - slo_target) x the requests so far); < 0: no more gambles.
+  double SpendableBudget(WorkloadId service, TimeMs now) const;
   // `rps`, at most what `service`'s max_replicas serve.
   static double Servable(const Job& service, double rps);
   // GPUs (milli) of each type that services are forecast to need beyond their live replicas
@@ -124,6 +149,8 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
   double ForecastRps(const Job& service, TimeMs now) const;
 
  private:
+  // Requests `service` may still miss and keep at least `target` of them within the SLO.
+  double BudgetOver(WorkloadId service, TimeMs now, double target) const;
   // Records each service's hold-or-hand-off call when it changes (Engine::RecordHold).
   void RecordHolds(Engine& engine);
   // The work left waiting by the last allocation pass, per GPU type it could use: what
