@@ -86,13 +86,16 @@ struct DemandPoint {
   double rps = 0;
 };
 
+// RealtimeProfile::max_replicas when the service declares none.
+inline constexpr int kUnboundedReplicas = 1 << 20;
+
 struct RealtimeProfile {
   double latency_slo_ms = 0;
   double capacity_rps = 0;  // requests/s one replica serves within the SLO
   int min_replicas = 0;
-  int max_replicas = 1 << 20;
-  DurationMs cold_start = 0;        // model load before a new replica serves
-  std::vector<DemandPoint> demand;  // sorted by time
+  int max_replicas = kUnboundedReplicas;  // kUnboundedReplicas: none declared
+  DurationMs cold_start = 0;              // model load before a new replica serves
+  std::vector<DemandPoint> demand;        // sorted by time
 
   // Replicas needed to serve `rps` within the SLO, clamped to [min, max].
   int ReplicasFor(double rps) const;

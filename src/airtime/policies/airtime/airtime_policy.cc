@@ -97,11 +97,12 @@ void RegisterAirtime(PolicyRegistry& registry) {
       "airtime",
       "value density order, speed- and fragmentation-aware placement, forecast headroom, "
       "hold-or-hand-off for bursts, preemption only when it pays",
-      {"preemption",  "lead",        "hold_horizon",     "margin",       "gain_horizon",
-       "pack",        "gang_wait",   "wide_gangs",       "quota",        "limit",
-       "spare",       "spare_loose", "headroom",         "keep",         "slo_target",
-       "slo_reserve", "surge",       "surge_ratio",      "faster_later", "move_up",
-       "trade",       "urgency",     "priority_doubling"},
+      {"preemption",   "lead",        "hold_horizon", "margin",
+       "gain_horizon", "pack",        "gang_wait",    "wide_gangs",
+       "quota",        "limit",       "spare",        "spare_loose",
+       "headroom",     "keep",        "slo_target",   "slo_reserve",
+       "surge",        "surge_ratio", "envelope",     "faster_later",
+       "move_up",      "trade",       "urgency",      "priority_doubling"},
       [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
         auto preempt_choice = GetChoice(params, "preemption", "on", {"on", "off"});
         if (!preempt_choice.ok()) return preempt_choice.status();
@@ -152,6 +153,10 @@ void RegisterAirtime(PolicyRegistry& registry) {
         fo.priced = *headroom == "priced";
         // Without preemption a service gets GPUs back only as work ends: keep a spare.
         if (preemption == "off") fo.min_spare = 1;
+        auto envelope =
+            GetChoice(params, "envelope", preemption == "off" ? "on" : "off", {"on", "off"});
+        if (!envelope.ok()) return envelope.status();
+        fo.envelope = *envelope == "on";
         ValuePreempt::Options po;
         auto margin = params.GetDouble("margin", po.margin);
         if (!margin.ok()) return margin.status();

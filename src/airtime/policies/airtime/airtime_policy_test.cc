@@ -747,6 +747,34 @@ TEST(AirtimePolicyTest, ASurpriseRiseIsExpectedToGoOn) {
   }
 }
 
+// Before a service has a seasonal forecast, work that cannot give GPUs back is held off
+// what max_replicas would need, weighted by the odds that its run meets the day's peak. A
+// service using 1 of 8 GPUs that may grow to 6 replicas: a 2-day job on 4 GPUs would leave 3
+// where 5 more replicas may be needed, and waits; a 1-hour one (odds 1/24: one replica more)
+// starts. With envelope=off, only the demand now counts and both start.
+TEST(AirtimePolicyTest, WithoutAForecastLongWorkIsHeldOffWhatMaxReplicasMayNeed) {
+  Cluster c = MakeCluster({{"H100", 8, 1}});
+  for (const char* spec : {"airtime:preemption=off", "airtime:preemption=off:envelope=off"}) {
+    const bool envelope = std::string(spec) == "airtime:preemption=off";
+    Engine e = MakeAirtime(c, spec);
+    WorkloadSpec svc = MakeService("svc", 10);
+    svc.realtime.max_replicas = 6;
+    e.Handle(Event::Arrival(0, svc));
+    e.Handle(Event::Demand(0, 0, 5));
+    e.Handle(Event::Arrival(kMinute, MakeJob("long", WorkloadKind::kTraining, 4, 48 * 3600)));
+    EXPECT_EQ(e.job(1).phase, envelope ? JobPhase::kPending : JobPhase::kRunning) << spec;
+    if (envelope) {
+      EXPECT_NE(e.Explain(1).find("held for the forecast peak of 'svc'"), std::string::npos)
+          << e.Explain(1);
+    }
+    Engine s = MakeAirtime(c, spec);
+    s.Handle(Event::Arrival(0, svc));
+    s.Handle(Event::Demand(0, 0, 5));
+    s.Handle(Event::Arrival(kMinute, MakeJob("short", WorkloadKind::kTraining, 4, 3600)));
+    EXPECT_EQ(s.job(1).phase, JobPhase::kRunning) << spec;
+  }
+}
+
 TEST(AirtimePolicyTest, ScaleDownKeepsReplicasAsLongAsTheyCostToGetBack) {
   // With a 90% target the budget is ample; the waiting work earns a fraction of what the
   // service does per GPU-hour, so a replica is kept for cold start x (1 + d_svc / d_work).

@@ -477,7 +477,20 @@ std::map<GpuTypeId, int64_t> ForecastScale::ForecastNeed(const Engine& engine, T
   for (const auto& [id, f] : forecasts_) {
     const Job& j = engine.job(id);
     if (j.phase == JobPhase::kCancelled) continue;
-    const int more = PeakReplicas(j, engine.now(), until) - j.live_replicas();
+    const int peak = PeakReplicas(j, engine.now(), until);
+    // Before a service has a seasonal forecast its daily peak is unknown; work that would
+    // hold GPUs for a share of a day meets that peak with about that share's odds. What the
+    // service declared it may grow to (max_replicas) stands in for the peak, weighted so:
+    // the expected replicas, fractions of a replica's GPUs included.
+    const RealtimeProfile& rt = j.s().realtime;
+    double expected = peak;
+    if (o_.envelope && !f.seasonal() && rt.max_replicas < kUnboundedReplicas &&
+        rt.max_replicas > peak) {
+      const double odds =
+          std::min(1.0, static_cast<double>(until - engine.now()) / static_cast<double>(kDay));
+      expected += odds * (rt.max_replicas - peak);
+    }
+    const double more = expected - j.live_replicas();
     if (more <= 0) continue;
     const Shape& shape = j.s().shape;
     GpuTypeId type = shape.allowed_types.empty() ? kNoGpuType : shape.allowed_types.front();
@@ -486,7 +499,8 @@ std::map<GpuTypeId, int64_t> ForecastScale::ForecastNeed(const Engine& engine, T
       const auto& per = engine.cluster().gpus_per_type();
       type = static_cast<GpuTypeId>(std::max_element(per.begin(), per.end()) - per.begin());
     }
-    need[type] += static_cast<int64_t>(more) * shape.TotalMilli(engine.catalog());
+    need[type] += static_cast<int64_t>(
+        std::ceil(more * static_cast<double>(shape.TotalMilli(engine.catalog())) - 1e-6));
   }
   return need;
 }

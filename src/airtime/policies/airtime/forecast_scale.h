@@ -69,6 +69,12 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
     double surge = 1.0;
     double surprise_quantile = 0.99;
     double surge_ratio = 1.5;
+    // Before a service has a seasonal forecast its daily peak is unknown. Work that cannot
+    // give its GPUs back is then held off (BurstHold) the capacity that max_replicas would
+    // need, weighted by the odds that the work's run meets the peak: its length as a share
+    // of a day (ForecastNeed). A later seasonal forecast replaces the envelope. The airtime
+    // policy turns it on under preemption=off, where no replica can take GPUs back.
+    bool envelope = false;
     // Priced headroom (the 3 a.m. call; the default, `spare` alone with headroom=spare): a
     // service keeps the k-th warm replica beyond its target while what it is expected to
     // serve within one cold start of a burst is worth more than what its GPUs would earn for
