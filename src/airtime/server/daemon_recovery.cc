@@ -116,13 +116,19 @@ Status Daemon::RecoverRun(RunRow run, TimeMs now) {
                     SameProcess(static_cast<pid_t>(run.pid), run.start_ticks, run.boot_id);
          ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    auto r = actuator_->Adopt(run.id, run.run_dir, static_cast<pid_t>(run.pid), run.start_ticks,
-                              run.boot_id);
+    RunHandle recorded;
+    recorded.pid = static_cast<pid_t>(run.pid);
+    recorded.start_ticks = run.start_ticks;
+    recorded.boot_id = run.boot_id;
+    recorded.run_dir = run.run_dir;
+    recorded.slurm_job = run.slurm_job;
+    auto r = actuator_->Adopt(run.id, recorded);
     if (!r.ok()) return r.status();
     res = std::move(*r);
     run.pid = res.handle.pid;
     run.start_ticks = res.handle.start_ticks;
     run.boot_id = res.handle.boot_id;
+    run.slurm_job = res.handle.slurm_job;
   }
   auto close = [&](const std::string& state, std::optional<int> code, const std::string& why) {
     run.state = state;
