@@ -205,6 +205,7 @@ json Daemon::View(const WorkloadRec& w, bool full) const {
                         {"attempt", r.attempt},
                         {"state", r.state},
                         {"pid", r.pid},
+                        {"slurm_job", r.slurm_job ? json(r.slurm_job) : json(nullptr)},
                         {"gpus", r.gpus},
                         {"share_milli", r.share_milli},
                         {"port", r.port},
@@ -361,7 +362,7 @@ StatusOr<json> Daemon::Gpus(const Caller&) {
       g["allocations"] = h == holders.end() ? json::array() : h->second;
       gpus.push_back(std::move(g));
     }
-    return json{{"gpus", gpus}};
+    return json{{"gpus", gpus}, {"backend", BackendView()}};
   });
 }
 

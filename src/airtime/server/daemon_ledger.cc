@@ -62,7 +62,8 @@ StatusOr<json> Daemon::Ledger(const Caller&) {
                 {"installed_gpu_seconds", static_cast<double>(t.installed_milli_ms) / 1e6},
                 {"buckets", buckets},
                 {"value", value_earned_},
-                {"return_per_gpu_hour", installed_h > 0 ? value_earned_ / installed_h : 0.0}};
+                {"return_per_gpu_hour", installed_h > 0 ? value_earned_ / installed_h : 0.0},
+                {"backend", BackendView()}};
   });
 }
 
