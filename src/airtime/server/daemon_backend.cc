@@ -103,6 +103,8 @@ Status Daemon::OpenSlurmBackend(std::string* note) {
     gpu_of_uuid_[d.uuid] = static_cast<GpuIndex>(g);
   }
   inventory_ = std::make_unique<SlurmGpus>(devices_);
+  // Tenants are not isolated by airtime here (Open turned it off): say why.
+  isolation_missing_ = "the Slurm backend: Slurm runs every workload as the Slurm token's user";
   slurm::SlurmActuatorOptions ao;
   ao.poll_interval = std::chrono::milliseconds(std::max<DurationMs>(so.poll_interval, 10));
   ao.partition = so.partition;

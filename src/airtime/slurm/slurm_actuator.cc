@@ -1,6 +1,7 @@
 #include "airtime/slurm/slurm_actuator.h"
 
 #include <algorithm>
+#include <numeric>
 #include <utility>
 
 #include "airtime/base/strings.h"
@@ -110,19 +111,27 @@ StatusOr<RunHandle> SlurmActuator::Launch(const LaunchRequest& request) {
   if (!shape.ok()) return shape.status();
   RunHandle handle;
   handle.run_dir = request.run_dir;
-  // A job airtime parked for this workload: the same Slurm job runs again.
+  // A job airtime parked for this workload (of this shape: a replica of a service has
+  // several): the same Slurm job runs again.
   if (auto p = parked_.find(request.workload); p != parked_.end()) {
-    const Parked parked = p->second;
-    parked_.erase(p);
-    Status st = parked.shape == *shape ? client_->SetRequiredNodes(parked.job, shape->nodes)
-                                       : FailedPrecondition("another shape");
-    if (st.ok()) st = client_->Release(parked.job);
-    if (st.ok()) {
-      handle.slurm_job = parked.job;
-      launched_[parked.job] = Launched{*shape, request.workload};
-      return handle;
+    std::vector<Parked>& jobs = p->second;
+    auto same = std::find_if(jobs.begin(), jobs.end(), [&](const Parked& j) {
+      return j.shape.gpu_type == shape->gpu_type && j.shape.gpus_per_node == shape->gpus_per_node &&
+             j.shape.nodes.size() == shape->nodes.size();
+    });
+    if (same != jobs.end()) {
+      const Parked parked = *same;
+      jobs.erase(same);
+      if (jobs.empty()) parked_.erase(p);
+      Status st = client_->SetRequiredNodes(parked.job, shape->nodes);
+      if (st.ok()) st = client_->Release(parked.job);
+      if (st.ok()) {
+        handle.slurm_job = parked.job;
+        launched_[parked.job] = Launched{*shape, request.workload};
+        return handle;
+      }
+      (void)client_->Cancel(parked.job);  // not reusable: a new job below
     }
-    (void)client_->Cancel(parked.job);  // not reusable: a new job below
   }
   JobRequest job;
   job.name = options_.job_prefix + request.workload + ".r" + std::to_string(request.run_id);
@@ -212,7 +221,8 @@ void SlurmActuator::Poll(std::vector<Exited>* exits) {
   std::map<int64_t, const SlurmJob*> by_id;
   for (const SlurmJob& j : *jobs) by_id[j.id] = &j;
   std::set<int64_t>& ours = ever_ours_;
-  for (const auto& [w, p] : parked_) ours.insert(p.job);
+  for (const auto& [w, jobs] : parked_)
+    for (const Parked& p : jobs) ours.insert(p.job);
   const auto now = Clock::now();
   for (auto it = watched_.begin(); it != watched_.end();) {
     const int64_t run = it->first;
@@ -231,7 +241,7 @@ void SlurmActuator::Poll(std::vector<Exited>* exits) {
       // requeued and held all the same, so that its next start is this job again.
       const bool park = w.stopping && !w.acted && w.shape && !retired_.count(w.workload) &&
                         client_->Requeue(w.job, /*hold=*/true).ok();
-      if (park) parked_[w.workload] = Parked{w.job, *w.shape};
+      if (park) parked_[w.workload].push_back(Parked{w.job, *w.shape});
       exits->push_back(
           Exited{run, ExitCodeOf(j.exit_code), ToLower(j.state) + (park ? ", requeued" : "")});
       it = watched_.erase(it);
@@ -255,7 +265,7 @@ void SlurmActuator::Poll(std::vector<Exited>* exits) {
         if (retired_.count(w.workload)) {
           (void)client_->Cancel(w.job);
         } else {
-          parked_[w.workload] = Parked{w.job, *w.shape};
+          parked_[w.workload].push_back(Parked{w.job, *w.shape});
         }
       }
       exits->push_back(Exited{run, 143, w.running_seen ? "requeued" : "held before it ran"});
@@ -442,16 +452,19 @@ void SlurmActuator::Retire(const std::string& workload) {
   retired_.insert(workload);
   auto it = parked_.find(workload);
   if (it == parked_.end()) return;
-  if (Status st = client_->Cancel(it->second.job); !st.ok()) last_error_ = st.message();
+  for (const Parked& p : it->second)
+    if (Status st = client_->Cancel(p.job); !st.ok()) last_error_ = st.message();
   parked_.erase(it);
 }
 
 std::string SlurmActuator::Describe() const {
   std::string s = "slurm " + client_->SlurmRelease() + " (API " + client_->ApiVersion() + ")";
   if (!options_.slurm_url.empty()) s += " at " + options_.slurm_url;
-  s += ": " + std::to_string(watched_.size()) + " job(s) watched, " +
-       std::to_string(parked_.size()) + " parked, " + std::to_string(foreign_.size()) +
-       " GPU(s) held by foreign jobs";
+  s +=
+      ": " + std::to_string(watched_.size()) + " job(s) watched, " +
+      std::to_string(std::accumulate(parked_.begin(), parked_.end(), size_t{0},
+                                     [](size_t n, const auto& p) { return n + p.second.size(); })) +
+      " parked, " + std::to_string(foreign_.size()) + " GPU(s) held by foreign jobs";
   if (!last_error_.empty()) s += "; last error: " + last_error_;
   return s;
 }

@@ -132,10 +132,10 @@ class SlurmActuator final : public Actuator {
     Shape shape;
     std::string workload;
   };
-  std::map<int64_t, Launched> launched_;  // by job id, between Launch and Watch
-  std::map<std::string, Parked> parked_;  // by workload
-  std::set<std::string> retired_;         // workloads that will not run again
-  std::set<int64_t> ever_ours_;           // every job airtime ran: never foreign
+  std::map<int64_t, Launched> launched_;               // by job id, between Launch and Watch
+  std::map<std::string, std::vector<Parked>> parked_;  // by workload
+  std::set<std::string> retired_;                      // workloads that will not run again
+  std::set<int64_t> ever_ours_;                        // every job airtime ran: never foreign
   std::vector<Placed> placed_;
   std::vector<ForeignUse> foreign_;
   bool foreign_changed_ = false;

@@ -286,6 +286,34 @@ TEST_F(SlurmActuatorTest, AJobThatEndsWithinTheGraceIsParkedToo) {
   EXPECT_EQ(slurm_->calls.at(0), "submit");
 }
 
+// Two replicas of one service stopped: both jobs are parked, each start takes one back (on
+// whatever node it is steered to), and a retired service's parked jobs are all cancelled.
+TEST_F(SlurmActuatorTest, ReplicasOfOneServiceParkSeveralJobs) {
+  const int64_t a = Start("svc", 20, {"slurm:n1:0"});
+  const int64_t b = Start("svc", 21, {"slurm:n1:1"});
+  slurm_->Run(a, "n1", "h100", {0});
+  slurm_->Run(b, "n1", "h100", {1});
+  actuator_->WaitForExits(0);
+  ASSERT_TRUE(actuator_->Stop(20, 0).ok());
+  ASSERT_TRUE(actuator_->Stop(21, 0).ok());
+  actuator_->WaitForExits(0);  // both requeued and held
+  for (int64_t j : {a, b}) {
+    slurm_->Job(j).state = "PENDING";
+    slurm_->Job(j).priority = 0;
+  }
+  EXPECT_EQ(actuator_->WaitForExits(0).size(), 2u);
+  EXPECT_THAT(actuator_->Describe(), HasSubstr("2 parked"));
+  slurm_->calls.clear();
+  const int64_t again = Start("svc", 22, {"slurm:n5:2"});  // another node, same shape
+  EXPECT_TRUE(again == a || again == b) << again;
+  EXPECT_THAT(slurm_->calls, ElementsAre("nodes " + std::to_string(again) + " n5",
+                                         "release " + std::to_string(again)));
+  slurm_->calls.clear();
+  actuator_->Retire("svc");
+  EXPECT_THAT(slurm_->calls, ElementsAre("cancel " + std::to_string(again == a ? b : a)));
+  EXPECT_THAT(actuator_->Describe(), HasSubstr("0 parked"));
+}
+
 TEST_F(SlurmActuatorTest, AJobSlurmRequeuedByItselfIsCancelledAndReportedOnce) {
   const int64_t job = Start("train", 7, {"slurm:n1:0"});
   slurm_->Run(job, "n1", "h100", {0});
