@@ -28,7 +28,9 @@
 #include <vector>
 
 #include "airtime/slurm/rest_client.h"
+#include "airtime/slurm/slurm_actuator.h"
 #include "e2e_util.h"
+#include "server_process.h"
 #include "slurm_lab.h"
 
 namespace {
@@ -49,68 +51,26 @@ std::string g_airtime;  // --airtime=PATH
 // unless stopped.
 class Airtime {
  public:
-  Airtime(std::string data, const SlurmLab& lab) : data_(std::move(data)), lab_(lab) {}
-  ~Airtime() { Kill(); }
+  Airtime(std::string data, const SlurmLab& lab)
+      : data_(std::move(data)), lab_(lab), process_(data_) {}
 
   void Start(std::vector<std::string> extra = {}) {
     fs::create_directories(data_);
-    fs::remove(data_ + "/address");
-    pid_ = fork();
-    if (pid_ == 0) {
-      FILE* f = fopen((data_ + ".server.log").c_str(), "a");
-      if (f) {
-        dup2(fileno(f), 1);
-        dup2(fileno(f), 2);
-      }
-      for (const char* k : {"SLURMRESTD_URL", "SLURM_REST_USER", "SLURM_REST_TOKEN", "SLURM_CONF"})
-        setenv(k, lab_.env(k).c_str(), 1);
-      std::vector<std::string> args = {g_airtime,  "server",      "--data",    data_,
-                                       "--listen", "127.0.0.1:0", "--backend", "slurm"};
-      // Slurm polled every 200 ms unless the test says otherwise.
-      if (std::find(extra.begin(), extra.end(), "--slurm-poll-ms") == extra.end())
-        args.insert(args.end(), {"--slurm-poll-ms", "200"});
-      args.insert(args.end(), extra.begin(), extra.end());
-      std::vector<char*> argv;
-      for (std::string& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(g_airtime.c_str(), argv.data());
-      _exit(127);
-    }
-    bool exited = false;
-    for (int i = 0; i < 1200 && !fs::exists(data_ + "/address"); ++i) {
-      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
-        exited = true;
-        pid_ = -1;
-        break;
-      }
-      std::this_thread::sleep_for(25ms);
-    }
-    std::string addr = ReadFile(data_ + "/address");
-    ASSERT_FALSE(addr.empty()) << "airtime server did not start ("
-                               << (exited ? "it exited" : "no address") << "): " << Log();
-    addr.erase(addr.find_last_not_of('\n') + 1);
-    address_ = addr;
-    std::istringstream tokens(ReadFile(data_ + "/tokens"));
-    std::string name, token;
-    while (tokens >> name >> token)
-      if (name == "admin") token_ = token;
+    std::vector<std::string> args = {g_airtime,  "server",      "--data",    data_,
+                                     "--listen", "127.0.0.1:0", "--backend", "slurm"};
+    // Slurm polled every 200 ms unless the test says otherwise.
+    if (std::find(extra.begin(), extra.end(), "--slurm-poll-ms") == extra.end())
+      args.insert(args.end(), {"--slurm-poll-ms", "200"});
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::map<std::string, std::string> env;
+    for (const char* k : {"SLURMRESTD_URL", "SLURM_REST_USER", "SLURM_REST_TOKEN", "SLURM_CONF"})
+      env[k] = lab_.env(k);
+    process_.Start(std::move(args), env);
   }
-  void Kill() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  std::string Log() const { return ReadFile(data_ + ".server.log"); }
+  void Kill() { process_.Kill(); }
+  std::string Log() const { return process_.Log(); }
+  httplib::Client Client() const { return process_.Client(); }
 
-  httplib::Client Client() const {
-    const size_t colon = address_.rfind(':');
-    httplib::Client c(address_.substr(0, colon), std::stoi(address_.substr(colon + 1)));
-    c.set_bearer_token_auth(token_);
-    c.set_connection_timeout(2, 0);
-    c.set_read_timeout(30, 0);
-    return c;
-  }
   int Submit(const std::string& yaml) {
     auto r = Client().Post("/v1/workloads", yaml, "application/yaml");
     if (r && r->status != 201) std::cerr << "submit: " << r->status << " " << r->body << "\n";
@@ -143,8 +103,7 @@ class Airtime {
  private:
   std::string data_;
   const SlurmLab& lab_;
-  pid_t pid_ = -1;
-  std::string address_, token_;
+  airtime::e2e::ServerProcess process_;
 };
 
 class SlurmBackendE2E : public ::testing::Test {
@@ -527,6 +486,62 @@ TEST_F(SlurmBackendE2E, ASlurmctldRestartMidRunLosesNothing) {
   EXPECT_EQ(w["runs"].size(), 1u);
   EXPECT_EQ(w["runs"][0]["slurm_job"], job);
   EXPECT_EQ(JobcompRunsNamed("airtime.steady."), 1);
+}
+
+// Realtime replicas are long-running Slurm jobs: scaling up submits (or takes back) jobs,
+// scaling down requeues and holds them (parked for the next scale-up, the same job ids), and
+// the service's end cancels them all.
+TEST_F(SlurmBackendE2E, RealtimeReplicasAreSlurmJobsThatScaleWithDemand) {
+  ASSERT_NO_FATAL_FAILURE(Up(2, 4, {"--policy", "fifo"}));  // replicas follow demand at once
+  ASSERT_EQ(server_->Submit("name: svc\nkind: realtime\ngpus: 1\ngpu_type: H100\n"
+                            "slo: {latency_ms: 100, capacity_rps: 10, min_replicas: 1, "
+                            "max_replicas: 4}\npreempt_grace: 1s\n"
+                            "value: {per_1k_requests: 1}\n"
+                            "command: [/bin/sh, -c, 'echo replica $PORT; sleep 600']\n"),
+            201);
+  auto running = [&] {
+    int n = 0;
+    for (const SlurmJob& j : JobsOf("svc")) n += j.state == "RUNNING";
+    return n;
+  };
+  ASSERT_TRUE(WaitFor([&] { return running() == 1; })) << server_->Workload("svc").dump(2);
+  auto demand = [&](double rps) {
+    auto r = server_->Client().Post("/v1/workloads/svc/demand", json{{"rps", rps}}.dump(),
+                                    "application/json");
+    return r ? r->status : -1;
+  };
+  const auto t_up = std::chrono::steady_clock::now();
+  ASSERT_EQ(demand(35) / 100, 2);
+  ASSERT_TRUE(WaitFor([&] { return running() == 4; }, 30s)) << server_->Workload("svc").dump(2);
+  std::cerr << "figure: 1 -> 4 replicas running in Slurm " << MsSince(t_up) << " ms\n";
+  std::set<int64_t> ids;
+  for (const SlurmJob& j : JobsOf("svc")) ids.insert(j.id);
+  EXPECT_EQ(ids.size(), 4u);
+  const auto t_down = std::chrono::steady_clock::now();
+  ASSERT_EQ(demand(5) / 100, 2);
+  ASSERT_TRUE(WaitFor([&] { return running() == 1; }, 30s)) << server_->Workload("svc").dump(2);
+  std::cerr << "figure: 4 -> 1 replicas in Slurm " << MsSince(t_down) << " ms\n";
+  // The three stopped are pending and held in Slurm, not cancelled.
+  int held = 0;
+  for (const SlurmJob& j : JobsOf("svc")) held += j.Held();
+  EXPECT_EQ(held, 3);
+  const auto t_again = std::chrono::steady_clock::now();
+  ASSERT_EQ(demand(25) / 100, 2);
+  ASSERT_TRUE(WaitFor([&] { return running() == 3; }, 30s)) << server_->Workload("svc").dump(2);
+  std::cerr << "figure: 1 -> 3 replicas from parked jobs " << MsSince(t_again) << " ms\n";
+  std::set<int64_t> again;
+  for (const SlurmJob& j : JobsOf("svc")) again.insert(j.id);
+  EXPECT_EQ(again, ids);  // no new Slurm job: the parked ones ran again
+  // The service cancelled: every job of it ends, none left pending.
+  auto r = server_->Client().Delete("/v1/workloads/svc");
+  ASSERT_TRUE(r && r->status / 100 == 2) << (r ? r->body : "no answer");
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (const SlurmJob& j : JobsOf("svc"))
+          if (!airtime::slurm::FinalJobState(j.state)) return false;
+        return true;
+      },
+      30s));
 }
 
 }  // namespace
