@@ -23,6 +23,16 @@
 
 namespace airtime::e2e {
 
+// An API client of the server at `address` ("HOST:PORT") that authenticates with `token`.
+inline httplib::Client ApiClient(const std::string& address, const std::string& token) {
+  const size_t colon = address.rfind(':');
+  httplib::Client c(address.substr(0, colon), std::stoi(address.substr(colon + 1)));
+  c.set_bearer_token_auth(token);
+  c.set_connection_timeout(2, 0);
+  c.set_read_timeout(30, 0);
+  return c;
+}
+
 class ServerProcess {
  public:
   explicit ServerProcess(std::string data) : data_(std::move(data)) {}
@@ -71,14 +81,7 @@ class ServerProcess {
   void Kill() { Signal(SIGKILL); }
   void Terminate() { Signal(SIGTERM); }
 
-  httplib::Client Client() const {
-    const size_t colon = address_.rfind(':');
-    httplib::Client c(address_.substr(0, colon), std::stoi(address_.substr(colon + 1)));
-    c.set_bearer_token_auth(token_);
-    c.set_connection_timeout(2, 0);
-    c.set_read_timeout(30, 0);
-    return c;
-  }
+  httplib::Client Client() const { return ApiClient(address_, token_); }
   const std::string& address() const { return address_; }
   const std::string& token() const { return token_; }
   pid_t pid() const { return pid_; }

@@ -147,6 +147,16 @@ class SlurmBackendE2E : public ::testing::Test {
       if (j.name.rfind("airtime." + name + ".r", 0) == 0) out.push_back(j);
     return out;
   }
+  // Waits until workload `name`'s first Slurm job is in `state`; whether it came to be.
+  bool WaitJobState(const std::string& name, const std::string& state,
+                    std::chrono::seconds limit = 20s) {
+    return WaitFor(
+        [&] {
+          auto j = JobsOf(name);
+          return !j.empty() && j[0].state == state;
+        },
+        limit);
+  }
   // jobcomp.txt's lines for job `id`: one per end of a run of it (a requeue ends one too).
   std::vector<std::string> JobcompLines(int64_t id) {
     std::vector<std::string> out;
@@ -224,10 +234,7 @@ TEST_F(SlurmBackendE2E, PlacesOnTheChosenNodeAndGpusAndAdoptsSlurmsIndices) {
   ASSERT_EQ(server_->Submit(Job("a1", 3, "H100", 1)), 201);
   ASSERT_EQ(server_->Submit(Job("a2", 2, "H100", 60)), 201);
   ASSERT_EQ(server_->Submit(Job("a3", 1, "A100-40GB", 60)), 201);
-  ASSERT_TRUE(WaitFor([&] {
-    auto j = JobsOf("a2");
-    return !j.empty() && j[0].state == "RUNNING";
-  }));
+  ASSERT_TRUE(WaitJobState("a2", "RUNNING"));
   std::cerr << "figure: submission to RUNNING in Slurm (3 jobs) " << MsSince(t_submit) << " ms\n";
   ASSERT_TRUE(server_->WaitState("a1", "succeeded", 30s)) << server_->Workload("a1").dump(2);
   // n2 taken whole, so that H100 work goes to n1.
@@ -238,13 +245,7 @@ TEST_F(SlurmBackendE2E, PlacesOnTheChosenNodeAndGpusAndAdoptsSlurmsIndices) {
     const std::string x = "x" + std::to_string(round), y = "y" + std::to_string(round);
     ASSERT_EQ(server_->Submit(Job(x, 2, "H100", 1)), 201);
     // x ends in Slurm; y comes at once, before airtime's next poll (most likely).
-    ASSERT_TRUE(WaitFor(
-        [&] {
-          auto j = JobsOf(x);
-          return !j.empty() && j[0].state == "COMPLETED";
-        },
-        30s))
-        << server_->Workload(x).dump(2);
+    ASSERT_TRUE(WaitJobState(x, "COMPLETED", 30s)) << server_->Workload(x).dump(2);
     ASSERT_EQ(server_->Submit(Job(y, 2, "H100", 60)), 201);
     ASSERT_TRUE(server_->WaitState(y, "running", 30s)) << server_->Workload(y).dump(2);
     names.push_back(y);
@@ -300,10 +301,7 @@ TEST_F(SlurmBackendE2E, PreemptionRequeuesTheSlurmJobAndRestartsTheSameJob) {
                       "echo started $SLURM_RESTART_COUNT; while true; do sleep 0.2; done']\n"),
       201);
   ASSERT_TRUE(server_->WaitState("train", "running", 20s));
-  ASSERT_TRUE(WaitFor([&] {
-    auto j = JobsOf("train");
-    return !j.empty() && j[0].state == "RUNNING";
-  }));
+  ASSERT_TRUE(WaitJobState("train", "RUNNING"));
   const int64_t job = JobsOf("train")[0].id;
   std::this_thread::sleep_for(1s);  // its trap is in place
   const auto t_urgent = std::chrono::steady_clock::now();
@@ -314,12 +312,7 @@ TEST_F(SlurmBackendE2E, PreemptionRequeuesTheSlurmJobAndRestartsTheSameJob) {
             201);
   // The engine decides at once (the workload reads "running"); Slurm runs urgent once train's
   // job has left n1's GPUs: it got SIGTERM, checkpointed and exited within its grace.
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        auto j = JobsOf("urgent");
-        return !j.empty() && j[0].state == "RUNNING";
-      },
-      30s))
+  ASSERT_TRUE(WaitJobState("urgent", "RUNNING", 30s))
       << server_->Workload("urgent").dump(2) << server_->Workload("train").dump(2);
   std::cerr << "figure: high-value job submitted to RUNNING in Slurm (preemption included) "
             << MsSince(t_urgent) << " ms\n";
@@ -353,10 +346,7 @@ TEST_F(SlurmBackendE2E, PreemptionRequeuesTheSlurmJobAndRestartsTheSameJob) {
 TEST_F(SlurmBackendE2E, ARestartMidRunAdoptsTheJobAndNothingRunsTwice) {
   ASSERT_NO_FATAL_FAILURE(Up());
   ASSERT_EQ(server_->Submit(Job("long", 2, "A100-40GB", 8)), 201);
-  ASSERT_TRUE(WaitFor([&] {
-    auto j = JobsOf("long");
-    return !j.empty() && j[0].state == "RUNNING";
-  }));
+  ASSERT_TRUE(WaitJobState("long", "RUNNING"));
   const int64_t job = JobsOf("long")[0].id;
   server_->Kill();  // kill -9 mid-run
   const auto t_restart = std::chrono::steady_clock::now();
@@ -378,10 +368,7 @@ TEST_F(SlurmBackendE2E, ARestartMidRunAdoptsTheJobAndNothingRunsTwice) {
 TEST_F(SlurmBackendE2E, ANodeTakenDownMidJobIsNoticedAndTheJobRunsAgainElsewhere) {
   ASSERT_NO_FATAL_FAILURE(Up());
   ASSERT_EQ(server_->Submit(Job("victim", 2, "H100", 6)), 201);
-  ASSERT_TRUE(WaitFor([&] {
-    auto j = JobsOf("victim");
-    return !j.empty() && j[0].state == "RUNNING";
-  }));
+  ASSERT_TRUE(WaitJobState("victim", "RUNNING"));
   const SlurmJob first = JobsOf("victim")[0];
   ASSERT_EQ(first.nodes.size(), 1u);
   const std::string node = first.nodes[0];
@@ -460,10 +447,7 @@ TEST_F(SlurmBackendE2E, AForeignJobHasItsOwnLedgerLineAndIsNotPlacedOn) {
 TEST_F(SlurmBackendE2E, ASlurmctldRestartMidRunLosesNothing) {
   ASSERT_NO_FATAL_FAILURE(Up(2, 4));
   ASSERT_EQ(server_->Submit(Job("steady", 1, "H100", 10)), 201);
-  ASSERT_TRUE(WaitFor([&] {
-    auto j = JobsOf("steady");
-    return !j.empty() && j[0].state == "RUNNING";
-  }));
+  ASSERT_TRUE(WaitJobState("steady", "RUNNING"));
   const int64_t job = JobsOf("steady")[0].id;
   // slurmctld goes away and comes back with its saved state (not -c: a restart, not a new
   // cluster).
