@@ -123,6 +123,7 @@ Status Daemon::Init() {
   engine_->Handle(Event::Timer(WallNow()));
   engine_->SetPaused(false);
   ledger_ = std::make_unique<airtime::Ledger>(*engine_);
+  books_ = std::make_unique<airtime::Metrics>(*engine_);
   holds_.SetMaxClosed(options_.max_hold_calls);
   startup_note_ = std::to_string(uuid_of_gpu_.size()) + " GPU(s)" +
                   (options_.fake_gpus.empty() ? "" : " (simulated: " + options_.fake_gpus + ")") +
@@ -241,6 +242,7 @@ void Daemon::Feed(const Event& event, SteadyTime seen) {
   latencies_.cycle.Add(cycle_s);
   cycle_hist_.Observe(cycle_s);
   ledger_->Observe(cycle);
+  books_->Observe(cycle);
   for (const HoldDecision& h : cycle.holds) holds_.Record(h);
   if (cycle.wake_at != kNever) engine_wake_ = cycle.wake_at;
   Act(cycle, seen);
@@ -531,7 +533,6 @@ void Daemon::OnExit(const Exited& exited, TimeMs now) {
     w.row.message =
         failed ? "failed " + std::to_string(w.failures) + " times; last: " + run.row.stop_reason
                : "completed";
-    if (!failed) value_earned_ += w.spec->value.CompletionValue(now, w.spec->deadline);
     (void)store_->Transaction([&]() -> Status {
       AIRTIME_RETURN_IF_ERROR(store_->UpdateRun(run.row));
       return Persist(w);
@@ -590,16 +591,17 @@ Status Daemon::Persist(const WorkloadRec& w) {
   return store_->UpdateWorkload(w.row);
 }
 
-// Services earn per request served within capacity; integrated between cycles. The capacity
-// is that of the replicas ready when the interval began: a cycle comes when a started replica
-// becomes ready (ready_wakes_), so within an interval it does not change. The same demand
-// scores the services' hold-or-hand-off calls (holds_); an ended service's calls close.
+// Value and service levels up to `now` (books_: services earn per request served within the
+// capacity of the replicas ready as the interval began; a cycle comes when a started
+// replica becomes ready, ready_wakes_, so within an interval it does not change). The same
+// demand scores the services' hold-or-hand-off calls (holds_, the 3 a.m. report the daemon
+// keeps across restarts); an ended service's calls close.
 void Daemon::AccountValue(TimeMs now) {
+  books_->Advance(now);
   if (value_at_ == 0) value_at_ = now;
   const TimeMs from = value_at_;
-  const double dt_s = static_cast<double>(now - from) / 1000.0;
   value_at_ = now;
-  if (dt_s <= 0) return;
+  if (now <= from) return;
   for (WorkloadId sid : engine_->services()) {
     const Job& job = engine_->job(sid);
     if (job.phase != JobPhase::kRunning && job.phase != JobPhase::kPending) {
@@ -607,14 +609,6 @@ void Daemon::AccountValue(TimeMs now) {
       continue;
     }
     holds_.Advance(sid, from, now, job.demand_rps);
-    int ready = 0;
-    for (AllocationId a : job.allocations)
-      if (const Allocation* al = engine_->allocation(a); al && al->ready_at <= from) ++ready;
-    const double served = std::min(job.demand_rps, ready * job.s().realtime.capacity_rps);
-    auto& [requests, in_slo] = service_requests_[job.s().name];
-    requests += job.demand_rps * dt_s;
-    in_slo += served * dt_s;
-    value_earned_ += served * dt_s / 1000.0 * job.s().value.per_1k_requests;
   }
 }
 

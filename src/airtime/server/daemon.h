@@ -36,6 +36,7 @@
 #include "airtime/gpu/inventory.h"
 #include "airtime/ledger/hold_book.h"
 #include "airtime/ledger/ledger.h"
+#include "airtime/ledger/metrics.h"
 #include "airtime/server/latency_log.h"
 #include "airtime/server/tenant_users.h"
 #include "airtime/store/store.h"
@@ -271,10 +272,13 @@ class Daemon final : public ControlPlane {
   // scored against the demand that came (AccountValue advances it).
   HoldBook holds_;
   TimeMs value_at_ = 0;
-  double value_earned_ = 0;
-  // Per service since the daemon started: requests that arrived (demand integrated over
-  // time) and those its ready replicas' capacity covered, for its SLO attainment.
-  std::map<std::string, std::pair<double, double>> service_requests_;
+  // Value and service levels, counted by the simulator's one implementation
+  // (ledger/metrics.h), fed the same cycles: services earn per request their ready replicas
+  // cover, jobs their completion value. Per service since this daemon started: requests
+  // that arrived and those served within the SLO.
+  std::unique_ptr<airtime::Metrics> books_;
+  double value_carried_ = 0;  // value earned under earlier daemons (the saved ledger)
+  double ValueEarned() const { return value_carried_ + books_->summary().value; }
   uint64_t submissions_total_ = 0, starts_total_ = 0, preemptions_total_ = 0;
   uint64_t failures_total_ = 0;
   // The backend's own choice of GPUs (OnPlaced): as the engine decided, moved onto in the

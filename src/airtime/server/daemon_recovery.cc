@@ -58,10 +58,11 @@ Status Daemon::Recover() {
     if (!IsFinalState(w.row.state)) {
       ++active;
       const CycleResult& r = engine_->Handle(Event::Arrival(now, *w.spec));
+      books_->Observe(r);
       w.eid = r.arrived;
       by_engine_id_[w.eid] = w.row.id;
       if (w.spec->is_service() && w.row.demand_at > 0)
-        engine_->Handle(Event::Demand(now, w.eid, w.row.demand_rps));
+        books_->Observe(engine_->Handle(Event::Demand(now, w.eid, w.row.demand_rps)));
     }
     by_name_[w.row.name] = w.row.id;
     workloads_.emplace(w.row.id, std::move(w));
@@ -179,8 +180,8 @@ Status Daemon::RecoverRun(RunRow run, TimeMs now) {
             e.exit_code == 0 ? "" : "ended while the daemon was down (" + e.how + ")"));
   w.row.exit_code = e.exit_code;
   if (alloc.ok())
-    engine_->Handle(e.exit_code == 0 ? Event::Completion(now, *alloc)
-                                     : Event::Failure(now, *alloc));
+    books_->Observe(engine_->Handle(e.exit_code == 0 ? Event::Completion(now, *alloc)
+                                                     : Event::Failure(now, *alloc)));
   return OkStatus();
 }
 

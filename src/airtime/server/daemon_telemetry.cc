@@ -236,8 +236,9 @@ std::string Daemon::RenderMetrics() {
             static_cast<double>(t.installed_milli_ms) / 1e6);
   w.Counter("airtime_value_total",
             "Value earned (owner's units) since the ledger began (kept across restarts).",
-            value_earned_);
-  for (const auto& [name, v] : service_requests_) {
+            ValueEarned());
+  for (const auto& [name, sm] : books_->summary().services) {
+    const std::pair<double, double> v = {sm.requests, sm.requests_in_slo};
     const PromLabels l = {{"workload", name}};
     w.Counter("airtime_service_requests_total",
               "Requests that arrived at a realtime service (its demand over time) since the "
