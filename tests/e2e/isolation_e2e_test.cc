@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "e2e_util.h"
+#include "server_process.h"
 
 namespace {
 
@@ -169,12 +170,7 @@ class Server {
     pid_ = -1;
   }
   httplib::Client Client(const std::string& token) const {
-    const size_t colon = address_.rfind(':');
-    httplib::Client c(address_.substr(0, colon), std::stoi(address_.substr(colon + 1)));
-    c.set_bearer_token_auth(token);
-    c.set_connection_timeout(2, 0);
-    c.set_read_timeout(30, 0);
-    return c;
+    return airtime::e2e::ApiClient(address_, token);
   }
   std::string log() const { return ReadFile(log_path()); }
   int exit_status() const { return exit_status_; }

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "e2e_util.h"
+#include "server_process.h"
 
 namespace {
 
@@ -57,87 +58,33 @@ std::string TempDir() {
   return dir.string();
 }
 
-// A running `airtime server`; killed (SIGKILL) on destruction unless stopped.
+// A running `airtime server` with fake GPUs; killed (SIGKILL) on destruction unless stopped.
 class Server {
  public:
   Server(std::string data, std::string gpus, std::vector<std::string> extra = {})
-      : data_(std::move(data)), gpus_(std::move(gpus)), extra_(std::move(extra)) {}
-  ~Server() { Kill(); }
+      : data_(std::move(data)), gpus_(std::move(gpus)), extra_(std::move(extra)), process_(data_) {}
   void SetExtraArgs(std::vector<std::string> extra) { extra_ = std::move(extra); }
 
   void Start() {
-    fs::remove(data_ + "/address");
-    pid_ = fork();
-    if (pid_ == 0) {
-      const std::string log = data_ + ".server.log";
-      FILE* f = fopen(log.c_str(), "a");
-      if (f) {
-        dup2(fileno(f), 1);
-        dup2(fileno(f), 2);
-      }
-      std::vector<std::string> args = {
-          g_airtime, "server", "--data", data_, "--listen", "127.0.0.1:0", "--fake-gpus", gpus_,
-          // Workloads as the test's user, as before isolation (isolation_e2e_test.cc),
-          // tenant tokens accepted all the same.
-          "--isolation", "off", "--allow-unisolated-tenants"};
-      args.insert(args.end(), extra_.begin(), extra_.end());
-      std::vector<char*> argv;
-      for (std::string& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(g_airtime.c_str(), argv.data());
-      _exit(127);
-    }
-    // Up to a minute while it runs (a sanitizer build on a loaded machine starts slowly); a
-    // server that exited is reported at once.
-    bool exited = false;
-    for (int i = 0; i < 2400 && !fs::exists(data_ + "/address"); ++i) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        exited = true;
-        pid_ = -1;
-        break;
-      }
-      std::this_thread::sleep_for(25ms);
-    }
-    std::string addr = ReadFile(data_ + "/address");
-    ASSERT_FALSE(addr.empty()) << "server did not start (" << (exited ? "it exited" : "no address")
-                               << "): " << ReadFile(data_ + ".server.log");
-    addr.erase(addr.find_last_not_of("\n") + 1);
-    address_ = addr;
-    std::istringstream tokens(ReadFile(data_ + "/tokens"));
-    std::string name, token;
-    while (tokens >> name >> token)
-      if (name == "admin") token_ = token;
+    std::vector<std::string> args = {
+        g_airtime, "server", "--data", data_, "--listen", "127.0.0.1:0", "--fake-gpus", gpus_,
+        // Workloads as the test's user, as before isolation (isolation_e2e_test.cc),
+        // tenant tokens accepted all the same.
+        "--isolation", "off", "--allow-unisolated-tenants"};
+    args.insert(args.end(), extra_.begin(), extra_.end());
+    process_.Start(std::move(args));
   }
-  void Kill() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  void Terminate() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-  httplib::Client Client() const {
-    const size_t colon = address_.rfind(':');
-    httplib::Client c(address_.substr(0, colon), std::stoi(address_.substr(colon + 1)));
-    c.set_bearer_token_auth(token_);
-    c.set_connection_timeout(2, 0);
-    c.set_read_timeout(30, 0);
-    return c;
-  }
-  const std::string& address() const { return address_; }
-  const std::string& token() const { return token_; }
-  pid_t pid() const { return pid_; }
+  void Kill() { process_.Kill(); }
+  void Terminate() { process_.Terminate(); }
+  httplib::Client Client() const { return process_.Client(); }
+  const std::string& address() const { return process_.address(); }
+  const std::string& token() const { return process_.token(); }
+  pid_t pid() const { return process_.pid(); }
 
  private:
-  std::string data_, gpus_, address_, token_;
+  std::string data_, gpus_;
   std::vector<std::string> extra_;
-  pid_t pid_ = -1;
+  airtime::e2e::ServerProcess process_;
 };
 
 // Runs the CLI with AIRTIME_ADDR / AIRTIME_TOKEN (the server's admin token unless `token` is

@@ -30,12 +30,16 @@
 #include "airtime/slurm/rest_client.h"
 #include "airtime/slurm/slurm_cluster.h"
 #include "e2e_util.h"
+#include "slurm_lab.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using airtime::Status;
+using airtime::e2e::MsSince;
 using airtime::e2e::ReadFile;
+using airtime::e2e::Shell;
+using airtime::e2e::WaitFor;
 using airtime::slurm::ConnectSlurm;
 using airtime::slurm::JobRequest;
 using airtime::slurm::SlurmClient;
@@ -46,92 +50,14 @@ using ::testing::HasSubstr;
 using ::testing::SizeIs;
 using namespace std::chrono_literals;
 
-const std::string kLabScript = std::string(AIRTIME_SOURCE_DIR) + "/scripts/slurm-lab.sh";
-
-// Why the lab cannot start here ("" when it can).
-std::string CannotStartLab() {
-  if (geteuid() != 0) return "needs root (slurmd runs jobs as their users)";
-  if (std::system("command -v scontrol >/dev/null 2>&1 && command -v slurmrestd >/dev/null 2>&1") !=
-          0 &&
-      std::system("command -v apt-get >/dev/null 2>&1") != 0)
-    return "Slurm is not installed and there is no apt-get to install it";
-  return "";
-}
-
-// Runs a shell command; its exit status (-1 when it could not run).
-int Shell(const std::string& cmd) {
-  const int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-// KEY=VALUE pairs of the lab's env.sh ("export KEY=VALUE" lines).
-std::map<std::string, std::string> ReadEnvFile(const std::string& path) {
-  std::map<std::string, std::string> env;
-  std::istringstream in(ReadFile(path));
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("export ", 0) != 0) continue;
-    line = line.substr(7);
-    const size_t eq = line.find('=');
-    if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  return env;
-}
-
-// Milliseconds since `t0`.
-int64_t MsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                               t0)
-      .count();
-}
-
-// Polls `done` every 100 ms for up to `limit`; whether it came true.
-bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds limit = 20s) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(100ms);
-  }
-  return done();
-}
-
-// Stops the labs of earlier runs of this test whose process is gone (killed by ctest's
-// timeout before its TearDown could stop the lab).
-void StopLabsOfDeadTests() {
-  const std::string prefix = "airtime_slurm_e2e_";
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator("/tmp", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    const std::string pid = name.substr(prefix.size());
-    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (std::stoll(pid) == getpid() || fs::exists("/proc/" + pid)) continue;
-    std::cerr << "stopping the lab of a test that is gone: " << entry.path() << "\n";
-    Shell("AIRTIME_SLURM_DIR=" + entry.path().string() + " " + kLabScript + " stop --purge");
-  }
-}
-
 class SlurmE2E : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string why = CannotStartLab();
+    const std::string why = airtime::e2e::CannotStartLab();
     if (!why.empty()) GTEST_SKIP() << "Slurm lab: " << why;
-    dir_ = "/tmp/airtime_slurm_e2e_" + std::to_string(getpid());
-    // Ports of their own, away from a developer's lab on the default 6817 and below Linux's
-    // ephemeral ports (32768 up), which outgoing connections take: 10000-30994.
-    port_ = 10000 + (getpid() % 2000) * 10;
-    StopLabsOfDeadTests();
-    lab_env_ = "AIRTIME_SLURM_DIR=" + dir_ + " AIRTIME_SLURM_PORT=" + std::to_string(port_) +
-               " AIRTIME_SLURM_NODES=4 AIRTIME_SLURM_GPUS=8 ";
-    started_ = true;
-    const auto t0 = std::chrono::steady_clock::now();
-    ASSERT_EQ(Shell(lab_env_ + kLabScript + " start"), 0) << "scripts/slurm-lab.sh start failed";
-    std::cerr << "lab started in "
-              << std::chrono::duration_cast<std::chrono::milliseconds>(
-                     std::chrono::steady_clock::now() - t0)
-                     .count()
-              << " ms\n";
-    env_ = ReadEnvFile(dir_ + "/env.sh");
-    ASSERT_FALSE(env_["SLURMRESTD_URL"].empty()) << dir_ << "/env.sh has no SLURMRESTD_URL";
+    ASSERT_TRUE(lab_.Start());
+    dir_ = lab_.dir();
+    env_ = lab_.env();
     SlurmConnectOptions o;
     o.rest.url = env_["SLURMRESTD_URL"];
     o.rest.user = env_["SLURM_REST_USER"];
@@ -145,29 +71,7 @@ class SlurmE2E : public ::testing::Test {
 
   void TearDown() override {
     client_.reset();
-    if (!started_) return;
-    if (HasFailure()) {
-      // What Slurm saw, for the failure's report (the lab's directory is deleted below).
-      std::cerr << "---- slurmctld.log (end)\n";
-      Shell("tail -n 40 " + dir_ + "/log/slurmctld.log >&2");
-      std::cerr << "---- jobcomp.txt\n";
-      Shell("cat " + dir_ + "/log/jobcomp.txt >&2");
-      std::cerr << "---- job output\n";
-      Shell("tail -n 5 " + dir_ + "/out/*.out >&2");
-      std::cerr << "---- slurmd logs (end)\n";
-      Shell("tail -n 8 " + dir_ + "/log/slurmd-n*.log >&2");
-    }
-    if (std::getenv("AIRTIME_SLURM_E2E_KEEP") != nullptr) {
-      std::cerr << "AIRTIME_SLURM_E2E_KEEP: the lab stays up in " << dir_ << "\n";
-      return;
-    }
-    EXPECT_EQ(Shell(lab_env_ + kLabScript + " stop --purge"), 0);
-    // No daemon of this lab is left (its directory was in each one's arguments or config).
-    EXPECT_NE(Shell("pgrep -f 'slurmd -N n[0-9]' | xargs -r -I{} grep -l " + dir_ +
-                    " /proc/{}/environ 2>/dev/null | grep -q ."),
-              0);
-    EXPECT_NE(Shell("ss -ltn | grep -q ':" + std::to_string(port_) + " '"), 0)
-        << "slurmctld still listens on " << port_;
+    lab_.Stop(HasFailure());
   }
 
   // The job `id` as Slurm reports it now (a job with id 0 when it is gone).
@@ -194,10 +98,8 @@ class SlurmE2E : public ::testing::Test {
     return r;
   }
 
+  airtime::e2e::SlurmLab lab_;
   std::string dir_;
-  int port_ = 0;
-  std::string lab_env_;
-  bool started_ = false;
   std::map<std::string, std::string> env_;
   SlurmConnectOptions options_;
   std::unique_ptr<SlurmClient> client_;

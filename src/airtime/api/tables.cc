@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <map>
 #include <optional>
 
 #include "airtime/ledger/hold_json.h"
@@ -14,9 +15,9 @@ namespace {
 using nlohmann::json;
 
 constexpr size_t kReasonWidth = 60;
-constexpr const char* kBucketOrder[] = {"useful",         "idle_held", "low_value_busy",
-                                        "lost",           "stranded",  "reserved_headroom",
-                                        "free_no_demand", "blocked",   "down"};
+constexpr const char* kBucketOrder[] = {
+    "useful",         "idle_held", "low_value_busy", "lost",   "stranded", "reserved_headroom",
+    "free_no_demand", "blocked",   "down",           "foreign"};
 
 const json& Field(const json& j, const char* key) {
   static const json kNull;
@@ -228,6 +229,34 @@ std::string RenderWorkloadDetail(const json& w, TimeMs now) {
   return out;
 }
 
+// What a backend other than the local one says about itself ("" for the local one): its
+// state, how often its own choice of GPUs differed from the engine's, and the GPUs others'
+// work holds.
+static std::string BackendLines(const json& backend) {
+  if (!backend.is_object() || Str(backend, "kind") == "local" || Str(backend, "kind").empty())
+    return "";
+  std::string out = "backend: " + Str(backend, "state") + "\n";
+  const json& p = Field(backend, "placements");
+  if (p.is_object()) {
+    out += "GPU choice (the backend's against the engine's): " + Str(p, "as_decided") +
+           " as decided, " + Str(p, "moved") + " moved, " + Str(p, "unmoved") + " not movable";
+    const std::string last = Str(p, "last_unmoved");
+    out += (last.empty() || last == "-" ? std::string() : " (last: " + last + ")") + "\n";
+  }
+  const json& foreign = Field(backend, "foreign");
+  if (foreign.is_array() && !foreign.empty()) {
+    std::map<std::string, std::vector<std::string>> by_owner;
+    for (const json& f : foreign) by_owner[Str(f, "owner")].push_back(Str(f, "gpu"));
+    out += "foreign (not airtime's, cannot be moved):\n";
+    for (const auto& [owner, gpus] : by_owner) {
+      std::string list;
+      for (const std::string& g : gpus) list += (list.empty() ? "" : ", ") + g;
+      out += "  " + owner + ": " + list + "\n";
+    }
+  }
+  return out;
+}
+
 std::string RenderGpus(const json& gpus) {
   std::vector<std::vector<std::string>> rows;
   const json& gs = Field(gpus, "gpus");
@@ -235,7 +264,8 @@ std::string RenderGpus(const json& gpus) {
     for (const json& g : gs) rows.push_back(GpuRow(g));
   }
   return RenderTable({"INDEX", "TYPE", "UUID", "UTIL", "MEM USED/TOTAL", "POWER", "WORKLOADS"},
-                     rows);
+                     rows) +
+         BackendLines(Field(gpus, "backend"));
 }
 
 std::string RenderLedger(const json& ledger) {
@@ -245,6 +275,7 @@ std::string RenderLedger(const json& ledger) {
   if (buckets.is_object()) {
     for (const std::string& b : BucketNames(buckets)) {
       const double s = Num(buckets, b.c_str()).value_or(0);
+      if (b == "foreign" && s == 0) continue;  // only a Slurm cluster has others' work
       rows.push_back({b, Fixed(s / 3600, 2), installed > 0 ? Fixed(100 * s / installed, 1) : "-"});
     }
   }
@@ -265,7 +296,7 @@ std::string RenderLedger(const json& ledger) {
       "  return per GPU-hour: " +
       (Num(ledger, "return_per_gpu_hour") ? Fixed(*Num(ledger, "return_per_gpu_hour"), 3) : "-") +
       "\n";
-  return out;
+  return out + BackendLines(Field(ledger, "backend"));
 }
 
 std::string RenderHolds(const json& holds) {

@@ -107,6 +107,30 @@ TEST(Tables, LedgerInGpuHoursAndPercent) {
       << RenderLedger(ledger);
 }
 
+// Under the Slurm backend the ledger shows the foreign line and what the backend says; the
+// local backend adds nothing, and a foreign line of 0 is left out.
+TEST(Tables, TheSlurmBackendsLinesAndTheForeignBucket) {
+  json ledger = json::parse(R"js({"installed_gpu_seconds": 7200,
+    "buckets": {"useful": 3600, "foreign": 3600},
+    "backend": {"kind": "slurm", "state": "slurm 22.05.8 (API v0.0.38): 2 job(s) watched",
+                "placements": {"as_decided": 5, "moved": 1, "unmoved": 0, "last_unmoved": ""},
+                "foreign": [{"gpu": "slurm:n1:0", "owner": "slurm job 9 'x' (alice)"},
+                            {"gpu": "slurm:n1:1", "owner": "slurm job 9 'x' (alice)"}]
+}
+})js");
+  const std::string out = RenderLedger(ledger);
+  EXPECT_NE(out.find("foreign    1.00       50.0\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("backend: slurm 22.05.8 (API v0.0.38): 2 job(s) watched\n"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("5 as decided, 1 moved, 0 not movable\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("  slurm job 9 'x' (alice): slurm:n1:0, slurm:n1:1\n"), std::string::npos)
+      << out;
+  ledger["buckets"]["foreign"] = 0;
+  ledger["backend"] = {{"kind", "local"}, {"state", ""}};
+  EXPECT_EQ(RenderLedger(ledger).find("foreign"), std::string::npos) << RenderLedger(ledger);
+  EXPECT_EQ(RenderLedger(ledger).find("backend"), std::string::npos) << RenderLedger(ledger);
+}
+
 TEST(Tables, TopFrameHasAllSections) {
   json gpus = {{"gpus", json::array()}};
   json ledger = {{"installed_gpu_seconds", 0}, {"buckets", json::object()}};

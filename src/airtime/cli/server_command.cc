@@ -26,6 +26,9 @@ struct ServerArgs {
   std::string listen = "127.0.0.1:8470";
   bool listen_remote = false;
   std::string fake_gpus;
+  std::string backend = "local";
+  std::string slurm_url, slurm_user, slurm_conf, slurm_partition;
+  int64_t slurm_poll_ms = 500;
   std::string policy = "airtime";
   std::string tokens_file;  // default DATA/tokens
   size_t max_body_bytes = 1 << 20;
@@ -96,6 +99,12 @@ int RunServer(const ServerArgs& args) {
   DaemonOptions options;
   options.data_dir = args.data_dir;
   options.fake_gpus = args.fake_gpus;
+  options.backend = args.backend == "slurm" ? Backend::kSlurm : Backend::kLocal;
+  options.slurm.url = args.slurm_url;
+  options.slurm.user = args.slurm_user;
+  options.slurm.conf = args.slurm_conf;
+  options.slurm.partition = args.slurm_partition;
+  options.slurm.poll_interval = args.slurm_poll_ms;
   options.policy = args.policy;
   options.isolation = args.isolation == "off"        ? Isolation::kOff
                       : args.isolation == "required" ? Isolation::kRequired
@@ -197,6 +206,24 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--listen-remote", args->listen_remote, "Allow a --listen address beyond loopback");
   cmd->add_option("--fake-gpus", args->fake_gpus,
                   "Simulated GPUs instead of NVML, e.g. 8xH100 or 2xH200,4xL4");
+  cmd->add_option("--backend", args->backend,
+                  "Where workloads run: local (processes on this machine) or slurm (Slurm jobs "
+                  "through slurmrestd; the nodes and GPUs are read from Slurm; docs/slurm.md)")
+      ->check(CLI::IsMember({"local", "slurm"}))
+      ->capture_default_str();
+  cmd->add_option("--slurm-url", args->slurm_url,
+                  "slurmrestd's URL (default $SLURMRESTD_URL); the token is read from "
+                  "$SLURM_REST_TOKEN only, never a flag (ps would show it)");
+  cmd->add_option("--slurm-user", args->slurm_user,
+                  "The user the token authenticates (default $SLURM_REST_USER, else yours)");
+  cmd->add_option("--slurm-conf", args->slurm_conf,
+                  "slurm.conf for scontrol (default $SLURM_CONF)");
+  cmd->add_option("--slurm-partition", args->slurm_partition,
+                  "Partition of airtime's jobs (default: the cluster's default partition)");
+  cmd->add_option("--slurm-poll-ms", args->slurm_poll_ms,
+                  "How often Slurm's job list is read (ends, requeues, GPUs, foreign jobs)")
+      ->check(CLI::Range(int64_t{10}, int64_t{60000}))
+      ->capture_default_str();
   cmd->add_option("--policy", args->policy, "Scheduling policy (see airtime sim)")
       ->capture_default_str();
   cmd->add_option("--tokens", args->tokens_file,

@@ -12,6 +12,7 @@ ClusterState::ClusterState(const Cluster& cluster)
       free_milli_by_type_(cluster.catalog().size(), 0),
       reserved_milli_by_type_(cluster.catalog().size(), 0),
       down_milli_by_type_(cluster.catalog().size(), 0),
+      foreign_milli_by_type_(cluster.catalog().size(), 0),
       contribution_(cluster.node_count()),
       open_bits_((cluster.node_count() + 63) / 64, 0) {
   for (size_t n = 0; n < cluster.node_count(); ++n) {
@@ -41,7 +42,7 @@ bool ClusterState::GpuTakes(const Shape& shape, GpuIndex g) const {
   const GpuRef& ref = cluster_->gpu(g);
   const Node& node = cluster_->node(ref.node);
   const GpuSlot& s = gpus_[static_cast<size_t>(g)];
-  if (!nodes_[static_cast<size_t>(ref.node)].up || s.reserved) return false;
+  if (!nodes_[static_cast<size_t>(ref.node)].up || s.reserved || s.foreign) return false;
   if (!shape.AllowsType(node.gpu_type)) return false;
   const double mem = cluster_->catalog().type(node.gpu_type).memory_gb;
   switch (shape.mode) {
@@ -208,6 +209,11 @@ void ClusterState::SetReserved(GpuIndex g, bool reserved) {
   Refresh(cluster_->gpu(g).node);
 }
 
+void ClusterState::SetForeign(GpuIndex g, bool foreign) {
+  gpus_[static_cast<size_t>(g)].foreign = foreign;
+  Refresh(cluster_->gpu(g).node);
+}
+
 void ClusterState::Refresh(NodeIndex n) {
   const Node& node = cluster_->node(n);
   NodeSummary& s = nodes_[static_cast<size_t>(n)];
@@ -215,8 +221,13 @@ void ClusterState::Refresh(NodeIndex n) {
   const size_t t = static_cast<size_t>(node.gpu_type);
   const GpuIndex first = cluster_->first_gpu(n);
   int free_whole = 0, max_milli = 0, max_slices = 0, free_milli = 0, reserved_milli = 0;
+  int foreign_milli = 0;
   for (int i = 0; i < node.gpu_count; ++i) {
     const GpuSlot& g = gpus_[static_cast<size_t>(first + i)];
+    if (g.foreign) {
+      foreign_milli += 1000 - g.used_milli;
+      continue;
+    }
     if (g.reserved) {
       reserved_milli += 1000 - g.used_milli;
       continue;
@@ -241,10 +252,13 @@ void ClusterState::Refresh(NodeIndex n) {
   free_milli_by_type_[t] -= c.milli;
   reserved_milli_by_type_[t] -= c.reserved;
   down_milli_by_type_[t] -= c.down;
+  foreign_milli_by_type_[t] -= c.foreign;
   c.whole = s.up ? free_whole : 0;
   c.milli = s.up ? free_milli : 0;
   c.reserved = s.up ? reserved_milli : 0;
   c.down = s.up ? 0 : 1000 * node.gpu_count;
+  c.foreign = s.up ? foreign_milli : 0;
+  foreign_milli_by_type_[t] += c.foreign;
   free_whole_by_type_[t] += c.whole;
   free_milli_by_type_[t] += c.milli;
   reserved_milli_by_type_[t] += c.reserved;

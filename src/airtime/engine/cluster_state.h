@@ -21,6 +21,7 @@ struct GpuSlot {
   int8_t holders = 0;      // allocations on this GPU
   ShareMode mode = ShareMode::kWhole;  // meaningful while holders > 0
   bool reserved = false;               // held free on purpose (headroom); not offered to placement
+  bool foreign = false;  // held by work outside airtime (a Slurm job of others); not offered
   float memory_used_gb = 0;
 };
 
@@ -49,6 +50,10 @@ class ClusterState {
   // Free capacity on reserved GPUs of up nodes, and all capacity of down nodes, per type.
   int64_t reserved_milli_of_type(GpuTypeId t) const {
     return reserved_milli_by_type_[static_cast<size_t>(t)];
+  }
+  // Free capacity on GPUs that others' work holds (SetForeign), per type: up nodes only.
+  int64_t foreign_milli_of_type(GpuTypeId t) const {
+    return foreign_milli_by_type_[static_cast<size_t>(t)];
   }
   int64_t down_milli_of_type(GpuTypeId t) const {
     return down_milli_by_type_[static_cast<size_t>(t)];
@@ -91,6 +96,7 @@ class ClusterState {
   void Release(const Placement& p);
   void SetNodeUp(NodeIndex n, bool up);
   void SetReserved(GpuIndex g, bool reserved);
+  void SetForeign(GpuIndex g, bool foreign);
 
  private:
   void Refresh(NodeIndex n);
@@ -103,11 +109,13 @@ class ClusterState {
   std::vector<int64_t> free_milli_by_type_;
   std::vector<int64_t> reserved_milli_by_type_;
   std::vector<int64_t> down_milli_by_type_;
+  std::vector<int64_t> foreign_milli_by_type_;
   struct Contribution {
     int whole = 0;
     int milli = 0;
     int reserved = 0;
     int down = 0;
+    int foreign = 0;
   };
   std::vector<Contribution> contribution_;  // what each node adds to the per-type totals
   std::vector<uint64_t> open_bits_;         // per node: open(n)

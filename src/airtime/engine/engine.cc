@@ -90,6 +90,64 @@ StatusOr<AllocationId> Engine::Adopt(WorkloadId id, const std::vector<GpuIndex>&
   return a.id;
 }
 
+void Engine::SetForeign(const std::vector<GpuIndex>& gpus) {
+  for (GpuIndex g : foreign_) state_.SetForeign(g, false);
+  foreign_.clear();
+  for (GpuIndex g : gpus) {
+    if (g < 0 || static_cast<size_t>(g) >= cluster_->gpu_count()) continue;
+    state_.SetForeign(g, true);
+    foreign_.push_back(g);
+  }
+}
+
+Status Engine::Move(const std::vector<std::pair<AllocationId, std::vector<GpuIndex>>>& moves) {
+  std::vector<Allocation*> moving;
+  for (const auto& [id, gpus] : moves) {
+    auto it = allocations_.find(id);
+    if (it == allocations_.end()) return NotFound("no live allocation " + std::to_string(id));
+    Allocation& a = it->second;
+    if (a.placement.mode == ShareMode::kFraction)
+      return FailedPrecondition("allocation " + std::to_string(id) +
+                                " shares its GPUs: a fraction is not moved");
+    if (gpus.size() != a.placement.gpus.size())
+      return InvalidArgument("allocation " + std::to_string(id) + " holds " +
+                             std::to_string(a.placement.gpus.size()) + " GPU(s), not " +
+                             std::to_string(gpus.size()));
+    for (GpuIndex g : gpus)
+      if (g < 0 || static_cast<size_t>(g) >= cluster_->gpu_count())
+        return InvalidArgument("no GPU with index " + std::to_string(g));
+    if (std::find(moving.begin(), moving.end(), &a) != moving.end())
+      return InvalidArgument("allocation " + std::to_string(id) + " is listed twice");
+    moving.push_back(&a);
+  }
+  for (Allocation* a : moving) state_.Release(a->placement);
+  std::vector<Placement> placed;
+  Status refused;
+  for (size_t i = 0; i < moving.size() && refused.ok(); ++i) {
+    const Shape& shape = jobs_[static_cast<size_t>(moving[i]->workload)].s().shape;
+    Placement p = moving[i]->placement;
+    p.gpus = moves[i].second;
+    p.host_node = p.gpus.empty() ? p.host_node : cluster_->gpu(p.gpus[0]).node;
+    for (GpuIndex g : p.gpus) {
+      if (!state_.GpuTakes(shape, g)) {
+        refused = FailedPrecondition("GPU " + std::to_string(g) + " has no room for allocation " +
+                                     std::to_string(moves[i].first));
+        break;
+      }
+    }
+    if (!refused.ok()) break;
+    state_.Apply(p);
+    placed.push_back(std::move(p));
+  }
+  if (!refused.ok()) {  // undo: back where they were
+    for (const Placement& p : placed) state_.Release(p);
+    for (Allocation* a : moving) state_.Apply(a->placement);
+    return refused;
+  }
+  for (size_t i = 0; i < moving.size(); ++i) moving[i]->placement = std::move(placed[i]);
+  return OkStatus();
+}
+
 std::optional<WorkloadId> Engine::FindByName(std::string_view name) const {
   auto it = by_name_.find(std::string(name));
   if (it == by_name_.end()) return std::nullopt;

@@ -86,6 +86,22 @@ class Engine {
   // cold start: the process was already running); no decision is emitted. Returns its id.
   StatusOr<AllocationId> Adopt(WorkloadId id, const std::vector<GpuIndex>& gpus);
 
+  // Moves allocations, between cycles, onto the GPUs they really hold: a backend that picks
+  // the GPU indices itself (Slurm) may choose others than the engine did, on the same node
+  // or elsewhere. All moves apply together (two allocations may trade GPUs) or none does:
+  // every listed allocation's GPUs are released, then each takes its new ones, which must
+  // be as many as it had and have room for one unit of its shape each (else
+  // FailedPrecondition naming the GPU and nothing changes). Whole GPUs and MIG slices only:
+  // a shared fraction is refused. No decision is emitted; the allocation's segment, ready
+  // time and expected end are kept.
+  Status Move(const std::vector<std::pair<AllocationId, std::vector<GpuIndex>>>& moves);
+
+  // GPUs that work outside airtime holds now (a Slurm job submitted directly), replacing the
+  // previous set: they are not offered to placement, and the ledger counts their free
+  // capacity as `foreign`. An allocation already on one keeps it. Between cycles.
+  void SetForeign(const std::vector<GpuIndex>& gpus);
+  const std::vector<GpuIndex>& foreign() const { return foreign_; }
+
   // While paused, Handle applies events but decides nothing (no starts, scaling or
   // preemption): a restarting daemon re-submits its workloads and adopts running processes
   // first, then unpauses and feeds a timer event for the first real cycle.
@@ -272,6 +288,7 @@ class Engine {
   // The policy's filters that may refuse something in this cycle (RefreshFilters).
   std::vector<const FilterPlugin*> active_filters_;
   bool paused_ = false;
+  std::vector<GpuIndex> foreign_;       // SetForeign
   std::vector<int8_t> preempt_failed_;  // per cycle: MakeRoom failed for the class
   std::vector<int8_t> class_fit_;       // per cycle: 0 unknown, 1 fits, 2 does not fit
   std::vector<std::vector<NodeIndex>> nodes_of_type_;

@@ -399,6 +399,59 @@ TEST(EngineTest, TiesFollowOneSeededNodeOrder) {
   EXPECT_GE(chosen.size(), 4u);
 }
 
+// A backend that picks GPU indices itself (Slurm) reports where allocations really are: two
+// may trade GPUs; a move onto a GPU another allocation keeps is refused and changes nothing.
+TEST(EngineTest, MovesAllocationsOntoTheGpusTheyReallyHold) {
+  Cluster c = MakeCluster({{"H100", 4, 2}});
+  Engine e = MakeEngine(c, "bestfit");
+  const CycleResult& ra =
+      e.Handle(Event::Arrival(0, MakeJob("a", WorkloadKind::kTraining, 2, 3600)));
+  ASSERT_EQ(Starts(ra), 1);
+  const AllocationId a = ra.decisions[0].allocation;
+  const std::vector<GpuIndex> a_gpus = ra.decisions[0].placement.gpus;
+  const CycleResult& rb = e.Handle(Event::Arrival(1, MakeJob("b", WorkloadKind::kBatch, 2, 600)));
+  ASSERT_EQ(Starts(rb), 1);
+  const AllocationId b = rb.decisions[0].allocation;
+  const std::vector<GpuIndex> b_gpus = rb.decisions[0].placement.gpus;
+  ASSERT_EQ(c.gpu(a_gpus[0]).node, c.gpu(b_gpus[0]).node);  // bestfit packs one node
+  // a onto b's GPUs alone: refused, nothing moved.
+  Status st = e.Move({{a, b_gpus}});
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition) << st.ToString();
+  EXPECT_EQ(e.allocation(a)->placement.gpus, a_gpus);
+  // Traded together: accepted.
+  ASSERT_TRUE(e.Move({{a, b_gpus}, {b, a_gpus}}).ok());
+  EXPECT_EQ(e.allocation(a)->placement.gpus, b_gpus);
+  EXPECT_EQ(e.allocation(b)->placement.gpus, a_gpus);
+  // Onto the other node's free GPUs: its host node follows.
+  const GpuIndex other = c.gpu(a_gpus[0]).node == 0 ? 4 : 0;
+  ASSERT_TRUE(e.Move({{a, {other, other + 1}}}).ok());
+  EXPECT_EQ(e.allocation(a)->placement.host_node, c.gpu(other).node);
+  // Wrong count, unknown GPU, unknown allocation.
+  EXPECT_EQ(e.Move({{a, {other}}}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(e.Move({{a, {other, 99}}}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(e.Move({{12345, {0}}}).code(), StatusCode::kNotFound);
+  // The freed GPUs are free: a third 2-GPU job fits beside b.
+  EXPECT_EQ(Starts(e.Handle(Event::Arrival(2, MakeJob("c", WorkloadKind::kBatch, 2, 600)))), 1);
+  e.Handle(Event::Completion(3, a));
+  EXPECT_EQ(e.job(0).phase, JobPhase::kDone);
+}
+
+// GPUs that work outside airtime holds are not offered to placement until they are free.
+TEST(EngineTest, ForeignGpusAreNotPlacedOn) {
+  Cluster c = MakeCluster({{"H100", 4, 1}});
+  Engine e = MakeEngine(c, "bestfit");
+  e.SetForeign({0, 1, 2});
+  EXPECT_EQ(e.state().free_whole_of_type(c.node(0).gpu_type), 1);
+  EXPECT_EQ(e.state().foreign_milli_of_type(c.node(0).gpu_type), 3000);
+  const CycleResult& r = e.Handle(Event::Arrival(0, MakeJob("a", WorkloadKind::kBatch, 2, 600)));
+  EXPECT_EQ(Starts(r), 0);  // one GPU left
+  e.SetForeign({0});        // the foreign job on 1 and 2 ended
+  const CycleResult& r2 = e.Handle(Event::Timer(1));
+  ASSERT_EQ(Starts(r2), 1);
+  for (GpuIndex g : r2.decisions[0].placement.gpus) EXPECT_NE(g, 0);
+  EXPECT_EQ(e.foreign(), (std::vector<GpuIndex>{0}));
+}
+
 TEST(EngineTest, PausedEngineAdoptsRunningWorkOnItsGpus) {
   Cluster c = MakeCluster({{"H100", 4, 1}});
   Engine e = MakeEngine(c, "bestfit");

@@ -4,9 +4,8 @@
 // (server/daemon.h) holds one Actuator and calls nothing else to start or stop workloads.
 //
 // Implementations: Executor (executor.h), which runs processes on this machine through the
-// shim. A Slurm implementation (issue 21, over slurm/slurm_client.h) is to come; the values
-// below still name processes (a RunHandle is a shim's pid, start time and boot id), and
-// will grow a form for a Slurm job id when it does.
+// shim, and SlurmActuator (slurm/slurm_actuator.h), which runs each as a Slurm job. A
+// RunHandle names either (a shim's pid, start time and boot id, or a Slurm job id).
 //
 // Threading: one thread (the daemon's event loop) calls everything except Wake(), which any
 // thread may call to interrupt WaitForExits.
@@ -37,13 +36,37 @@ struct LaunchRequest {
   std::optional<RunUser> user;
   int64_t run_id = 0;
   std::vector<std::string> device_rules;
+  // Where the engine placed it: the daemon's GPU ids (UUIDs locally; "slurm:NODE:INDEX" under
+  // Slurm) and the share of each (1000: whole). The local executor passes the GPUs through
+  // `env` (CUDA_VISIBLE_DEVICES); a backend that places by itself (Slurm) steers by them.
+  std::vector<std::string> gpus;
+  int share_milli = 1000;
+  // The workload's name and airtime's explanation (Slurm shows them in squeue).
+  std::string workload;
+  std::string comment;
 };
 
+// A run's identity: a local process (pid, start_ticks, boot_id) or a Slurm job (slurm_job).
 struct RunHandle {
   pid_t pid = 0;  // the shim; also the run's process group id
   int64_t start_ticks = 0;
   std::string boot_id;
   std::string run_dir;
+  int64_t slurm_job = 0;  // the Slurm job id (SlurmActuator); 0 for a local process
+};
+
+// The GPUs a run turned out to hold, from a backend that chooses them itself (Slurm picks a
+// job's GPU indices): the daemon's GPU ids, as in LaunchRequest::gpus.
+struct Placed {
+  int64_t run_id = 0;
+  std::vector<std::string> gpus;
+};
+
+// A GPU held by work the backend runs for others than airtime (a job submitted to Slurm
+// directly): capacity airtime cannot move.
+struct ForeignUse {
+  std::string gpu;    // the daemon's GPU id
+  std::string owner;  // who holds it ("slurm job 42 (alice)")
 };
 
 struct Exited {
@@ -91,10 +114,24 @@ class Actuator {
   virtual Status Stop(int64_t run_id, int grace_ms) = 0;
   // Ends the run now.
   virtual Status StopNow(int64_t run_id) = 0;
-  // After a daemon restart: what became of a run recorded with this identity (pid 0: the
-  // daemon died before recording it). See AdoptState.
-  virtual StatusOr<AdoptResult> Adopt(int64_t run_id, const std::string& run_dir, pid_t pid,
-                                      int64_t start_ticks, const std::string& boot_id) = 0;
+  // After a daemon restart: what became of a run recorded with this identity (pid and
+  // slurm_job 0: the daemon died before recording it). See AdoptState.
+  virtual StatusOr<AdoptResult> Adopt(int64_t run_id, const RunHandle& recorded) = 0;
+
+  // Runs whose GPUs the backend chose itself, each reported once, when known (after a
+  // WaitForExits). The local executor runs where it is told: none.
+  virtual std::vector<Placed> TakePlaced() { return {}; }
+  // The GPUs others' work holds now, when that changed since the last call (nullopt: no
+  // change). The local executor knows of none.
+  virtual std::optional<std::vector<ForeignUse>> TakeForeign() { return std::nullopt; }
+  // The GPUs the backend will not start work on now (their Slurm node is down, drained or
+  // not responding), when that changed since the last call (nullopt: no change). Local
+  // GPUs: never.
+  virtual std::optional<std::vector<std::string>> TakeUnusable() { return std::nullopt; }
+  // `workload` will not run again: what the backend kept for it (a requeued Slurm job) goes.
+  virtual void Retire(const std::string& workload) { (void)workload; }
+  // One line on the backend's state for `airtime status` and /metrics ("" when nothing).
+  virtual std::string Describe() const { return ""; }
 };
 
 }  // namespace airtime

@@ -74,7 +74,10 @@ class Executor final : public Actuator {
   // After a daemon restart: decides what became of a run recorded with this identity
   // (pid 0: the daemon died before recording it; DIR/claim tells). See AdoptState.
   StatusOr<AdoptResult> Adopt(int64_t run_id, const std::string& run_dir, pid_t pid,
-                              int64_t start_ticks, const std::string& boot_id) override;
+                              int64_t start_ticks, const std::string& boot_id);
+  StatusOr<AdoptResult> Adopt(int64_t run_id, const RunHandle& recorded) override {
+    return Adopt(run_id, recorded.run_dir, recorded.pid, recorded.start_ticks, recorded.boot_id);
+  }
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -25,6 +25,8 @@ const char* BucketName(Bucket b) {
       return "blocked";
     case Bucket::kDown:
       return "down";
+    case Bucket::kForeign:
+      return "foreign";
   }
   return "?";
 }
@@ -245,6 +247,7 @@ void Ledger::Classify() {
     free -= declared;
     rate_[static_cast<size_t>(Bucket::kReservedHeadroom)] += declared;
     rate_[static_cast<size_t>(Bucket::kDown)] += st.down_milli_of_type(type);
+    rate_[static_cast<size_t>(Bucket::kForeign)] += st.foreign_milli_of_type(type);
     const int64_t blocked = std::min(free, fits_blocked[t]);
     free -= blocked;
     const int64_t stranded = std::min(free, std::max<int64_t>(0, demand[t] - fits_blocked[t]));

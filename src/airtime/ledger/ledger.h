@@ -27,6 +27,10 @@
 //                     that waiting demand -- an addition to the seven buckets of the brief,
 //                     so that this time is not hidden as "stranded"
 //   down              capacity of nodes that are down
+//   foreign           free capacity (to airtime) on GPUs that work airtime does not run
+//                     holds: jobs submitted to Slurm directly, under the Slurm backend
+//                     (Engine::SetForeign); capacity airtime cannot move. Always 0 in the
+//                     simulator and the local daemon.
 //
 // The buckets add up to installed capacity x time exactly (integer milli-GPU-ms).
 // Not thread-safe; driven by one loop alongside the engine.
@@ -52,8 +56,9 @@ enum class Bucket : uint8_t {
   kFreeNoDemand,
   kBlocked,
   kDown,
+  kForeign,
 };
-inline constexpr int kBucketCount = 9;
+inline constexpr int kBucketCount = 10;
 const char* BucketName(Bucket b);
 
 struct LedgerTotals {

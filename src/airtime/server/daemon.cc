@@ -64,6 +64,17 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
   if (ec) return InvalidArgument("--data " + options.data_dir + ": " + ec.message());
   options.data_dir = absolute.lexically_normal().string();
   if (options.hostname.empty()) options.hostname = HostName();
+  if (options.backend == Backend::kSlurm) {
+    // Slurm's daemons start the workloads on the nodes: the local isolation (cgroups, tenant
+    // users) and the local GPUs do not apply.
+    if (!options.fake_gpus.empty())
+      return InvalidArgument("--fake-gpus: the Slurm backend reads its GPUs from Slurm");
+    if (options.isolation == Isolation::kRequired)
+      return InvalidArgument(
+          "--isolation required: under the Slurm backend Slurm runs the workloads, as the "
+          "Slurm token's user; airtime's own isolation applies to local processes only");
+    options.isolation = Isolation::kOff;
+  }
   std::unique_ptr<Daemon> d(new Daemon(std::move(options)));
   AIRTIME_RETURN_IF_ERROR(d->Init());
   return d;
@@ -103,13 +114,8 @@ Status Daemon::Init() {
   AIRTIME_RETURN_IF_ERROR(OpenStore());
   if (isolating()) SecureDataDir();
   std::string note;
-  auto inventory = OpenInventory(options_.fake_gpus, &note);
-  if (!inventory.ok()) return inventory.status();
-  inventory_ = std::move(*inventory);
-  devices_ = inventory_->Devices();
-  std::string left_out;
-  AIRTIME_RETURN_IF_ERROR(BuildCluster(&left_out));
-  if (!left_out.empty()) note += (note.empty() ? "" : "; ") + left_out;
+  AIRTIME_RETURN_IF_ERROR(options_.backend == Backend::kSlurm ? OpenSlurmBackend(&note)
+                                                              : OpenLocalBackend(&note));
   auto policy = PolicyRegistry::Builtin().Make(options_.policy, *cluster_);
   if (!policy.ok()) return policy.status();
   engine_ = std::make_unique<Engine>(*cluster_, std::move(*policy));
@@ -117,11 +123,8 @@ Status Daemon::Init() {
   engine_->Handle(Event::Timer(WallNow()));
   engine_->SetPaused(false);
   ledger_ = std::make_unique<airtime::Ledger>(*engine_);
+  books_ = std::make_unique<airtime::Metrics>(*engine_);
   holds_.SetMaxClosed(options_.max_hold_calls);
-  auto executor = Executor::Create();
-  if (!executor.ok()) return executor.status();
-  if (isolating()) (*executor)->UseCgroups(cgroups_);
-  actuator_ = std::move(*executor);
   startup_note_ = std::to_string(uuid_of_gpu_.size()) + " GPU(s)" +
                   (options_.fake_gpus.empty() ? "" : " (simulated: " + options_.fake_gpus + ")") +
                   (note.empty() ? "" : "; " + note) + "; policy " + options_.policy;
@@ -177,7 +180,12 @@ void Daemon::Loop() {
     std::vector<Exited> exits = actuator_->WaitForExits(timeout);
     const TimeMs seen = WallNow();
     exit_seen_ = std::chrono::steady_clock::now();
+    // Nodes first: a job that ended with its node is then a stop the engine decided, and
+    // the workload is not placed on the down node again.
+    if (auto unusable = actuator_->TakeUnusable()) OnUnusable(*unusable, seen);
     for (const Exited& e : exits) OnExit(e, seen);
+    for (const Placed& p : actuator_->TakePlaced()) OnPlaced(p, seen);
+    if (auto foreign = actuator_->TakeForeign()) OnForeign(std::move(*foreign), seen);
     std::deque<std::function<void()>> tasks;
     std::vector<std::shared_ptr<PendingSubmit>> submits;
     {
@@ -234,6 +242,7 @@ void Daemon::Feed(const Event& event, SteadyTime seen) {
   latencies_.cycle.Add(cycle_s);
   cycle_hist_.Observe(cycle_s);
   ledger_->Observe(cycle);
+  books_->Observe(cycle);
   for (const HoldDecision& h : cycle.holds) holds_.Record(h);
   if (cycle.wake_at != kNever) engine_wake_ = cycle.wake_at;
   Act(cycle, seen);
@@ -295,7 +304,7 @@ int Daemon::FreePort() const {
 // start on any of them waits until it has exited.
 bool Daemon::GpusStillBusy(const Placement& placement) const {
   for (const auto& [id, r] : runs_) {
-    if (!r.stopping || r.row.pid == 0) continue;
+    if (!r.stopping || !HasProcess(r.row)) continue;
     for (GpuIndex g : placement.gpus)
       if (std::find(r.row.gpus.begin(), r.row.gpus.end(), uuid_of_gpu_[static_cast<size_t>(g)]) !=
           r.row.gpus.end())
@@ -329,6 +338,7 @@ void Daemon::StartRun(const Decision& d) {
   for (GpuIndex g : d.placement.gpus) run.row.gpus.push_back(uuid_of_gpu_[static_cast<size_t>(g)]);
   run.row.share_milli = d.placement.mode == ShareMode::kFraction ? d.placement.milli : 1000;
   run.row.started_at = WallNow();
+  // A port on this machine: a Slurm job runs elsewhere and gets none.
   if (w.spec->exec.wants_port) run.row.port = FreePort();
   StatusOr<int64_t> id = Internal("not added");
   int64_t sequence = 0;
@@ -366,6 +376,12 @@ void Daemon::StartRun(const Decision& d) {
   req.argv = w.spec->exec.argv;
   req.shim_path = options_.shim_path;
   req.workdir = w.spec->exec.workdir;
+  req.run_id = run.row.id;
+  req.gpus = run.row.gpus;
+  req.share_milli = run.row.share_milli;
+  req.workload = w.row.name;
+  req.comment = KindName(w.spec->kind) + std::string(" '") + w.row.name + "' of " + w.row.tenant +
+                ", run " + std::to_string(*id) + ": " + d.reason;
   req.env =
       GpuEnv(run.row.gpus, run.row.share_milli, static_cast<int64_t>(d.placement.memory_gb * 1024),
              options_.data_dir + "/checkpoints/" + std::to_string(w.row.id),
@@ -410,6 +426,7 @@ void Daemon::StartRun(const Decision& d) {
   run.row.pid = handle->pid;
   run.row.start_ticks = handle->start_ticks;
   run.row.boot_id = handle->boot_id;
+  run.row.slurm_job = handle->slurm_job;
   run.row.state = "running";
   (void)store_->UpdateRun(run.row);
   if (Status st = actuator_->Watch(run.row.id, *handle); !st.ok())
@@ -459,7 +476,7 @@ void Daemon::StopRun(AllocationId allocation, const std::string& reason) {
   run.row.stop_reason = reason;
   (void)store_->UpdateRun(run.row);
   const WorkloadRec& w = workloads_.at(run.row.workload_id);
-  if (run.row.pid == 0) {  // no process (planning-only or failed launch)
+  if (!HasProcess(run.row)) {  // no process (planning-only or failed launch)
     exit_seen_ = std::chrono::steady_clock::now();
     OnExit(Exited{run.row.id, 0, "no process"}, WallNow());
     return;
@@ -516,7 +533,6 @@ void Daemon::OnExit(const Exited& exited, TimeMs now) {
     w.row.message =
         failed ? "failed " + std::to_string(w.failures) + " times; last: " + run.row.stop_reason
                : "completed";
-    if (!failed) value_earned_ += w.spec->value.CompletionValue(now, w.spec->deadline);
     (void)store_->Transaction([&]() -> Status {
       AIRTIME_RETURN_IF_ERROR(store_->UpdateRun(run.row));
       return Persist(w);
@@ -569,18 +585,23 @@ void Daemon::SyncWorkloadStates() {
   }
 }
 
-Status Daemon::Persist(const WorkloadRec& w) { return store_->UpdateWorkload(w.row); }
+Status Daemon::Persist(const WorkloadRec& w) {
+  // A workload that ended will not run again: what the backend kept for it goes.
+  if (IsFinalState(w.row.state) && actuator_) actuator_->Retire(w.row.name);
+  return store_->UpdateWorkload(w.row);
+}
 
-// Services earn per request served within capacity; integrated between cycles. The capacity
-// is that of the replicas ready when the interval began: a cycle comes when a started replica
-// becomes ready (ready_wakes_), so within an interval it does not change. The same demand
-// scores the services' hold-or-hand-off calls (holds_); an ended service's calls close.
+// Value and service levels up to `now` (books_: services earn per request served within the
+// capacity of the replicas ready as the interval began; a cycle comes when a started
+// replica becomes ready, ready_wakes_, so within an interval it does not change). The same
+// demand scores the services' hold-or-hand-off calls (holds_, the 3 a.m. report the daemon
+// keeps across restarts); an ended service's calls close.
 void Daemon::AccountValue(TimeMs now) {
+  books_->Advance(now);
   if (value_at_ == 0) value_at_ = now;
   const TimeMs from = value_at_;
-  const double dt_s = static_cast<double>(now - from) / 1000.0;
   value_at_ = now;
-  if (dt_s <= 0) return;
+  if (now <= from) return;
   for (WorkloadId sid : engine_->services()) {
     const Job& job = engine_->job(sid);
     if (job.phase != JobPhase::kRunning && job.phase != JobPhase::kPending) {
@@ -588,14 +609,6 @@ void Daemon::AccountValue(TimeMs now) {
       continue;
     }
     holds_.Advance(sid, from, now, job.demand_rps);
-    int ready = 0;
-    for (AllocationId a : job.allocations)
-      if (const Allocation* al = engine_->allocation(a); al && al->ready_at <= from) ++ready;
-    const double served = std::min(job.demand_rps, ready * job.s().realtime.capacity_rps);
-    auto& [requests, in_slo] = service_requests_[job.s().name];
-    requests += job.demand_rps * dt_s;
-    in_slo += served * dt_s;
-    value_earned_ += served * dt_s / 1000.0 * job.s().value.per_1k_requests;
   }
 }
 

@@ -36,6 +36,7 @@
 #include "airtime/gpu/inventory.h"
 #include "airtime/ledger/hold_book.h"
 #include "airtime/ledger/ledger.h"
+#include "airtime/ledger/metrics.h"
 #include "airtime/server/latency_log.h"
 #include "airtime/server/tenant_users.h"
 #include "airtime/store/store.h"
@@ -48,6 +49,9 @@ inline bool IsFinalState(const std::string& state) {
   return state == "succeeded" || state == "failed" || state == "cancelled";
 }
 
+// Whether a run has something running for it: a local process or a Slurm job.
+inline bool HasProcess(const RunRow& run) { return run.pid != 0 || run.slurm_job != 0; }
+
 // Whether workloads are isolated from the daemon and from each other (daemon_isolation.cc,
 // docs/server.md "Trust model"): each runs as its tenant's user (tenant_users.h), in cgroups
 // of its own that confine its devices and kill it whole (run_cgroup.h: cgroup v1's devices
@@ -58,8 +62,25 @@ enum class Isolation {
   kRequired,  // isolate, or refuse to start
 };
 
+// Where workloads run (daemon_backend.cc): chosen once, at Open.
+enum class Backend {
+  kLocal,  // processes on this machine through the shim (exec/executor.h)
+  kSlurm,  // Slurm jobs (slurm/slurm_actuator.h); the cluster is read from Slurm
+};
+
+struct SlurmBackendOptions {
+  // slurmrestd's URL, the user and token it authenticates, SLURM_CONF for scontrol: each ""
+  // takes the environment's (SLURMRESTD_URL, SLURM_REST_USER, SLURM_REST_TOKEN, SLURM_CONF,
+  // as scripts/slurm-lab.sh's env.sh sets them).
+  std::string url, user, token, conf;
+  std::string partition;           // "" : the cluster's default partition
+  DurationMs poll_interval = 500;  // how often Slurm's job list is read
+};
+
 struct DaemonOptions {
   std::string data_dir;
+  Backend backend = Backend::kLocal;
+  SlurmBackendOptions slurm;
   std::string fake_gpus;  // "8xH100": simulated devices; "": this host's GPUs through NVML
   std::string policy = "airtime";
   std::string shim_path;  // the airtime binary that runs `_shim` (default /proc/self/exe)
@@ -136,6 +157,7 @@ class Daemon final : public ControlPlane {
     RunRow row;
     AllocationId allocation = kNoAllocation;
     bool stopping = false;  // airtime stopped it: its exit is not news for the engine
+    bool placed = false;    // the backend confirmed its GPUs (OnPlaced)
   };
   struct PendingSubmit;
 
@@ -147,6 +169,18 @@ class Daemon final : public ControlPlane {
   void SecureDataDir();
   Status CheckRunnable(const WorkloadSpec& spec) const;
   Status PrepareIsolatedLaunch(const WorkloadRec& w, const RunRow& run, LaunchRequest* req);
+  // The backend (daemon_backend.cc): the GPU inventory, the engine's cluster, the GPU ids
+  // and the actuator, chosen once.
+  Status OpenLocalBackend(std::string* note);
+  Status OpenSlurmBackend(std::string* note);
+  // What the backend reported after a wait: the GPUs a run really holds (moved onto in the
+  // engine when they differ), the GPUs others' work holds.
+  void OnPlaced(const Placed& placed, TimeMs now);
+  void OnForeign(std::vector<ForeignUse> foreign, TimeMs now);
+  // The engine's nodes with a GPU the backend will not start work on go down; the others
+  // that were, up.
+  void OnUnusable(const std::vector<std::string>& gpus, TimeMs now);
+  nlohmann::json BackendView() const;
   Status BuildCluster(std::string* note);
   // The store and its start-up check (daemon_store_check.cc).
   Status OpenStore();
@@ -238,12 +272,24 @@ class Daemon final : public ControlPlane {
   // scored against the demand that came (AccountValue advances it).
   HoldBook holds_;
   TimeMs value_at_ = 0;
-  double value_earned_ = 0;
-  // Per service since the daemon started: requests that arrived (demand integrated over
-  // time) and those its ready replicas' capacity covered, for its SLO attainment.
-  std::map<std::string, std::pair<double, double>> service_requests_;
+  // Value and service levels, counted by the simulator's one implementation
+  // (ledger/metrics.h), fed the same cycles: services earn per request their ready replicas
+  // cover, jobs their completion value. Per service since this daemon started: requests
+  // that arrived and those served within the SLO.
+  std::unique_ptr<airtime::Metrics> books_;
+  double value_carried_ = 0;  // value earned under earlier daemons (the saved ledger)
+  double ValueEarned() const { return value_carried_ + books_->summary().value; }
   uint64_t submissions_total_ = 0, starts_total_ = 0, preemptions_total_ = 0;
   uint64_t failures_total_ = 0;
+  // The backend's own choice of GPUs (OnPlaced): as the engine decided, moved onto in the
+  // engine, or not movable (the engine's state refused; the reason kept).
+  uint64_t placements_as_decided_ = 0, placements_moved_ = 0, placements_unmoved_ = 0;
+  std::string placement_unmoved_why_;
+  // GPUs that others' work holds (the backend's TakeForeign), reserved in the engine, and
+  // the GPU-seconds they held since this daemon started.
+  std::vector<ForeignUse> foreign_;
+  std::vector<GpuIndex> foreign_reserved_;
+  std::set<NodeIndex> nodes_down_;  // by OnUnusable
   LatencyLog latencies_;
   SteadyTime exit_seen_{};  // when the exits being handled were noticed
   PromHistogram queue_wait_hist_{{1, 5, 15, 60, 300, 900, 3600, 4 * 3600., 24 * 3600.}};

@@ -129,6 +129,7 @@ void Daemon::CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch
       w.spec = LiveSpec(std::move(ok[i]->specs[k]), now);
       accepted.push_back({{"id", w.row.id}, {"name", w.row.name}});
       const CycleResult& r = engine_->Handle(Event::Arrival(now, *w.spec));
+      books_->Observe(r);
       w.eid = r.arrived;
       by_name_[w.row.name] = w.row.id;
       by_engine_id_[w.eid] = w.row.id;
@@ -205,6 +206,7 @@ json Daemon::View(const WorkloadRec& w, bool full) const {
                         {"attempt", r.attempt},
                         {"state", r.state},
                         {"pid", r.pid},
+                        {"slurm_job", r.slurm_job ? json(r.slurm_job) : json(nullptr)},
                         {"gpus", r.gpus},
                         {"share_milli", r.share_milli},
                         {"port", r.port},
@@ -361,7 +363,7 @@ StatusOr<json> Daemon::Gpus(const Caller&) {
       g["allocations"] = h == holders.end() ? json::array() : h->second;
       gpus.push_back(std::move(g));
     }
-    return json{{"gpus", gpus}};
+    return json{{"gpus", gpus}, {"backend", BackendView()}};
   });
 }
 

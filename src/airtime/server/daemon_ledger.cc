@@ -23,7 +23,7 @@ std::string Daemon::CarryLedger(TimeMs now) {
   // The time between the last save and this start: nobody saw where it went.
   const DurationMs gap = std::max<DurationMs>(0, ledger_->last() - saved->saved_at);
   ledger_->Carry(saved->totals);
-  value_earned_ += saved->value;
+  value_carried_ += saved->value;
   ledger_since_ = saved->since;
   unobserved_ = saved->unobserved + gap;
   next_ledger_save_ = now + options_.ledger_save_interval;
@@ -39,7 +39,7 @@ void Daemon::SaveLedger(TimeMs now) {
   r.saved_at = ledger_->last();
   r.unobserved = unobserved_;
   r.totals = ledger_->totals();
-  r.value = value_earned_;
+  r.value = ValueEarned();
   if (Status st = store_->SetMeta(kLedgerKey, EncodeLedgerRecord(r)); !st.ok())
     std::cerr << "airtime server: saving the ledger: " << st.message() << "\n";
 }
@@ -61,8 +61,9 @@ StatusOr<json> Daemon::Ledger(const Caller&) {
                 {"unobserved_seconds", static_cast<double>(unobserved_) / 1000},
                 {"installed_gpu_seconds", static_cast<double>(t.installed_milli_ms) / 1e6},
                 {"buckets", buckets},
-                {"value", value_earned_},
-                {"return_per_gpu_hour", installed_h > 0 ? value_earned_ / installed_h : 0.0}};
+                {"value", ValueEarned()},
+                {"return_per_gpu_hour", installed_h > 0 ? ValueEarned() / installed_h : 0.0},
+                {"backend", BackendView()}};
   });
 }
 

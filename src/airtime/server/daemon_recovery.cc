@@ -58,10 +58,11 @@ Status Daemon::Recover() {
     if (!IsFinalState(w.row.state)) {
       ++active;
       const CycleResult& r = engine_->Handle(Event::Arrival(now, *w.spec));
+      books_->Observe(r);
       w.eid = r.arrived;
       by_engine_id_[w.eid] = w.row.id;
       if (w.spec->is_service() && w.row.demand_at > 0)
-        engine_->Handle(Event::Demand(now, w.eid, w.row.demand_rps));
+        books_->Observe(engine_->Handle(Event::Demand(now, w.eid, w.row.demand_rps)));
     }
     by_name_[w.row.name] = w.row.id;
     workloads_.emplace(w.row.id, std::move(w));
@@ -116,13 +117,19 @@ Status Daemon::RecoverRun(RunRow run, TimeMs now) {
                     SameProcess(static_cast<pid_t>(run.pid), run.start_ticks, run.boot_id);
          ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    auto r = actuator_->Adopt(run.id, run.run_dir, static_cast<pid_t>(run.pid), run.start_ticks,
-                              run.boot_id);
+    RunHandle recorded;
+    recorded.pid = static_cast<pid_t>(run.pid);
+    recorded.start_ticks = run.start_ticks;
+    recorded.boot_id = run.boot_id;
+    recorded.run_dir = run.run_dir;
+    recorded.slurm_job = run.slurm_job;
+    auto r = actuator_->Adopt(run.id, recorded);
     if (!r.ok()) return r.status();
     res = std::move(*r);
     run.pid = res.handle.pid;
     run.start_ticks = res.handle.start_ticks;
     run.boot_id = res.handle.boot_id;
+    run.slurm_job = res.handle.slurm_job;
   }
   auto close = [&](const std::string& state, std::optional<int> code, const std::string& why) {
     run.state = state;
@@ -173,8 +180,8 @@ Status Daemon::RecoverRun(RunRow run, TimeMs now) {
             e.exit_code == 0 ? "" : "ended while the daemon was down (" + e.how + ")"));
   w.row.exit_code = e.exit_code;
   if (alloc.ok())
-    engine_->Handle(e.exit_code == 0 ? Event::Completion(now, *alloc)
-                                     : Event::Failure(now, *alloc));
+    books_->Observe(engine_->Handle(e.exit_code == 0 ? Event::Completion(now, *alloc)
+                                                     : Event::Failure(now, *alloc)));
   return OkStatus();
 }
 

@@ -236,8 +236,9 @@ std::string Daemon::RenderMetrics() {
             static_cast<double>(t.installed_milli_ms) / 1e6);
   w.Counter("airtime_value_total",
             "Value earned (owner's units) since the ledger began (kept across restarts).",
-            value_earned_);
-  for (const auto& [name, v] : service_requests_) {
+            ValueEarned());
+  for (const auto& [name, sm] : books_->summary().services) {
+    const std::pair<double, double> v = {sm.requests, sm.requests_in_slo};
     const PromLabels l = {{"workload", name}};
     w.Counter("airtime_service_requests_total",
               "Requests that arrived at a realtime service (its demand over time) since the "
@@ -256,6 +257,18 @@ std::string Daemon::RenderMetrics() {
             static_cast<double>(preemptions_total_));
   w.Counter("airtime_run_failures_total", "Runs that failed on their own.",
             static_cast<double>(failures_total_));
+  for (const auto& [outcome, n] :
+       {std::pair<const char*, uint64_t>{"as_decided", placements_as_decided_},
+        {"moved", placements_moved_},
+        {"unmoved", placements_unmoved_}})
+    w.Counter("airtime_backend_placements_total",
+              "Runs whose GPUs the backend chose itself (Slurm picks a job's GPU indices), by "
+              "outcome: as_decided (the engine's choice), moved (the engine's allocation moved "
+              "onto the backend's GPUs), unmoved (it could not be).",
+              static_cast<double>(n), {{"outcome", outcome}});
+  w.Gauge("airtime_foreign_gpus",
+          "GPUs held now by work airtime does not run (jobs submitted to Slurm directly).",
+          static_cast<double>(engine_->foreign().size()));
   w.Histogram("airtime_queue_wait_seconds", "Time a workload waited before each start.",
               queue_wait_hist_);
   w.Histogram("airtime_decision_cycle_seconds", "Duration of one engine decision cycle.",

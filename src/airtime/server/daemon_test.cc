@@ -364,6 +364,42 @@ TEST_F(DaemonTest, GpusLedgerAndMetricsDescribeTheHost) {
   WaitFor("busy", "cancelled");
 }
 
+// The daemon counts value as the simulator does (ledger/metrics.h): a job its completion
+// value when its process exits 0 (nothing for a failure), a service per 1,000 requests its
+// ready replicas cover; the total is carried across a restart.
+TEST_F(DaemonTest, ValueIsCountedAsTheSimulatorCountsItAndCarriedAcrossARestart) {
+  Open("2xH100", "fifo");
+  Submit(kAdmin,
+         "- {name: done, kind: batch, command: [/bin/true], value: {on_completion: 5}}\n"
+         "- {name: broken, kind: batch, command: [/bin/false], value: {on_completion: 100}}\n"
+         "- name: web\n  kind: realtime\n"
+         "  slo: {latency_ms: 200, capacity_rps: 10, min_replicas: 1, max_replicas: 1}\n"
+         "  value: {per_1k_requests: 1000}\n"
+         "  command: [/bin/sh, -c, 'sleep 60']\n");
+  WaitFor("done", "succeeded");
+  WaitFor("broken", "failed");
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "web", 5).ok());  // within one replica's 10 rps
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  auto ledger = daemon_->Ledger(kAdmin);
+  ASSERT_TRUE(ledger.ok());
+  const double value = (*ledger)["value"].get<double>();
+  // 5 for the job; the service earns 5 requests/s x 1 per request while its replica is
+  // ready (about 0.6 s here), never more than the time since the demand came allows.
+  EXPECT_GT(value, 5.0) << ledger->dump(2);
+  EXPECT_LT(value, 5.0 + 5 * 1.0 * 2.0) << ledger->dump(2);
+  const std::string m = daemon_->Metrics();
+  const auto in_slo = SumMetrics(m, {"airtime_service_requests_in_slo_total"});
+  ASSERT_TRUE(in_slo);
+  EXPECT_NEAR(value - 5.0, *in_slo * 1.0, 0.2);
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "web").ok());
+  daemon_->Stop();
+  daemon_.reset();
+  Open("2xH100", "fifo");
+  auto after = daemon_->Ledger(kAdmin);
+  ASSERT_TRUE(after.ok());
+  EXPECT_GE((*after)["value"].get<double>(), value - 1e-9);
+}
+
 TEST_F(DaemonTest, TheLedgerIsCarriedAcrossARestart) {
   Open("2xH100");
   std::this_thread::sleep_for(std::chrono::milliseconds(300));

@@ -40,8 +40,12 @@ nlohmann::json PercentilesToJson(const Percentiles& p) {
 
 nlohmann::json ResultToJson(const SimResult& r) {
   nlohmann::json ledger = nlohmann::json::object();
-  for (int b = 0; b < kBucketCount; ++b)
-    ledger[BucketName(static_cast<Bucket>(b))] = r.ledger.gpu_hours(static_cast<Bucket>(b));
+  for (int b = 0; b < kBucketCount; ++b) {
+    const auto bucket = static_cast<Bucket>(b);
+    // Work outside airtime exists only under the Slurm backend, never in a simulation.
+    if (bucket == Bucket::kForeign && r.ledger.gpu_hours(bucket) == 0) continue;
+    ledger[BucketName(bucket)] = r.ledger.gpu_hours(bucket);
+  }
   ledger["installed_gpu_hours"] = r.ledger.installed_gpu_hours();
   const MetricsSummary& m = r.metrics;
   nlohmann::json kinds = nlohmann::json::object();
@@ -221,6 +225,10 @@ std::string ResultsTable(const std::vector<SimResult>& results, double bound_per
   out += "ledger (% of installed GPU-hours)\n";
   for (int b = 0; b < kBucketCount; ++b) {
     const auto bucket = static_cast<Bucket>(b);
+    if (bucket == Bucket::kForeign &&
+        std::all_of(results.begin(), results.end(),
+                    [&](const SimResult& r) { return r.ledger.gpu_hours(bucket) == 0; }))
+      continue;  // as above
     row(std::string("  ") + BucketName(bucket), [&](const SimResult& r) {
       const double inst = r.ledger.installed_gpu_hours();
       return Fmt("%.1f%%", inst > 0 ? 100 * r.ledger.gpu_hours(bucket) / inst : 0);

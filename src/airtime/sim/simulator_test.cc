@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "airtime/engine/test_util.h"
+#include "airtime/ledger/ledger.h"
+#include "airtime/policies/registry.h"
 #include "airtime/sim/random_scenario.h"
 #include "airtime/sim/report.h"
 #include "airtime/sim/value_ceiling.h"
@@ -33,6 +35,25 @@ TEST(LedgerPropertyTest, BucketsAddUpToInstalledOnRandomScenarios) {
       EXPECT_LE(r->metrics.slo_attainment, 1.0 + 1e-12);
     }
   }
+}
+
+// GPUs that work outside airtime holds (Engine::SetForeign) land in the `foreign` bucket,
+// and the buckets still add up.
+TEST(LedgerTest, ForeignGpusHaveTheirOwnLine) {
+  Cluster c = MakeCluster({{"H100", 4, 1}});
+  auto policy = PolicyRegistry::Builtin().Make("bestfit", c);
+  ASSERT_TRUE(policy.ok());
+  Engine e(c, std::move(*policy));
+  Ledger ledger(e);
+  ledger.Observe(e.Handle(Event::Timer(0)));
+  e.SetForeign({2, 3});
+  ledger.Observe(e.Handle(Event::Timer(0)));
+  ledger.Advance(1000);
+  const LedgerTotals& t = ledger.totals();
+  EXPECT_EQ(t.milli_ms[static_cast<size_t>(Bucket::kForeign)], 2 * 1000 * 1000);
+  EXPECT_EQ(t.milli_ms[static_cast<size_t>(Bucket::kFreeNoDemand)], 2 * 1000 * 1000);
+  EXPECT_EQ(t.sum(), t.installed_milli_ms);
+  EXPECT_STREQ(BucketName(Bucket::kForeign), "foreign");
 }
 
 TEST(SimulatorTest, SameInputSameReport) {

@@ -128,6 +128,7 @@ class ShapesV0038 final : public ApiShapes {
           j.restarts = f.OptionalInt("restart_cnt");
           j.submit_time = f.OptionalInt("submit_time");
           j.start_time = f.OptionalInt("start_time");
+          j.exit_code = f.OptionalInt("exit_code");
           const std::vector<std::string> detail = f.OptionalStringArray("gres_detail");
           // The node order of gres_detail: job_resources.allocated_nodes, else "nodes".
           std::vector<std::string> order = j.nodes;

@@ -55,6 +55,7 @@ struct SlurmJob {
   int64_t restarts = 0;                     // times requeued
   int64_t submit_time = 0;                  // Unix seconds
   int64_t start_time = 0;                   // Unix seconds; 0 when not started
+  int64_t exit_code = 0;                    // the batch script's wait status (v0.0.38)
 
   bool Held() const { return state == "PENDING" && priority == 0; }
 };

@@ -11,8 +11,13 @@ StatusOr<SlurmCluster> ClusterFromSlurm(const std::vector<SlurmNode>& nodes,
   if (nodes.empty()) return InvalidArgument("Slurm reports no nodes");
   std::vector<Node> out;
   std::vector<std::string> left_out;
-  // Per engine Node: its Slurm node and the Slurm index of its first GPU.
-  std::vector<std::pair<std::string, int>> origin;
+  // Per engine Node: its Slurm node, the Slurm index of its first GPU and their GRES type.
+  struct Origin {
+    std::string node;
+    int first = 0;
+    std::string type;
+  };
+  std::vector<Origin> origin;
   std::set<std::string> seen;
   for (const SlurmNode& sn : nodes) {
     if (!seen.insert(sn.name).second)
@@ -50,24 +55,25 @@ StatusOr<SlurmCluster> ClusterFromSlurm(const std::vector<SlurmNode>& nodes,
       n.gpu_count = static_cast<int>(g->count);
       n.name = gpus.size() > 1 ? sn.name + "-" + ToLower(g->type) : sn.name;
       out.push_back(std::move(n));
-      origin.emplace_back(sn.name, index);
+      origin.push_back({sn.name, index, g->type});
       any = true;
     }
     if (!any) {
       Node n = base;
       n.name = sn.name;
       out.push_back(std::move(n));
-      origin.emplace_back(sn.name, 0);
+      origin.push_back({sn.name, 0, ""});
     }
   }
   auto cluster = Cluster::Build(name, std::move(out), catalog);
   if (!cluster.ok()) return cluster.status();
-  SlurmCluster result{std::move(*cluster), "", {}};
+  SlurmCluster result{std::move(*cluster), "", {}, {}};
   if (!left_out.empty()) result.note = "left out GPUs airtime cannot type: " + Join(left_out, "; ");
   for (size_t g = 0; g < result.cluster.gpu_count(); ++g) {
     const GpuRef& ref = result.cluster.gpu(static_cast<GpuIndex>(g));
-    const auto& [slurm_node, first] = origin[static_cast<size_t>(ref.node)];
-    result.gpu_of[{slurm_node, first + ref.index_on_node}] = static_cast<GpuIndex>(g);
+    const Origin& o = origin[static_cast<size_t>(ref.node)];
+    result.gpu_of[{o.node, o.first + ref.index_on_node}] = static_cast<GpuIndex>(g);
+    result.slurm_gpu.push_back({o.node, o.first + ref.index_on_node, o.type});
   }
   return result;
 }

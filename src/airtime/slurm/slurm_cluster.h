@@ -29,6 +29,13 @@ struct SlurmCluster {
   std::string note;  // GPUs left out, or ""
   // (Slurm node, Slurm GPU index) -> the engine's GpuIndex.
   std::map<std::pair<std::string, int>, GpuIndex> gpu_of;
+  // The other way, by engine GpuIndex: Slurm's node, index and GRES type ("h100").
+  struct SlurmGpu {
+    std::string node;
+    int index = 0;
+    std::string type;
+  };
+  std::vector<SlurmGpu> slurm_gpu;
 
   // The engine GPUs of a job's allocation (SlurmJob::gpus): NotFound naming the first GPU
   // that maps to nothing (a node or index this cluster does not have).

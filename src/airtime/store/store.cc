@@ -19,7 +19,7 @@
 namespace airtime {
 namespace {
 
-constexpr int64_t kSchemaVersion = 1;
+constexpr int64_t kSchemaVersion = 2;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE submissions(
@@ -61,12 +61,19 @@ CREATE TABLE runs(
   exit_code INTEGER,
   run_dir TEXT NOT NULL,
   stop_reason TEXT NOT NULL,
-  port INTEGER NOT NULL);
+  port INTEGER NOT NULL,
+  slurm_job INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE INDEX runs_by_workload ON runs(workload_id);
 CREATE INDEX runs_by_state ON runs(state);
 CREATE INDEX workloads_by_state ON workloads(state);
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
+)sql";
+
+// From version 1: runs gain the Slurm backend's job id.
+constexpr char kMigrateFrom1[] = R"sql(
+ALTER TABLE runs ADD COLUMN slurm_job INTEGER NOT NULL DEFAULT 0;
+PRAGMA user_version = 2;
 )sql";
 
 // The cached statements; kSql holds their text in the same order.
@@ -94,7 +101,8 @@ enum Statement {
   "finished_at, exit_code, message, demand_rps, demand_at, preemptions"
 #define AIRTIME_RUN_COLUMNS                                                              \
   "workload_id, replica, attempt, gpus, share_milli, state, pid, start_ticks, boot_id, " \
-  "started_at, ended_at, exit_code, run_dir, stop_reason, port"
+  "started_at, ended_at, exit_code, run_dir, stop_reason, port, slurm_job"
+#define AIRTIME_16_PARAMS "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
 #define AIRTIME_15_PARAMS "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
 
 constexpr std::array<const char*, kStatementCount> kSql = {
@@ -111,8 +119,8 @@ constexpr std::array<const char*, kStatementCount> kSql = {
     " FROM workloads WHERE state IN ('queued', 'running') ORDER BY id",
     "SELECT 1 FROM workloads WHERE name = ?",
     "INSERT INTO runs(id, " AIRTIME_RUN_COLUMNS
-    ") VALUES((SELECT MAX(IFNULL(MAX(id), 0), ?) + 1 FROM runs), " AIRTIME_15_PARAMS ")",
-    "UPDATE runs SET (" AIRTIME_RUN_COLUMNS ") = (" AIRTIME_15_PARAMS ") WHERE id = ?",
+    ") VALUES((SELECT MAX(IFNULL(MAX(id), 0), ?) + 1 FROM runs), " AIRTIME_16_PARAMS ")",
+    "UPDATE runs SET (" AIRTIME_RUN_COLUMNS ") = (" AIRTIME_16_PARAMS ") WHERE id = ?",
     "SELECT id, " AIRTIME_RUN_COLUMNS " FROM runs ORDER BY id",
     "SELECT id, " AIRTIME_RUN_COLUMNS
     " FROM runs WHERE state IN ('launching', 'running') ORDER BY id",
@@ -275,6 +283,7 @@ void BindRun(Query& q, const RunRow& r) {
   q.Bind(r.run_dir);
   q.Bind(r.stop_reason);
   q.Bind(r.port);
+  q.Bind(r.slurm_job);
 }
 
 // Parses the gpus column: a JSON array of strings.
@@ -308,6 +317,7 @@ StatusOr<RunRow> ReadRun(Query& q) {
   q.Get(r.run_dir);
   q.Get(r.stop_reason);
   q.Get(r.port);
+  q.Get(r.slurm_job);
   std::optional<std::vector<std::string>> parsed = ParseGpus(gpus);
   if (!parsed) {
     return Internal("run " + std::to_string(r.id) +
@@ -503,6 +513,7 @@ Status Store::Impl::CreateSchema() {
                               "', '" + NewStoreId() + "')";
       return Exec(sql.c_str(), "create store id");
     }
+    if (*version == 1) return Exec(kMigrateFrom1, "migrate the schema from version 1");
     return FailedPrecondition("unexpected schema version " + std::to_string(*version));
   });
 }

@@ -69,6 +69,7 @@ struct RunRow {
   std::string run_dir;               // logs, exit file, claim file
   std::string stop_reason;           // why airtime stopped it ("preempted: ...", "cancelled")
   int64_t port = 0;                  // realtime replicas: the port given to it (0: none)
+  int64_t slurm_job = 0;             // the Slurm backend's job id (0: a local process)
 };
 
 // What the store says about its own extent, compared at start with the marks kept outside

@@ -32,7 +32,7 @@ auto Tie(const WorkloadRow& w) {
 auto Tie(const RunRow& r) {
   return std::tie(r.id, r.workload_id, r.replica, r.attempt, r.gpus, r.share_milli, r.state, r.pid,
                   r.start_ticks, r.boot_id, r.started_at, r.ended_at, r.exit_code, r.run_dir,
-                  r.stop_reason, r.port);
+                  r.stop_reason, r.port, r.slurm_job);
 }
 
 // Runs one SQL statement on the database file directly (not through Store); returns the
@@ -466,9 +466,9 @@ TEST_F(StoreTest, ReopenKeepsData) {
   EXPECT_GT(*next, w.id);
 }
 
-TEST_F(StoreTest, DatabaseIsInWalModeWithSchemaVersion1) {
+TEST_F(StoreTest, DatabaseIsInWalModeWithSchemaVersion2) {
   EXPECT_EQ(RawSql(store_->path(), "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(RawSql(store_->path(), "PRAGMA user_version"), "1");
+  EXPECT_EQ(RawSql(store_->path(), "PRAGMA user_version"), "2");
   AddWorkload("w");
   EXPECT_TRUE(fs::exists(store_->path() + "-wal"));
   for (const char* index : {"runs_by_workload", "runs_by_state", "workloads_by_state"}) {
@@ -483,13 +483,39 @@ TEST_F(StoreTest, DatabaseIsInWalModeWithSchemaVersion1) {
 TEST_F(StoreTest, NewerSchemaVersionIsRefused) {
   std::string path = store_->path();
   store_.reset();
-  RawSql(path, "PRAGMA user_version = 2");
+  RawSql(path, "PRAGMA user_version = 3");
   StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(store.status().message(), HasSubstr(path));
   EXPECT_THAT(store.status().message(), HasSubstr("newer"));
-  EXPECT_THAT(store.status().message(), HasSubstr("schema version 2"));
+  EXPECT_THAT(store.status().message(), HasSubstr("schema version 3"));
+}
+
+// A version-1 store (before the Slurm backend) is migrated in place: its runs keep what they
+// had, with no Slurm job, and a Slurm job id then round-trips.
+TEST_F(StoreTest, Version1StoreGainsTheSlurmJobColumn) {
+  const int64_t w = AddWorkload("w");
+  RunRow r = Run(w, "running");
+  StatusOr<int64_t> id = store_->AddRun(r);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  r.id = *id;
+  const std::string path = store_->path();
+  store_.reset();
+  RawSql(path, "ALTER TABLE runs DROP COLUMN slurm_job");
+  RawSql(path, "PRAGMA user_version = 1");
+  StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  store_ = std::move(*store);
+  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "2");
+  std::vector<RunRow> runs = Runs(false);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(Tie(runs[0]), Tie(r));
+  r.slurm_job = 4242;
+  ASSERT_TRUE(store_->UpdateRun(r).ok());
+  runs = Runs(false);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].slurm_job, 4242);
 }
 
 TEST_F(StoreTest, DirectoryThatIsAFileIsAClearError) {

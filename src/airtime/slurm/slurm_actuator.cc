@@ -1,0 +1,472 @@
+#include "airtime/slurm/slurm_actuator.h"
+
+#include <algorithm>
+#include <numeric>
+#include <utility>
+
+#include "airtime/base/strings.h"
+#include "airtime/exec/run_files.h"
+
+namespace airtime::slurm {
+
+namespace {
+
+// Slurm states in which a job keeps its resources and may still run: watched on.
+bool Holding(const std::string& state) {
+  return state == "RUNNING" || state == "COMPLETING" || state == "CONFIGURING" ||
+         state == "SUSPENDED" || state == "STOPPED" || state == "RESIZING" ||
+         state == "SIGNALING" || state == "STAGE_OUT";
+}
+
+// Variables the local executor uses to confine a process to its GPUs: under Slurm, Slurm
+// sets CUDA_VISIBLE_DEVICES to the GPUs it chose.
+bool SlurmSetsIt(const std::string& name) {
+  return name == "CUDA_VISIBLE_DEVICES" || name == "NVIDIA_VISIBLE_DEVICES" ||
+         name.rfind("CUDA_MPS_", 0) == 0;
+}
+
+}  // namespace
+
+std::string SlurmGpuId(const std::string& node, int index) {
+  return "slurm:" + node + ":" + std::to_string(index);
+}
+
+std::string BatchScript(const std::vector<std::string>& argv) {
+  std::string script =
+      "#!/bin/sh\n# written by airtime: runs the workload's command as it is\nexec";
+  for (const std::string& a : argv) {
+    script += " '";
+    for (char c : a) {
+      if (c == '\'')
+        script += "'\\''";
+      else
+        script += c;
+    }
+    script += "'";
+  }
+  return script + "\n";
+}
+
+int ExitCodeOf(int64_t wait_status) {
+  if (wait_status < 0 || wait_status > 0xffff) return -1;
+  const int sig = static_cast<int>(wait_status & 0x7f);
+  if (sig != 0) return 128 + sig;
+  return static_cast<int>((wait_status >> 8) & 0xff);
+}
+
+bool FinalJobState(const std::string& state) {
+  return state == "COMPLETED" || state == "FAILED" || state == "CANCELLED" || state == "TIMEOUT" ||
+         state == "NODE_FAIL" || state == "OUT_OF_MEMORY" || state == "BOOT_FAIL" ||
+         state == "DEADLINE" || state == "PREEMPTED" || state == "REVOKED" ||
+         state == "SPECIAL_EXIT";
+}
+
+SlurmActuator::SlurmActuator(std::unique_ptr<SlurmClient> client, const SlurmCluster& cluster,
+                             SlurmActuatorOptions options)
+    : client_(std::move(client)), options_(std::move(options)) {
+  for (const auto& g : cluster.slurm_gpu) {
+    known_gpus_.insert(SlurmGpuId(g.node, g.index));
+    gpus_of_node_[g.node].push_back(SlurmGpuId(g.node, g.index));
+    type_of_node_[g.node + ":" + std::to_string(g.index)] = g.type;
+  }
+  next_poll_ = Clock::now();
+}
+
+StatusOr<SlurmActuator::Shape> SlurmActuator::ShapeOf(const std::vector<std::string>& gpus) const {
+  Shape shape;
+  std::map<std::string, int64_t> per_node;
+  std::vector<std::string> order;
+  std::optional<std::string> type;
+  for (const std::string& id : gpus) {
+    if (!known_gpus_.count(id))
+      return InvalidArgument("GPU '" + id + "' is not a GPU of the Slurm cluster airtime read");
+    // "slurm:NODE:INDEX"
+    const size_t last = id.rfind(':');
+    const std::string node = id.substr(6, last - 6);
+    const std::string& t = type_of_node_.at(node + id.substr(last));
+    if (type && *type != t)
+      return InvalidArgument("GPUs of two types (" + *type + ", " + t +
+                             ") in one Slurm job: its GRES asks for one type");
+    type = t;
+    if (per_node[node]++ == 0) order.push_back(node);
+  }
+  shape.gpu_type = type.value_or("");
+  shape.nodes = order;
+  for (const auto& [node, count] : per_node) {
+    if (shape.gpus_per_node == 0) shape.gpus_per_node = count;
+    if (count != shape.gpus_per_node)
+      return InvalidArgument("unequal GPU counts per node (" + std::to_string(count) + " on '" +
+                             node + "', " + std::to_string(shape.gpus_per_node) +
+                             " elsewhere): a Slurm job asks for the same count on each node");
+  }
+  return shape;
+}
+
+StatusOr<RunHandle> SlurmActuator::Launch(const LaunchRequest& request) {
+  if (request.share_milli < 1000)
+    return InvalidArgument("the Slurm backend runs whole GPUs; a fraction (" +
+                           std::to_string(request.share_milli) + "/1000) cannot be a Slurm job");
+  if (request.argv.empty()) return InvalidArgument("no command to run");
+  auto shape = ShapeOf(request.gpus);
+  if (!shape.ok()) return shape.status();
+  RunHandle handle;
+  handle.run_dir = request.run_dir;
+  // A job airtime parked for this workload (of this shape: a replica of a service has
+  // several): the same Slurm job runs again.
+  if (auto p = parked_.find(request.workload); p != parked_.end()) {
+    std::vector<Parked>& jobs = p->second;
+    auto same = std::find_if(jobs.begin(), jobs.end(), [&](const Parked& j) {
+      return j.shape.gpu_type == shape->gpu_type && j.shape.gpus_per_node == shape->gpus_per_node &&
+             j.shape.nodes.size() == shape->nodes.size();
+    });
+    if (same != jobs.end()) {
+      const Parked parked = *same;
+      jobs.erase(same);
+      if (jobs.empty()) parked_.erase(p);
+      Status st = client_->SetRequiredNodes(parked.job, shape->nodes);
+      if (st.ok()) st = client_->Release(parked.job);
+      if (st.ok()) {
+        handle.slurm_job = parked.job;
+        launched_[parked.job] = Launched{*shape, request.workload};
+        return handle;
+      }
+      (void)client_->Cancel(parked.job);  // not reusable: a new job below
+    }
+  }
+  JobRequest job;
+  job.name = options_.job_prefix + request.workload + ".r" + std::to_string(request.run_id);
+  job.comment =
+      "airtime: " + (request.comment.empty() ? "workload " + request.workload : request.comment);
+  job.partition = options_.partition;
+  job.gpu_type = shape->gpu_type;
+  job.gpus_per_node = shape->gpus_per_node;
+  job.nodes = std::max<int64_t>(1, static_cast<int64_t>(shape->nodes.size()));
+  job.script = BatchScript(request.argv);
+  job.working_directory = request.workdir.empty() ? request.run_dir : request.workdir;
+  job.standard_output = request.run_dir + "/" + kStdoutLog;
+  for (const auto& [k, v] : request.env)
+    if (!SlurmSetsIt(k)) job.environment[k] = v;
+  job.hold = true;
+  job.requeue = true;
+  auto id = client_->Submit(job);
+  if (!id.ok()) return id.status();
+  Status st = shape->nodes.empty() ? OkStatus() : client_->SetRequiredNodes(*id, shape->nodes);
+  if (st.ok()) st = client_->Release(*id);
+  if (!st.ok()) {
+    (void)client_->Cancel(*id);
+    return Status(st.code(), "Slurm job " + std::to_string(*id) + " of '" + request.workload +
+                                 "' (cancelled): " + st.message());
+  }
+  handle.slurm_job = *id;
+  launched_[*id] = Launched{*shape, request.workload};
+  return handle;
+}
+
+Status SlurmActuator::Watch(int64_t run_id, const RunHandle& handle) {
+  if (handle.slurm_job <= 0)
+    return InvalidArgument("run " + std::to_string(run_id) + ": no Slurm job id to watch");
+  Watched w;
+  w.job = handle.slurm_job;
+  if (auto it = launched_.find(handle.slurm_job); it != launched_.end()) {
+    w.shape = it->second.shape;
+    w.workload = it->second.workload;
+    launched_.erase(it);
+  }
+  watched_[run_id] = std::move(w);
+  return OkStatus();
+}
+
+void SlurmActuator::Wake() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    woken_ = true;
+  }
+  cv_.notify_all();
+}
+
+std::vector<Exited> SlurmActuator::WaitForExits(int timeout_ms) {
+  const auto now = Clock::now();
+  const auto deadline =
+      timeout_ms < 0 ? now + std::chrono::hours(24) : now + std::chrono::milliseconds(timeout_ms);
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_until(lock, std::min(deadline, next_poll_), [&] { return woken_; });
+    woken_ = false;
+  }
+  std::vector<Exited> exits;
+  if (Clock::now() >= next_poll_) {
+    Poll(&exits);
+    next_poll_ = Clock::now() + options_.poll_interval;
+  }
+  return exits;
+}
+
+std::vector<std::string> SlurmActuator::GpuIds(const SlurmJob& job) const {
+  std::vector<std::string> ids;
+  for (const NodeGpus& ng : job.gpus)
+    for (int i : ng.indices) ids.push_back(SlurmGpuId(ng.node, i));
+  return ids;
+}
+
+void SlurmActuator::Poll(std::vector<Exited>* exits) {
+  ++polls_;
+  auto jobs = client_->Jobs();
+  if (!jobs.ok()) {
+    // Slurm unreachable (slurmctld restarting): nothing is concluded; the next poll retries.
+    ++poll_errors_;
+    last_error_ = jobs.status().message();
+    return;
+  }
+  last_error_.clear();
+  std::map<int64_t, const SlurmJob*> by_id;
+  for (const SlurmJob& j : *jobs) by_id[j.id] = &j;
+  std::set<int64_t>& ours = ever_ours_;
+  for (const auto& [w, jobs] : parked_)
+    for (const Parked& p : jobs) ours.insert(p.job);
+  const auto now = Clock::now();
+  for (auto it = watched_.begin(); it != watched_.end();) {
+    const int64_t run = it->first;
+    Watched& w = it->second;
+    ours.insert(w.job);
+    auto found = by_id.find(w.job);
+    if (found == by_id.end()) {
+      exits->push_back(Exited{run, -1, "gone from Slurm's job list"});
+      it = watched_.erase(it);
+      continue;
+    }
+    const SlurmJob& j = *found->second;
+    if (w.restarts < 0) w.restarts = j.restarts;
+    if (FinalJobState(j.state)) {
+      // Ended within a stop's grace (a workload that checkpoints and exits on the signal):
+      // requeued and held all the same, so that its next start is this job again.
+      const bool park = w.stopping && !w.acted && w.shape && !retired_.count(w.workload) &&
+                        client_->Requeue(w.job, /*hold=*/true).ok();
+      if (park) parked_[w.workload].push_back(Parked{w.job, *w.shape});
+      exits->push_back(
+          Exited{run, ExitCodeOf(j.exit_code), ToLower(j.state) + (park ? ", requeued" : "")});
+      it = watched_.erase(it);
+      continue;
+    }
+    if (Holding(j.state)) {
+      if (j.state == "RUNNING") {
+        w.running_seen = true;
+        if (!w.placed && !j.gpus.empty()) {
+          placed_.push_back(Placed{run, GpuIds(j)});
+          w.placed = true;
+        }
+      }
+      if (w.stopping && !w.acted && now >= w.act_at) StopAction(run, w, j);
+      ++it;
+      continue;
+    }
+    // Pending again (or still): requeued by airtime, by Slurm itself, or not started yet.
+    if (w.acted) {
+      if (w.parks) {
+        if (retired_.count(w.workload)) {
+          (void)client_->Cancel(w.job);
+        } else {
+          parked_[w.workload].push_back(Parked{w.job, *w.shape});
+        }
+      }
+      exits->push_back(Exited{run, 143, w.running_seen ? "requeued" : "held before it ran"});
+      it = watched_.erase(it);
+      continue;
+    }
+    if (w.running_seen || j.restarts > w.restarts) {
+      // Slurm requeued it (its node went down, or an admin): were it left pending, Slurm
+      // would run it again behind airtime's back, while airtime places it anew.
+      ++slurm_requeues_;
+      Status st = client_->Cancel(w.job);
+      exits->push_back(Exited{run, -1,
+                              "requeued by Slurm (" + j.state_reason + "); job " +
+                                  std::to_string(w.job) +
+                                  (st.ok() ? " cancelled" : " not cancelled: " + st.message())});
+      it = watched_.erase(it);
+      continue;
+    }
+    if (w.stopping && !w.acted && now >= w.act_at) StopAction(run, w, j);
+    ++it;
+  }
+  // Others' running jobs hold GPUs airtime cannot move.
+  std::vector<ForeignUse> foreign;
+  for (const SlurmJob& j : *jobs) {
+    if (ours.count(j.id) || !Holding(j.state)) continue;
+    for (const std::string& id : GpuIds(j))
+      foreign.push_back(ForeignUse{
+          id, "slurm job " + std::to_string(j.id) + " '" + j.name + "' (" + j.user + ")"});
+  }
+  auto key = [](const std::vector<ForeignUse>& v) {
+    std::vector<std::string> k;
+    for (const ForeignUse& f : v) k.push_back(f.gpu + "=" + f.owner);
+    std::sort(k.begin(), k.end());
+    return k;
+  };
+  if (key(foreign) != key(foreign_)) {
+    foreign_ = std::move(foreign);
+    foreign_changed_ = true;
+  }
+  // Nodes Slurm will not start work on (an admin's DOWN or DRAIN, a node not responding).
+  auto nodes = client_->Nodes();
+  if (!nodes.ok()) {
+    ++poll_errors_;
+    last_error_ = nodes.status().message();
+    return;
+  }
+  std::vector<std::string> unusable;
+  for (const SlurmNode& n : *nodes) {
+    if (n.Usable()) continue;
+    auto it = gpus_of_node_.find(n.name);
+    if (it != gpus_of_node_.end())
+      unusable.insert(unusable.end(), it->second.begin(), it->second.end());
+  }
+  std::sort(unusable.begin(), unusable.end());
+  if (unusable != unusable_) {
+    unusable_ = std::move(unusable);
+    unusable_changed_ = true;
+  }
+}
+
+std::optional<std::vector<std::string>> SlurmActuator::TakeUnusable() {
+  if (!unusable_changed_) return std::nullopt;
+  unusable_changed_ = false;
+  return unusable_;
+}
+
+void SlurmActuator::StopAction(int64_t run_id, Watched& w, const SlurmJob& job) {
+  w.acted = true;
+  w.parks = w.shape.has_value() && !retired_.count(w.workload);
+  Status st;
+  if (!w.parks) {
+    st = client_->Cancel(w.job);
+    w.parks = false;
+  } else if (Holding(job.state)) {
+    st = client_->Requeue(w.job, /*hold=*/true);
+  } else {
+    st = client_->Hold(w.job);
+  }
+  if (!st.ok()) {
+    // The job ended meanwhile, or Slurm refused: cancel it so it cannot run on.
+    last_error_ = "run " + std::to_string(run_id) + ": " + st.message();
+    (void)client_->Cancel(w.job);
+    w.parks = false;
+  }
+}
+
+Status SlurmActuator::Stop(int64_t run_id, int grace_ms) {
+  auto it = watched_.find(run_id);
+  if (it == watched_.end()) return NotFound("run " + std::to_string(run_id) + " is not watched");
+  Watched& w = it->second;
+  if (w.stopping) return OkStatus();
+  w.stopping = true;
+  // The checkpoint signal; a job not running yet (pending) refuses it and is held at once.
+  Status st = w.running_seen ? client_->Signal(w.job, options_.stop_signal)
+                             : FailedPrecondition("not running yet");
+  w.act_at = Clock::now() + std::chrono::milliseconds(st.ok() ? std::max(grace_ms, 0) : 0);
+  next_poll_ = std::min(next_poll_, w.act_at);
+  return OkStatus();
+}
+
+Status SlurmActuator::StopNow(int64_t run_id) {
+  auto it = watched_.find(run_id);
+  if (it == watched_.end()) return NotFound("run " + std::to_string(run_id) + " is not watched");
+  it->second.stopping = true;
+  it->second.acted = true;
+  it->second.parks = false;
+  return client_->Cancel(it->second.job);
+}
+
+StatusOr<AdoptResult> SlurmActuator::Adopt(int64_t run_id, const RunHandle& recorded) {
+  auto jobs = client_->Jobs();
+  if (!jobs.ok())
+    return Status(jobs.status().code(),
+                  "adopting run " + std::to_string(run_id) + ": " + jobs.status().message());
+  AdoptResult result;
+  result.handle = recorded;
+  const SlurmJob* job = nullptr;
+  const std::string suffix = ".r" + std::to_string(run_id);
+  for (const SlurmJob& j : *jobs) {
+    const bool by_id = recorded.slurm_job > 0 && j.id == recorded.slurm_job;
+    // Not recorded: the daemon died between the submission and its record; the name tells.
+    const bool by_name = recorded.slurm_job <= 0 && j.name.rfind(options_.job_prefix, 0) == 0 &&
+                         j.name.size() > suffix.size() &&
+                         j.name.compare(j.name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    if (by_id || by_name) job = &j;
+  }
+  if (job == nullptr) {
+    if (recorded.slurm_job <= 0) {
+      result.state = AdoptState::kNeverStarted;
+      return result;
+    }
+    result.state = AdoptState::kExited;
+    result.exit = Exited{run_id, -1, "gone from Slurm's job list"};
+    return result;
+  }
+  result.handle.slurm_job = job->id;
+  if (FinalJobState(job->state)) {
+    result.state = AdoptState::kExited;
+    result.exit = Exited{run_id, ExitCodeOf(job->exit_code), ToLower(job->state)};
+    return result;
+  }
+  if (job->Held()) {
+    // Held: airtime held or requeued it (a stop) or never released it (a launch cut short).
+    // Its shape is not known any more: cancelled, not parked.
+    (void)client_->Cancel(job->id);
+    if (recorded.slurm_job <= 0) {
+      result.state = AdoptState::kNeverStarted;
+      return result;
+    }
+    result.state = AdoptState::kExited;
+    result.exit = Exited{run_id, 143, "held in Slurm; cancelled at adoption"};
+    return result;
+  }
+  Watched w;
+  w.job = job->id;
+  w.restarts = job->restarts;
+  // Its workload from its name (PREFIX WORKLOAD .rN), its shape from the GPUs it holds: it
+  // can be parked at a stop like a job launched by this daemon.
+  const std::string& name = job->name;
+  const size_t r = name.rfind(".r");
+  if (name.rfind(options_.job_prefix, 0) == 0 && r != std::string::npos &&
+      r > options_.job_prefix.size())
+    w.workload = name.substr(options_.job_prefix.size(), r - options_.job_prefix.size());
+  if (auto shape = ShapeOf(GpuIds(*job)); shape.ok() && !job->gpus.empty() && !w.workload.empty())
+    w.shape = *shape;
+  watched_[run_id] = std::move(w);
+  result.state = AdoptState::kRunning;
+  return result;
+}
+
+std::vector<Placed> SlurmActuator::TakePlaced() {
+  std::vector<Placed> out;
+  out.swap(placed_);
+  return out;
+}
+
+std::optional<std::vector<ForeignUse>> SlurmActuator::TakeForeign() {
+  if (!foreign_changed_) return std::nullopt;
+  foreign_changed_ = false;
+  return foreign_;
+}
+
+void SlurmActuator::Retire(const std::string& workload) {
+  retired_.insert(workload);
+  auto it = parked_.find(workload);
+  if (it == parked_.end()) return;
+  for (const Parked& p : it->second)
+    if (Status st = client_->Cancel(p.job); !st.ok()) last_error_ = st.message();
+  parked_.erase(it);
+}
+
+std::string SlurmActuator::Describe() const {
+  std::string s = "slurm " + client_->SlurmRelease() + " (API " + client_->ApiVersion() + ")";
+  if (!options_.slurm_url.empty()) s += " at " + options_.slurm_url;
+  s +=
+      ": " + std::to_string(watched_.size()) + " job(s) watched, " +
+      std::to_string(std::accumulate(parked_.begin(), parked_.end(), size_t{0},
+                                     [](size_t n, const auto& p) { return n + p.second.size(); })) +
+      " parked, " + std::to_string(foreign_.size()) + " GPU(s) held by foreign jobs";
+  if (!last_error_.empty()) s += "; last error: " + last_error_;
+  return s;
+}
+
+}  // namespace airtime::slurm

@@ -1,0 +1,154 @@
+// SlurmActuator: the daemon's Actuator (exec/actuator.h) over a Slurm cluster. Each run is a
+// Slurm job; Slurm's daemons start it on the node, airtime decides where and when.
+//
+// Launch: a held job (name "airtime.WORKLOAD.rRUN", airtime's explanation in its comment)
+//   asking for the engine's GPU type and count per node on its nodes, steered there with
+//   ReqNodeList, then released (docs/slurm.md says why held-steer-release). Its batch script
+//   execs the workload's argv (no shell expansion of the arguments); its output goes to
+//   RUN_DIR/stdout.log. Whole GPUs only: a fraction is refused. A workload airtime stopped
+//   earlier (its job requeued and held, "parked") gets that job back: same Slurm job id,
+//   steered and released again.
+// Stop(grace): the stop signal (SIGTERM, the checkpoint contract) to every process of the
+//   job, then after the grace, if it still runs, requeue-and-hold ("parked" for the
+//   workload's next start); a job that ended within the grace is requeued and held too
+//   (Slurm requeues a finished batch job), and a pending one is held at once. StopNow: cancel.
+//   Retire: the parked job of a workload that will not run again is cancelled.
+// WaitForExits: polls Slurm's job list every poll_interval (and at once after Wake only
+//   when a poll is due). Each watched job's end is reported exactly once: a final state
+//   (COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL, ...) with the script's exit code
+//   (128+N for signal N), a requeue airtime made ("requeued", 143), a requeue Slurm made by
+//   itself (a node went down): that job is cancelled at once so it never runs behind
+//   airtime's back, and the run is reported failed ("requeued by Slurm"), or the job gone
+//   from Slurm's list. A job seen RUNNING is reported once by TakePlaced with the GPUs
+//   Slurm chose. Running jobs that are not airtime's are reported by TakeForeign, the GPUs
+//   of nodes that are down, drained or not responding by TakeUnusable (the node list is
+//   read at every poll too).
+// Adopt: the recorded job id looked up in Slurm (a run whose id was not recorded is found by
+//   its name): running or pending (released) -> watched; ended -> its exit; unknown -> gone
+//   (exit -1); airtime's held job of a run that had not been recorded -> cancelled, never
+//   started.
+//
+// GPU ids are "slurm:NODE:INDEX" with Slurm's index on that node (GpuId). Threading: the
+// daemon's loop thread calls everything but Wake(); Wake() is safe from any thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "airtime/exec/actuator.h"
+#include "airtime/slurm/slurm_client.h"
+#include "airtime/slurm/slurm_cluster.h"
+
+namespace airtime::slurm {
+
+struct SlurmActuatorOptions {
+  std::chrono::milliseconds poll_interval{500};
+  std::string partition;                // "" : the cluster's default partition
+  std::string job_prefix = "airtime.";  // job names: PREFIX WORKLOAD .r RUN
+  std::string stop_signal = "TERM";     // sent at Stop, before the grace
+  std::string slurm_url;                // for Describe
+};
+
+// "slurm:n3:5": the daemon's id of GPU 5 of node n3.
+std::string SlurmGpuId(const std::string& node, int index);
+// The batch script that execs `argv` (each argument single-quoted).
+std::string BatchScript(const std::vector<std::string>& argv);
+// The exit code of a job from its wait status (v0.0.38 exit_code): the code, or 128+N for
+// signal N.
+int ExitCodeOf(int64_t wait_status);
+// Whether a job in this state has ended for good.
+bool FinalJobState(const std::string& state);
+
+class SlurmActuator final : public Actuator {
+ public:
+  SlurmActuator(std::unique_ptr<SlurmClient> client, const SlurmCluster& cluster,
+                SlurmActuatorOptions options);
+
+  StatusOr<RunHandle> Launch(const LaunchRequest& request) override;
+  Status Watch(int64_t run_id, const RunHandle& handle) override;
+  std::vector<Exited> WaitForExits(int timeout_ms) override;
+  void Wake() override;
+  Status Stop(int64_t run_id, int grace_ms) override;
+  Status StopNow(int64_t run_id) override;
+  StatusOr<AdoptResult> Adopt(int64_t run_id, const RunHandle& recorded) override;
+  std::vector<Placed> TakePlaced() override;
+  std::optional<std::vector<ForeignUse>> TakeForeign() override;
+  std::optional<std::vector<std::string>> TakeUnusable() override;
+  void Retire(const std::string& workload) override;
+  std::string Describe() const override;
+
+  // Counters for tests and metrics.
+  int64_t polls() const { return polls_; }
+  int64_t poll_errors() const { return poll_errors_; }
+  int64_t slurm_requeues_seen() const { return slurm_requeues_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Shape {
+    std::string gpu_type;
+    int64_t gpus_per_node = 0;
+    std::vector<std::string> nodes;
+    bool operator==(const Shape&) const = default;
+  };
+  struct Watched {
+    int64_t job = 0;
+    std::string workload;
+    std::optional<Shape> shape;  // unknown for a job adopted after a restart
+    bool placed = false;         // TakePlaced has its GPUs
+    bool running_seen = false;
+    int64_t restarts = -1;  // Slurm's restart count when first seen
+    bool stopping = false;
+    Clock::time_point act_at{};  // when Stop's grace ends
+    bool acted = false;          // requeued/held/cancelled by airtime
+    bool parks = false;          // the job is kept for the workload's next start
+  };
+  struct Parked {
+    int64_t job = 0;
+    Shape shape;
+  };
+
+  // The shape of the GPUs `gpus` name; InvalidArgument for unknown ids, mixed types or
+  // unequal counts per node.
+  StatusOr<Shape> ShapeOf(const std::vector<std::string>& gpus) const;
+  void Poll(std::vector<Exited>* exits);
+  // After Stop's grace: requeue-hold (or hold, or cancel) the job of `w`.
+  void StopAction(int64_t run_id, Watched& w, const SlurmJob& job);
+  std::vector<std::string> GpuIds(const SlurmJob& job) const;
+
+  std::unique_ptr<SlurmClient> client_;
+  SlurmActuatorOptions options_;
+  std::set<std::string> known_gpus_;  // every GpuId of the cluster
+  std::map<std::string, std::string> type_of_node_;
+  std::map<int64_t, Watched> watched_;  // by run id
+  struct Launched {
+    Shape shape;
+    std::string workload;
+  };
+  std::map<int64_t, Launched> launched_;               // by job id, between Launch and Watch
+  std::map<std::string, std::vector<Parked>> parked_;  // by workload
+  std::set<std::string> retired_;                      // workloads that will not run again
+  std::set<int64_t> ever_ours_;                        // every job airtime ran: never foreign
+  std::vector<Placed> placed_;
+  std::vector<ForeignUse> foreign_;
+  bool foreign_changed_ = false;
+  std::map<std::string, std::vector<std::string>> gpus_of_node_;  // Slurm node -> GPU ids
+  std::vector<std::string> unusable_;  // GPU ids on nodes Slurm will not start work on
+  bool unusable_changed_ = false;
+  Clock::time_point next_poll_{};
+  int64_t polls_ = 0, poll_errors_ = 0, slurm_requeues_ = 0;
+  std::string last_error_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool woken_ = false;
+};
+
+}  // namespace airtime::slurm
