@@ -90,29 +90,28 @@ bool ForecastScale::Surprised(const Job& service, TimeMs now) const {
   return service.demand_rps > std::max(f->Expected(now), DemandForecast::kErrorFloorRps) * worst;
 }
 
-double ForecastScale::RecentLow(const Job& service, TimeMs now, DurationMs window) const {
-  double low = service.demand_rps;
+std::pair<double, double> ForecastScale::RecentRange(const Job& service, TimeMs now,
+                                                     DurationMs window) const {
+  std::pair<double, double> range{service.demand_rps, service.demand_rps};
   auto it = recent_.find(service.id);
-  if (it == recent_.end()) return low;
-  const auto& steps = it->second;
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const TimeMs until = i + 1 < steps.size() ? steps[i + 1].first : now;
-    if (until > now - window) low = std::min(low, steps[i].second);
-  }
-  return low;
-}
-
-double ForecastScale::RecentPeak(const Job& service, TimeMs now, DurationMs window) const {
-  double peak = service.demand_rps;
-  auto it = recent_.find(service.id);
-  if (it == recent_.end()) return peak;
+  if (it == recent_.end()) return range;
   const auto& steps = it->second;
   // Step i holds from steps[i].first until the next step (the last one until now).
   for (size_t i = 0; i < steps.size(); ++i) {
     const TimeMs until = i + 1 < steps.size() ? steps[i + 1].first : now;
-    if (until > now - window) peak = std::max(peak, steps[i].second);
+    if (until <= now - window) continue;
+    range.first = std::min(range.first, steps[i].second);
+    range.second = std::max(range.second, steps[i].second);
   }
-  return peak;
+  return range;
+}
+
+double ForecastScale::RecentLow(const Job& service, TimeMs now, DurationMs window) const {
+  return RecentRange(service, now, window).first;
+}
+
+double ForecastScale::RecentPeak(const Job& service, TimeMs now, DurationMs window) const {
+  return RecentRange(service, now, window).second;
 }
 
 int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) const {

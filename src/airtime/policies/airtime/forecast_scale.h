@@ -17,6 +17,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "airtime/engine/plugins.h"
@@ -155,6 +156,8 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
   double ForecastRps(const Job& service, TimeMs now) const;
 
  private:
+  // The lowest and highest demand `service` had over [now - window, now].
+  std::pair<double, double> RecentRange(const Job& service, TimeMs now, DurationMs window) const;
   // Requests `service` may still miss and keep at least `target` of them within the SLO.
   double BudgetOver(WorkloadId service, TimeMs now, double target) const;
   // Records each service's hold-or-hand-off call when it changes (Engine::RecordHold).
