@@ -57,7 +57,16 @@ StatusOr<nlohmann::json> HttpJson::Call(std::string_view method, const std::stri
     return Status(
         StatusCode::kResourceExhausted,
         what + ": answer larger than " + std::to_string(options_.max_body_bytes) + " bytes");
-  if (!res) return Status(StatusCode::kUnavailable, what + ": " + httplib::to_string(res.error()));
+  if (!res) {
+    // httplib names the failure in a word ("Connection", "Read"): say what it means.
+    const httplib::Error e = res.error();
+    const std::string meaning = e == httplib::Error::Connection ? "could not connect to slurmrestd"
+                                : e == httplib::Error::Read || e == httplib::Error::Write
+                                    ? "the connection to slurmrestd broke"
+                                    : "no answer from slurmrestd";
+    return Status(StatusCode::kUnavailable,
+                  what + ": " + meaning + " (" + httplib::to_string(e) + ")");
+  }
   const std::string& text = method == "GET" ? received : res->body;
   if (text.size() > options_.max_body_bytes)
     return Status(
