@@ -109,6 +109,7 @@ Status Daemon::OpenSlurmBackend(std::string* note) {
   ao.poll_interval = std::chrono::milliseconds(std::max<DurationMs>(so.poll_interval, 10));
   ao.partition = so.partition;
   ao.slurm_url = connect.rest.url;
+  ao.user = connect.rest.user;
   const std::string release = (*client)->SlurmRelease(), api = (*client)->ApiVersion();
   actuator_ = std::make_unique<slurm::SlurmActuator>(std::move(*client), *sc, ao);
   *note = "Slurm " + release + " (API " + api + ") at " + connect.rest.url + ": " +

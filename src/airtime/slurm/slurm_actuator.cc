@@ -387,9 +387,10 @@ StatusOr<AdoptResult> SlurmActuator::Adopt(int64_t run_id, const RunHandle& reco
   for (const SlurmJob& j : *jobs) {
     const bool by_id = recorded.slurm_job > 0 && j.id == recorded.slurm_job;
     // Not recorded: the daemon died between the submission and its record; the name tells.
-    const bool by_name = recorded.slurm_job <= 0 && j.name.rfind(options_.job_prefix, 0) == 0 &&
-                         j.name.size() > suffix.size() &&
-                         j.name.compare(j.name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    const bool by_name =
+        recorded.slurm_job <= 0 && (options_.user.empty() || j.user == options_.user) &&
+        j.name.rfind(options_.job_prefix, 0) == 0 && j.name.size() > suffix.size() &&
+        j.name.compare(j.name.size() - suffix.size(), suffix.size(), suffix) == 0;
     if (by_id || by_name) job = &j;
   }
   if (job == nullptr) {

@@ -55,6 +55,10 @@ struct SlurmActuatorOptions {
   std::string job_prefix = "airtime.";  // job names: PREFIX WORKLOAD .r RUN
   std::string stop_signal = "TERM";     // sent at Stop, before the grace
   std::string slurm_url;                // for Describe
+  // The Slurm user airtime's jobs run as: a job found by its name alone (Adopt, for a run
+  // whose job id was never recorded) must be this user's, not a look-alike of another's.
+  // "" : any user.
+  std::string user;
 };
 
 // "slurm:n3:5": the daemon's id of GPU 5 of node n3.

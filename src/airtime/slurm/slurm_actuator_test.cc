@@ -108,6 +108,7 @@ class SlurmActuatorTest : public ::testing::Test {
     slurm_ = client.get();
     SlurmActuatorOptions o;
     o.poll_interval = 0ms;  // every WaitForExits polls
+    o.user = "airtime";
     actuator_ = std::make_unique<SlurmActuator>(std::move(client), *sc, o);
   }
 
@@ -353,8 +354,13 @@ TEST_F(SlurmActuatorTest, AdoptLooksTheJobUpInSlurm) {
   slurm_->Job(41).state = "COMPLETED";
   slurm_->Run(42, "n3", "a100", {0});
   slurm_->Job(42).name = "airtime.lost.r5";  // submitted, not recorded
-  slurm_->Job(43).state = "PENDING";         // held: never released
+  slurm_->Job(42).user = "airtime";
+  slurm_->Run(44, "n3", "a100", {1});
+  slurm_->Job(44).name = "airtime.fake.r8";  // another user's look-alike
+  slurm_->Job(44).user = "mallory";
+  slurm_->Job(43).state = "PENDING";  // held: never released
   slurm_->Job(43).name = "airtime.cut.r6";
+  slurm_->Job(43).user = "airtime";
   RunHandle h;
   h.slurm_job = 40;
   auto running = actuator_->Adopt(1, h);
@@ -377,6 +383,12 @@ TEST_F(SlurmActuatorTest, AdoptLooksTheJobUpInSlurm) {
   EXPECT_EQ(cut->state, AdoptState::kNeverStarted);
   EXPECT_THAT(slurm_->calls, ElementsAre("cancel 43"));
   EXPECT_EQ(actuator_->Adopt(7, h)->state, AdoptState::kNeverStarted);
+  // A job named like run 8's but another user's is not airtime's: not adopted, not touched.
+  slurm_->calls.clear();
+  auto fake = actuator_->Adopt(8, h);
+  EXPECT_EQ(fake->state, AdoptState::kNeverStarted);
+  EXPECT_NE(fake->handle.slurm_job, 44);
+  EXPECT_TRUE(slurm_->calls.empty());
   // The adopted running job is watched: its GPUs and its end come through.
   actuator_->WaitForExits(0);
   auto placed = actuator_->TakePlaced();
