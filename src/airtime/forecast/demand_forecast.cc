@@ -52,6 +52,7 @@ void DemandForecast::RecordError(int64_t closed) {
   while (used < pending_.size() && pending_[used].first < closed) ++used;
   if (used < pending_.size() && pending_[used].first == closed) {
     errors_.push_back(slot_peak_ / std::max(pending_[used].second, kErrorFloorRps));
+    sorted_errors_.clear();  // sorted again when next asked
     if (errors_.size() > o_.error_window)
       errors_.erase(errors_.begin(), errors_.begin() + static_cast<std::ptrdiff_t>(
                                                            errors_.size() - o_.error_window));
@@ -62,8 +63,12 @@ void DemandForecast::RecordError(int64_t closed) {
 
 double DemandForecast::ErrorQuantile(double q) const {
   if (errors_.size() < kMinErrors) return -1;
-  std::vector<double> sorted = errors_;
-  std::sort(sorted.begin(), sorted.end());
+  // Asked many times a cycle (every job a hold is priced for); the errors change once a slot.
+  if (sorted_errors_.empty()) {
+    sorted_errors_ = errors_;
+    std::sort(sorted_errors_.begin(), sorted_errors_.end());
+  }
+  const std::vector<double>& sorted = sorted_errors_;
   // The nearest-rank quantile: the smallest recorded error that at least q of them reach.
   const double rank = std::ceil(std::clamp(q, 0.0, 1.0) * static_cast<double>(sorted.size()));
   const size_t i = static_cast<size_t>(std::max(1.0, rank)) - 1;

@@ -85,7 +85,8 @@ class DemandForecast {
   double slot_peak_ = 0;  // the highest rate seen in the open slot
   // Forecasts awaiting their slot: (absolute slot index, forecast rate), in slot order.
   std::vector<std::pair<int64_t, double>> pending_;
-  std::vector<double> errors_;  // ratios, oldest first, at most error_window
+  std::vector<double> errors_;                 // ratios, oldest first, at most error_window
+  mutable std::vector<double> sorted_errors_;  // errors_ sorted (ErrorQuantile); empty: stale
 };
 
 }  // namespace airtime
