@@ -24,13 +24,14 @@ Percentiles ComputePercentiles(std::vector<double> v) {
   return p;
 }
 
-Metrics::Metrics(const Engine& engine) : engine_(&engine), last_(engine.now()) {}
+Metrics::Metrics(const Engine& engine, bool score_holds)
+    : engine_(&engine), last_(engine.now()), score_holds_(score_holds) {}
 
 void Metrics::Advance(TimeMs to) {
   if (to <= last_) return;
   const double dt = static_cast<double>(to - last_);
   for (const ServiceRate& r : service_rates_) {
-    holds_.Advance(r.id, last_, to, r.demand_rps);
+    if (score_holds_) holds_.Advance(r.id, last_, to, r.demand_rps);
     const double requests = r.demand_rps * dt / 1000.0;
     const double served = std::min(r.demand_rps, r.capacity_rps) * dt / 1000.0;
     s_.requests += requests;
@@ -54,7 +55,8 @@ void Metrics::Advance(TimeMs to) {
 
 void Metrics::Observe(const CycleResult& cycle) {
   const Engine& e = *engine_;
-  for (const HoldDecision& h : cycle.holds) holds_.Record(h);
+  if (score_holds_)
+    for (const HoldDecision& h : cycle.holds) holds_.Record(h);
   if (cycle.arrived != kNoWorkload) {
     const Job& job = e.job(cycle.arrived);
     ++s_.kinds[static_cast<size_t>(job.s().kind)].submitted;

@@ -66,7 +66,9 @@ struct MetricsSummary {
 
 class Metrics {
  public:
-  explicit Metrics(const Engine& engine);
+  // `score_holds` false: the 3 a.m. calls are left to the caller (the daemon keeps its own
+  // book, bounded and saved across restarts), and `holds` stays empty.
+  explicit Metrics(const Engine& engine, bool score_holds = true);
   Metrics(const Metrics&) = delete;  // service_rates_ point into s_
   Metrics& operator=(const Metrics&) = delete;
   void Advance(TimeMs to);
@@ -91,6 +93,7 @@ class Metrics {
   std::vector<WorkloadId> services_;
   std::vector<ServiceRate> service_rates_;
   std::vector<std::pair<std::string, int64_t>> tenant_rates_;  // milli-GPU held per tenant
+  bool score_holds_ = true;
   HoldBook holds_;
 };
 

@@ -123,7 +123,8 @@ Status Daemon::Init() {
   engine_->Handle(Event::Timer(WallNow()));
   engine_->SetPaused(false);
   ledger_ = std::make_unique<airtime::Ledger>(*engine_);
-  books_ = std::make_unique<airtime::Metrics>(*engine_);
+  // The 3 a.m. calls are scored once, in holds_ (bounded, saved across restarts).
+  books_ = std::make_unique<airtime::Metrics>(*engine_, /*score_holds=*/false);
   holds_.SetMaxClosed(options_.max_hold_calls);
   startup_note_ = std::to_string(uuid_of_gpu_.size()) + " GPU(s)" +
                   (options_.fake_gpus.empty() ? "" : " (simulated: " + options_.fake_gpus + ")") +
