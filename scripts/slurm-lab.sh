@@ -56,6 +56,24 @@ ctld_port="${AIRTIME_SLURM_PORT:-6817}"
 rest_port=$((ctld_port + 3))
 slurmd_base=$((ctld_port + 1000))
 munged_marker=/run/munge/started-by-airtime-slurm-lab
+# Taken by every lab on this host while it installs packages, decides whether munged runs
+# and starts its daemons, and while a stop decides whether munged may end: labs of tests
+# that run at the same time then never run apt-get twice at once, and a stop never ends the
+# munged that another lab's slurmctld is about to use.
+host_lock=/run/lock/airtime-slurm-lab.lock
+host_lock_fd=
+
+lock_host() {
+  mkdir -p "$(dirname "$host_lock")"
+  exec {host_lock_fd}>>"$host_lock"
+  flock "$host_lock_fd"
+}
+unlock_host() {
+  if [[ -n "$host_lock_fd" ]]; then
+    exec {host_lock_fd}>&-
+    host_lock_fd=
+  fi
+}
 
 # The daemons of this lab that have pid files, in the order they are stopped.
 pid_files() {
@@ -136,6 +154,7 @@ stop_lab() {
   rm -f "$lab"/run/*.pid
   # munged: only when a lab started it (the marker sits beside munged's own pid file, so any
   # lab's stop may end it) and no slurmctld or slurmd, of any lab, still needs it.
+  lock_host
   if [[ -f "$munged_marker" ]] &&
     [[ -z "$(pgrep -x slurmctld || true)$(pgrep -x slurmd || true)" ]]; then
     p="$(cat /run/munge/munged.pid 2>/dev/null || true)"
@@ -148,6 +167,7 @@ stop_lab() {
     fi
     rm -f "$munged_marker"
   fi
+  unlock_host
 }
 
 install_packages() {
@@ -343,6 +363,7 @@ start_lab() {
     say "partly running: stopping what is left first"
     stop_lab
   fi
+  lock_host
   install_packages
   say "packages ready"
   write_config
@@ -361,6 +382,7 @@ start_lab() {
     /usr/sbin/slurmctld -c
     for i in $(seq 1 "$nodes"); do /usr/sbin/slurmd -N "n$i"; done
   )
+  unlock_host
   say "slurmctld and $nodes slurmd started"
   # Bounded by the clock, not by tries (a try may wait for sinfo's own timeout), and given
   # up at once when slurmctld is gone (it daemonizes before it binds its port).

@@ -7,8 +7,9 @@
 #   3. scripts/build.sh                (RelWithDebInfo into build/), then ctest there
 #   4. scripts/build.sh asan           (ASan + UBSan into build-asan/), then ctest there
 #   5. scripts/build.sh tsan           (ThreadSanitizer into build-tsan/), then ctest there:
-#                                       the daemon, the HTTP API and the simulator's
-#                                       side-by-side replays run threads
+#                                       the tests whose code runs threads (the daemon, the
+#                                       HTTP API, the Slurm actuator, the simulator's
+#                                       side-by-side replays); TSan cannot fail the others
 #   6. scripts/build.sh fuzz           (the libFuzzer harnesses, clang, into build-fuzz/), then
 #      scripts/fuzz.sh                  every harness for a short fixed time (fuzz/README.md)
 # A failing step does not stop the later ones (a format error still lets the tests run), but
