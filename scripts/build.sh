@@ -4,7 +4,8 @@
 # Usage: scripts/build.sh [BUILD_TYPE | asan | tsan | fuzz] [TARGET...]
 #   (none)          RelWithDebInfo into build/
 #   Debug, Release, RelWithDebInfo, MinSizeRel
-#                   that CMake build type into build/
+#                   that CMake build type into build/ (RelWithDebInfo: -O2 -g1, line
+#                   tables only)
 #   asan            AddressSanitizer + UndefinedBehaviorSanitizer (-DAIRTIME_SANITIZE=ON)
 #                   into build-asan/: -Og -g1 with assertions on, no benchmarks; GCC's
 #                   warnings that sanitizers make unreliable do not fail this build (the
@@ -62,6 +63,12 @@ case "$kind" in
   Debug | Release | RelWithDebInfo | MinSizeRel)
     dir="${AIRTIME_BUILD_DIR:-$root/build}"
     args+=(-DCMAKE_BUILD_TYPE="$kind" -DAIRTIME_SANITIZE=OFF -DAIRTIME_TSAN=OFF)
+    # RelWithDebInfo with line tables only (-g1): stack traces and profilers need no more,
+    # and CMake's -g costs a quarter of the compile time (daemon.cc: 11.4 s at -O2 -g,
+    # 9.1 s at -O2 -g1). A debugger's view of locals wants a Debug build.
+    if [[ "$kind" == RelWithDebInfo ]]; then
+      args+=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
+    fi
     ;;
   -h | --help)
     sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
