@@ -8,10 +8,18 @@
 # where to look next. No GPU is needed. The server keeps running in the background; its
 # data directory is out/live/ (docs/server.md).
 #
-# Usage: scripts/live-demo.sh            start (or reuse) the server and submit the demo
-#        scripts/live-demo.sh --stop     cancel the active workloads, wait for their
-#                                        processes to end, stop the server
-#        scripts/live-demo.sh --fresh    --stop, delete out/live/, then start anew
+# With --slurm, the same demo on a real Slurm: starts (or reuses) the single-machine Slurm
+# lab of scripts/slurm-lab.sh (root; 4 emulated nodes x 8 fake GPUs by default), starts
+# `airtime server --backend slurm` on it (data: out/live-slurm/), and besides the above
+# shows `squeue` (airtime's jobs, held and released, with airtime's explanation in each
+# job's comment) and the GPU indices Slurm gave each running job (docs/slurm.md).
+#
+# Usage: scripts/live-demo.sh [--slurm]          start (or reuse) the server and submit the demo
+#        scripts/live-demo.sh [--slurm] --stop   cancel the active workloads, wait for their
+#                                                processes (Slurm jobs) to end, stop the
+#                                                server (and, with --slurm, the lab)
+#        scripts/live-demo.sh [--slurm] --fresh  --stop, delete the data directory, then
+#                                                start anew
 # Environment:
 #   AIRTIME_BIN        the airtime binary (default: <build folder>/src/airtime/cli/airtime,
 #                      built with scripts/build.sh RelWithDebInfo when missing)
@@ -19,6 +27,9 @@
 #   AIRTIME_DEMO_GPUS  auto (default: real GPUs when nvidia-smi lists any, else 8xH100),
 #                      nvml (this host's GPUs), or a --fake-gpus spec such as 8xH100
 #   AIRTIME_DEMO_WAIT  seconds to watch after submitting (default: 20)
+#   AIRTIME_SLURM_DIR, AIRTIME_SLURM_PORT, AIRTIME_SLURM_NODES, AIRTIME_SLURM_GPUS
+#                      with --slurm: the lab's directory, port and size (scripts/slurm-lab.sh;
+#                      default /tmp/airtime-slurm-lab, 6817, 4 nodes, 8 GPUs per node)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,21 +38,36 @@ if [[ -n "${AIRTIME_BIN:-}" ]]; then
 fi
 cd "$root"
 build_dir="${AIRTIME_BUILD_DIR:-$root/build}"
-data="$root/out/live"
 gpus="${AIRTIME_DEMO_GPUS:-auto}"
 wait_s="${AIRTIME_DEMO_WAIT:-20}"
-mode="${1:-start}"
-case "$mode" in
-  start | --stop | --fresh) ;;
-  -h | --help)
-    sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
-    exit 0
-    ;;
-  *)
-    echo "live-demo.sh: unknown argument '$mode' (expected --stop, --fresh or nothing)" >&2
+mode=start
+backend=local
+for arg in "$@"; do
+  case "$arg" in
+    --slurm) backend=slurm ;;
+    --stop | --fresh) mode="$arg" ;;
+    -h | --help)
+      sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+      exit 0
+      ;;
+    *)
+      echo "live-demo.sh: unknown argument '$arg' (expected --slurm, --stop, --fresh or nothing)" >&2
+      exit 2
+      ;;
+  esac
+done
+data="$root/out/live"
+lab="${AIRTIME_SLURM_DIR:-${TMPDIR:-/tmp}/airtime-slurm-lab}"  # slurm-lab.sh's default
+if [[ "$backend" == slurm ]]; then
+  data="$root/out/live-slurm"
+  if [[ -n "${AIRTIME_DEMO_GPUS:-}" ]]; then
+    echo "live-demo.sh: AIRTIME_DEMO_GPUS does not apply with --slurm (the GPUs are Slurm's;" \
+      "size the lab with AIRTIME_SLURM_NODES and AIRTIME_SLURM_GPUS)" >&2
     exit 2
-    ;;
-esac
+  fi
+fi
+this=scripts/live-demo.sh  # how to call this script again, for the messages
+[[ "$backend" == slurm ]] && this+=" --slurm"
 
 say() { echo "live-demo: $*"; }
 
@@ -70,7 +96,7 @@ our_server_pid() {
   echo "$pid"
 }
 
-# Points the CLI at the server of out/live (its address and admin token files).
+# Points the CLI at the server of the data directory (its address and admin token files).
 use_server() {
   [[ -s "$data/address" && -s "$data/tokens" ]] || return 1
   AIRTIME_ADDR="$(cat "$data/address")"
@@ -80,36 +106,64 @@ use_server() {
 
 server_answers() { use_server && airtime ls --limit 1 >/dev/null 2>&1; }
 
-# Waits (up to 30 s) until every run that started a process has its exit file, or its shim
-# is gone: the run-directory protocol of docs/server.md.
+# The Slurm lab's client settings (SLURM_CONF, SLURMRESTD_URL, SLURM_REST_USER,
+# SLURM_REST_TOKEN), from the env.sh its start wrote; fails when there is none.
+use_lab() {
+  [[ -s "$lab/env.sh" ]] || return 1
+  # shellcheck source=/dev/null  # written by scripts/slurm-lab.sh start
+  . "$lab/env.sh"
+}
+
+# How many of the demo's workload processes still run: local runs that started a process
+# and have no exit file while their shim lives (the run-directory protocol of
+# docs/server.md); under Slurm, airtime's jobs that Slurm lists as running or ending.
+processes_left() {
+  local left=0 claim kind pid
+  if [[ "$backend" == slurm ]]; then
+    use_lab || { echo 0; return; }
+    timeout 5 squeue -h -t RUNNING,COMPLETING,CONFIGURING -o %j 2>/dev/null |
+      grep -c '^airtime\.' || true
+    return
+  fi
+  for claim in "$data"/runs/*/claim; do
+    [[ -f "$claim" ]] || continue
+    read -r kind pid _ <"$claim" || continue
+    [[ "$kind" == started && ! -f "$(dirname "$claim")/exit" ]] || continue
+    kill -0 "$pid" 2>/dev/null && left=$((left + 1))
+  done
+  echo "$left"
+}
+
+# Waits (up to 30 s) until no workload process runs.
 wait_for_processes() {
-  local deadline=$((SECONDS + 30)) left claim pid
+  local deadline=$((SECONDS + 30)) left where="see ${data#"$root"/}/runs/"
+  [[ "$backend" == slurm ]] && where="squeue, with SLURM_CONF=$lab/slurm.conf"
   while :; do
-    left=0
-    for claim in "$data"/runs/*/claim; do
-      [[ -f "$claim" ]] || continue
-      read -r kind pid _ <"$claim" || continue
-      [[ "$kind" == started && ! -f "$(dirname "$claim")/exit" ]] || continue
-      kill -0 "$pid" 2>/dev/null && left=$((left + 1))
-    done
+    left="$(processes_left)"
     ((left == 0)) && return 0
     if ((SECONDS >= deadline)); then
-      say "$left workload process(es) still running after 30 s (see $data/runs/)"
+      say "$left workload process(es) still running after 30 s ($where)"
       return 0
     fi
     sleep 1
   done
 }
 
-# Starts the server in the background with GPUs `$1` (nvml, or a --fake-gpus spec); sets
-# $pid and waits until it answers.
+# Starts the server in the background with GPUs `$1` (nvml, slurm: the lab's, or a
+# --fake-gpus spec); sets $pid and waits until it answers.
 start_server() {
   local gpu_args=() gpu_text="(this host's GPUs, through NVML)"
-  if [[ "$1" != nvml ]]; then
+  if [[ "$1" == slurm ]]; then
+    # The token stays in the environment (SLURM_REST_TOKEN): ps shows flags.
+    gpu_args=(--backend slurm --slurm-url "$SLURMRESTD_URL" --slurm-conf "$SLURM_CONF")
+    gpu_text="${gpu_args[*]}"
+  elif [[ "$1" != nvml ]]; then
     gpu_args=(--fake-gpus "$1")
     gpu_text="--fake-gpus $1"
   fi
   rm -f "$data/address"
+  touch "$data/server.log"
+  log_from=$(($(wc -l <"$data/server.log") + 1))  # this start's lines
   say "starting: ${bin#"$root"/} server --data ${data#"$root"/} --listen 127.0.0.1:0" \
     "$gpu_text  (log: ${data#"$root"/}/server.log)"
   # Its own session: the server outlives this script and the terminal. The demo's load runs
@@ -161,6 +215,10 @@ print(" ".join(str(w["id"]) for w in json.load(sys.stdin)["workloads"]))')"
     say "a server answers at $AIRTIME_ADDR but this script did not start it; stop it yourself"
   fi
   rm -f "$data/server.pid"
+  if [[ "$backend" == slurm ]]; then
+    say "stopping the Slurm lab in $lab"
+    AIRTIME_SLURM_DIR="$lab" scripts/slurm-lab.sh stop | sed 's/^/  /'
+  fi
 }
 
 if [[ "$mode" == --stop ]]; then
@@ -175,13 +233,20 @@ fi
 
 # ---------------------------------------------------------------- the server
 mkdir -p "$data"
+if [[ "$backend" == slurm ]]; then
+  say "starting the Slurm lab: scripts/slurm-lab.sh start (AIRTIME_SLURM_DIR=$lab)"
+  AIRTIME_SLURM_DIR="$lab" scripts/slurm-lab.sh start | sed 's/^/  /'
+  use_lab || { say "the lab wrote no $lab/env.sh" >&2; exit 1; }
+fi
 if pid="$(our_server_pid)" && server_answers; then
   say "reusing the running server (pid $pid) at $AIRTIME_ADDR"
 elif server_answers; then
   pid=""
   say "reusing the server that answers at $AIRTIME_ADDR (not started by this script)"
 else
-  if [[ "$gpus" == auto ]]; then
+  if [[ "$backend" == slurm ]]; then
+    gpus=slurm
+  elif [[ "$gpus" == auto ]]; then
     gpus=8xH100
     if nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then gpus=nvml; fi
   fi
@@ -193,7 +258,7 @@ else
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
     start_server 8xH100
   fi
-  sed -n 's/^/  /p' "$data/server.log" | tail -n 2
+  tail -n "+$log_from" "$data/server.log" | sed 's/^/  /'
 fi
 
 # ---------------------------------------------------------------- the workloads
@@ -202,7 +267,7 @@ say "airtime submit examples/live/demo.yaml"
 if ! out="$(airtime submit examples/live/demo.yaml 2>&1)"; then
   if grep -q "already taken" <<<"$out"; then
     say "the demo's workloads were submitted to this server before (names are unique);" \
-      "showing them. For a new round: scripts/live-demo.sh --fresh"
+      "showing them. For a new round: $this --fresh"
   else
     echo "$out" >&2
     exit 1
@@ -219,6 +284,18 @@ while :; do
   ((SECONDS - start + 5 > wait_s)) && break
   sleep 5
 done
+if [[ "$backend" == slurm ]]; then
+  echo
+  say "squeue: airtime's jobs (held: parked by a requeue, or not steered yet; the comment is" \
+    "airtime's explanation)"
+  squeue --sort=i -o '%.6i %.26j %.8T %.8M %.5N %.16b %.14r  %k' | sed 's/^/  /'
+  echo
+  say "the GPUs Slurm gave each running job (scontrol -d show job) against airtime's record"
+  # Slurm picks the indices; airtime adopts them at its next poll (every 500 ms): a job that
+  # started since may differ once, so one more look a second later.
+  if ! python3 scripts/slurm-job-gpus.py "$bin" >/dev/null 2>&1; then sleep 1; fi
+  python3 scripts/slurm-job-gpus.py "$bin" | sed 's/^/  /' || true
+fi
 echo
 say "airtime gpus"
 airtime gpus | sed 's/^/  /'
@@ -227,17 +304,35 @@ say "airtime ledger"
 airtime ledger | sed 's/^/  /'
 
 rel="${bin#"$root"/}"
+d="${data#"$root"/}"
+logs="$d/runs/<run>/stdout.log, stderr.log, shim.log   (server: $d/server.log)"
+stop_text="cancels the workloads, then stops the server"
+if [[ "$backend" == slurm ]]; then
+  logs="$d/runs/<run>/stdout.log (the job's stdout and stderr; a requeued job's later runs"
+  logs+=" append to its first run's)   (server: $d/server.log)"
+  stop_text="cancels the workloads, stops the server, then the Slurm lab"
+fi
 cat <<EOF
 
 live-demo: the server keeps running${pid:+ (pid $pid)}. Where to look:
-  API          http://$AIRTIME_ADDR/v1/workloads   (Authorization: Bearer <admin token of out/live/tokens>; docs/api.md)
+  API          http://$AIRTIME_ADDR/v1/workloads   (Authorization: Bearer <admin token of $d/tokens>; docs/api.md)
   metrics      http://$AIRTIME_ADDR/metrics   health: http://$AIRTIME_ADDR/healthz
-  process logs out/live/runs/<run>/stdout.log, stderr.log, shim.log   (server: out/live/server.log)
-  checkpoints  out/live/checkpoints/<workload id>/
-  the CLI      export AIRTIME_ADDR=$AIRTIME_ADDR AIRTIME_TOKEN=\$(awk '\$1=="admin"{print \$2}' out/live/tokens)
+  process logs $logs
+  checkpoints  $d/checkpoints/<workload id>/
+  the CLI      export AIRTIME_ADDR=$AIRTIME_ADDR AIRTIME_TOKEN=\$(awk '\$1=="admin"{print \$2}' $d/tokens)
                $rel top          (live view; Ctrl-C quits)
                $rel describe live-chat    $rel describe live-train
-  stop         scripts/live-demo.sh --stop   (cancels the workloads, then stops the server)
+EOF
+if [[ "$backend" == slurm ]]; then
+  cat <<EOF
+  Slurm        source $lab/env.sh   (SLURM_CONF and slurmrestd's URL, user and token)
+               squeue -o '%i %j %T %N %b %k'    scontrol -d show job <id>   (GRES=...(IDX:...): Slurm's GPU indices)
+               sinfo -N -o '%N %T %G'    python3 scripts/slurm-job-gpus.py $rel   (Slurm's GPUs against airtime's)
+               Slurm's logs: $lab/log/ (jobcomp.txt: each job's start and end); docs/slurm.md
+EOF
+fi
+cat <<EOF
+  stop         $this --stop   ($stop_text)
 EOF
 if [[ -n "$pid" ]]; then
   echo "               or kill $pid   (the server only: its workload processes keep running and the next start adopts them)"

@@ -280,6 +280,12 @@ TEST_F(SlurmBackendE2E, PlacesOnTheChosenNodeAndGpusAndAdoptsSlurmsIndices) {
     ASSERT_EQ(jobs.size(), 1u);
     EXPECT_EQ(w["runs"].back()["slurm_job"], jobs[0].id);
     EXPECT_EQ(jobs[0].comment.rfind("airtime: ", 0), 0u) << jobs[0].comment;
+    // The comment says what airtime decided: the run, the policy and the node.
+    const json& run = w["runs"].back();
+    const std::string node = SplitGpu(run["gpus"][0].get<std::string>()).first;
+    EXPECT_THAT(jobs[0].comment, HasSubstr(", run " + std::to_string(run["id"].get<int64_t>()) +
+                                           ": placed by policy "));
+    EXPECT_THAT(jobs[0].comment, HasSubstr(" on " + node + " (")) << jobs[0].comment;
   }
   const double as_decided =
       server_->Metric("airtime_backend_placements_total{outcome=\"as_decided\"}");

@@ -46,6 +46,26 @@ std::string HostName() {
   return buf;
 }
 
+// What airtime decided for a run, in words, for the backend to show beside it (a Slurm
+// job's comment): "placed by policy airtime on n1 (2 GPUs) after waiting 3s", with the
+// replica of a service, "restarted" for a job's later attempt (after a preemption or a
+// failure), "resized" for an elastic resize.
+std::string StartExplanation(const Cluster& cluster, const Decision& d, bool service, int attempt) {
+  std::vector<std::string> nodes;
+  for (GpuIndex g : d.placement.gpus) {
+    const std::string& node = cluster.node(cluster.gpu(g).node).name;
+    if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
+  }
+  const size_t n = d.placement.gpus.size();
+  std::string s = service ? "replica " + std::to_string(d.replica + 1) + ", " : "";
+  s += d.type == DecisionType::kResize ? "resized"
+       : !service && attempt > 1       ? "restarted"
+                                       : "placed";
+  s += " by policy " + d.reason + " on " + Join(nodes, ", ") + " (" + std::to_string(n) +
+       (n == 1 ? " GPU" : " GPUs") + ") after waiting " + FormatDuration(d.waited);
+  return s;
+}
+
 }  // namespace
 
 Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {}
@@ -382,7 +402,8 @@ void Daemon::StartRun(const Decision& d) {
   req.share_milli = run.row.share_milli;
   req.workload = w.row.name;
   req.comment = KindName(w.spec->kind) + std::string(" '") + w.row.name + "' of " + w.row.tenant +
-                ", run " + std::to_string(*id) + ": " + d.reason;
+                ", run " + std::to_string(*id) + ": " +
+                StartExplanation(*cluster_, d, w.spec->is_service(), run.row.attempt);
   req.env =
       GpuEnv(run.row.gpus, run.row.share_milli, static_cast<int64_t>(d.placement.memory_gb * 1024),
              options_.data_dir + "/checkpoints/" + std::to_string(w.row.id),

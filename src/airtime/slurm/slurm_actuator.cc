@@ -1,6 +1,7 @@
 #include "airtime/slurm/slurm_actuator.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <numeric>
 #include <utility>
 
@@ -142,7 +143,15 @@ StatusOr<RunHandle> SlurmActuator::Launch(const LaunchRequest& request) {
   job.gpus_per_node = shape->gpus_per_node;
   job.nodes = std::max<int64_t>(1, static_cast<int64_t>(shape->nodes.size()));
   job.script = BatchScript(request.argv);
-  job.working_directory = request.workdir.empty() ? request.run_dir : request.workdir;
+  // As the local executor (the seam's contract, LaunchRequest::workdir): without a workdir,
+  // the daemon's own working directory, so that a command's relative paths mean the same
+  // under either backend (and as sbatch's default, the submitter's directory).
+  job.working_directory = request.workdir;
+  if (job.working_directory.empty()) {
+    std::error_code ec;
+    job.working_directory = std::filesystem::current_path(ec).string();
+    if (ec) return FailedPrecondition("the daemon's working directory: " + ec.message());
+  }
   job.standard_output = request.run_dir + "/" + kStdoutLog;
   for (const auto& [k, v] : request.env)
     if (!SlurmSetsIt(k)) job.environment[k] = v;

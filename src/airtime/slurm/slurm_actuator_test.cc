@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <thread>
 
 namespace airtime::slurm {
@@ -148,12 +149,22 @@ TEST_F(SlurmActuatorTest, LaunchSubmitsAHeldJobSteersAndReleasesIt) {
   EXPECT_EQ(r.gpus_per_node, 2);
   EXPECT_EQ(r.nodes, 1);
   EXPECT_EQ(r.standard_output, "/data/runs/7/stdout.log");
-  EXPECT_EQ(r.working_directory, "/data/runs/7");
+  // No workdir: the daemon's working directory, as the local executor (not the run's
+  // directory: the live demo's relative paths failed there, "can't open file").
+  EXPECT_EQ(r.working_directory, std::filesystem::current_path().string());
   // Slurm sets CUDA_VISIBLE_DEVICES to the GPUs it chose; the rest goes through.
   EXPECT_EQ(r.environment.count("CUDA_VISIBLE_DEVICES"), 0u);
   EXPECT_EQ(r.environment.at("AIRTIME_CHECKPOINT_DIR"), "/ck");
   EXPECT_EQ(r.script, BatchScript({"python3", "train.py", "--name", "it's"}));
   EXPECT_THAT(r.script, HasSubstr("exec 'python3' 'train.py' '--name' 'it'\\''s'\n"));
+}
+
+TEST_F(SlurmActuatorTest, AWorkloadsWorkdirIsTheJobsWorkingDirectory) {
+  LaunchRequest r = Request("w", 8, {"slurm:n1:0"});
+  r.workdir = "/srv/work";
+  ASSERT_TRUE(actuator_->Launch(r).ok());
+  EXPECT_EQ(slurm_->submitted.at(0).working_directory, "/srv/work");
+  EXPECT_EQ(slurm_->submitted.at(0).standard_output, "/data/runs/8/stdout.log");
 }
 
 TEST_F(SlurmActuatorTest, MultiNodeAndMixedNodeGpus) {
