@@ -42,6 +42,7 @@ struct ServerArgs {
   std::string gpu_devices = "/dev";
   bool accept_store_loss = false;
   int64_t min_free_mib = 100;
+  double restart_backoff_s = 1, restart_backoff_max_s = 300;
 };
 
 StatusOr<std::pair<std::string, int>> SplitListen(const std::string& listen) {
@@ -113,6 +114,8 @@ int RunServer(const ServerArgs& args) {
   options.gpu_devices = args.gpu_devices;
   options.accept_store_loss = args.accept_store_loss;
   options.min_free_mib = args.min_free_mib;
+  options.restart_backoff = static_cast<DurationMs>(args.restart_backoff_s * 1000);
+  options.restart_backoff_max = static_cast<DurationMs>(args.restart_backoff_max_s * 1000);
   auto daemon = Daemon::Open(options);
   if (!daemon.ok()) return fail(daemon.status());
   const std::string tokens_path =
@@ -278,6 +281,16 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--min-free-mib", args->min_free_mib,
                   "Pause starts while DATA's file system has less free space (MiB; 0: never)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
+      ->capture_default_str();
+  cmd->add_option("--restart-backoff", args->restart_backoff_s,
+                  "Seconds before a failed run's workload starts again, doubled with each "
+                  "failure in a row (a command that fails at once is not restarted in a tight "
+                  "loop; 0: at once)")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  cmd->add_option("--restart-backoff-max", args->restart_backoff_max_s,
+                  "Longest backoff between a failed run and the next, in seconds")
+      ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
   cmd->callback([args, exit_code] { *exit_code = RunServer(*args); });
 }

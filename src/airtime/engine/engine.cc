@@ -319,6 +319,7 @@ void Engine::OnStop(AllocationId id, bool completed, bool lost_work, std::string
   Job& job = jobs_[static_cast<size_t>(a.workload)];
   job.allocations.erase(std::find(job.allocations.begin(), job.allocations.end(), id));
   const bool engine_initiated = decision != DecisionType::kStart;
+  if (!engine_initiated) CountRunEnd(job, a, /*failed=*/!completed);
   if (engine_initiated) {
     Decision d;
     d.type = decision;
@@ -356,6 +357,20 @@ void Engine::OnStop(AllocationId id, bool completed, bool lost_work, std::string
   if (decision == DecisionType::kRelease) return;  // cancelled: the caller finishes it
   job.phase = JobPhase::kPending;
   Enqueue(job);
+}
+
+void Engine::CountRunEnd(Job& job, const Allocation& a, bool failed) {
+  if (!failed) {
+    job.failed_in_a_row = 0;
+    return;
+  }
+  const bool long_run = now_ - a.started >= options_.restart_backoff_reset;
+  job.failed_in_a_row = long_run ? 1 : job.failed_in_a_row + 1;
+  if (options_.restart_backoff <= 0) return;
+  DurationMs wait = options_.restart_backoff;
+  for (int i = 1; i < job.failed_in_a_row && wait < options_.restart_backoff_max; ++i) wait *= 2;
+  job.restart_at = now_ + std::min(wait, options_.restart_backoff_max);
+  job.backing_off = true;
 }
 
 // ---------------------------------------------------------------- queue

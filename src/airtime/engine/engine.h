@@ -43,6 +43,16 @@ struct EngineOptions {
   // simulator uses InterferenceModel::Gavel(); the daemon none (real GPUs interfere on
   // their own).
   const InterferenceModel* interference = nullptr;
+  // Crash loops: after a run fails on its own (a Failure event: its process exited with an
+  // error), the workload (a job, or a service's missing replica) is not started again
+  // before `restart_backoff` has passed, doubled for each failure in a row up to
+  // `restart_backoff_max`, as Kubernetes' CrashLoopBackOff does: a command that fails at
+  // once is not restarted in a tight loop. A run that lasted `restart_backoff_reset` or
+  // longer before it failed starts a new count. 0: restart at once (the simulator's
+  // default: a trace's failures are not crash loops).
+  DurationMs restart_backoff = 0;
+  DurationMs restart_backoff_max = 5 * 60 * 1000;
+  DurationMs restart_backoff_reset = 10 * 60 * 1000;
 };
 
 // An allocation that ended in this cycle, for whatever reason.
@@ -190,6 +200,9 @@ class Engine {
   void OnArrival(const Event& e);
   void OnStop(AllocationId id, bool completed, bool lost_work, std::string reason,
               DecisionType decision);
+  // A run that ended on its own: a failure counts towards the workload's restart backoff
+  // (EngineOptions::restart_backoff), a clean end clears the count.
+  void CountRunEnd(Job& job, const Allocation& a, bool failed);
   void ScaleServices();
   void AllocatePass();
   void RefreshFilters();

@@ -343,6 +343,17 @@ void Engine::AllocatePass() {
     const WorkloadId id = pending[i];
     Job& job = jobs_[static_cast<size_t>(id)];
     if (!job.queued) continue;
+    if (job.backing_off) {
+      if (now_ < job.restart_at) {
+        // Its last run failed: it waits out its backoff, and blocks no one meanwhile.
+        job.wait = {};
+        job.wait.reason = WaitReason::kBackoff;
+        WakeAt(job.restart_at);
+        kept.push_back(id);
+        continue;
+      }
+      job.backing_off = false;
+    }
     const int group = policy_.order ? policy_.order->BlockingGroup(job, *this) : -1;
     if (group >= 0) {
       if (WorkloadId head = head_of(group); head != kNoWorkload) {

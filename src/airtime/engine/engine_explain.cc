@@ -99,6 +99,13 @@ std::string Engine::Explain(WorkloadId id) const {
       return prefix + "; a place was free but policy '" + policy_.name +
              "' held it back: " + Join(why, "; ") + PermitNotes(job) + OrderNote(job);
     }
+    case WaitReason::kBackoff: {
+      const std::string last = job.is_service() ? "its replicas' last run" : "its last run";
+      return prefix + "; " + last + " failed (" + std::to_string(job.failed_in_a_row) +
+             " time(s) in a row): not started again before " + FormatTime(job.restart_at) +
+             ", a backoff that doubles with each failure in a row (a command that fails at "
+             "once is not restarted in a tight loop)";
+    }
     case WaitReason::kNoFit:
       break;
   }

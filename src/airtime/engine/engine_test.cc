@@ -28,6 +28,13 @@ int Starts(const CycleResult& r) {
   return n;
 }
 
+// The allocation of the first start among a cycle's decisions.
+AllocationId FirstStarted(const CycleResult& r) {
+  for (const auto& d : r.decisions)
+    if (d.type == DecisionType::kStart) return d.allocation;
+  return kNoAllocation;
+}
+
 TEST(EngineTest, FifoBlocksBehindHeadBestFitDoesNot) {
   Cluster c = MakeCluster({{"H100", 8, 1}});
   for (const char* policy : {"fifo", "bestfit"}) {
@@ -543,6 +550,88 @@ TEST(EngineTest, AFullClusterPlacesNothingUntilSomethingFrees) {
       EXPECT_EQ(d.placement.host_node, hosts[1]);
     }
   }
+}
+
+Engine MakeBackoffEngine(const Cluster& c, const std::string& policy) {
+  auto p = PolicyRegistry::Builtin().Make(policy, c);
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  EngineOptions o;
+  o.restart_backoff = 1000;
+  o.restart_backoff_max = 4000;
+  o.restart_backoff_reset = 60000;
+  return Engine(c, std::move(*p), o);
+}
+
+// A run that fails on its own (a crash loop: its command fails at once) is started again
+// only after a backoff that doubles with each failure in a row up to the cap, and a run that
+// lasted the reset time before it failed starts a new count.
+TEST(EngineTest, AFailedRunStartsAgainAfterABackoffThatDoubles) {
+  Cluster c = MakeCluster({{"H100", 1, 1}});
+  Engine e = MakeBackoffEngine(c, "fifo");
+  const CycleResult& r0 =
+      e.Handle(Event::Arrival(0, MakeJob("crashy", WorkloadKind::kBatch, 1, 3600)));
+  ASSERT_EQ(Starts(r0), 1);
+  AllocationId a = FirstStarted(r0);
+  TimeMs t = 100;
+  std::vector<DurationMs> waits;
+  for (int i = 0; i < 4; ++i) {
+    const CycleResult& f = e.Handle(Event::Failure(t, a));
+    EXPECT_EQ(Starts(f), 0) << "failure " << i + 1;
+    const TimeMs wake = f.wake_at;
+    waits.push_back(wake - t);
+    EXPECT_EQ(e.job(0).wait.reason, WaitReason::kBackoff);
+    EXPECT_NE(e.Explain(0).find("failed (" + std::to_string(i + 1) +
+                                " time(s) in a row): not "
+                                "started again before"),
+              std::string::npos)
+        << e.Explain(0);
+    EXPECT_EQ(Starts(e.Handle(Event::Timer(wake - 1))), 0) << "failure " << i + 1;
+    const CycleResult& s = e.Handle(Event::Timer(wake));
+    ASSERT_EQ(Starts(s), 1) << "failure " << i + 1;
+    a = FirstStarted(s);
+    t = wake + 100;
+  }
+  EXPECT_EQ(waits, (std::vector<DurationMs>{1000, 2000, 4000, 4000}));
+  // A run of a minute that then fails: the count starts again, one second.
+  const CycleResult& f = e.Handle(Event::Failure(t + 60000, a));
+  EXPECT_EQ(f.wake_at - (t + 60000), 1000);
+  // A clean end clears the count.
+  const CycleResult& s = e.Handle(Event::Timer(f.wake_at));
+  ASSERT_EQ(Starts(s), 1);
+  EXPECT_EQ(e.job(0).failed_in_a_row, 1);
+  e.Handle(Event::Completion(t + 70000, FirstStarted(s)));
+  EXPECT_EQ(e.job(0).failed_in_a_row, 0);
+}
+
+// While a workload waits out its backoff it holds no GPU and blocks no one, even under fifo;
+// a service's missing replica waits the same way and says why.
+TEST(EngineTest, AWorkloadBackingOffBlocksNoOneAndAServiceSaysWhy) {
+  Cluster c = MakeCluster({{"H100", 1, 2}});
+  Engine e = MakeBackoffEngine(c, "fifo");
+  WorkloadSpec svc = MakeService("chat", 10);
+  svc.realtime.min_replicas = 1;
+  svc.realtime.cold_start = 0;
+  const CycleResult& r0 = e.Handle(Event::Arrival(0, svc));
+  ASSERT_EQ(Starts(r0), 1);
+  const AllocationId replica = FirstStarted(r0);
+  const CycleResult& r1 =
+      e.Handle(Event::Arrival(10, MakeJob("crashy", WorkloadKind::kBatch, 1, 3600)));
+  ASSERT_EQ(Starts(r1), 1);
+  e.Handle(Event::Failure(20, FirstStarted(r1)));
+  EXPECT_EQ(e.job(1).wait.reason, WaitReason::kBackoff);
+  // Behind crashy in fifo order, and it starts on the GPU crashy left.
+  EXPECT_EQ(Starts(e.Handle(Event::Arrival(30, MakeJob("next", WorkloadKind::kBatch, 1, 60)))), 1);
+  e.Handle(Event::Failure(40, replica));
+  EXPECT_EQ(e.job(0).live_replicas(), 0);
+  EXPECT_EQ(e.job(0).wait.reason, WaitReason::kBackoff);
+  EXPECT_NE(e.Explain(0).find("needs 1 more replica(s)"), std::string::npos) << e.Explain(0);
+  EXPECT_NE(e.Explain(0).find("its replicas' last run failed"), std::string::npos) << e.Explain(0);
+  // crashy, ahead of it in fifo order, is cancelled; when the replica's backoff ends
+  // (1,040 ms) it takes the free GPU.
+  e.Handle(Event::Cancel(50, 1));
+  EXPECT_EQ(Starts(e.Handle(Event::Timer(1039))), 0);
+  EXPECT_EQ(Starts(e.Handle(Event::Timer(1040))), 1);
+  EXPECT_EQ(e.job(0).live_replicas(), 1);
 }
 
 }  // namespace

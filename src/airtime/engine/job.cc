@@ -32,6 +32,8 @@ const char* WaitReasonName(WaitReason r) {
       return "too-large";
     case WaitReason::kPolicy:
       return "policy";
+    case WaitReason::kBackoff:
+      return "backoff";
   }
   return "?";
 }

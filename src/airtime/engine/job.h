@@ -28,6 +28,7 @@ enum class WaitReason : uint8_t {
   kNoSuchHardware,  // no installed GPU type can ever take its shape
   kTooLarge,        // needs more GPUs in one place than any node or domain has
   kPolicy,          // a policy plug-in held it (quota, reservation); see its note
+  kBackoff,         // its last run failed: not started again before Job::restart_at
 };
 const char* WaitReasonName(WaitReason r);
 
@@ -74,7 +75,8 @@ struct alignas(64) Job {
   bool never_fits = false;  // computed at arrival: kNoSuchHardware / kTooLarge
   bool elastic = false;     // shape.min_gpus > 0 (kept here: the queue walk stays in Job)
   bool queued = false;
-  bool rekey = false;  // listed in Engine::rekey_ (its key may change while it waits)
+  bool rekey = false;        // listed in Engine::rekey_ (its key may change while it waits)
+  bool backing_off = false;  // restart_at is in force (EngineOptions::restart_backoff)
   TimeMs queued_since = 0;
   // Room made for it by preemption went unused (a permit refused it): not asked for again
   // before this (PreemptPlugin::RetryAfterRefusal).
@@ -99,6 +101,8 @@ struct alignas(64) Job {
   double work_saved = 0;  // reference-seconds kept across stops
   int preemptions = 0;
   int failures = 0;
+  int failed_in_a_row = 0;  // failures since its last completion (or a long run)
+  TimeMs restart_at = 0;    // backing_off: not started again before
   TimeMs last_stopped = kNever;
   double lost_gpu_ms = 0;  // GPU-milliseconds of work thrown away
 

@@ -138,7 +138,11 @@ Status Daemon::Init() {
                                                               : OpenLocalBackend(&note));
   auto policy = PolicyRegistry::Builtin().Make(options_.policy, *cluster_);
   if (!policy.ok()) return policy.status();
-  engine_ = std::make_unique<Engine>(*cluster_, std::move(*policy));
+  EngineOptions engine_options;
+  engine_options.restart_backoff = options_.restart_backoff;
+  engine_options.restart_backoff_max =
+      std::max(options_.restart_backoff_max, options_.restart_backoff);
+  engine_ = std::make_unique<Engine>(*cluster_, std::move(*policy), engine_options);
   engine_->SetPaused(true);  // the engine's clock starts now, and the ledger with it
   engine_->Handle(Event::Timer(WallNow()));
   engine_->SetPaused(false);

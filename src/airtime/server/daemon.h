@@ -90,6 +90,12 @@ struct DaemonOptions {
   // next start counts that time as not observed).
   DurationMs ledger_save_interval = 10 * kSecond;
   int max_attempts = 3;  // a job whose process fails this many times has failed
+  // A run that fails is not started again before this, doubled with each failure in a row
+  // up to restart_backoff_max (EngineOptions::restart_backoff): a service or job whose
+  // command fails at once waits out a growing backoff instead of restarting in a tight
+  // loop, a new run and run directory each time. 0: restart at once.
+  DurationMs restart_backoff = kSecond;
+  DurationMs restart_backoff_max = 5 * 60 * kSecond;
   std::string hostname;  // "" : this host's name
   Isolation isolation = Isolation::kOff;
   std::string cgroup_root = kDefaultCgroupRoot;  // cgroup v1 controllers or v2 (run_cgroup.h)
