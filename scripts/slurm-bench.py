@@ -409,7 +409,8 @@ def print_table(results):
         ("all placed (first submit to last start)", lambda r: fmt(r["all_placed_s"])),
         ("all done (first submit to last end)", lambda r: fmt(r["all_done_s"])),
         ("Slurm's records: submit-to-start p50/p99 (1 s)",
-         lambda r: f"{fmt(r['slurm_p50_s'])} / {fmt(r['slurm_p99_s'])} ({r['slurm_records']} jobs)"),
+         lambda r: (f"{fmt(r['slurm_p50_s'])} / {fmt(r['slurm_p99_s'])}"
+                    f" ({r['slurm_records']} jobs)")),
         ("GPU used by two jobs at once", lambda r: str(r["gpu_overlaps"])),
         ("ran on the node airtime chose",
          lambda r: str(r["on_chosen_node"]) if "on_chosen_node" in r else "-"),
@@ -442,8 +443,9 @@ def print_table(results):
         verdict = []
         if slurm and r["p99_s"] is not None:
             ok = r["p99_s"] <= max(slurm)
-            verdict.append(f"p99 {r['p99_s']:.2f} s vs Slurm's {', '.join(f'{s:.2f}' for s in slurm)}"
-                           f" s: {'met' if ok else 'NOT met'}")
+            theirs = ", ".join(f"{s:.2f}" for s in slurm)
+            verdict.append(f"p99 {r['p99_s']:.2f} s vs Slurm's {theirs} s:"
+                           f" {'met' if ok else 'NOT met'}")
         if r.get("accept_p99_le_s") is not None:
             ok = r["accept_p99_le_s"] <= TARGET_ACCEPT_P99_S
             verdict.append(f"accept p99 <= {r['accept_p99_le_s'] * 1000:.0f} ms:"
