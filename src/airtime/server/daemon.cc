@@ -277,26 +277,28 @@ void Daemon::Act(const CycleResult& cycle, SteadyTime seen) {
   const CycleResult copy = cycle;  // starting a run may feed no events, but keep it stable
   bool started = false;
   const double to_decision = SecondsSince(seen);
+  const SteadyTime decided = std::chrono::steady_clock::now();
   for (const Decision& d : copy.decisions) {
     if ((d.type == DecisionType::kStart || d.type == DecisionType::kResize) && d.ready_at > copy.at)
       ready_wakes_.insert(d.ready_at);
     switch (d.type) {
       case DecisionType::kStart:
         queue_wait_hist_.Observe(static_cast<double>(d.waited) / 1000.0);
-        StartRun(d);
+        StartRun(d, decided);
         started = true;
         break;
       case DecisionType::kResize:
-        StopRun(d.resized_from, "resized to " + std::to_string(d.placement.gpus.size()) + " GPUs");
-        StartRun(d);
+        StopRun(d.resized_from, "resized to " + std::to_string(d.placement.gpus.size()) + " GPUs",
+                decided);
+        StartRun(d, decided);
         started = true;
         break;
       case DecisionType::kPreempt:
         ++preemptions_total_;
-        StopRun(d.allocation, "preempted: " + d.reason);
+        StopRun(d.allocation, "preempted: " + d.reason, decided);
         break;
       case DecisionType::kRelease:
-        StopRun(d.allocation, "released: " + d.reason);
+        StopRun(d.allocation, "released: " + d.reason, decided);
         break;
       default:
         break;
@@ -341,13 +343,14 @@ bool Daemon::GpusStillBusy(const Placement& placement) const {
 void Daemon::LaunchDeferred() {
   std::vector<Decision> waiting;
   waiting.swap(deferred_);
+  const SteadyTime now = std::chrono::steady_clock::now();  // the GPUs may be free now
   for (Decision& d : waiting) {
     if (!engine_->allocation(d.allocation)) continue;  // stopped or cancelled meanwhile
-    StartRun(d);
+    StartRun(d, now);
   }
 }
 
-void Daemon::StartRun(const Decision& d) {
+void Daemon::StartRun(const Decision& d, SteadyTime decided) {
   auto wit = by_engine_id_.find(d.workload);
   if (wit == by_engine_id_.end()) return;
   if (GpusStillBusy(d.placement)) {
@@ -449,6 +452,9 @@ void Daemon::StartRun(const Decision& d) {
     OnExit(Exited{*id, 127, "launch failed"}, WallNow());
     return;
   }
+  const double accepted = SecondsSince(decided);
+  start_action_hist_.Observe(accepted);
+  latencies_.decision_to_accepted.Add(accepted);
   run.row.pid = handle->pid;
   run.row.start_ticks = handle->start_ticks;
   run.row.boot_id = handle->boot_id;
@@ -493,7 +499,7 @@ Status Daemon::EnsureMps() {
   return OkStatus();
 }
 
-void Daemon::StopRun(AllocationId allocation, const std::string& reason) {
+void Daemon::StopRun(AllocationId allocation, const std::string& reason, SteadyTime decided) {
   std::erase_if(deferred_, [&](const Decision& d) { return d.allocation == allocation; });
   auto it = run_of_allocation_.find(allocation);
   if (it == run_of_allocation_.end()) return;
@@ -509,6 +515,8 @@ void Daemon::StopRun(AllocationId allocation, const std::string& reason) {
   }
   if (Status st = actuator_->Stop(run.row.id, static_cast<int>(w.spec->preempt_grace)); !st.ok())
     run.row.stop_reason += " (signal failed: " + st.message() + ")";
+  else
+    stop_action_hist_.Observe(SecondsSince(decided));
 }
 
 // A run's process ended (or a run without process was stopped).

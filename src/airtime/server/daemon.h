@@ -216,11 +216,13 @@ class Daemon final : public ControlPlane {
   void Feed(const Event& event, SteadyTime seen);
   void Feed(const Event& event) { Feed(event, std::chrono::steady_clock::now()); }
   void Act(const CycleResult& cycle, SteadyTime seen);
-  void StartRun(const Decision& d);
+  // `decided`: when the engine decided it (the cycle's end; for a start deferred until a
+  // stopping run left its GPUs, when they were free), for airtime_backend_action_seconds.
+  void StartRun(const Decision& d, SteadyTime decided);
   bool GpusStillBusy(const Placement& placement) const;
   int FreePort() const;
   void LaunchDeferred();
-  void StopRun(AllocationId allocation, const std::string& reason);
+  void StopRun(AllocationId allocation, const std::string& reason, SteadyTime decided);
   Status EnsureMps();
   void OnExit(const Exited& exited, TimeMs now);
   void SyncWorkloadStates();
@@ -300,6 +302,13 @@ class Daemon final : public ControlPlane {
   SteadyTime exit_seen_{};  // when the exits being handled were noticed
   PromHistogram queue_wait_hist_{{1, 5, 15, 60, 300, 900, 3600, 4 * 3600., 24 * 3600.}};
   PromHistogram cycle_hist_{{1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 0.01, 0.05, 0.1}};
+  // From the engine's decision to the backend accepting the action (airtime_backend_action_
+  // seconds): a start (for Slurm: the job submitted to its nodes), a stop (signalled).
+  static std::vector<double> ActionBuckets() {
+    return {0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5};
+  }
+  PromHistogram start_action_hist_{ActionBuckets()};
+  PromHistogram stop_action_hist_{ActionBuckets()};
   std::thread scraper_;  // one scrape round at a time, off the loop
   bool scrape_busy_ = false;
   bool mps_started_ = false, mps_warned_ = false;

@@ -273,6 +273,14 @@ std::string Daemon::RenderMetrics() {
               queue_wait_hist_);
   w.Histogram("airtime_decision_cycle_seconds", "Duration of one engine decision cycle.",
               cycle_hist_);
+  for (const auto& [action, h] :
+       {std::pair<const char*, const PromHistogram*>{"start", &start_action_hist_},
+        {"stop", &stop_action_hist_}})
+    w.Histogram("airtime_backend_action_seconds",
+                "From the engine's decision to the backend accepting the action: start (the "
+                "process launched; under Slurm the job submitted to its nodes), stop (the stop "
+                "signal sent).",
+                *h, {{"action", action}});
   return w.Text();
 }
 

@@ -364,6 +364,36 @@ TEST_F(DaemonTest, GpusLedgerAndMetricsDescribeTheHost) {
   WaitFor("busy", "cancelled");
 }
 
+// Each start's time from the engine's decision to the backend accepting it is measured
+// (airtime_backend_action_seconds{action="start"}, the bench's overhead figure): one sample
+// per start, within the time the test took.
+TEST_F(DaemonTest, EachStartsDecisionToAcceptanceIsMeasured) {
+  Open("2xH100");
+  const auto t0 = std::chrono::steady_clock::now();
+  Submit(kAdmin,
+         "- {name: one, kind: batch, command: [/bin/sleep, '30']}\n"
+         "- {name: two, kind: batch, command: [/bin/sleep, '30']}\n");
+  WaitFor("one", "running");
+  WaitFor("two", "running");
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const LatencyLog log = daemon_->latencies();
+  EXPECT_EQ(log.decision_to_accepted.count(), 2u);
+  for (double s : log.decision_to_accepted.samples()) {
+    EXPECT_GT(s, 0);
+    EXPECT_LT(s, took);
+  }
+  const std::string m = daemon_->Metrics();
+  EXPECT_THAT(m, HasSubstr("# TYPE airtime_backend_action_seconds histogram"));
+  EXPECT_THAT(m, HasSubstr("airtime_backend_action_seconds_count{action=\"start\"} 2\n"));
+  EXPECT_THAT(m, HasSubstr("airtime_backend_action_seconds_count{action=\"stop\"} 0\n"));
+  EXPECT_THAT(m,
+              HasSubstr("airtime_backend_action_seconds_bucket{action=\"start\",le=\"+Inf\"} 2\n"));
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "one").ok());
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "two").ok());
+  WaitFor("one", "cancelled");
+  WaitFor("two", "cancelled");
+}
+
 // The daemon counts value as the simulator does (ledger/metrics.h): a job its completion
 // value when its process exits 0 (nothing for a failure), a service per 1,000 requests its
 // ready replicas cover; the total is carried across a restart.

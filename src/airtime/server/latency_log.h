@@ -3,7 +3,9 @@
 // Each sample is one event that led to a start: the time from the moment the daemon saw
 // the event (a submission committed, a process exit noticed) to the decision (the engine's
 // cycle done) and to the process start (the launcher returned). Also the decision cycle's
-// own duration. Bounded: the newest `kKeep` samples of each series. Plain value type.
+// own duration, and the time from a start's decision to the backend accepting it (for Slurm:
+// the job submitted to its nodes). Bounded: the newest `kKeep` samples of each series. Plain
+// value type.
 #pragma once
 
 #include <algorithm>
@@ -45,7 +47,8 @@ struct LatencyLog {
   LatencySeries event_to_decision;
   LatencySeries event_to_start;
   LatencySeries cycle;
-  LatencySeries submit_commit;  // submission received -> committed (answer goes out)
+  LatencySeries submit_commit;         // submission received -> committed (answer goes out)
+  LatencySeries decision_to_accepted;  // a start decided -> the actuator's Launch returned ok
 };
 
 }  // namespace airtime

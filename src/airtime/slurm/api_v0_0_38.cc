@@ -8,7 +8,10 @@
 //     "errors" while succeeding: the job id decides;
 //   - a submission's "nodes" must be a string ("2"): the array form [2,2] is taken as 1 node;
 //   - "signal" refuses the batch-shell form "B:USR1@60" ("Invalid SIGNAL specification");
-//   - an update refuses "required_nodes" ("Disabled key") and a priority while held;
+//   - a submission and an update refuse "required_nodes" ("Disabled key"); a submission
+//     takes the nodes it must run on as "nodelist" (a hostlist string: Slurm's ReqNodeList,
+//     sbatch -w), an update not at all (scontrol does it); an update refuses a priority while
+//     held;
 //     "begin_time" takes Slurm's time words ("now"), not a Unix time.
 #include <memory>
 
@@ -226,6 +229,15 @@ class ShapesV0038 final : public ApiShapes {
     if (r.gpus_per_node > 0) {
       job["gres"] =
           "gpu:" + (r.gpu_type.empty() ? "" : r.gpu_type + ":") + std::to_string(r.gpus_per_node);
+    }
+    if (!r.required_nodes.empty()) {
+      for (const std::string& n : r.required_nodes)
+        if (!ValidNodeName(n))
+          return InvalidArgument("job '" + r.name + "': node name '" + n.substr(0, 100) +
+                                 "' is not [A-Za-z0-9._-]");
+      std::string list;
+      for (const std::string& n : r.required_nodes) list += (list.empty() ? "" : ",") + n;
+      job["nodelist"] = list;  // "required_nodes" is a disabled key here
     }
     if (!r.standard_output.empty()) job["standard_output"] = r.standard_output;
     if (r.grace_signal) {

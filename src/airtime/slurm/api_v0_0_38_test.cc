@@ -156,8 +156,27 @@ TEST_F(V0038, BuildsASubmission) {
   EXPECT_EQ(job["time_limit"], 90);
   EXPECT_EQ(job["environment"]["AIRTIME_CHECKPOINT_DIR"], "/ckpt/7");
   EXPECT_TRUE(job["environment"].contains("PATH"));
+  EXPECT_FALSE(job.contains("nodelist"));  // no required nodes: any
   r.gpu_type = "";
   EXPECT_EQ((*shapes_->SubmitBody(r))["job"]["gres"], "gpu:2");
+}
+
+// The nodes a job must run on go in "nodelist" ("required_nodes" is a disabled key in
+// v0.0.38's submission); a name that is not one node's name is refused.
+TEST_F(V0038, SubmissionRequiresTheGivenNodes) {
+  JobRequest r;
+  r.name = "x";
+  r.script = "#!/bin/sh\n";
+  r.nodes = 2;
+  r.required_nodes = {"n3", "gpu-a.01"};
+  auto body = shapes_->SubmitBody(r);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  EXPECT_EQ((*body)["job"]["nodelist"], "n3,gpu-a.01");
+  EXPECT_FALSE((*body)["job"].contains("required_nodes"));
+  for (const std::string bad : {"n[1-2]", "n1,n2", "", "n 1"}) {
+    r.required_nodes = {"n3", bad};
+    EXPECT_THAT(shapes_->SubmitBody(r).status().message(), HasSubstr("node name")) << bad;
+  }
 }
 
 TEST_F(V0038, UpdateBodies) {

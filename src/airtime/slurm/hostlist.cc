@@ -110,4 +110,14 @@ StatusOr<std::vector<std::string>> ExpandHostlist(std::string_view expr, size_t 
   return names;
 }
 
+bool ValidNodeName(std::string_view name) {
+  if (name.empty() || name.size() > 256) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 }  // namespace airtime::slurm

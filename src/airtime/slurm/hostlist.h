@@ -21,4 +21,8 @@ inline constexpr size_t kMaxHostlistNames = 1 << 16;
 StatusOr<std::vector<std::string>> ExpandHostlist(std::string_view expr,
                                                   size_t max_names = kMaxHostlistNames);
 
+// Whether `name` is one node's name as airtime sends it to Slurm: 1-256 of [A-Za-z0-9._-]
+// (no hostlist brackets, commas or spaces).
+bool ValidNodeName(std::string_view name);
+
 }  // namespace airtime::slurm

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace airtime::slurm {
 
@@ -24,11 +25,13 @@ struct JobRequest {
   std::string gpu_type;   // "h100"; "" for any type
   int64_t gpus_per_node = 0;
   int64_t nodes = 1;
+  // The nodes it must run on (sbatch -w, Slurm's ReqNodeList); empty: any.
+  std::vector<std::string> required_nodes;
   std::string script;  // the batch script, starting with "#!"
   std::string working_directory = "/tmp";
   std::string standard_output;  // "" for Slurm's default (slurm-%j.out in the working dir)
   std::map<std::string, std::string> environment;
-  bool hold = true;  // submit held: airtime steers it (ReqNodeList) and releases it
+  bool hold = true;  // submit held (released later by SlurmClient::Release)
   bool requeue = true;
   std::optional<GraceSignal> grace_signal;
   std::optional<int64_t> time_limit_minutes;

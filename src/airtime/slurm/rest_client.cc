@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "airtime/base/strings.h"
+#include "airtime/slurm/hostlist.h"
 
 namespace airtime::slurm {
 namespace {
@@ -12,16 +13,6 @@ namespace {
 std::string Env(const char* name) {
   const char* v = std::getenv(name);
   return v == nullptr ? "" : v;
-}
-
-bool ValidNodeName(std::string_view s) {
-  if (s.empty() || s.size() > 256) return false;
-  for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '-' || c == '_' || c == '.';
-    if (!ok) return false;
-  }
-  return true;
 }
 
 Status CheckJobId(int64_t job) {

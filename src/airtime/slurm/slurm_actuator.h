@@ -1,9 +1,9 @@
 // SlurmActuator: the daemon's Actuator (exec/actuator.h) over a Slurm cluster. Each run is a
 // Slurm job; Slurm's daemons start it on the node, airtime decides where and when.
 //
-// Launch: a held job (name "airtime.WORKLOAD.rRUN", airtime's explanation in its comment)
-//   asking for the engine's GPU type and count per node on its nodes, steered there with
-//   ReqNodeList, then released (docs/slurm.md says why held-steer-release). Its batch script
+// Launch: a job (name "airtime.WORKLOAD.rRUN", airtime's explanation in its comment) asking
+//   for the engine's GPU type and count per node, with the engine's nodes as its required
+//   nodes (ReqNodeList), submitted in one call (docs/slurm.md says why). Its batch script
 //   execs the workload's argv (no shell expansion of the arguments); its output goes to
 //   RUN_DIR/stdout.log. Whole GPUs only: a fraction is refused. A workload airtime stopped
 //   earlier (its job requeued and held, "parked") gets that job back: same Slurm job id,

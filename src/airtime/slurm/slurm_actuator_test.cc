@@ -137,14 +137,17 @@ class SlurmActuatorTest : public ::testing::Test {
   std::unique_ptr<SlurmActuator> actuator_;
 };
 
-TEST_F(SlurmActuatorTest, LaunchSubmitsAHeldJobSteersAndReleasesIt) {
+// One call: the job is submitted released, with the engine's nodes as its required nodes
+// (no scontrol, no release).
+TEST_F(SlurmActuatorTest, LaunchSubmitsOneJobRequiredOnTheEnginesNodes) {
   const int64_t job = Start("train", 7, {"slurm:n1:0", "slurm:n1:1"});
   ASSERT_EQ(job, 100);
-  EXPECT_THAT(slurm_->calls, ElementsAre("submit", "nodes 100 n1", "release 100"));
+  EXPECT_THAT(slurm_->calls, ElementsAre("submit"));
   const JobRequest& r = slurm_->submitted.at(0);
   EXPECT_EQ(r.name, "airtime.train.r7");
   EXPECT_EQ(r.comment, "airtime: training 'train' on n1 GPUs 0-1");
-  EXPECT_TRUE(r.hold);
+  EXPECT_FALSE(r.hold);
+  EXPECT_THAT(r.required_nodes, ElementsAre("n1"));
   EXPECT_EQ(r.gpu_type, "h100");
   EXPECT_EQ(r.gpus_per_node, 2);
   EXPECT_EQ(r.nodes, 1);
@@ -172,7 +175,8 @@ TEST_F(SlurmActuatorTest, MultiNodeAndMixedNodeGpus) {
   EXPECT_NE(Start("big", 1, {"slurm:n1:0", "slurm:n1:1", "slurm:n5:0", "slurm:n5:1"}), 0);
   EXPECT_EQ(slurm_->submitted.at(0).nodes, 2);
   EXPECT_EQ(slurm_->submitted.at(0).gpus_per_node, 2);
-  EXPECT_EQ(slurm_->calls.at(1), "nodes 100 n1 n5");
+  EXPECT_THAT(slurm_->submitted.at(0).required_nodes, ElementsAre("n1", "n5"));
+  EXPECT_THAT(slurm_->calls, ElementsAre("submit"));
   // n5's a100 half is Slurm's indices 4-7.
   EXPECT_NE(Start("a", 2, {"slurm:n5:4"}), 0);
   EXPECT_EQ(slurm_->submitted.at(1).gpu_type, "a100");
