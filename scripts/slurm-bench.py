@@ -239,11 +239,16 @@ def summarize(label, names, submitted, marks, records, sizes, extra=None):
     return r
 
 
-def run_slurm(a, env, jobs, tag):
+def prepare_run(a, env, jobs, tag):
+    """The run's directory of start marks and its job names, once Slurm is idle."""
     marks = os.path.join(a.lab, "out", "bench", tag)
     os.makedirs(marks, exist_ok=True)
-    names = [f"{tag}-{i}" for i in range(len(jobs))]
     wait_slurm_idle(env)
+    return marks, [f"{tag}-{i}" for i in range(len(jobs))]
+
+
+def run_slurm(a, env, jobs, tag):
+    marks, names = prepare_run(a, env, jobs, tag)
 
     def submit(i, gpus, seconds):
         r = subprocess.run(
@@ -343,10 +348,7 @@ def histogram_quantile(buckets, q):
 
 
 def run_airtime(a, env, jobs, tag):
-    marks = os.path.join(a.lab, "out", "bench", tag)
-    os.makedirs(marks, exist_ok=True)
-    names = [f"{tag}-{i}" for i in range(len(jobs))]
-    wait_slurm_idle(env)
+    marks, names = prepare_run(a, env, jobs, tag)
     server = Airtime(a, env, os.path.join(a.lab, "out", "bench", tag + "-data"))
     try:
         def submit(i, gpus, seconds):

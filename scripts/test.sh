@@ -68,15 +68,29 @@ skip() {
   summary+=("$(printf '  %-22s skipped         (%s)' "$1" "$2")")
 }
 
-# run_ctest DIR: runs every test of a build, prints ctest's own summary at the end.
+# run_ctest DIR: runs every test of a build, in two parts: the Slurm lab's end-to-end tests
+# (label slurm_lab) mostly wait on Slurm, each with a lab of its own, so they run after the
+# others, twice as many at a time (ctest -R Slurm -j4: 37 s for 132 s of tests). Prints each
+# part's summary, and both together at the end.
 run_ctest() {
-  local dir="$1" log rc=0
+  local dir="$1" log rc=0 part ran=0 ran_failed=0 n f
   log="$(mktemp)"
-  # shellcheck disable=SC2086  # CTEST_ARGS is a list of arguments
-  ctest --test-dir "$dir" --output-on-failure --parallel "$jobs" --timeout 600 \
-    --no-tests=error ${CTEST_ARGS:-} 2>&1 | tee "$log"
-  rc=${PIPESTATUS[0]}
-  ctest_summaries+=("$(basename "$dir"): $(grep -E 'tests passed|tests failed' "$log" | tail -n 1)")
+  for part in "-LE slurm_lab --parallel $jobs" "-L slurm_lab --parallel $((jobs * 2))"; do
+    # shellcheck disable=SC2086  # $part and CTEST_ARGS are lists of arguments
+    ctest --test-dir "$dir" --output-on-failure --timeout 600 --no-tests=ignore $part \
+      ${CTEST_ARGS:-} 2>&1 | tee "$log"
+    ((PIPESTATUS[0] == 0)) || rc=1
+    n=0 f=0
+    read -r n f < <(sed -nE 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\2 \1/p' "$log" |
+      tail -n 1) || true
+    ran=$((ran + ${n:-0}))
+    ran_failed=$((ran_failed + ${f:-0}))
+  done
+  if ((ran == 0)); then
+    echo "test.sh: no tests ran in $dir"
+    rc=1
+  fi
+  ctest_summaries+=("$(basename "$dir"): $((ran - ran_failed)) of $ran tests passed, $ran_failed failed")
   rm -f "$log"
   return "$rc"
 }

@@ -147,18 +147,6 @@ int RunServer(const ServerArgs& args) {
   (*daemon)->Start();
   if (Status st = api.Start(); !st.ok()) return fail(st);
   const std::string address = listen->first + ":" + std::to_string(api.port());
-  {
-    // Written whole, then renamed into place: whoever waits for the file (scripts, tests)
-    // never reads it half written.
-    const std::string path = args.data_dir + "/address";
-    {
-      std::ofstream out(path + ".tmp");
-      out << address << "\n";
-    }
-    std::error_code ec;
-    std::filesystem::rename(path + ".tmp", path, ec);
-    if (ec) std::cerr << "airtime server: cannot write " << path << ": " << ec.message() << "\n";
-  }
   std::string isolation_line;
   if ((*daemon)->isolating()) {
     isolation_line = "tenant isolation on: workloads run as their tenant's user (" + args.data_dir +
@@ -178,6 +166,19 @@ int RunServer(const ServerArgs& args) {
             << "airtime server: listening on http://" << address << " (tokens: " << tokens_path
             << ")\n"
             << std::flush;
+  {
+    // Written whole, then renamed into place: whoever waits for the file (scripts, tests)
+    // never reads it half written. After the lines above are out: who sees the file may read
+    // them (an e2e test read the log before "N adopted" was in it, under ASan in CI).
+    const std::string path = args.data_dir + "/address";
+    {
+      std::ofstream out(path + ".tmp");
+      out << address << "\n";
+    }
+    std::error_code ec;
+    std::filesystem::rename(path + ".tmp", path, ec);
+    if (ec) std::cerr << "airtime server: cannot write " << path << ": " << ec.message() << "\n";
+  }
   int sig = 0;
   sigwait(&stop, &sig);
   std::cout << "airtime server: stopping on signal " << sig
