@@ -11,7 +11,7 @@
 # With --slurm, the same demo on a real Slurm: starts (or reuses) the single-machine Slurm
 # lab of scripts/slurm-lab.sh (root; 4 emulated nodes x 8 fake GPUs by default), starts
 # `airtime server --backend slurm` on it (data: out/live-slurm/), and besides the above
-# shows `squeue` (airtime's jobs, held and released, with airtime's explanation in each
+# shows `squeue` (airtime's jobs, running or parked, with airtime's explanation in each
 # job's comment) and the GPU indices Slurm gave each running job (docs/slurm.md).
 #
 # Usage: scripts/live-demo.sh [--slurm]          start (or reuse) the server and submit the demo
@@ -286,8 +286,8 @@ while :; do
 done
 if [[ "$backend" == slurm ]]; then
   echo
-  say "squeue: airtime's jobs (held: parked by a requeue, or not steered yet; the comment is" \
-    "airtime's explanation)"
+  say "squeue: airtime's jobs (held: parked by a requeue until the workload's next start; the" \
+    "comment is airtime's explanation)"
   squeue --sort=i -o '%.6i %.26j %.8T %.8M %.5N %.16b %.14r  %k' | sed 's/^/  /'
   echo
   say "the GPUs Slurm gave each running job (scontrol -d show job) against airtime's record"

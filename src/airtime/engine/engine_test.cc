@@ -16,10 +16,14 @@ using testing::MakeCluster;
 using testing::MakeJob;
 using testing::MakeService;
 
-Engine MakeEngine(const Cluster& c, const std::string& policy, uint64_t seed = 0) {
+Engine MakeEngine(const Cluster& c, const std::string& policy, EngineOptions options) {
   auto p = PolicyRegistry::Builtin().Make(policy, c);
   EXPECT_TRUE(p.ok()) << p.status().ToString();
-  return Engine(c, std::move(*p), EngineOptions{seed});
+  return Engine(c, std::move(*p), options);
+}
+
+Engine MakeEngine(const Cluster& c, const std::string& policy, uint64_t seed = 0) {
+  return MakeEngine(c, policy, EngineOptions{seed});
 }
 
 int Starts(const CycleResult& r) {
@@ -553,13 +557,11 @@ TEST(EngineTest, AFullClusterPlacesNothingUntilSomethingFrees) {
 }
 
 Engine MakeBackoffEngine(const Cluster& c, const std::string& policy) {
-  auto p = PolicyRegistry::Builtin().Make(policy, c);
-  EXPECT_TRUE(p.ok()) << p.status().ToString();
   EngineOptions o;
   o.restart_backoff = 1000;
   o.restart_backoff_max = 4000;
   o.restart_backoff_reset = 60000;
-  return Engine(c, std::move(*p), o);
+  return MakeEngine(c, policy, o);
 }
 
 // A run that fails on its own (a crash loop: its command fails at once) is started again
