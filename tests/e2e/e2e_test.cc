@@ -169,6 +169,17 @@ TEST(MixedDay, ReportIsCompleteConsistentAndDeterministic) {
   const double bound_rate = Number(bound.at("per_gpu_hour"), "bound.per_gpu_hour");
   EXPECT_DOUBLE_EQ(Number(bound.at("slot_s"), "bound.slot_s"), 1800);
   EXPECT_GT(bound.at("columns").get<int>(), 0);
+  // The bound at the 99.9% SLO target (the default --bound-slo): solved, or unreachable, and
+  // never above the bound; a policy that meets the target earns no more than it.
+  const auto& at_slo = bound.at("at_slo");
+  EXPECT_DOUBLE_EQ(Number(at_slo.at("slo"), "bound.at_slo.slo"), 0.999);
+  const std::string slo_status = at_slo.at("status");
+  EXPECT_TRUE(slo_status == "optimal" || slo_status == "unreachable") << slo_status;
+  const double slo_bound_rate =
+      slo_status == "optimal" ? Number(at_slo.at("per_gpu_hour"), "bound.at_slo.per_gpu_hour") : 0;
+  if (slo_status == "optimal") {
+    EXPECT_LE(slo_bound_rate, bound_rate * (1 + 1e-9));
+  }
   const auto& policies = report.at("policies");
   ASSERT_EQ(policies.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
@@ -198,6 +209,9 @@ TEST(MixedDay, ReportIsCompleteConsistentAndDeterministic) {
     EXPECT_NEAR(Number(p.at("return_per_gpu_hour"), "return_per_gpu_hour"), value / installed,
                 1e-9 * (1 + value / installed));
     EXPECT_LE(value / installed, bound_rate * (1 + 1e-7));
+    if (slo_status == "optimal" && Number(p.at("slo_attainment"), "slo_attainment") >= 0.999) {
+      EXPECT_LE(value / installed, slo_bound_rate * (1 + 1e-7));
+    }
     EXPECT_NEAR(Number(p.at("return_of_bound"), "return_of_bound"), value / installed / bound_rate,
                 1e-9);
     const double held = ledger.at("useful").get<double>() + ledger.at("idle_held").get<double>() +
@@ -333,6 +347,14 @@ TEST(BadInput, AMalformedBoundSlotIsNamed) {
   EXPECT_EQ(r.out, "");
 }
 
+TEST(BadInput, ABoundSloOutsideZeroToOneIsNamed) {
+  Outcome r = Airtime({"sim", "--cluster", kData + "cluster.yaml", "--workload", kData + "ok.yaml",
+                       "--policy", "fifo", "--bound-slo", "99.9"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("--bound-slo"), HasSubstr("[0, 1]"), HasSubstr("99.9")));
+  EXPECT_EQ(r.out, "");
+}
+
 TEST(BadInput, UnknownPolicyIsNamedWithTheKnownOnes) {
   const std::string json = TempDir() + "/out.json";
   Outcome r = Airtime({"sim", "--cluster", kData + "cluster.yaml", "--workload", kData + "ok.yaml",
@@ -370,6 +392,8 @@ TEST(Suite, EveryScenarioUnderEveryPolicyWithInputFromTheCommandLine) {
   EXPECT_EQ(report.at("entries")[1].at("policy"), "airtime");
   // Every replay prints its LP bound and each return as a share of it.
   EXPECT_THAT(r.out, AllOf(HasSubstr("bound per installed GPU-h: "), HasSubstr("% of bound")));
+  // Its scenarios have no service: no bound at an SLO target.
+  EXPECT_THAT(r.out, Not(HasSubstr("realtime SLO: ")));
   for (const auto& e : report.at("entries")) {
     EXPECT_EQ(e.at("bound").at("status"), "optimal");
     EXPECT_LE(e.at("return_per_gpu_hour").get<double>(),

@@ -32,6 +32,8 @@ struct SimArgs {
   // The LP bound on return (sim/lp_bound.h), computed for replays unless --no-bound.
   bool no_bound = false;
   std::string bound_slot;  // its slot length ("" : automatic)
+  // The realtime SLO attainment of the second bound, on the schedules that meet it (0: none).
+  double bound_slo = 0.999;
   // Protocol mode.
   std::string protocol;
   std::string nodes, pods;

@@ -56,6 +56,12 @@ Status ResolveInterference(const std::string& arg, std::optional<InterferenceMod
 }
 
 bool BoundOptions(const SimArgs& a, const char* who, LpBoundOptions* options) {
+  if (!(a.bound_slo >= 0 && a.bound_slo <= 1)) {
+    std::cerr << who << ": --bound-slo: expected a share of requests in [0, 1] such as 0.999, got "
+              << a.bound_slo << "\n";
+    return false;
+  }
+  options->slo = a.bound_slo;
   if (a.bound_slot.empty()) return true;
   auto d = ParseDurationMs(a.bound_slot);
   if (!d || *d <= 0) {
@@ -202,6 +208,10 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       "--bound-slot", args->bound_slot,
       "the LP bound's slot length, e.g. 15m (default: 48 slots a day, 48 to 192 in all: "
       "30m for a day)");
+  sim->add_option("--bound-slo", args->bound_slo,
+                  "the realtime SLO attainment of the second bound, which only schedules that "
+                  "serve that share of requests may reach (0: none)")
+      ->capture_default_str();
   sim->add_option("--interference", args->interference,
                   "how work sharing a GPU by fractions slows down: gavel (the built-in table), "
                   "none, or a CSV file of family,other,factor")

@@ -103,8 +103,20 @@ class LpBuilder {
   int columns() const { return static_cast<int>(obj_.size()); }
   int64_t nonzeros() const { return static_cast<int64_t>(index_.size()); }
 
-  // Maximises; returns CLP's status (0 optimal) and the objective in *objective.
-  int Solve(double max_seconds, double* objective) const {
+  // A second solve after the first, with one more row: sum of entries >= lo. `status` and
+  // `objective` are its results; status -1: not solved (the first solve was not optimal).
+  // The row is added only then: as a free row in the first LP it made CLP's primal simplex
+  // 4x slower on launch-burst.
+  struct Then {
+    std::vector<std::pair<int, double>> entries;  // (column, coefficient)
+    double lo = 0;
+    int status = -1;
+    double objective = 0;
+  };
+
+  // Maximises; returns CLP's status (0 optimal) and the objective in *objective; then, when
+  // `then` is given and the first solve was optimal, the second solve it describes.
+  int Solve(double max_seconds, double* objective, Then* then = nullptr) const {
     ClpSimplex model;
     model.setLogLevel(0);
     model.loadProblem(columns(), rows(), start_.data(), index_.data(), value_.data(),
@@ -119,7 +131,23 @@ class LpBuilder {
     how.setSpecialOption(2, 1);
     model.initialSolve(how);
     *objective = model.objectiveValue();
-    return model.status();
+    const int status = model.status();
+    if (then != nullptr && status == 0) {
+      std::vector<int> columns;
+      std::vector<double> values;
+      for (const auto& [c, v] : then->entries) {
+        columns.push_back(c);
+        values.push_back(v);
+      }
+      model.addRow(static_cast<int>(columns.size()), columns.data(), values.data(), then->lo,
+                   COIN_DBL_MAX);
+      // Solved again from scratch, the same way: on launch-burst (2-hour slots) this took
+      // 26 s where the dual or primal simplex from the first optimum took 120 s.
+      model.initialSolve(how);
+      then->status = model.status();
+      then->objective = model.objectiveValue();
+    }
+    return status;
   }
 
  private:
@@ -164,6 +192,15 @@ class BoundModel {
 
   const LpBuilder& lp() const { return lp_; }
   double constant() const { return constant_; }
+  // For the bound at an SLO target: the requests each GPU replica column serves within the
+  // SLO per unit, and in thousands of requests: all the services' requests from their
+  // submission on (as the simulator counts them: those before the first replica is ready
+  // are missed), those that host-only replicas serve (outside the LP), and the most the LP's
+  // columns could serve.
+  const std::vector<std::pair<int, double>>& served() const { return served_; }
+  double requests() const { return requests_; }
+  double served_outside() const { return served_outside_; }
+  double servable() const { return servable_; }
   int slots() const { return slots_; }
 
  private:
@@ -301,10 +338,14 @@ class BoundModel {
   // most the best part of that length: whole replicas, and never less than a schedule.
   void AddService(const WorkloadSpec& s, TimeMs end) {
     const TimeMs ready = FirstReady(s);
-    const double per_1k = s.value.per_1k_requests;
+    const double per_1k = std::max(0.0, s.value.per_1k_requests);
     const double cap = s.realtime.capacity_rps;
     const int most = std::max(s.realtime.min_replicas, s.realtime.max_replicas);
-    if (ready >= end || per_1k <= 0 || cap <= 0 || most <= 0) return;
+    ForEachDemandPiece(s, s.submit_at, end, [&](TimeMs from, TimeMs to, double rps) {
+      requests_ += 3.6 * std::max(0.0, rps) * ToHours(to - from);
+    });
+    // A service worth nothing per request still counts in the SLO: its columns earn 0.
+    if (ready >= end || cap <= 0 || most <= 0) return;
     // Per slot: (rps, hours) at each demand level after the first ready time.
     std::vector<std::vector<std::pair<double, double>>> levels(static_cast<size_t>(slots_));
     ForEachDemandPiece(s, ready, end, [&](TimeMs from, TimeMs to, double rps) {
@@ -332,8 +373,11 @@ class BoundModel {
       const int replicas = std::min<int>(most, static_cast<int>(std::ceil(lv[0].first / cap)));
       if (s.shape.gpu_count == 0) {  // host-only replicas: no GPU capacity limits them
         for (int k = 1; k <= replicas; ++k)
-          for (const auto& [rps, h] : lv)
-            constant_ += per_1k * 3.6 * h * std::clamp(rps - (k - 1) * cap, 0.0, cap);
+          for (const auto& [rps, h] : lv) {
+            const double served = 3.6 * h * std::clamp(rps - (k - 1) * cap, 0.0, cap);
+            constant_ += per_1k * served;
+            served_outside_ += served;
+          }
         continue;
       }
       const int held = lp_.AddRow(-kInf, 0);  // sum w - sum x <= 0
@@ -344,10 +388,16 @@ class BoundModel {
           if (serves >= cap) {
             full += h;
           } else if (serves > 0) {
+            served_.push_back({lp_.columns(), 3.6 * serves});
             lp_.AddColumn(per_1k * 3.6 * serves, h, {{held, 1.0}});
+            servable_ += 3.6 * serves * h;
           }
         }
-        if (full > 0) lp_.AddColumn(per_1k * 3.6 * cap, full, {{held, 1.0}});
+        if (full > 0) {
+          served_.push_back({lp_.columns(), 3.6 * cap});
+          lp_.AddColumn(per_1k * 3.6 * cap, full, {{held, 1.0}});
+          servable_ += 3.6 * cap * full;
+        }
       }
       const double avail = Overlap(t, ready, end);
       for (const Usable& u : usable) {
@@ -367,7 +417,9 @@ class BoundModel {
   std::vector<std::vector<int>> capacity_row_, mig_row_;      // row index or -1
   std::unordered_map<std::string, TimeMs> cancelled_;
   LpBuilder lp_;
-  double constant_ = 0;  // value earned outside the LP (host-only work)
+  double constant_ = 0;                         // value earned outside the LP (host-only work)
+  std::vector<std::pair<int, double>> served_;  // (column, thousands of requests per unit)
+  double requests_ = 0, served_outside_ = 0, servable_ = 0;  // thousands of requests
 };
 
 }  // namespace
@@ -377,6 +429,22 @@ namespace {
 constexpr DurationMs kSlots[] = {
     kMinute, 2 * kMinute, 5 * kMinute, 10 * kMinute, 15 * kMinute, 20 * kMinute, 30 * kMinute,
     kHour,   2 * kHour,   3 * kHour,   4 * kHour,    6 * kHour,    12 * kHour,   kDay};
+
+// CLP's status in words.
+std::string LpStatusName(int status) {
+  switch (status) {
+    case 0:
+      return "optimal";
+    case 1:
+      return "infeasible";  // the bound alone cannot be: all zeros is feasible
+    case 2:
+      return "unbounded";  // cannot happen: every column is bounded
+    case 3:
+      return "time limit";
+    default:
+      return "solver error " + std::to_string(status);
+  }
+}
 
 // The next longer slot length of kSlots (a day stays a day).
 DurationMs LongerSlot(DurationMs slot) {
@@ -427,23 +495,38 @@ LpBound ComputeLpBound(const SimInput& input, TimeMs horizon, const LpBoundOptio
   b.nonzeros = lp.nonzeros();
   double objective = 0;
   int status = 0;
-  if (lp.columns() > 0) status = lp.Solve(options.max_seconds, &objective);
-  switch (status) {
-    case 0:
-      b.status = "optimal";
-      b.value = objective + model->constant();
-      break;
-    case 1:
-      b.status = "infeasible";  // cannot happen: all zeros is feasible
-      break;
-    case 2:
-      b.status = "unbounded";  // cannot happen: every column is bounded
-      break;
-    case 3:
-      b.status = "time limit";
-      break;
-    default:
-      b.status = "solver error " + std::to_string(status);
+  // The bound at an SLO target: the same LP, solved again with its GPU replicas made to
+  // serve what the target asks beyond what host-only replicas serve.
+  const double requests = model->requests();
+  const double need = options.slo * requests - model->served_outside();
+  const double most = (model->servable() + model->served_outside()) / std::max(requests, 1e-12);
+  const bool at_slo = options.slo > 0 && requests > 0;
+  // Fewer requests than the target asks arrive after the first cold starts, within the
+  // replicas' max_replicas, on types that take a replica: no schedule meets it.
+  const bool beyond = at_slo && most < options.slo * (1 - 1e-9);
+  LpBuilder::Then then;
+  then.entries = model->served();
+  then.lo = need * (1 - 1e-9);  // a target met to the last request is met
+  const bool second = at_slo && !beyond && need > 0 && lp.columns() > 0;
+  if (lp.columns() > 0)
+    status = lp.Solve(options.max_seconds, &objective, second ? &then : nullptr);
+  b.status = LpStatusName(status);
+  if (status == 0) b.value = objective + model->constant();
+  if (at_slo) {
+    b.slo = options.slo;
+    b.slo_most = std::min(1.0, most);
+    if (status != 0) {
+      b.slo_status = b.status;
+    } else if (beyond || then.status == 1) {
+      // Infeasible also when GPU capacity cannot hold the replicas the target needs.
+      b.slo_status = "unreachable";
+    } else if (!second) {
+      b.slo_status = "optimal";
+      b.slo_value = b.value;
+    } else {
+      b.slo_status = LpStatusName(then.status);
+      if (then.status == 0) b.slo_value = then.objective + model->constant();
+    }
   }
   b.solve_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return b;

@@ -18,6 +18,14 @@
 //              (capacity_rps per replica, up to max_replicas), valued per request served;
 //   cancelled  workloads earn nothing after their cancellation.
 //
+// The bound at an SLO target (LpBoundOptions::slo) bounds the schedules that meet it: the
+// same LP with one more row, the services' requests served within the SLO at least the
+// target's share of all their requests (from each service's submission on, those before its
+// first replica can be ready included, as the simulator counts attainment over all
+// services). The relaxation serves a request only where a replica is held for it, so it can
+// drop the top replica's thinnest slices when the GPUs earn more for jobs; a policy held to
+// the target cannot, and this bound says what that costs at best.
+//
 // Every schedule the simulator can produce maps to a feasible point of the relaxation with
 // at least its value (preemption, restarts, cold starts after the first, interference and
 // fragmentation only cost), so the bound is never below any policy's return. Pure function of
@@ -38,6 +46,9 @@ struct LpBoundOptions {
   DurationMs slot = 0;
   int max_columns = 250'000;
   double max_seconds = 0;  // the solver's time limit (0: none); past it, no bound
+  // The realtime SLO attainment the second bound holds every schedule to (0: no second
+  // bound). It is solved from the first bound's optimum.
+  double slo = 0;
 };
 
 struct LpBound {
@@ -53,9 +64,20 @@ struct LpBound {
   int jobs = 0;              // jobs submitted before the horizon
   int jobs_in_lp = 0;        // of those, the ones some schedule could complete (in the LP)
   int services = 0;          // services submitted before the horizon
+  // The bound on the schedules that meet LpBoundOptions::slo (0: not asked, or no service
+  // with demand): "optimal", "unreachable" (no schedule meets the target), or why the LP
+  // gave none. slo_most: the highest attainment the replicas could reach at all.
+  double slo = 0;
+  std::string slo_status;
+  double slo_value = 0;
+  double slo_most = 0;
 
   bool ok() const { return status == "optimal"; }
   double per_gpu_hour() const { return installed_gpu_hours > 0 ? value / installed_gpu_hours : 0; }
+  bool slo_ok() const { return slo_status == "optimal"; }
+  double slo_per_gpu_hour() const {
+    return installed_gpu_hours > 0 ? slo_value / installed_gpu_hours : 0;
+  }
 };
 
 // The slot length a horizon starts from: the shortest of 1, 2, 5, 10, 15, 20, 30 minutes, 1,

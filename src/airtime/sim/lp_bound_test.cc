@@ -181,6 +181,37 @@ TEST(LpBoundTest, TightWithAServiceAndAJob) {
   // leave the job room: a looser bound. Whole replicas are what keeps this one tight.
 }
 
+// The bound at an SLO target, on the case above. The first hour's requests (a quarter) arrive
+// before the service can be ready, so no schedule serves 99.9% of them. Held to 75%, all the
+// requests after the first hour, the service keeps both replicas from then on, and the job
+// runs one hour of its three: the relaxation completes a third of it, 20. 36 + 18 an hour
+// for three hours, + 20 = 182; a schedule completes none of it (162).
+TEST(LpBoundTest, AtAnSloTargetTheThinReplicaStays) {
+  Tiny t;
+  t.jobs = {J(1, 3, 0, 60)};
+  t.service = {true, 10, 2, 1, {15, 15, 15, 15}, 1};
+  LpBoundOptions o{kHour, 0};
+  o.slo = 0.999;
+  LpBound b = ComputeLpBound(ToSimInput(t), t.horizon_h * kHour, o);
+  ASSERT_TRUE(b.ok()) << b.status;
+  EXPECT_NEAR(b.value, 186, 1e-6);
+  EXPECT_EQ(b.slo_status, "unreachable");
+  EXPECT_NEAR(b.slo_most, 0.75, 1e-9);
+  o.slo = 0.75;
+  b = ComputeLpBound(ToSimInput(t), t.horizon_h * kHour, o);
+  ASSERT_TRUE(b.slo_ok()) << b.slo_status;
+  EXPECT_NEAR(b.value, 186, 1e-6);
+  EXPECT_NEAR(b.slo_value, 182, 1e-6);
+  // A target the unconstrained optimum already meets costs nothing.
+  o.slo = 0.5;
+  b = ComputeLpBound(ToSimInput(t), t.horizon_h * kHour, o);
+  ASSERT_TRUE(b.slo_ok()) << b.slo_status;
+  EXPECT_NEAR(b.slo_value, 186, 1e-6);
+  // None asked: none computed.
+  b = ComputeLpBound(ToSimInput(t), t.horizon_h * kHour, LpBoundOptions{kHour, 0});
+  EXPECT_EQ(b.slo_status, "");
+}
+
 // Value decaying after a deadline: finishing one hour late earns half.
 TEST(LpBoundTest, TightWithDecayAfterADeadline) {
   Tiny t;
@@ -343,6 +374,7 @@ TEST(LpBoundPropertyTest, NoPolicyEarnsMoreOnRandomScenarios) {
   const TimeMs horizon = 16 * kHour;
   const GpuCatalog& cat = GpuCatalog::Builtin();
   int below_ceiling = 0;
+  int slo_binds = 0;  // seeds where the bound at the SLO target is below the bound
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     RandomScenarioOptions o;
     o.span = 10 * kHour;
@@ -354,21 +386,46 @@ TEST(LpBoundPropertyTest, NoPolicyEarnsMoreOnRandomScenarios) {
         s.shape.min_gpus = 1;
       if (i % 3 == 0) s.speed_overrides = {{*cat.Find("L40S"), 1.3}, {*cat.Find("H100"), 0.9}};
     }
-    const LpBound b = ComputeLpBound(in, horizon);
+    std::vector<SimResult> replays;
+    double best_attainment = 0;  // the highest SLO attainment a replay reached
+    for (const std::string& p : policies) {
+      auto r = Simulate(in, p, SimOptions{seed, horizon, false});
+      ASSERT_TRUE(r.ok()) << p << ": " << r.status().ToString();
+      if (r->metrics.requests > 0)
+        best_attainment = std::max(best_attainment, r->metrics.slo_attainment);
+      replays.push_back(std::move(*r));
+    }
+    // The bound at an SLO target too, held to the best attainment reached: at the edge of
+    // what the replays show a schedule can do.
+    LpBoundOptions bo;
+    bo.slo = best_attainment;
+    const LpBound b = ComputeLpBound(in, horizon, bo);
     ASSERT_TRUE(b.ok()) << "seed " << seed << ": " << b.status;
     const ValueCeiling ceiling = ComputeValueCeiling(in, horizon);
     EXPECT_LE(b.value, ceiling.reachable_value * (1 + 1e-9) + 1e-6) << "seed " << seed;
     below_ceiling += b.value < ceiling.reachable_value * (1 - 1e-3) ? 1 : 0;
-    for (const std::string& p : policies) {
-      auto r = Simulate(in, p, SimOptions{seed, horizon, false});
-      ASSERT_TRUE(r.ok()) << p << ": " << r.status().ToString();
-      EXPECT_GE(b.value, r->metrics.value * (1 - 1e-7) - 1e-6)
-          << "seed " << seed << " policy " << p << " bound " << b.value;
-      EXPECT_GE(b.per_gpu_hour(), r->return_per_gpu_hour() * (1 - 1e-7) - 1e-9);
+    if (best_attainment > 0) {
+      ASSERT_TRUE(b.slo_ok()) << "seed " << seed << ": a replay served " << best_attainment
+                              << " of the requests, yet the bound at it is " << b.slo_status;
+      EXPECT_LE(b.slo_value, b.value * (1 + 1e-9) + 1e-6) << "seed " << seed;
+      slo_binds += b.slo_value < b.value * (1 - 1e-6) ? 1 : 0;
+    }
+    for (const SimResult& r : replays) {
+      EXPECT_GE(b.value, r.metrics.value * (1 - 1e-7) - 1e-6)
+          << "seed " << seed << " policy " << r.policy << " bound " << b.value;
+      EXPECT_GE(b.per_gpu_hour(), r.return_per_gpu_hour() * (1 - 1e-7) - 1e-9);
+      // A replay that meets the SLO target earns no more than the bound at that target.
+      if (best_attainment > 0 && r.metrics.requests > 0 &&
+          r.metrics.slo_attainment >= best_attainment) {
+        EXPECT_GE(b.slo_value, r.metrics.value * (1 - 1e-7) - 1e-6)
+            << "seed " << seed << " policy " << r.policy << " bound at the SLO " << b.slo_value;
+      }
     }
   }
-  // Capacity binds on some of them: the bound is then below the ceiling.
+  // Capacity binds on some of them: the bound is then below the ceiling; and holding the
+  // services to the best attainment costs the relaxation value on some.
   EXPECT_GT(below_ceiling, 0);
+  EXPECT_GT(slo_binds, 0);
 }
 
 }  // namespace

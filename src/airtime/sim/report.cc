@@ -123,6 +123,21 @@ nlohmann::json ReportToJson(const SimInput& input, const std::vector<SimResult>&
   return report;
 }
 
+namespace {
+
+// The bound at an SLO target, or null when none was asked or there is no service.
+nlohmann::json AtSloToJson(const LpBound& b) {
+  if (b.slo <= 0) return nullptr;
+  return {
+      {"slo", b.slo},
+      {"status", b.slo_status},
+      {"value", b.slo_ok() ? nlohmann::json(b.slo_value) : nlohmann::json(nullptr)},
+      {"per_gpu_hour", b.slo_ok() ? nlohmann::json(b.slo_per_gpu_hour()) : nlohmann::json(nullptr)},
+      {"most_attainment", b.slo_most}};
+}
+
+}  // namespace
+
 nlohmann::json LpBoundToJson(const LpBound& b) {
   return {{"status", b.status},
           {"value", b.ok() ? nlohmann::json(b.value) : nlohmann::json(nullptr)},
@@ -136,7 +151,8 @@ nlohmann::json LpBoundToJson(const LpBound& b) {
           {"jobs", b.jobs},
           {"jobs_in_lp", b.jobs_in_lp},
           {"services", b.services},
-          {"wall_seconds", b.solve_seconds}};
+          {"wall_seconds", b.solve_seconds},
+          {"at_slo", AtSloToJson(b)}};
 }
 
 nlohmann::json ReturnOfBound(const SimResult& r, const LpBound& b) {
@@ -161,7 +177,31 @@ std::string BoundLine(const LpBound& b) {
                   b.per_gpu_hour(), b.slots, FormatDuration(b.slot).c_str(), b.rows, b.columns,
                   b.solve_seconds, b.jobs_in_lp, b.jobs);
   }
-  return line;
+  std::string out = line;
+  if (b.ok() && b.slo > 0) {
+    const std::string target = Fmt("%g%%", 100 * b.slo);
+    if (b.slo_ok()) {
+      std::snprintf(line, sizeof line,
+                    "bound at %s realtime SLO: %.3f (on the schedules that serve %s of the "
+                    "requests within the SLO)\n",
+                    target.c_str(), b.slo_per_gpu_hour(), target.c_str());
+    } else if (b.slo_status == "unreachable" && b.slo_most >= b.slo) {
+      std::snprintf(line, sizeof line,
+                    "bound at %s realtime SLO: none (no schedule serves %s of the requests: the "
+                    "GPUs cannot hold the replicas it needs)\n",
+                    target.c_str(), target.c_str());
+    } else if (b.slo_status == "unreachable") {
+      std::snprintf(line, sizeof line,
+                    "bound at %s realtime SLO: none (no schedule serves %s of the requests: at "
+                    "most %.2f%% arrive after the first cold starts, within max_replicas)\n",
+                    target.c_str(), target.c_str(), 100 * b.slo_most);
+    } else {
+      std::snprintf(line, sizeof line, "bound at %s realtime SLO: none (LP: %s)\n", target.c_str(),
+                    b.slo_status.c_str());
+    }
+    out += line;
+  }
+  return out;
 }
 
 std::string ResultsTable(const std::vector<SimResult>& results, double bound_per_gpu_hour) {
