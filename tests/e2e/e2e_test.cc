@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -330,6 +331,42 @@ TEST(BadInput, SkipBadRowsImportsTheRestAndCountsTheSkippedRow) {
               AllOf(HasSubstr("2 rows imported"), HasSubstr("1 broken rows skipped")));
   ASSERT_EQ(report.at("policies").size(), 1u);
   EXPECT_EQ(report.at("policies")[0].at("kinds").at("training").at("completed"), 2);
+}
+
+// --demand-csv writes each service's demand curve as the replay sees it: the mixed day's
+// three services, each with its profile on every row, the steps in time order.
+TEST(MixedDay, DemandCsvHasEachServicesCurve) {
+  const std::string csv = TempDir() + "/demand.csv";
+  Outcome r = Airtime(Concat(MixedDayInputArgs(), {"--policy", "fifo", "--horizon", "24h", "-q",
+                                                   "--no-bound", "--demand-csv", csv}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream in(ReadFile(csv));
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "service,from_s,rps,capacity_rps,cold_start_s,min_replicas,max_replicas");
+  std::map<std::string, int> rows;
+  std::map<std::string, double> last_at;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream cells(line);
+    for (std::string c; std::getline(cells, c, ',');) f.push_back(c);
+    ASSERT_EQ(f.size(), 7u) << line;
+    const double at = std::stod(f[1]);
+    if (rows[f[0]]++ > 0) {
+      EXPECT_GT(at, last_at[f[0]]) << line;
+    }
+    last_at[f[0]] = at;
+    EXPECT_GE(std::stod(f[2]), 0) << line;
+    EXPECT_GT(std::stod(f[3]), 0) << line;
+  }
+  EXPECT_EQ(rows.size(), 3u);
+  for (const auto& [name, n] : rows) EXPECT_GT(n, 100) << name;  // minute steps over a day
+  // A path that cannot be written is named.
+  Outcome bad =
+      Airtime(Concat(MixedDayInputArgs(), {"--policy", "fifo", "-q", "--no-bound", "--demand-csv",
+                                           TempDir() + "/no/such/dir.csv"}));
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("--demand-csv"));
 }
 
 TEST(BadInput, ANegativeThreadCountIsNamed) {

@@ -24,6 +24,7 @@ struct SimArgs {
   uint64_t seed = 1;
   std::string json;
   std::string decisions;
+  std::string demand_csv;  // each service's demand curve as the replay sees it
   std::string horizon;
   bool skip_bad_rows = false;
   bool quiet = false;

@@ -75,6 +75,27 @@ bool BoundOptions(const SimArgs& a, const char* who, LpBoundOptions* options) {
 
 namespace {
 
+// Each service's demand curve as the replay sees it (traces imported, days tiled): one row
+// per step, the rate holding until the service's next row, with the service's replica
+// profile repeated on each row so that the file stands alone:
+// service,from_s,rps,capacity_rps,cold_start_s,min_replicas,max_replicas.
+bool WriteDemandCsv(const SimInput& input, const std::string& path) {
+  std::ofstream out(path);
+  out << "service,from_s,rps,capacity_rps,cold_start_s,min_replicas,max_replicas\n";
+  for (const WorkloadSpec& w : input.workloads) {
+    if (!w.is_service()) continue;
+    const RealtimeProfile& rt = w.realtime;
+    for (const DemandPoint& d : rt.demand) {
+      char row[160];
+      std::snprintf(row, sizeof row, ",%.3f,%.6g,%.6g,%.3f,%d,%d\n", ToSeconds(d.at), d.rps,
+                    rt.capacity_rps, ToSeconds(rt.cold_start), rt.min_replicas,
+                    rt.max_replicas == kUnboundedReplicas ? -1 : rt.max_replicas);
+      out << w.name << row;
+    }
+  }
+  return static_cast<bool>(out);
+}
+
 int RunScenario(const SimArgs& a) {
   if (a.cluster.empty() || a.workloads.empty()) {
     std::cerr << "airtime sim: --cluster and --workload are required (or --protocol fgd)\n";
@@ -109,6 +130,10 @@ int RunScenario(const SimArgs& a) {
               << " nodes, " << input->cluster.gpu_count() << " GPUs; " << input->workloads.size()
               << " workloads\n";
     for (const auto& n : input->notes) std::cout << "  " << n << "\n";
+  }
+  if (!a.demand_csv.empty() && !WriteDemandCsv(*input, a.demand_csv)) {
+    std::cerr << "airtime sim: --demand-csv: cannot write " << a.demand_csv << "\n";
+    return 1;
   }
   const std::vector<std::string> policies = SplitPolicies(a.policies);
   auto run = SimulatePolicies(*input, policies, opt);
@@ -199,6 +224,10 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       "--decisions", args->decisions,
       "write every decision and, at the end, why each waiting workload waits (JSON lines; "
       "with several policies, one file per policy: FILE.<policy>)");
+  sim->add_option("--demand-csv", args->demand_csv,
+                  "write each service's demand curve as the replay sees it (traces imported, "
+                  "days tiled) to this CSV, one row per step: service,from_s,rps and the "
+                  "service's capacity_rps,cold_start_s,min_replicas,max_replicas (-1: none)");
   sim->add_flag("--skip-bad-rows", args->skip_bad_rows,
                 "skip and count broken trace rows instead of failing");
   sim->add_flag("-q,--quiet", args->quiet, "print nothing but errors");
