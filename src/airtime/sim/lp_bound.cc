@@ -133,6 +133,15 @@ class LpBuilder {
     *objective = model.objectiveValue();
     const int status = model.status();
     if (then != nullptr && status == 0) {
+      // The first optimum may meet the row already: then it is the second's too.
+      const double* x = model.getColSolution();
+      double sum = 0;
+      for (const auto& [c, v] : then->entries) sum += v * x[c];
+      if (sum >= then->lo) {
+        then->status = 0;
+        then->objective = *objective;
+        return status;
+      }
       std::vector<int> columns;
       std::vector<double> values;
       for (const auto& [c, v] : then->entries) {
