@@ -291,7 +291,7 @@ if [[ "$backend" == slurm ]]; then
   squeue --sort=i -o '%.6i %.26j %.8T %.8M %.5N %.16b %.14r  %k' | sed 's/^/  /'
   echo
   say "the GPUs Slurm gave each running job (scontrol -d show job) against airtime's record"
-  # Slurm picks the indices; airtime adopts them at its next poll (every 500 ms): a job that
+  # Slurm picks the indices; airtime adopts them at its next poll (every 200 ms): a job that
   # started since may differ once, so one more look a second later.
   if ! python3 scripts/slurm-job-gpus.py "$bin" >/dev/null 2>&1; then sleep 1; fi
   python3 scripts/slurm-job-gpus.py "$bin" | sed 's/^/  /' || true

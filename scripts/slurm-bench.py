@@ -510,7 +510,7 @@ def main():
     b.add_argument("--seed", type=int, default=1, help="the jobs' sizes and lengths (default 1)")
     b.add_argument("--runs", default="slurm,airtime", help="which runs, in order")
     b.add_argument("--repeat", type=int, default=2, help="times each run is made (default 2)")
-    b.add_argument("--poll-ms", type=int, default=500, help="airtime's --slurm-poll-ms")
+    b.add_argument("--poll-ms", type=int, default=200, help="airtime's --slurm-poll-ms")
     b.add_argument("--policy", default="airtime", help="airtime's --policy")
     b.add_argument("--timeout", type=float, default=300, help="seconds a run may take to end")
     b.add_argument("--airtime", default=os.path.join(ROOT, "build/src/airtime/cli/airtime"))

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -36,6 +37,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using airtime::Status;
+using airtime::StatusCode;
 using airtime::e2e::MsSince;
 using airtime::e2e::ReadFile;
 using airtime::e2e::Shell;
@@ -222,6 +224,36 @@ TEST_F(SlurmE2E, SteersAHeldJobReadsItsGpusRequeuesAndCancels) {
   }
   EXPECT_TRUE(saw_foreign);
 
+  // The backend's poll reads the brief list (squeue) and one job in full: they agree with
+  // the whole list on every field they carry.
+  {
+    t0 = std::chrono::steady_clock::now();
+    auto brief = client_->JobStates();
+    std::cerr << "list jobs in brief (squeue): " << MsSince(t0) << " ms\n";
+    ASSERT_TRUE(brief.ok()) << brief.status().ToString();
+    ASSERT_EQ(brief->size(), jobs->size());
+    for (const SlurmJob& b : *brief) {
+      SlurmJob full = Job(b.id);
+      ASSERT_EQ(full.id, b.id);
+      EXPECT_EQ(b.state, full.state) << b.id;
+      EXPECT_EQ(b.state_reason, full.state_reason) << b.id;
+      EXPECT_EQ(b.restarts, full.restarts) << b.id;
+      EXPECT_EQ(b.exit_code, full.exit_code) << b.id;
+      EXPECT_EQ(b.priority, full.priority) << b.id;
+      EXPECT_EQ(b.user, full.user) << b.id;
+      EXPECT_TRUE(b.gpus.empty());
+    }
+    t0 = std::chrono::steady_clock::now();
+    auto one = client_->Job(*id);
+    std::cerr << "one job in full: " << MsSince(t0) << " ms\n";
+    ASSERT_TRUE(one.ok()) << one.status().ToString();
+    EXPECT_EQ(one->name, "steer");
+    ASSERT_THAT(one->gpus, SizeIs(1));
+    EXPECT_EQ(one->gpus[0].indices, j.gpus[0].indices);
+    auto unknown = client_->Job(999999);
+    EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound) << unknown.status().ToString();
+  }
+
   // A running job cannot be steered: ReqNodeList is for pending jobs (22.05 answers
   // "Invalid node name specified for job N").
   {
@@ -260,6 +292,15 @@ TEST_F(SlurmE2E, SteersAHeldJobReadsItsGpusRequeuesAndCancels) {
   }
   ASSERT_TRUE(WaitFor([&] { return Job(*id).Held(); })) << Job(*id).state;
   EXPECT_EQ(Job(*id).restarts, 2);
+  {
+    auto brief = client_->JobStates();
+    ASSERT_TRUE(brief.ok()) << brief.status().ToString();
+    auto it =
+        std::find_if(brief->begin(), brief->end(), [&](const SlurmJob& b) { return b.id == *id; });
+    ASSERT_NE(it, brief->end());
+    EXPECT_TRUE(it->Held()) << it->state << " " << it->priority;
+    EXPECT_EQ(it->restarts, 2);
+  }
   std::this_thread::sleep_for(1s);
   EXPECT_TRUE(Job(*id).Held()) << "a requeued-held job must not start by itself";
   // Steer it elsewhere while pending (n3, also a100), then release it.

@@ -28,7 +28,7 @@ struct ServerArgs {
   std::string fake_gpus;
   std::string backend = "local";
   std::string slurm_url, slurm_user, slurm_conf, slurm_partition;
-  int64_t slurm_poll_ms = 500;
+  int64_t slurm_poll_ms = 200;
   std::string policy = "airtime";
   std::string tokens_file;  // default DATA/tokens
   size_t max_body_bytes = 1 << 20;

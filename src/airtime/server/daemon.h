@@ -74,7 +74,7 @@ struct SlurmBackendOptions {
   // as scripts/slurm-lab.sh's env.sh sets them).
   std::string url, user, token, conf;
   std::string partition;           // "" : the cluster's default partition
-  DurationMs poll_interval = 500;  // how often Slurm's job list is read
+  DurationMs poll_interval = 200;  // how often Slurm's job list is read
 };
 
 struct DaemonOptions {

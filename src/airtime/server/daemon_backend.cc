@@ -81,6 +81,10 @@ Status Daemon::OpenSlurmBackend(std::string* note) {
   auto client = slurm::ConnectSlurm(connect);
   if (!client.ok())
     return Status(client.status().code(), "--backend slurm: " + client.status().message());
+  // The actuator's poller reads Slurm on its own thread, with its own client.
+  auto reader = slurm::ConnectSlurm(connect);
+  if (!reader.ok())
+    return Status(reader.status().code(), "--backend slurm: " + reader.status().message());
   auto nodes = (*client)->Nodes();
   if (!nodes.ok())
     return Status(nodes.status().code(), "--backend slurm: " + nodes.status().message());
@@ -111,7 +115,8 @@ Status Daemon::OpenSlurmBackend(std::string* note) {
   ao.slurm_url = connect.rest.url;
   ao.user = connect.rest.user;
   const std::string release = (*client)->SlurmRelease(), api = (*client)->ApiVersion();
-  actuator_ = std::make_unique<slurm::SlurmActuator>(std::move(*client), *sc, ao);
+  actuator_ =
+      std::make_unique<slurm::SlurmActuator>(std::move(*client), std::move(*reader), *sc, ao);
   *note = "Slurm " + release + " (API " + api + ") at " + connect.rest.url + ": " +
           std::to_string(nodes->size()) + " node(s)";
   if (!sc->note.empty()) *note += "; " + sc->note;

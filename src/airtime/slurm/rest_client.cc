@@ -6,6 +6,7 @@
 
 #include "airtime/base/strings.h"
 #include "airtime/slurm/hostlist.h"
+#include "airtime/slurm/squeue.h"
 
 namespace airtime::slurm {
 namespace {
@@ -89,6 +90,28 @@ StatusOr<std::vector<SlurmJob>> RestSlurmClient::Jobs() {
   auto body = Read("jobs");
   if (!body.ok()) return body.status();
   return shapes_->ParseJobs(*body);
+}
+
+StatusOr<std::vector<SlurmJob>> RestSlurmClient::JobStates() {
+  auto out = scontrol_.Squeue(SqueueBriefArgs());
+  if (!out.ok()) return out.status();
+  return ParseSqueueBrief(*out);
+}
+
+StatusOr<SlurmJob> RestSlurmClient::Job(int64_t job) {
+  AIRTIME_RETURN_IF_ERROR(CheckJobId(job));
+  const std::string path = shapes_->Path("job/" + std::to_string(job));
+  auto body = http_.Get(path);
+  if (!body.ok()) return body.status();
+  auto jobs = shapes_->ParseJobs(*body);
+  if (!jobs.ok()) return jobs.status();
+  // An unknown job is an error in the answer ("Invalid job id specified") and no job.
+  for (SlurmJob& j : *jobs)
+    if (j.id == job) return std::move(j);
+  Status errors = shapes_->ResponseErrors(*body, "GET " + path);
+  return Status(StatusCode::kNotFound, "GET " + path + ": job " + std::to_string(job) +
+                                           " is not in the answer" +
+                                           (errors.ok() ? "" : " (" + errors.message() + ")"));
 }
 
 StatusOr<int64_t> RestSlurmClient::Submit(const JobRequest& request) {

@@ -2,7 +2,8 @@
 // time from the server's OpenAPI document (api_shapes.h). The actions the chosen version
 // cannot make over REST (v0.0.38: ReqNodeList, requeue, requeuehold) run `scontrol`
 // authenticated with the same token (scontrol.h). docs/slurm.md says why REST and not
-// libslurm. Not thread-safe: one per thread, or a lock around it.
+// libslurm. The brief job list (JobStates) is squeue's (squeue.h). Not thread-safe: one per
+// thread, or a lock around it.
 #pragma once
 
 #include <chrono>
@@ -42,6 +43,8 @@ class RestSlurmClient final : public SlurmClient {
   StatusOr<std::vector<SlurmNode>> Nodes() override;
   StatusOr<std::vector<SlurmPartition>> Partitions() override;
   StatusOr<std::vector<SlurmJob>> Jobs() override;
+  StatusOr<std::vector<SlurmJob>> JobStates() override;
+  StatusOr<SlurmJob> Job(int64_t job) override;
   StatusOr<int64_t> Submit(const JobRequest& request) override;
   Status SetRequiredNodes(int64_t job, const std::vector<std::string>& nodes) override;
   Status Release(int64_t job) override;

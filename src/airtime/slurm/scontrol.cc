@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -17,12 +18,28 @@ extern char** environ;
 namespace airtime::slurm {
 namespace {
 
-constexpr size_t kMaxOutput = 1 << 20;
+constexpr size_t kMaxOutput = 1 << 20;         // scontrol: kept for the error message
+constexpr size_t kMaxSqueueOutput = 64 << 20;  // squeue: a line per job
 
 }  // namespace
 
 StatusOr<std::string> Scontrol::Run(const std::vector<std::string>& args) const {
-  std::vector<std::string> argv_s = {options_.binary};
+  return RunCommand(options_.binary, args, kMaxOutput, options_.timeout);
+}
+
+StatusOr<std::string> Scontrol::Squeue(const std::vector<std::string>& args) const {
+  auto out = RunCommand(options_.squeue, args, kMaxSqueueOutput + 1, options_.squeue_timeout);
+  if (out.ok() && out->size() > kMaxSqueueOutput)
+    return Status(StatusCode::kResourceExhausted,
+                  options_.squeue + " printed more than " + std::to_string(kMaxSqueueOutput >> 20) +
+                      " MiB: the job list is not read (a list cut short would lose jobs)");
+  return out;
+}
+
+StatusOr<std::string> Scontrol::RunCommand(const std::string& binary,
+                                           const std::vector<std::string>& args, size_t max_output,
+                                           std::chrono::milliseconds timeout) const {
+  std::vector<std::string> argv_s = {binary};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   const std::string shown = Join(argv_s, " ");
   std::vector<char*> argv;
@@ -59,7 +76,7 @@ StatusOr<std::string> Scontrol::Run(const std::vector<std::string>& args) const 
     return Status(StatusCode::kUnavailable, shown + ": cannot start: " + std::strerror(rc));
   }
   std::string out;
-  const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   bool timed_out = false;
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -79,7 +96,8 @@ StatusOr<std::string> Scontrol::Run(const std::vector<std::string>& args) const 
     const ssize_t got = read(fds[0], buf, sizeof buf);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
-    if (out.size() < kMaxOutput) out.append(buf, static_cast<size_t>(got));
+    if (out.size() < max_output)
+      out.append(buf, std::min(static_cast<size_t>(got), max_output - out.size()));
   }
   close(fds[0]);
   if (timed_out) kill(pid, SIGKILL);
@@ -89,7 +107,7 @@ StatusOr<std::string> Scontrol::Run(const std::vector<std::string>& args) const 
   const std::string said(Trim(out.substr(0, 500)));
   if (timed_out)
     return Status(StatusCode::kUnavailable,
-                  shown + ": no answer within " + std::to_string(options_.timeout.count()) + " ms");
+                  shown + ": no answer within " + std::to_string(timeout.count()) + " ms");
   if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0)
     return FailedPrecondition(shown + ": failed" + (said.empty() ? "" : ": " + said));
   return out;

@@ -26,6 +26,11 @@ bool SlurmSetsIt(const std::string& name) {
          name.rfind("CUDA_MPS_", 0) == 0;
 }
 
+// More jobs than this newly holding GPUs in one poll: their full records come from one read
+// of the whole job list (at 1,000 jobs about 0.3 s) rather than one read each (a few ms each;
+// docs/slurm.md).
+constexpr size_t kJobReadsPerPoll = 32;
+
 }  // namespace
 
 std::string SlurmGpuId(const std::string& node, int index) {
@@ -62,15 +67,140 @@ bool FinalJobState(const std::string& state) {
          state == "SPECIAL_EXIT";
 }
 
-SlurmActuator::SlurmActuator(std::unique_ptr<SlurmClient> client, const SlurmCluster& cluster,
+SlurmActuator::SlurmActuator(std::unique_ptr<SlurmClient> client,
+                             std::unique_ptr<SlurmClient> reader, const SlurmCluster& cluster,
                              SlurmActuatorOptions options)
-    : client_(std::move(client)), options_(std::move(options)) {
+    : client_(std::move(client)), options_(std::move(options)), reader_(std::move(reader)) {
   for (const auto& g : cluster.slurm_gpu) {
     known_gpus_.insert(SlurmGpuId(g.node, g.index));
     gpus_of_node_[g.node].push_back(SlurmGpuId(g.node, g.index));
     type_of_node_[g.node + ":" + std::to_string(g.index)] = g.type;
   }
-  next_poll_ = Clock::now();
+  poll_due_ = Clock::now();
+  poller_ = std::thread([this] { PollerLoop(); });
+}
+
+SlurmActuator::~SlurmActuator() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ending_ = true;
+  }
+  poll_cv_.notify_all();
+  poller_.join();
+}
+
+void SlurmActuator::PollerLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!ending_) {
+    if (Clock::now() < poll_due_) {
+      poll_cv_.wait_until(lock, poll_due_);
+      continue;  // asked sooner, ending, or due: looked at again
+    }
+    const int64_t seq = ++polls_begun_;
+    // Polls begin every poll_interval (sooner when asked for during this one).
+    poll_due_ = Clock::now() + options_.poll_interval;
+    lock.unlock();
+    Snapshot snapshot = Read(seq);
+    lock.lock();
+    if (snapshot.status.ok() && snapshot.nodes_status.ok())
+      last_error_.clear();
+    else
+      last_error_ = (snapshot.status.ok() ? snapshot.nodes_status : snapshot.status).message();
+    fresh_ = std::move(snapshot);  // an older one not applied yet is outdated by this one
+    cv_.notify_all();
+  }
+}
+
+SlurmActuator::Snapshot SlurmActuator::Read(int64_t seq) {
+  Snapshot s;
+  s.seq = seq;
+  auto jobs = reader_->JobStates();
+  if (!jobs.ok()) {
+    // Slurm unreachable (slurmctld restarting): nothing is concluded; the next poll retries.
+    ++poll_errors_;
+    s.status = jobs.status();
+    return s;
+  }
+  s.jobs = std::move(*jobs);
+  // The full record of each job that holds GPUs, once per run of it (its restart count).
+  std::vector<SlurmJob*> missing;
+  std::set<int64_t> holding;
+  for (SlurmJob& j : s.jobs) {
+    if (!Holding(j.state)) continue;
+    holding.insert(j.id);
+    if (!details_.count({j.id, j.restarts})) missing.push_back(&j);
+  }
+  auto keep = [&](const SlurmJob& full) {
+    // Without GPUs (not allocated yet, or already released) it is read again next time.
+    if (!full.gpus.empty()) details_[{full.id, full.restarts}] = full;
+  };
+  // A job without its GPUs would make them look free (a foreign job's) or leave a placement
+  // unknown: a read that fails fails the poll. A job Slurm no longer knows has ended.
+  auto failed = [&](const Status& st) {
+    ++poll_errors_;
+    s.status = st;
+    s.jobs.clear();
+    return s;
+  };
+  if (missing.size() > kJobReadsPerPoll) {
+    ++list_reads_;
+    auto all = reader_->Jobs();
+    if (!all.ok()) return failed(all.status());
+    for (const SlurmJob& full : *all)
+      if (holding.count(full.id)) keep(full);
+  } else {
+    for (SlurmJob* j : missing) {
+      ++job_reads_;
+      auto full = reader_->Job(j->id);
+      if (full.ok())
+        keep(*full);
+      else if (full.status().code() != StatusCode::kNotFound)
+        return failed(full.status());
+    }
+  }
+  for (auto it = details_.begin(); it != details_.end();)
+    it = holding.count(it->first.first) ? std::next(it) : details_.erase(it);
+  // The brief record's state is the newer: only what it lacks comes from the full one.
+  for (SlurmJob& j : s.jobs) {
+    auto d = details_.find({j.id, j.restarts});
+    if (d == details_.end()) continue;
+    j.name = d->second.name;
+    j.comment = d->second.comment;
+    j.partition = d->second.partition;
+    if (j.user.empty()) j.user = d->second.user;
+    j.nodes = d->second.nodes;
+    j.gpus = d->second.gpus;
+  }
+  // Nodes Slurm will not start work on (an admin's DOWN or DRAIN, a node not responding).
+  auto nodes = reader_->Nodes();
+  if (!nodes.ok()) {
+    ++poll_errors_;
+    s.nodes_status = nodes.status();
+  } else {
+    s.nodes = std::move(*nodes);
+  }
+  return s;
+}
+
+void SlurmActuator::PollBy(Clock::time_point at) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (at >= poll_due_) return;
+    poll_due_ = at;
+  }
+  poll_cv_.notify_all();
+}
+
+void SlurmActuator::PollSoon() { PollBy(Clock::now()); }
+
+int64_t SlurmActuator::polls() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return polls_begun_;
+}
+
+void SlurmActuator::SetError(std::string message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  last_error_ = std::move(message);
 }
 
 StatusOr<SlurmActuator::Shape> SlurmActuator::ShapeOf(const std::vector<std::string>& gpus) const {
@@ -173,6 +303,7 @@ Status SlurmActuator::Watch(int64_t run_id, const RunHandle& handle) {
     return InvalidArgument("run " + std::to_string(run_id) + ": no Slurm job id to watch");
   Watched w;
   w.job = handle.slurm_job;
+  w.since = polls();
   if (auto it = launched_.find(handle.slurm_job); it != launched_.end()) {
     w.shape = it->second.shape;
     w.workload = it->second.workload;
@@ -194,15 +325,20 @@ std::vector<Exited> SlurmActuator::WaitForExits(int timeout_ms) {
   const auto now = Clock::now();
   const auto deadline =
       timeout_ms < 0 ? now + std::chrono::hours(24) : now + std::chrono::milliseconds(timeout_ms);
-  {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_until(lock, std::min(deadline, next_poll_), [&] { return woken_; });
-    woken_ = false;
-  }
   std::vector<Exited> exits;
-  if (Clock::now() >= next_poll_) {
-    Poll(&exits);
-    next_poll_ = Clock::now() + options_.poll_interval;
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    const bool ready = cv_.wait_until(lock, deadline, [&] { return woken_ || fresh_.has_value(); });
+    std::optional<Snapshot> snapshot = std::move(fresh_);
+    fresh_.reset();
+    const bool woken = std::exchange(woken_, false);
+    bool news = false;
+    if (snapshot) {
+      lock.unlock();
+      news = Apply(*snapshot, &exits);
+      lock.lock();
+    }
+    if (news || woken || !ready) break;
   }
   return exits;
 }
@@ -214,16 +350,11 @@ std::vector<std::string> SlurmActuator::GpuIds(const SlurmJob& job) const {
   return ids;
 }
 
-void SlurmActuator::Poll(std::vector<Exited>* exits) {
-  ++polls_;
-  auto jobs = client_->Jobs();
-  if (!jobs.ok()) {
-    // Slurm unreachable (slurmctld restarting): nothing is concluded; the next poll retries.
-    ++poll_errors_;
-    last_error_ = jobs.status().message();
-    return;
-  }
-  last_error_.clear();
+bool SlurmActuator::Apply(const Snapshot& snapshot, std::vector<Exited>* exits) {
+  applied_seq_ = std::max(applied_seq_, snapshot.seq);
+  if (!snapshot.status.ok()) return false;
+  const size_t exits_before = exits->size(), placed_before = placed_.size();
+  const std::vector<SlurmJob>* jobs = &snapshot.jobs;
   std::map<int64_t, const SlurmJob*> by_id;
   for (const SlurmJob& j : *jobs) by_id[j.id] = &j;
   std::set<int64_t>& ours = ever_ours_;
@@ -234,6 +365,11 @@ void SlurmActuator::Poll(std::vector<Exited>* exits) {
     const int64_t run = it->first;
     Watched& w = it->second;
     ours.insert(w.job);
+    if (snapshot.seq <= w.since) {
+      // Begun before the job was watched or acted on: it may not list it, or not as it is.
+      ++it;
+      continue;
+    }
     auto found = by_id.find(w.job);
     if (found == by_id.end()) {
       exits->push_back(Exited{run, -1, "gone from Slurm's job list"});
@@ -307,19 +443,15 @@ void SlurmActuator::Poll(std::vector<Exited>* exits) {
     std::sort(k.begin(), k.end());
     return k;
   };
+  bool news = exits->size() > exits_before || placed_.size() > placed_before;
   if (key(foreign) != key(foreign_)) {
     foreign_ = std::move(foreign);
     foreign_changed_ = true;
+    news = true;
   }
-  // Nodes Slurm will not start work on (an admin's DOWN or DRAIN, a node not responding).
-  auto nodes = client_->Nodes();
-  if (!nodes.ok()) {
-    ++poll_errors_;
-    last_error_ = nodes.status().message();
-    return;
-  }
+  if (!snapshot.nodes_status.ok()) return news;
   std::vector<std::string> unusable;
-  for (const SlurmNode& n : *nodes) {
+  for (const SlurmNode& n : snapshot.nodes) {
     if (n.Usable()) continue;
     auto it = gpus_of_node_.find(n.name);
     if (it != gpus_of_node_.end())
@@ -329,7 +461,9 @@ void SlurmActuator::Poll(std::vector<Exited>* exits) {
   if (unusable != unusable_) {
     unusable_ = std::move(unusable);
     unusable_changed_ = true;
+    news = true;
   }
+  return news;
 }
 
 std::optional<std::vector<std::string>> SlurmActuator::TakeUnusable() {
@@ -352,10 +486,13 @@ void SlurmActuator::StopAction(int64_t run_id, Watched& w, const SlurmJob& job) 
   }
   if (!st.ok()) {
     // The job ended meanwhile, or Slurm refused: cancel it so it cannot run on.
-    last_error_ = "run " + std::to_string(run_id) + ": " + st.message();
+    SetError("run " + std::to_string(run_id) + ": " + st.message());
     (void)client_->Cancel(w.job);
     w.parks = false;
   }
+  // What it did shows in a poll begun from now on: one is asked for at once.
+  w.since = polls();
+  PollSoon();
 }
 
 Status SlurmActuator::Stop(int64_t run_id, int grace_ms) {
@@ -368,17 +505,21 @@ Status SlurmActuator::Stop(int64_t run_id, int grace_ms) {
   Status st = w.running_seen ? client_->Signal(w.job, options_.stop_signal)
                              : FailedPrecondition("not running yet");
   w.act_at = Clock::now() + std::chrono::milliseconds(st.ok() ? std::max(grace_ms, 0) : 0);
-  next_poll_ = std::min(next_poll_, w.act_at);
+  PollBy(w.act_at);  // the poll that finds the grace over acts
   return OkStatus();
 }
 
 Status SlurmActuator::StopNow(int64_t run_id) {
   auto it = watched_.find(run_id);
   if (it == watched_.end()) return NotFound("run " + std::to_string(run_id) + " is not watched");
-  it->second.stopping = true;
-  it->second.acted = true;
-  it->second.parks = false;
-  return client_->Cancel(it->second.job);
+  Watched& w = it->second;
+  w.stopping = true;
+  w.acted = true;
+  w.parks = false;
+  Status st = client_->Cancel(w.job);
+  w.since = polls();
+  PollSoon();
+  return st;
 }
 
 StatusOr<AdoptResult> SlurmActuator::Adopt(int64_t run_id, const RunHandle& recorded) {
@@ -428,6 +569,7 @@ StatusOr<AdoptResult> SlurmActuator::Adopt(int64_t run_id, const RunHandle& reco
   }
   Watched w;
   w.job = job->id;
+  w.since = polls();
   w.restarts = job->restarts;
   // Its workload from its name (PREFIX WORKLOAD .rN), its shape from the GPUs it holds: it
   // can be parked at a stop like a job launched by this daemon.
@@ -460,7 +602,7 @@ void SlurmActuator::Retire(const std::string& workload) {
   auto it = parked_.find(workload);
   if (it == parked_.end()) return;
   for (const Parked& p : it->second)
-    if (Status st = client_->Cancel(p.job); !st.ok()) last_error_ = st.message();
+    if (Status st = client_->Cancel(p.job); !st.ok()) SetError(st.message());
   parked_.erase(it);
 }
 
@@ -472,6 +614,7 @@ std::string SlurmActuator::Describe() const {
       std::to_string(std::accumulate(parked_.begin(), parked_.end(), size_t{0},
                                      [](size_t n, const auto& p) { return n + p.second.size(); })) +
       " parked, " + std::to_string(foreign_.size()) + " GPU(s) held by foreign jobs";
+  std::lock_guard<std::mutex> lock(mu_);
   if (!last_error_.empty()) s += "; last error: " + last_error_;
   return s;
 }

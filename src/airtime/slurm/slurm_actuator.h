@@ -13,25 +13,34 @@
 //   workload's next start); a job that ended within the grace is requeued and held too
 //   (Slurm requeues a finished batch job), and a pending one is held at once. StopNow: cancel.
 //   Retire: the parked job of a workload that will not run again is cancelled.
-// WaitForExits: polls Slurm's job list every poll_interval (and at once after Wake only
-//   when a poll is due). Each watched job's end is reported exactly once: a final state
-//   (COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL, ...) with the script's exit code
-//   (128+N for signal N), a requeue airtime made ("requeued", 143), a requeue Slurm made by
-//   itself (a node went down): that job is cancelled at once so it never runs behind
-//   airtime's back, and the run is reported failed ("requeued by Slurm"), or the job gone
-//   from Slurm's list. A job seen RUNNING is reported once by TakePlaced with the GPUs
-//   Slurm chose. Running jobs that are not airtime's are reported by TakeForeign, the GPUs
-//   of nodes that are down, drained or not responding by TakeUnusable (the node list is
-//   read at every poll too).
+// Polling: a thread of its own (the poller) reads Slurm every poll_interval, off the
+//   daemon's loop: the brief job list (SlurmClient::JobStates, squeue's), each job that
+//   holds GPUs in full once per run of it (its GPU indices, name and user: Job(id), or the
+//   whole list when many are new at once) and the node list. It hands each read, a
+//   snapshot, to WaitForExits, which wakes at once, applies it on the calling thread and
+//   returns when it brought something to report. Each watched job's end is reported exactly
+//   once: a final state (COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL, ...) with the
+//   script's exit code (128+N for signal N), a requeue airtime made ("requeued", 143), a
+//   requeue Slurm made by itself (a node went down): that job is cancelled at once so it
+//   never runs behind airtime's back, and the run is reported failed ("requeued by Slurm"),
+//   or the job gone from Slurm's list. A snapshot that began before a job was watched (Watch,
+//   Adopt) or acted on (the requeue, hold or cancel of a stop) says nothing about that job:
+//   each snapshot carries the number of its poll, each job the number of the last poll begun
+//   when it was watched or acted on. A job seen RUNNING is reported once by TakePlaced with
+//   the GPUs Slurm chose. Running jobs that are not airtime's are reported by TakeForeign,
+//   the GPUs of nodes that are down, drained or not responding by TakeUnusable.
 // Adopt: the recorded job id looked up in Slurm (a run whose id was not recorded is found by
 //   its name): running or pending (released) -> watched; ended -> its exit; unknown -> gone
 //   (exit -1); airtime's held job of a run that had not been recorded -> cancelled, never
 //   started.
 //
 // GPU ids are "slurm:NODE:INDEX" with Slurm's index on that node (GpuId). Threading: the
-// daemon's loop thread calls everything but Wake(); Wake() is safe from any thread.
+// daemon's loop thread calls everything but Wake(); Wake() is safe from any thread. The
+// poller uses only its own client (`reader`) and the snapshot it hands over under mu_; the
+// rest of the state is the calling thread's.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -41,6 +50,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "airtime/exec/actuator.h"
@@ -50,7 +61,7 @@
 namespace airtime::slurm {
 
 struct SlurmActuatorOptions {
-  std::chrono::milliseconds poll_interval{500};
+  std::chrono::milliseconds poll_interval{200};
   std::string partition;                // "" : the cluster's default partition
   std::string job_prefix = "airtime.";  // job names: PREFIX WORKLOAD .r RUN
   std::string stop_signal = "TERM";     // sent at Stop, before the grace
@@ -73,8 +84,15 @@ bool FinalJobState(const std::string& state);
 
 class SlurmActuator final : public Actuator {
  public:
-  SlurmActuator(std::unique_ptr<SlurmClient> client, const SlurmCluster& cluster,
-                SlurmActuatorOptions options);
+  // `client` acts (submit, release, requeue, cancel...) and adopts, on the calling thread;
+  // `reader` is the poller's, used by that thread alone (RestSlurmClient is not
+  // thread-safe, and a poll must not hold up a submission). The poller starts here.
+  SlurmActuator(std::unique_ptr<SlurmClient> client, std::unique_ptr<SlurmClient> reader,
+                const SlurmCluster& cluster, SlurmActuatorOptions options);
+  // Stops the poller (a read in progress ends first) and joins it.
+  ~SlurmActuator() override;
+  SlurmActuator(const SlurmActuator&) = delete;
+  SlurmActuator& operator=(const SlurmActuator&) = delete;
 
   StatusOr<RunHandle> Launch(const LaunchRequest& request) override;
   Status Watch(int64_t run_id, const RunHandle& handle) override;
@@ -89,9 +107,15 @@ class SlurmActuator final : public Actuator {
   void Retire(const std::string& workload) override;
   std::string Describe() const override;
 
-  // Counters for tests and metrics.
-  int64_t polls() const { return polls_; }
-  int64_t poll_errors() const { return poll_errors_; }
+  // Asks the poller for a poll now (or as soon as the one in progress ends).
+  void PollSoon();
+  // Counters for tests and metrics: polls begun, polls that failed, the number of the last
+  // poll a WaitForExits applied, Job(id) reads, whole job lists read for details.
+  int64_t polls() const;
+  int64_t poll_errors() const { return poll_errors_.load(); }
+  int64_t last_applied_poll() const { return applied_seq_; }
+  int64_t job_reads() const { return job_reads_.load(); }
+  int64_t list_reads() const { return list_reads_.load(); }
   int64_t slurm_requeues_seen() const { return slurm_requeues_; }
 
  private:
@@ -104,6 +128,9 @@ class SlurmActuator final : public Actuator {
   };
   struct Watched {
     int64_t job = 0;
+    // The number of the last poll begun when the job was watched or last acted on: a
+    // snapshot of that poll or an earlier one says nothing about it.
+    int64_t since = 0;
     std::string workload;
     std::optional<Shape> shape;  // unknown for a job adopted after a restart
     bool placed = false;         // TakePlaced has its GPUs
@@ -119,17 +146,39 @@ class SlurmActuator final : public Actuator {
     Shape shape;
   };
 
+  // What one poll read.
+  struct Snapshot {
+    int64_t seq = 0;  // the poll's number, taken before it read anything
+    Status status;    // not OK: Slurm did not answer, nothing is concluded from it
+    // Every job, in brief; those holding GPUs in full (GPU indices, name, user).
+    std::vector<SlurmJob> jobs;
+    Status nodes_status;
+    std::vector<SlurmNode> nodes;
+  };
+
   // The shape of the GPUs `gpus` name; InvalidArgument for unknown ids, mixed types or
   // unequal counts per node.
   StatusOr<Shape> ShapeOf(const std::vector<std::string>& gpus) const;
-  void Poll(std::vector<Exited>* exits);
+  // The poller thread: a poll every poll_interval (sooner when asked), each handed over.
+  void PollerLoop();
+  // The poller's read of Slurm (reader_ and details_ only).
+  Snapshot Read(int64_t seq);
+  // Applies a snapshot on the calling thread; whether it brought anything to report (an
+  // exit, a placement, a change of foreign or unusable GPUs).
+  bool Apply(const Snapshot& snapshot, std::vector<Exited>* exits);
+  // Asks the poller for a poll by `at`.
+  void PollBy(Clock::time_point at);
+  void SetError(std::string message);
   // After Stop's grace: requeue-hold (or hold, or cancel) the job of `w`.
   void StopAction(int64_t run_id, Watched& w, const SlurmJob& job);
   std::vector<std::string> GpuIds(const SlurmJob& job) const;
 
   std::unique_ptr<SlurmClient> client_;
   SlurmActuatorOptions options_;
-  std::set<std::string> known_gpus_;  // every GpuId of the cluster
+  // The poller's own.
+  std::unique_ptr<SlurmClient> reader_;
+  std::map<std::pair<int64_t, int64_t>, SlurmJob> details_;  // by (job, restarts): full records
+  std::set<std::string> known_gpus_;                         // every GpuId of the cluster
   std::map<std::string, std::string> type_of_node_;
   std::map<int64_t, Watched> watched_;  // by run id
   struct Launched {
@@ -146,13 +195,21 @@ class SlurmActuator final : public Actuator {
   std::map<std::string, std::vector<std::string>> gpus_of_node_;  // Slurm node -> GPU ids
   std::vector<std::string> unusable_;  // GPU ids on nodes Slurm will not start work on
   bool unusable_changed_ = false;
-  Clock::time_point next_poll_{};
-  int64_t polls_ = 0, poll_errors_ = 0, slurm_requeues_ = 0;
-  std::string last_error_;
+  int64_t slurm_requeues_ = 0;
+  int64_t applied_seq_ = 0;
+  std::atomic<int64_t> poll_errors_{0}, job_reads_{0}, list_reads_{0};
 
-  std::mutex mu_;
-  std::condition_variable cv_;
+  // Shared by the poller and the calling thread.
+  mutable std::mutex mu_;
+  std::condition_variable cv_;       // WaitForExits waits on it: a snapshot, or Wake
+  std::condition_variable poll_cv_;  // the poller waits on it: a poll asked for, or the end
   bool woken_ = false;
+  bool ending_ = false;
+  int64_t polls_begun_ = 0;
+  Clock::time_point poll_due_{};
+  std::optional<Snapshot> fresh_;  // the latest snapshot not applied yet
+  std::string last_error_;
+  std::thread poller_;  // last: starts once everything above exists
 };
 
 }  // namespace airtime::slurm

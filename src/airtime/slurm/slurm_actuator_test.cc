@@ -5,7 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <filesystem>
+#include <functional>
+#include <map>
+#include <mutex>
 #include <thread>
 
 namespace airtime::slurm {
@@ -15,35 +19,75 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
-// Jobs are whatever the test sets; every action is logged ("submit", "nodes 7 n1", ...).
+// Jobs are whatever the test sets; every action is logged ("submit", "nodes 7 n1", ...). The
+// actuator's poller reads it from its own thread (through a ReaderOf): what it reads is
+// under `mu`, and the test changes it only through Edit, SetNodes and FailReads. JobStates
+// is brief, as squeue's (no name, nodes or GPUs): those come from Job(id).
 class ScriptedSlurm final : public SlurmClient {
  public:
-  std::vector<SlurmJob> jobs;
+  // The calling thread's (the actions').
   std::vector<std::string> calls;
   std::vector<JobRequest> submitted;
   int64_t next_id = 100;
-  bool jobs_fail = false;
   bool signal_fails = false;
 
   std::string ApiVersion() const override { return "v0.0.38"; }
   std::string SlurmRelease() const override { return "22.05.8"; }
-  std::vector<SlurmNode> nodes;
-  StatusOr<std::vector<SlurmNode>> Nodes() override { return nodes; }
+  StatusOr<std::vector<SlurmNode>> Nodes() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return nodes_;
+  }
   StatusOr<std::vector<SlurmPartition>> Partitions() override {
     return std::vector<SlurmPartition>{};
   }
   StatusOr<std::vector<SlurmJob>> Jobs() override {
-    if (jobs_fail) return Status(StatusCode::kUnavailable, "GET /jobs: connection refused");
-    return jobs;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (reads_fail_) return Status(StatusCode::kUnavailable, "GET /jobs: connection refused");
+    ++list_reads_;
+    return jobs_;
+  }
+  StatusOr<std::vector<SlurmJob>> JobStates() override {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (reads_fail_) return Status(StatusCode::kUnavailable, "squeue: connection refused");
+    ++state_reads_;
+    std::vector<SlurmJob> brief;
+    for (const SlurmJob& j : jobs_) {
+      SlurmJob b;
+      b.id = j.id;
+      b.state = j.state;
+      b.state_reason = j.state_reason;
+      b.restarts = j.restarts;
+      b.exit_code = j.exit_code;
+      b.priority = j.priority;
+      b.user = j.user;
+      brief.push_back(b);
+    }
+    // A closed gate holds this read, with what it read, until the test opens it.
+    if (gate_closed_) {
+      held_ = true;
+      gate_cv_.notify_all();
+      gate_cv_.wait(lock, [&] { return !gate_closed_; });
+      held_ = false;
+    }
+    return brief;
+  }
+  StatusOr<SlurmJob> Job(int64_t id) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++job_reads_;
+    if (job_reads_fail_) return Status(StatusCode::kUnavailable, "GET /job: connection reset");
+    for (const SlurmJob& j : jobs_)
+      if (j.id == id) return j;
+    return NotFound("job " + std::to_string(id));
   }
   StatusOr<int64_t> Submit(const JobRequest& r) override {
     submitted.push_back(r);
     calls.push_back("submit");
+    std::lock_guard<std::mutex> lock(mu_);
     SlurmJob j;
     j.id = next_id++;
     j.name = r.name;
     j.state = "PENDING";
-    jobs.push_back(j);
+    jobs_.push_back(j);
     return j.id;
   }
   Status SetRequiredNodes(int64_t job, const std::vector<std::string>& nodes) override {
@@ -74,20 +118,120 @@ class ScriptedSlurm final : public SlurmClient {
     return signal_fails ? FailedPrecondition("not running") : OkStatus();
   }
 
-  SlurmJob& Job(int64_t id) {
-    for (SlurmJob& j : jobs)
-      if (j.id == id) return j;
-    jobs.push_back(SlurmJob{});
-    jobs.back().id = id;
-    return jobs.back();
+  // A job to change (added when missing), locked until the end of the statement:
+  // slurm_->Edit(7)->state = "COMPLETED";
+  class Locked {
+   public:
+    Locked(std::unique_lock<std::mutex> lock, SlurmJob* job) : lock_(std::move(lock)), job_(job) {}
+    SlurmJob* operator->() const { return job_; }
+
+   private:
+    std::unique_lock<std::mutex> lock_;
+    SlurmJob* job_;
+  };
+  Locked Edit(int64_t id) {
+    std::unique_lock<std::mutex> lock(mu_);
+    SlurmJob* job = nullptr;
+    for (SlurmJob& j : jobs_)
+      if (j.id == id) job = &j;
+    if (job == nullptr) {
+      jobs_.push_back(SlurmJob{});
+      jobs_.back().id = id;
+      job = &jobs_.back();
+    }
+    return Locked(std::move(lock), job);
   }
   void Run(int64_t id, const std::string& node, const std::string& type, std::vector<int> idx) {
-    SlurmJob& j = Job(id);
-    j.state = "RUNNING";
-    j.priority = 1;
-    j.nodes = {node};
-    j.gpus = {NodeGpus{node, type, std::move(idx)}};
+    Locked j = Edit(id);
+    j->state = "RUNNING";
+    j->priority = 1;
+    j->nodes = {node};
+    j->gpus = {NodeGpus{node, type, std::move(idx)}};
   }
+  void ClearJobs() {
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs_.clear();
+  }
+  void SetNodes(std::vector<SlurmNode> nodes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    nodes_ = std::move(nodes);
+  }
+  void FailReads(bool fail) {
+    std::lock_guard<std::mutex> lock(mu_);
+    reads_fail_ = fail;
+  }
+  void FailJobReads(bool fail) {
+    std::lock_guard<std::mutex> lock(mu_);
+    job_reads_fail_ = fail;
+  }
+  // Closes the gate, calls `start` (which asks for a poll), then waits until that poll's
+  // read of JobStates is held at the gate.
+  void HoldNextRead(const std::function<void()>& start) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      gate_closed_ = true;
+    }
+    start();
+    std::unique_lock<std::mutex> lock(mu_);
+    gate_cv_.wait(lock, [&] { return held_; });
+  }
+  void OpenGate() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      gate_closed_ = false;
+    }
+    gate_cv_.notify_all();
+  }
+  int64_t job_reads() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return job_reads_;
+  }
+  int64_t list_reads() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return list_reads_;
+  }
+  // JobStates reads that have read the list (past the gate or held at it).
+  int64_t state_reads() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return state_reads_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<SlurmJob> jobs_;
+  std::vector<SlurmNode> nodes_;
+  bool reads_fail_ = false, job_reads_fail_ = false;
+  int64_t job_reads_ = 0, list_reads_ = 0, state_reads_ = 0;
+  std::condition_variable gate_cv_;
+  bool gate_closed_ = false, held_ = false;
+};
+
+// The poller's client: reads from a ScriptedSlurm, and never acts.
+class ReaderOf final : public SlurmClient {
+ public:
+  explicit ReaderOf(ScriptedSlurm* slurm) : slurm_(slurm) {}
+  std::string ApiVersion() const override { return slurm_->ApiVersion(); }
+  std::string SlurmRelease() const override { return slurm_->SlurmRelease(); }
+  StatusOr<std::vector<SlurmNode>> Nodes() override { return slurm_->Nodes(); }
+  StatusOr<std::vector<SlurmPartition>> Partitions() override { return slurm_->Partitions(); }
+  StatusOr<std::vector<SlurmJob>> Jobs() override { return slurm_->Jobs(); }
+  StatusOr<std::vector<SlurmJob>> JobStates() override { return slurm_->JobStates(); }
+  StatusOr<SlurmJob> Job(int64_t id) override { return slurm_->Job(id); }
+  StatusOr<int64_t> Submit(const JobRequest&) override { return Acts(); }
+  Status SetRequiredNodes(int64_t, const std::vector<std::string>&) override { return Acts(); }
+  Status Release(int64_t) override { return Acts(); }
+  Status Hold(int64_t) override { return Acts(); }
+  Status SetPriority(int64_t, int64_t) override { return Acts(); }
+  Status Requeue(int64_t, bool) override { return Acts(); }
+  Status Cancel(int64_t) override { return Acts(); }
+  Status Signal(int64_t, const std::string&) override { return Acts(); }
+
+ private:
+  static Status Acts() {
+    ADD_FAILURE() << "the poller's client acted";
+    return Internal("the poller's client acts on nothing");
+  }
+  ScriptedSlurm* slurm_;
 };
 
 SlurmNode Node(const std::string& name, const std::string& gres) {
@@ -105,12 +249,31 @@ class SlurmActuatorTest : public ::testing::Test {
         {Node("n1", "gpu:h100:8"), Node("n3", "gpu:a100:8"), Node("n5", "gpu:h100:4,gpu:a100:4")},
         "lab");
     ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+    cluster_ = *sc;
     auto client = std::make_unique<ScriptedSlurm>();
     slurm_ = client.get();
     SlurmActuatorOptions o;
-    o.poll_interval = 0ms;  // every WaitForExits polls
+    o.poll_interval = 1h;  // the tests ask for each poll (Poll)
     o.user = "airtime";
-    actuator_ = std::make_unique<SlurmActuator>(std::move(client), *sc, o);
+    actuator_ = std::make_unique<SlurmActuator>(std::move(client),
+                                                std::make_unique<ReaderOf>(slurm_), *sc, o);
+    Poll();  // the first poll, begun at construction, is over
+  }
+
+  // A poll begun now, applied: what the WaitForExits calls until then reported.
+  std::vector<Exited> Poll() {
+    const int64_t begun = actuator_->polls();
+    actuator_->PollSoon();
+    std::vector<Exited> exits;
+    const auto give_up = std::chrono::steady_clock::now() + 10s;
+    while (actuator_->last_applied_poll() <= begun) {
+      if (std::chrono::steady_clock::now() > give_up) {
+        ADD_FAILURE() << "no poll applied within 10 s";
+        break;
+      }
+      for (Exited& e : actuator_->WaitForExits(10)) exits.push_back(std::move(e));
+    }
+    return exits;
   }
 
   LaunchRequest Request(const std::string& workload, int64_t run, std::vector<std::string> gpus) {
@@ -134,6 +297,7 @@ class SlurmActuatorTest : public ::testing::Test {
   }
 
   ScriptedSlurm* slurm_ = nullptr;
+  SlurmCluster cluster_;
   std::unique_ptr<SlurmActuator> actuator_;
 };
 
@@ -196,26 +360,26 @@ TEST_F(SlurmActuatorTest, MultiNodeAndMixedNodeGpus) {
 
 TEST_F(SlurmActuatorTest, ReportsSlurmsGpusOnceAndTheEndOnce) {
   const int64_t job = Start("train", 7, {"slurm:n1:0", "slurm:n1:1"});
-  EXPECT_TRUE(actuator_->WaitForExits(0).empty());
+  EXPECT_TRUE(Poll().empty());
   EXPECT_TRUE(actuator_->TakePlaced().empty());  // still pending
   slurm_->Run(job, "n1", "h100", {2, 3});
-  EXPECT_TRUE(actuator_->WaitForExits(0).empty());
+  EXPECT_TRUE(Poll().empty());
   auto placed = actuator_->TakePlaced();
   ASSERT_EQ(placed.size(), 1u);
   EXPECT_EQ(placed[0].run_id, 7);
   EXPECT_THAT(placed[0].gpus, ElementsAre("slurm:n1:2", "slurm:n1:3"));
-  EXPECT_TRUE(actuator_->WaitForExits(0).empty());
+  EXPECT_TRUE(Poll().empty());
   EXPECT_TRUE(actuator_->TakePlaced().empty());  // once
-  slurm_->Job(job).state = "COMPLETING";
-  EXPECT_TRUE(actuator_->WaitForExits(0).empty());
-  slurm_->Job(job).state = "FAILED";
-  slurm_->Job(job).exit_code = 3 << 8;
-  auto exits = actuator_->WaitForExits(0);
+  slurm_->Edit(job)->state = "COMPLETING";
+  EXPECT_TRUE(Poll().empty());
+  slurm_->Edit(job)->state = "FAILED";
+  slurm_->Edit(job)->exit_code = 3 << 8;
+  auto exits = Poll();
   ASSERT_EQ(exits.size(), 1u);
   EXPECT_EQ(exits[0].run_id, 7);
   EXPECT_EQ(exits[0].exit_code, 3);
   EXPECT_EQ(exits[0].how, "failed");
-  EXPECT_TRUE(actuator_->WaitForExits(0).empty());  // once
+  EXPECT_TRUE(Poll().empty());  // once
 }
 
 TEST_F(SlurmActuatorTest, ExitCodesFromWaitStatus) {
@@ -230,25 +394,27 @@ TEST_F(SlurmActuatorTest, ExitCodesFromWaitStatus) {
 TEST_F(SlurmActuatorTest, StopSignalsThenRequeuesHeldAndTheNextStartReusesTheJob) {
   const int64_t job = Start("train", 7, {"slurm:n1:0", "slurm:n1:1"});
   slurm_->Run(job, "n1", "h100", {0, 1});
-  actuator_->WaitForExits(0);
+  Poll();
   slurm_->calls.clear();
   ASSERT_TRUE(actuator_->Stop(7, 60'000).ok());
   EXPECT_THAT(slurm_->calls, ElementsAre("signal 100 TERM"));
-  actuator_->WaitForExits(0);  // within the grace: nothing more
+  Poll();  // within the grace: nothing more
   EXPECT_THAT(slurm_->calls, ElementsAre("signal 100 TERM"));
   // A grace of 0 for the second stop of another run: the requeue comes at the next poll.
   const int64_t job2 = Start("eval", 8, {"slurm:n3:0"});
   slurm_->Run(job2, "n3", "a100", {0});
-  actuator_->WaitForExits(0);
+  Poll();
   slurm_->calls.clear();
   ASSERT_TRUE(actuator_->Stop(8, 0).ok());
-  EXPECT_TRUE(actuator_->WaitForExits(0).empty());
+  EXPECT_TRUE(Poll().empty());
   EXPECT_THAT(slurm_->calls, ElementsAre("signal 101 TERM", "requeuehold 101"));
-  SlurmJob& j = slurm_->Job(job2);
-  j.state = "PENDING";
-  j.priority = 0;
-  j.restarts = 1;
-  auto exits = actuator_->WaitForExits(0);
+  {
+    auto j = slurm_->Edit(job2);
+    j->state = "PENDING";
+    j->priority = 0;
+    j->restarts = 1;
+  }
+  auto exits = Poll();
   ASSERT_EQ(exits.size(), 1u);
   EXPECT_EQ(exits[0].run_id, 8);
   EXPECT_EQ(exits[0].how, "requeued");
@@ -258,12 +424,12 @@ TEST_F(SlurmActuatorTest, StopSignalsThenRequeuesHeldAndTheNextStartReusesTheJob
   EXPECT_THAT(slurm_->calls, ElementsAre("nodes 101 n3", "release 101"));
   // Stopped again and retired (the workload was cancelled): the parked job is cancelled.
   slurm_->Run(job2, "n3", "a100", {5});
-  actuator_->WaitForExits(0);
+  Poll();
   ASSERT_TRUE(actuator_->Stop(9, 0).ok());
-  actuator_->WaitForExits(0);
-  slurm_->Job(job2).state = "PENDING";
-  slurm_->Job(job2).priority = 0;
-  EXPECT_EQ(actuator_->WaitForExits(0).size(), 1u);
+  Poll();
+  slurm_->Edit(job2)->state = "PENDING";
+  slurm_->Edit(job2)->priority = 0;
+  EXPECT_EQ(Poll().size(), 1u);
   slurm_->calls.clear();
   actuator_->Retire("eval");
   EXPECT_THAT(slurm_->calls, ElementsAre("cancel 101"));
@@ -274,11 +440,11 @@ TEST_F(SlurmActuatorTest, StopSignalsThenRequeuesHeldAndTheNextStartReusesTheJob
 TEST_F(SlurmActuatorTest, AJobThatEndsWithinTheGraceIsParkedToo) {
   const int64_t job = Start("fin", 10, {"slurm:n1:4"});
   slurm_->Run(job, "n1", "h100", {4});
-  actuator_->WaitForExits(0);
+  Poll();
   ASSERT_TRUE(actuator_->Stop(10, 60'000).ok());
-  slurm_->Job(job).state = "COMPLETED";
+  slurm_->Edit(job)->state = "COMPLETED";
   slurm_->calls.clear();
-  auto exits = actuator_->WaitForExits(0);
+  auto exits = Poll();
   ASSERT_EQ(exits.size(), 1u);
   EXPECT_EQ(exits[0].exit_code, 0);
   EXPECT_EQ(exits[0].how, "completed, requeued");
@@ -287,13 +453,13 @@ TEST_F(SlurmActuatorTest, AJobThatEndsWithinTheGraceIsParkedToo) {
   EXPECT_EQ(Start("fin", 11, {"slurm:n1:4"}), job);
   EXPECT_THAT(slurm_->calls, ElementsAre("nodes 100 n1", "release 100"));
   slurm_->Run(job, "n1", "h100", {4});
-  actuator_->WaitForExits(0);
+  Poll();
   slurm_->calls.clear();
   ASSERT_TRUE(actuator_->StopNow(11).ok());
   EXPECT_THAT(slurm_->calls, ElementsAre("cancel 100"));
-  slurm_->Job(job).state = "CANCELLED";
-  slurm_->Job(job).exit_code = 15;
-  exits = actuator_->WaitForExits(0);
+  slurm_->Edit(job)->state = "CANCELLED";
+  slurm_->Edit(job)->exit_code = 15;
+  exits = Poll();
   ASSERT_EQ(exits.size(), 1u);
   EXPECT_EQ(exits[0].how, "cancelled");
   EXPECT_EQ(exits[0].exit_code, 143);
@@ -309,15 +475,15 @@ TEST_F(SlurmActuatorTest, ReplicasOfOneServiceParkSeveralJobs) {
   const int64_t b = Start("svc", 21, {"slurm:n1:1"});
   slurm_->Run(a, "n1", "h100", {0});
   slurm_->Run(b, "n1", "h100", {1});
-  actuator_->WaitForExits(0);
+  Poll();
   ASSERT_TRUE(actuator_->Stop(20, 0).ok());
   ASSERT_TRUE(actuator_->Stop(21, 0).ok());
-  actuator_->WaitForExits(0);  // both requeued and held
+  Poll();  // both requeued and held
   for (int64_t j : {a, b}) {
-    slurm_->Job(j).state = "PENDING";
-    slurm_->Job(j).priority = 0;
+    slurm_->Edit(j)->state = "PENDING";
+    slurm_->Edit(j)->priority = 0;
   }
-  EXPECT_EQ(actuator_->WaitForExits(0).size(), 2u);
+  EXPECT_EQ(Poll().size(), 2u);
   EXPECT_THAT(actuator_->Describe(), HasSubstr("2 parked"));
   slurm_->calls.clear();
   const int64_t again = Start("svc", 22, {"slurm:n5:2"});  // another node, same shape
@@ -333,49 +499,52 @@ TEST_F(SlurmActuatorTest, ReplicasOfOneServiceParkSeveralJobs) {
 TEST_F(SlurmActuatorTest, AJobSlurmRequeuedByItselfIsCancelledAndReportedOnce) {
   const int64_t job = Start("train", 7, {"slurm:n1:0"});
   slurm_->Run(job, "n1", "h100", {0});
-  actuator_->WaitForExits(0);
+  Poll();
   // n1 went down: Slurm requeued the job (pending, eligible again later).
-  SlurmJob& j = slurm_->Job(job);
-  j.state = "PENDING";
-  j.state_reason = "BeginTime";
-  j.restarts = 1;
-  j.nodes.clear();
+  {
+    auto j = slurm_->Edit(job);
+    j->state = "PENDING";
+    j->state_reason = "BeginTime";
+    j->restarts = 1;
+    j->nodes.clear();
+    j->gpus.clear();
+  }
   slurm_->calls.clear();
-  auto exits = actuator_->WaitForExits(0);
+  auto exits = Poll();
   ASSERT_EQ(exits.size(), 1u);
   EXPECT_EQ(exits[0].exit_code, -1);
   EXPECT_THAT(exits[0].how, HasSubstr("requeued by Slurm (BeginTime)"));
   EXPECT_THAT(slurm_->calls, ElementsAre("cancel 100"));
   EXPECT_EQ(actuator_->slurm_requeues_seen(), 1);
-  EXPECT_TRUE(actuator_->WaitForExits(0).empty());
+  EXPECT_TRUE(Poll().empty());
 }
 
 TEST_F(SlurmActuatorTest, SlurmUnreachableConcludesNothing) {
   Start("train", 7, {"slurm:n1:0"});
-  slurm_->jobs_fail = true;
-  EXPECT_TRUE(actuator_->WaitForExits(0).empty());
+  slurm_->FailReads(true);
+  EXPECT_TRUE(Poll().empty());
   EXPECT_EQ(actuator_->poll_errors(), 1);
   EXPECT_THAT(actuator_->Describe(), HasSubstr("connection refused"));
-  slurm_->jobs_fail = false;
-  slurm_->jobs.clear();  // and then the job is gone
-  auto exits = actuator_->WaitForExits(0);
+  slurm_->FailReads(false);
+  slurm_->ClearJobs();  // and then the job is gone
+  auto exits = Poll();
   ASSERT_EQ(exits.size(), 1u);
   EXPECT_THAT(exits[0].how, HasSubstr("gone"));
 }
 
 TEST_F(SlurmActuatorTest, AdoptLooksTheJobUpInSlurm) {
   slurm_->Run(40, "n1", "h100", {0});
-  slurm_->Job(40).name = "airtime.train.r1";
-  slurm_->Job(41).state = "COMPLETED";
+  slurm_->Edit(40)->name = "airtime.train.r1";
+  slurm_->Edit(41)->state = "COMPLETED";
   slurm_->Run(42, "n3", "a100", {0});
-  slurm_->Job(42).name = "airtime.lost.r5";  // submitted, not recorded
-  slurm_->Job(42).user = "airtime";
+  slurm_->Edit(42)->name = "airtime.lost.r5";  // submitted, not recorded
+  slurm_->Edit(42)->user = "airtime";
   slurm_->Run(44, "n3", "a100", {1});
-  slurm_->Job(44).name = "airtime.fake.r8";  // another user's look-alike
-  slurm_->Job(44).user = "mallory";
-  slurm_->Job(43).state = "PENDING";  // held: never released
-  slurm_->Job(43).name = "airtime.cut.r6";
-  slurm_->Job(43).user = "airtime";
+  slurm_->Edit(44)->name = "airtime.fake.r8";  // another user's look-alike
+  slurm_->Edit(44)->user = "mallory";
+  slurm_->Edit(43)->state = "PENDING";  // held: never released
+  slurm_->Edit(43)->name = "airtime.cut.r6";
+  slurm_->Edit(43)->user = "airtime";
   RunHandle h;
   h.slurm_job = 40;
   auto running = actuator_->Adopt(1, h);
@@ -405,11 +574,11 @@ TEST_F(SlurmActuatorTest, AdoptLooksTheJobUpInSlurm) {
   EXPECT_NE(fake->handle.slurm_job, 44);
   EXPECT_TRUE(slurm_->calls.empty());
   // The adopted running job is watched: its GPUs and its end come through.
-  actuator_->WaitForExits(0);
+  Poll();
   auto placed = actuator_->TakePlaced();
   ASSERT_EQ(placed.size(), 2u);
-  slurm_->Job(40).state = "COMPLETED";
-  auto exits = actuator_->WaitForExits(0);
+  slurm_->Edit(40)->state = "COMPLETED";
+  auto exits = Poll();
   ASSERT_EQ(exits.size(), 1u);
   EXPECT_EQ(exits[0].run_id, 1);
 }
@@ -418,21 +587,38 @@ TEST_F(SlurmActuatorTest, OthersRunningJobsAreForeign) {
   const int64_t mine = Start("train", 7, {"slurm:n1:0"});
   slurm_->Run(mine, "n1", "h100", {0});
   slurm_->Run(500, "n3", "a100", {6, 7});
-  slurm_->Job(500).name = "alice-job";
-  slurm_->Job(500).user = "alice";
-  actuator_->WaitForExits(0);
+  slurm_->Edit(500)->name = "alice-job";
+  slurm_->Edit(500)->user = "alice";
+  Poll();
   auto foreign = actuator_->TakeForeign();
   ASSERT_TRUE(foreign.has_value());
   ASSERT_EQ(foreign->size(), 2u);
   EXPECT_EQ((*foreign)[0].gpu, "slurm:n3:6");
   EXPECT_THAT((*foreign)[0].owner, HasSubstr("alice"));
-  actuator_->WaitForExits(0);
+  Poll();
   EXPECT_FALSE(actuator_->TakeForeign().has_value());  // unchanged
-  slurm_->Job(500).state = "COMPLETED";
-  actuator_->WaitForExits(0);
+  slurm_->Edit(500)->state = "COMPLETED";
+  Poll();
   foreign = actuator_->TakeForeign();
   ASSERT_TRUE(foreign.has_value());
   EXPECT_TRUE(foreign->empty());
+}
+
+// A job's full record that cannot be read fails the poll: its GPUs do not look free.
+TEST_F(SlurmActuatorTest, AFullRecordThatCannotBeReadFailsThePoll) {
+  slurm_->Run(500, "n3", "a100", {0});
+  Poll();
+  ASSERT_EQ(actuator_->TakeForeign()->size(), 1u);
+  slurm_->FailJobReads(true);
+  slurm_->Run(501, "n3", "a100", {1});
+  const int64_t errors = actuator_->poll_errors();
+  Poll();
+  EXPECT_EQ(actuator_->poll_errors(), errors + 1);
+  EXPECT_FALSE(actuator_->TakeForeign().has_value());
+  EXPECT_THAT(actuator_->Describe(), HasSubstr("connection reset"));
+  slurm_->FailJobReads(false);
+  Poll();
+  EXPECT_EQ(actuator_->TakeForeign()->size(), 2u);
 }
 
 TEST_F(SlurmActuatorTest, GpusOfNodesSlurmWillNotUseAreReportedWhenThatChanges) {
@@ -442,17 +628,18 @@ TEST_F(SlurmActuatorTest, GpusOfNodesSlurmWillNotUseAreReportedWhenThatChanges) 
   SlurmNode n3 = n1;
   n3.name = "n3";
   n3.state = "down";
-  slurm_->nodes = {n1, n3};
-  actuator_->WaitForExits(0);
+  slurm_->SetNodes({n1, n3});
+  Poll();
   auto unusable = actuator_->TakeUnusable();
   ASSERT_TRUE(unusable.has_value());
   EXPECT_EQ(unusable->size(), 8u);
   EXPECT_EQ(unusable->front(), "slurm:n3:0");
-  actuator_->WaitForExits(0);
+  Poll();
   EXPECT_FALSE(actuator_->TakeUnusable().has_value());  // unchanged
-  slurm_->nodes[1].state = "idle";
-  slurm_->nodes[0].state_flags = {"DRAIN"};
-  actuator_->WaitForExits(0);
+  n3.state = "idle";
+  n1.state_flags = {"DRAIN"};
+  slurm_->SetNodes({n1, n3});
+  Poll();
   unusable = actuator_->TakeUnusable();
   ASSERT_TRUE(unusable.has_value());
   EXPECT_EQ(unusable->front(), "slurm:n1:0");
@@ -462,9 +649,10 @@ TEST_F(SlurmActuatorTest, GpusOfNodesSlurmWillNotUseAreReportedWhenThatChanges) 
 TEST_F(SlurmActuatorTest, WakeInterruptsAWait) {
   SlurmActuatorOptions o;
   o.poll_interval = 60s;
-  auto sc = ClusterFromSlurm({Node("n1", "gpu:h100:8")}, "lab");
-  SlurmActuator slow(std::make_unique<ScriptedSlurm>(), *sc, o);
-  slow.WaitForExits(0);  // the first poll is due at once
+  auto client = std::make_unique<ScriptedSlurm>();
+  ScriptedSlurm* fake = client.get();
+  SlurmActuator slow(std::move(client), std::make_unique<ReaderOf>(fake), cluster_, o);
+  slow.WaitForExits(0);
   const auto t0 = std::chrono::steady_clock::now();
   std::thread waker([&] {
     std::this_thread::sleep_for(50ms);
@@ -473,6 +661,159 @@ TEST_F(SlurmActuatorTest, WakeInterruptsAWait) {
   slow.WaitForExits(-1);
   waker.join();
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+}
+
+// The poller runs on its own: a job's end it reads ends a long wait at once, not at the
+// wait's timeout.
+TEST_F(SlurmActuatorTest, AnEndThePollerFindsEndsAWaitAtOnce) {
+  SlurmActuatorOptions o;
+  o.poll_interval = 20ms;
+  auto client = std::make_unique<ScriptedSlurm>();
+  ScriptedSlurm* fake = client.get();
+  SlurmActuator a(std::move(client), std::make_unique<ReaderOf>(fake), cluster_, o);
+  auto h = a.Launch(Request("train", 7, {"slurm:n1:0"}));
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  ASSERT_TRUE(a.Watch(7, *h).ok());
+  fake->Run(h->slurm_job, "n1", "h100", {0});
+  // Its GPUs come through first (a wait returns for them too).
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  std::vector<Placed> placed;
+  while (placed.empty() && std::chrono::steady_clock::now() < give_up) {
+    EXPECT_TRUE(a.WaitForExits(100).empty());
+    placed = a.TakePlaced();
+  }
+  ASSERT_EQ(placed.size(), 1u);
+  std::thread ender([&] {
+    std::this_thread::sleep_for(100ms);
+    auto j = fake->Edit(h->slurm_job);
+    j->state = "COMPLETED";
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  auto exits = a.WaitForExits(30'000);
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  ender.join();
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].run_id, 7);
+  EXPECT_EQ(exits[0].how, "completed");
+  EXPECT_GE(waited, 90ms);
+  EXPECT_LT(waited, 5s);  // the end, a poll (20 ms) after it; not the 30 s timeout
+}
+
+// A poll that read Slurm's job list before the job was submitted, applied after it is
+// watched, does not report it gone; one begun after does see it.
+TEST_F(SlurmActuatorTest, APollBegunBeforeAWatchSaysNothingOfTheJob) {
+  slurm_->HoldNextRead([&] { actuator_->PollSoon(); });
+  const int64_t held = actuator_->polls();
+  const int64_t job = Start("train", 7, {"slurm:n1:0"});  // not in the held read's list
+  RunHandle adopted;
+  adopted.slurm_job = 40;
+  slurm_->Run(40, "n1", "h100", {1});
+  slurm_->Edit(40)->name = "airtime.old.r8";
+  ASSERT_EQ(actuator_->Adopt(8, adopted)->state, AdoptState::kRunning);  // nor is this one
+  slurm_->OpenGate();
+  std::vector<Exited> exits;
+  while (actuator_->last_applied_poll() < held)
+    for (Exited& e : actuator_->WaitForExits(10)) exits.push_back(e);
+  EXPECT_TRUE(exits.empty()) << exits[0].how;
+  EXPECT_TRUE(Poll().empty());  // pending, and running
+  slurm_->Edit(job)->state = "COMPLETED";
+  slurm_->Edit(40)->state = "COMPLETED";
+  exits = Poll();
+  ASSERT_EQ(exits.size(), 2u);
+  EXPECT_EQ(exits[0].how, "completed");
+  EXPECT_EQ(exits[1].how, "completed");
+  EXPECT_TRUE(Poll().empty());  // once
+}
+
+// A stop's hold of a job that had not started: a poll begun before the hold (here it shows
+// the job pending) does not conclude that the hold took; one begun after it does.
+TEST_F(SlurmActuatorTest, APollBegunBeforeAStopsActionSaysNothingOfIt) {
+  const int64_t job = Start("eval", 8, {"slurm:n3:0"});
+  const int64_t reads = slurm_->state_reads();
+  ASSERT_TRUE(actuator_->Stop(8, 0).ok());  // not running: held at the next poll
+  while (slurm_->state_reads() == reads) std::this_thread::sleep_for(1ms);
+  // That poll's snapshot waits unapplied while the next one begins and is held.
+  slurm_->HoldNextRead([&] { actuator_->PollSoon(); });
+  const int64_t held = actuator_->polls();
+  slurm_->calls.clear();
+  std::vector<Exited> exits;
+  while (actuator_->last_applied_poll() < held - 1)
+    for (Exited& e : actuator_->WaitForExits(10)) exits.push_back(e);
+  EXPECT_THAT(slurm_->calls, ElementsAre("hold " + std::to_string(job)));
+  // It started just before the hold reached Slurm; the held read still says pending.
+  slurm_->Run(job, "n3", "a100", {0});
+  slurm_->OpenGate();
+  while (actuator_->last_applied_poll() < held)
+    for (Exited& e : actuator_->WaitForExits(10)) exits.push_back(e);
+  EXPECT_TRUE(exits.empty()) << exits[0].how;
+  EXPECT_TRUE(Poll().empty());  // running: not held after all
+  {
+    auto j = slurm_->Edit(job);
+    j->state = "PENDING";
+    j->priority = 0;
+  }
+  exits = Poll();
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].run_id, 8);
+}
+
+// Jobs watched, started and ended while the poller reads on and on (every millisecond):
+// each end is reported exactly once, and no job is ever reported gone.
+TEST_F(SlurmActuatorTest, EachEndIsReportedOnceWhileThePollerRunsOnAndOn) {
+  SlurmActuatorOptions o;
+  o.poll_interval = 1ms;
+  auto client = std::make_unique<ScriptedSlurm>();
+  ScriptedSlurm* fake = client.get();
+  SlurmActuator a(std::move(client), std::make_unique<ReaderOf>(fake), cluster_, o);
+  constexpr int kRuns = 60;
+  std::map<int64_t, int64_t> job_of;
+  std::map<int64_t, std::vector<std::string>> ends;
+  auto collect = [&](int timeout_ms) {
+    for (const Exited& e : a.WaitForExits(timeout_ms)) ends[e.run_id].push_back(e.how);
+  };
+  for (int64_t run = 1; run <= kRuns; ++run) {
+    auto h = a.Launch(Request("w" + std::to_string(run), run, {"slurm:n1:0"}));
+    ASSERT_TRUE(h.ok()) << h.status().ToString();
+    ASSERT_TRUE(a.Watch(run, *h).ok());
+    job_of[run] = h->slurm_job;
+    if (run % 2 == 0) fake->Run(h->slurm_job, "n1", "h100", {0});
+    if (run % 3 == 0) fake->Edit(job_of[run / 2])->state = "COMPLETED";
+    collect(0);
+  }
+  for (const auto& [run, job] : job_of) fake->Edit(job)->state = "COMPLETED";
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  while (ends.size() < job_of.size() && std::chrono::steady_clock::now() < give_up) collect(50);
+  for (int i = 0; i < 5; ++i) collect(5);  // and nothing more comes
+  ASSERT_EQ(ends.size(), job_of.size());
+  for (const auto& [run, hows] : ends) EXPECT_THAT(hows, ElementsAre("completed")) << "run " << run;
+}
+
+// A job's full record (its GPUs) is read once per run of it; many new at once, in one read
+// of the whole list.
+TEST_F(SlurmActuatorTest, FullRecordsAreReadOncePerJobAndInOneListWhenMany) {
+  const int64_t job = Start("train", 7, {"slurm:n1:0"});
+  slurm_->Run(job, "n1", "h100", {0});
+  const int64_t reads = slurm_->job_reads();
+  Poll();
+  EXPECT_EQ(slurm_->job_reads(), reads + 1);
+  ASSERT_EQ(actuator_->TakePlaced().size(), 1u);
+  Poll();
+  Poll();
+  EXPECT_EQ(slurm_->job_reads(), reads + 1);
+  for (int64_t j = 500; j < 540; ++j) {
+    slurm_->Run(j, "n3", "a100", {static_cast<int>(j % 8)});
+    slurm_->Edit(j)->user = "alice";
+  }
+  const int64_t lists = slurm_->list_reads();
+  Poll();
+  EXPECT_EQ(slurm_->list_reads(), lists + 1);
+  EXPECT_EQ(slurm_->job_reads(), reads + 1);
+  auto foreign = actuator_->TakeForeign();
+  ASSERT_TRUE(foreign.has_value());
+  EXPECT_EQ(foreign->size(), 40u);
+  Poll();
+  EXPECT_EQ(slurm_->list_reads(), lists + 1);
+  EXPECT_EQ(actuator_->list_reads(), 1);
 }
 
 }  // namespace
