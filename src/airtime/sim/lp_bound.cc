@@ -81,6 +81,12 @@ std::vector<Usable> UsableTypes(const WorkloadSpec& s, const Cluster& cluster) {
   return out;
 }
 
+// One row's entries, as CLP's addRow takes them.
+struct SparseRow {
+  std::vector<int> columns;
+  std::vector<double> values;
+};
+
 // The LP, built column by column (CLP's column-major form).
 class LpBuilder {
  public:
@@ -108,7 +114,7 @@ class LpBuilder {
   // The row is added only then: as a free row in the first LP it made CLP's primal simplex
   // 4x slower on launch-burst.
   struct Then {
-    std::vector<std::pair<int, double>> entries;  // (column, coefficient)
+    const SparseRow* row = nullptr;
     double lo = 0;
     int status = -1;
     double objective = 0;
@@ -136,20 +142,15 @@ class LpBuilder {
       // The first optimum may meet the row already: then it is the second's too.
       const double* x = model.getColSolution();
       double sum = 0;
-      for (const auto& [c, v] : then->entries) sum += v * x[c];
+      const SparseRow& row = *then->row;
+      for (size_t i = 0; i < row.columns.size(); ++i) sum += row.values[i] * x[row.columns[i]];
       if (sum >= then->lo) {
         then->status = 0;
         then->objective = *objective;
         return status;
       }
-      std::vector<int> columns;
-      std::vector<double> values;
-      for (const auto& [c, v] : then->entries) {
-        columns.push_back(c);
-        values.push_back(v);
-      }
-      model.addRow(static_cast<int>(columns.size()), columns.data(), values.data(), then->lo,
-                   COIN_DBL_MAX);
+      model.addRow(static_cast<int>(row.columns.size()), row.columns.data(), row.values.data(),
+                   then->lo, COIN_DBL_MAX);
       // Solved again from scratch, the same way: on launch-burst (2-hour slots) this took
       // 26 s where the dual or primal simplex from the first optimum took 120 s.
       model.initialSolve(how);
@@ -206,7 +207,7 @@ class BoundModel {
   // submission on (as the simulator counts them: those before the first replica is ready
   // are missed), those that host-only replicas serve (outside the LP), and the most the LP's
   // columns could serve.
-  const std::vector<std::pair<int, double>>& served() const { return served_; }
+  const SparseRow& served() const { return served_; }
   double requests() const { return requests_; }
   double served_outside() const { return served_outside_; }
   double servable() const { return servable_; }
@@ -397,13 +398,15 @@ class BoundModel {
           if (serves >= cap) {
             full += h;
           } else if (serves > 0) {
-            served_.push_back({lp_.columns(), 3.6 * serves});
+            served_.columns.push_back(lp_.columns());
+            served_.values.push_back(3.6 * serves);
             lp_.AddColumn(per_1k * 3.6 * serves, h, {{held, 1.0}});
             servable_ += 3.6 * serves * h;
           }
         }
         if (full > 0) {
-          served_.push_back({lp_.columns(), 3.6 * cap});
+          served_.columns.push_back(lp_.columns());
+          served_.values.push_back(3.6 * cap);
           lp_.AddColumn(per_1k * 3.6 * cap, full, {{held, 1.0}});
           servable_ += 3.6 * cap * full;
         }
@@ -426,8 +429,8 @@ class BoundModel {
   std::vector<std::vector<int>> capacity_row_, mig_row_;      // row index or -1
   std::unordered_map<std::string, TimeMs> cancelled_;
   LpBuilder lp_;
-  double constant_ = 0;                         // value earned outside the LP (host-only work)
-  std::vector<std::pair<int, double>> served_;  // (column, thousands of requests per unit)
+  double constant_ = 0;  // value earned outside the LP (host-only work)
+  SparseRow served_;     // per column: thousands of requests served per unit
   double requests_ = 0, served_outside_ = 0, servable_ = 0;  // thousands of requests
 };
 
@@ -514,7 +517,7 @@ LpBound ComputeLpBound(const SimInput& input, TimeMs horizon, const LpBoundOptio
   // replicas' max_replicas, on types that take a replica: no schedule meets it.
   const bool beyond = at_slo && most < options.slo * (1 - 1e-9);
   LpBuilder::Then then;
-  then.entries = model->served();
+  then.row = &model->served();
   then.lo = need * (1 - 1e-9);  // a target met to the last request is met
   const bool second = at_slo && !beyond && need > 0 && lp.columns() > 0;
   if (lp.columns() > 0)
