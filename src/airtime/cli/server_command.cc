@@ -231,8 +231,8 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(int64_t{10}, int64_t{60000}))
       ->capture_default_str();
   cmd->add_option("--slurm-submitters", args->slurm_submitters,
-                  "How many of a cycle's job submissions go to slurmrestd at once, each on its "
-                  "own connection (1: one after another)")
+                  "How many of a cycle's job submissions go to slurmrestd at once, each from a "
+                  "thread with a client of its own (1: one after another)")
       ->check(CLI::Range(1, 32))
       ->capture_default_str();
   cmd->add_option("--policy", args->policy, "Scheduling policy (see airtime sim)")

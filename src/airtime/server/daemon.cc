@@ -455,7 +455,7 @@ void Daemon::StartRun(const Decision& d, SteadyTime decided) {
 }
 
 // The starts recorded since the last call, launched as one batch: the actuator may make
-// them concurrently (Slurm: one submission per connection at once), so a start does not wait
+// them concurrently (Slurm: several submissions under way at once), so a start does not wait
 // for the others of its cycle. Every outcome is recorded before any failure is handed to the
 // engine (OnExit feeds it, and that cycle may stop a run of this batch: it must be known).
 void Daemon::LaunchPending() {

@@ -75,8 +75,8 @@ struct SlurmBackendOptions {
   std::string url, user, token, conf;
   std::string partition;           // "" : the cluster's default partition
   DurationMs poll_interval = 200;  // how often Slurm's job list is read
-  // How many of a cycle's job submissions may be under way at once, each on a connection of
-  // its own (the loop thread's and submitters - 1 threads'); 1: one after another.
+  // How many of a cycle's job submissions may be under way at once, each from a thread with
+  // a client of its own (the loop thread and submitters - 1 threads); 1: one after another.
   int submitters = 4;
 };
 

@@ -85,7 +85,7 @@ Status Daemon::OpenSlurmBackend(std::string* note) {
   auto reader = slurm::ConnectSlurm(connect);
   if (!reader.ok())
     return Status(reader.status().code(), "--backend slurm: " + reader.status().message());
-  // The submitters beside the loop thread, each with its own client and connection: a
+  // The submitters beside the loop thread, each with a client of its own: a
   // cycle's starts are submitted concurrently (SlurmActuator::LaunchAll).
   std::vector<std::unique_ptr<slurm::SlurmClient>> submitters;
   slurm::SlurmConnectOptions same_version = connect;

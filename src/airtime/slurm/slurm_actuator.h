@@ -5,7 +5,7 @@
 //   for the engine's GPU type and count per node, with the engine's nodes as its required
 //   nodes (ReqNodeList), submitted in one call (docs/slurm.md says why). LaunchAll submits a
 //   batch of them (the starts of one engine cycle) concurrently (SubmitPool: the calling
-//   thread and the submitters, each on its own client and connection); everything else it
+//   thread and the submitters, each with a client of its own); everything else it
 //   does, the actuator's own state included, stays on the calling thread. Its batch script
 //   execs the workload's argv (no shell expansion of the arguments); its output goes to
 //   RUN_DIR/stdout.log. Whole GPUs only: a fraction is refused. A workload airtime stopped

@@ -1,5 +1,6 @@
-// SubmitPool: submits a batch of Slurm jobs concurrently, each helper thread on its own
-// client (its own connection to slurmrestd), the calling thread on the caller's client.
+// SubmitPool: submits a batch of Slurm jobs concurrently, each helper thread with a client
+// of its own (RestSlurmClient is not thread-safe; it opens a connection per call), the
+// calling thread with the caller's client.
 //
 // A cycle of the engine can decide several starts at once; one after another, each waits
 // for the submissions before it (10-20 ms each against slurmrestd in a burst;
