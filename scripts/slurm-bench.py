@@ -16,6 +16,7 @@ the decision until the job's script ran. The table ends with the issue's targets
   scripts/slurm-bench.py burst                      # both runs, twice each
   scripts/slurm-bench.py burst --runs slurm --repeat 1 --jobs 200
   scripts/slurm-bench.py burst --json out.json      # every figure, machine-readable
+  scripts/slurm-bench.py burst --runs airtime --server-arg=--slurm-submitters=1
 
 The lab is started with AIRTIME_SLURM_DIR (default /tmp/airtime-bench-lab),
 AIRTIME_SLURM_PORT (default 8817) and AIRTIME_SLURM_NODES (default 16) unless it already
@@ -278,6 +279,7 @@ class Airtime:
                         encoding="utf-8")
         cmd = [a.airtime, "server", "--data", data, "--backend", "slurm", "--listen",
                "127.0.0.1:0", "--slurm-poll-ms", str(a.poll_ms), "--policy", a.policy]
+        cmd += a.server_arg
         self.proc = subprocess.Popen(cmd, env=env, stdout=self.log, stderr=subprocess.STDOUT)
         end = time.time() + 30
         addr = os.path.join(data, "address")
@@ -476,6 +478,9 @@ def burst(a):
         + f"; 1.0-2.0 s each; {gpu_s:.0f} GPU-s; submitted at {a.rate:g}/s"
         + (f" (the lab's {gpus} GPUs {gpu_s * a.rate / len(jobs) / gpus:.0%} busy at that pace)"
            if a.rate > 0 else " (as fast as each client goes)"))
+    if "airtime" in a.runs:
+        print(f"airtime: {a.airtime} server --slurm-poll-ms {a.poll_ms} --policy {a.policy}"
+              + "".join(" " + arg for arg in a.server_arg))
     results = []
     stamp = time.strftime("%H%M%S")
     for rep in range(1, a.repeat + 1):
@@ -514,6 +519,9 @@ def main():
     b.add_argument("--policy", default="airtime", help="airtime's --policy")
     b.add_argument("--timeout", type=float, default=300, help="seconds a run may take to end")
     b.add_argument("--airtime", default=os.path.join(ROOT, "build/src/airtime/cli/airtime"))
+    b.add_argument("--server-arg", action="append", default=[], metavar="ARG",
+                   help="one more argument for airtime server (repeatable), e.g."
+                        " --server-arg=--slurm-submitters=1")
     b.add_argument("--json", help="write every figure to this file")
     b.add_argument("--stop-lab", action="store_true", help="stop and purge the lab at the end")
     a = ap.parse_args()

@@ -29,6 +29,7 @@ struct ServerArgs {
   std::string backend = "local";
   std::string slurm_url, slurm_user, slurm_conf, slurm_partition;
   int64_t slurm_poll_ms = 200;
+  int slurm_submitters = 4;
   std::string policy = "airtime";
   std::string tokens_file;  // default DATA/tokens
   size_t max_body_bytes = 1 << 20;
@@ -106,6 +107,7 @@ int RunServer(const ServerArgs& args) {
   options.slurm.conf = args.slurm_conf;
   options.slurm.partition = args.slurm_partition;
   options.slurm.poll_interval = args.slurm_poll_ms;
+  options.slurm.submitters = args.slurm_submitters;
   options.policy = args.policy;
   options.isolation = args.isolation == "off"        ? Isolation::kOff
                       : args.isolation == "required" ? Isolation::kRequired
@@ -227,6 +229,11 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--slurm-poll-ms", args->slurm_poll_ms,
                   "How often Slurm's job list is read (ends, requeues, GPUs, foreign jobs)")
       ->check(CLI::Range(int64_t{10}, int64_t{60000}))
+      ->capture_default_str();
+  cmd->add_option("--slurm-submitters", args->slurm_submitters,
+                  "How many of a cycle's job submissions go to slurmrestd at once, each from a "
+                  "thread with a client of its own (1: one after another)")
+      ->check(CLI::Range(1, 32))
       ->capture_default_str();
   cmd->add_option("--policy", args->policy, "Scheduling policy (see airtime sim)")
       ->capture_default_str();

@@ -8,11 +8,14 @@
 // RunHandle names either (a shim's pid, start time and boot id, or a Slurm job id).
 //
 // Threading: one thread (the daemon's event loop) calls everything except Wake(), which any
-// thread may call to interrupt WaitForExits.
+// thread may call to interrupt WaitForExits. An implementation may use threads of its own
+// inside a call (SlurmActuator's LaunchAll submits a batch concurrently), but each call
+// returns only when its work is done.
 #pragma once
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -69,6 +72,13 @@ struct ForeignUse {
   std::string owner;  // who holds it ("slurm job 42 (alice)")
 };
 
+// One start of a batch (Actuator::LaunchAll): the run's identity or why it did not start,
+// and when the backend accepted it or refused it (for airtime_backend_action_seconds).
+struct LaunchResult {
+  StatusOr<RunHandle> handle;
+  std::chrono::steady_clock::time_point done;
+};
+
 struct Exited {
   int64_t run_id = 0;
   // The workload's exit code, 128+N for signal N, or -1 when unknown.
@@ -102,6 +112,16 @@ class Actuator {
 
   // Starts `request` and returns its identity. Call Watch() next.
   virtual StatusOr<RunHandle> Launch(const LaunchRequest& request) = 0;
+  // Starts every request, as many Launch calls would, and returns their results in the
+  // same order; call Watch() for each that started. A backend whose starts wait on a
+  // remote service (Slurm) makes them concurrently; this one makes them one after another.
+  virtual std::vector<LaunchResult> LaunchAll(const std::vector<LaunchRequest>& requests) {
+    std::vector<LaunchResult> out;
+    out.reserve(requests.size());
+    for (const LaunchRequest& r : requests)
+      out.push_back(LaunchResult{Launch(r), std::chrono::steady_clock::now()});
+    return out;
+  }
   // Watches `handle` as `run_id`; its end comes from WaitForExits, exactly once.
   virtual Status Watch(int64_t run_id, const RunHandle& handle) = 0;
   // Blocks until at least one watched run ended, Wake() was called, or timeout_ms passed

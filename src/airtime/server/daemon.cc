@@ -304,6 +304,7 @@ void Daemon::Act(const CycleResult& cycle, SteadyTime seen) {
         break;
     }
   }
+  LaunchPending();
   if (started) {
     latencies_.event_to_decision.Add(to_decision);
     latencies_.event_to_start.Add(SecondsSince(seen));
@@ -348,6 +349,7 @@ void Daemon::LaunchDeferred() {
     if (!engine_->allocation(d.allocation)) continue;  // stopped or cancelled meanwhile
     StartRun(d, now);
   }
+  LaunchPending();
 }
 
 void Daemon::StartRun(const Decision& d, SteadyTime decided) {
@@ -438,34 +440,73 @@ void Daemon::StartRun(const Decision& d, SteadyTime decided) {
   // The run directory is durable before the process can exist (recovery relies on it).
   Status recorded = store_->UpdateRun(run.row);
   if (recorded.ok()) recorded = PrepareIsolatedLaunch(w, run.row, &req);
-  auto handle = recorded.ok() ? actuator_->Launch(req) : StatusOr<RunHandle>(recorded);
-  if (!handle.ok()) {
-    run.row.state = "exited";
-    run.row.ended_at = WallNow();
-    run.row.exit_code = 127;
-    run.row.stop_reason = "workload '" + w.row.name + "': " + handle.status().message();
-    (void)store_->UpdateRun(run.row);
-    ++failures_total_;
-    run_of_allocation_[d.allocation] = run.row.id;
-    runs_.emplace(run.row.id, std::move(run));
+  const int64_t run_id = run.row.id;
+  run.launching = recorded.ok();
+  run_of_allocation_[d.allocation] = run_id;
+  runs_.emplace(run_id, std::move(run));
+  if (!recorded.ok()) {
+    LaunchRefused(runs_.at(run_id), recorded);
     exit_seen_ = std::chrono::steady_clock::now();
-    OnExit(Exited{*id, 127, "launch failed"}, WallNow());
+    OnExit(Exited{run_id, 127, "launch failed"}, WallNow());
     return;
   }
-  const double accepted = SecondsSince(decided);
-  start_action_hist_.Observe(accepted);
-  latencies_.decision_to_accepted.Add(accepted);
-  run.row.pid = handle->pid;
-  run.row.start_ticks = handle->start_ticks;
-  run.row.boot_id = handle->boot_id;
-  run.row.slurm_job = handle->slurm_job;
-  run.row.state = "running";
+  // Launched with the cycle's other starts (LaunchPending), before Act returns.
+  pending_launches_.push_back(PendingLaunch{run_id, std::move(req), decided});
+}
+
+// The starts recorded since the last call, launched as one batch: the actuator may make
+// them concurrently (Slurm: several submissions under way at once), so a start does not wait
+// for the others of its cycle. Every outcome is recorded before any failure is handed to the
+// engine (OnExit feeds it, and that cycle may stop a run of this batch: it must be known).
+void Daemon::LaunchPending() {
+  std::vector<PendingLaunch> batch;
+  batch.swap(pending_launches_);
+  if (batch.empty()) return;
+  std::vector<LaunchRequest> requests;
+  requests.reserve(batch.size());
+  for (PendingLaunch& p : batch) requests.push_back(std::move(p.request));
+  std::vector<LaunchResult> results = actuator_->LaunchAll(requests);
+  std::vector<int64_t> refused;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    // Still here: nothing ends a run while it is launching (StopRun launches it first).
+    RunRec& run = runs_.at(batch[i].run_id);
+    run.launching = false;
+    const LaunchResult& r = results[i];
+    if (!r.handle.ok()) {
+      LaunchRefused(run, r.handle.status());
+      refused.push_back(run.row.id);
+      continue;
+    }
+    const double accepted = std::chrono::duration<double>(r.done - batch[i].decided).count();
+    start_action_hist_.Observe(accepted);
+    latencies_.decision_to_accepted.Add(accepted);
+    run.row.pid = r.handle->pid;
+    run.row.start_ticks = r.handle->start_ticks;
+    run.row.boot_id = r.handle->boot_id;
+    run.row.slurm_job = r.handle->slurm_job;
+    run.row.state = "running";
+    (void)store_->UpdateRun(run.row);
+    if (Status st = actuator_->Watch(run.row.id, *r.handle); !st.ok())
+      run.row.stop_reason = "not watched: " + st.message();
+    ++starts_total_;
+  }
+  for (int64_t id : refused) {
+    exit_seen_ = std::chrono::steady_clock::now();
+    OnExit(Exited{id, 127, "launch failed"}, WallNow());
+  }
+}
+
+// A start that produced nothing (the backend refused it, or the run could not be prepared):
+// the run ends with 127 and the reason; OnExit tells the engine next.
+void Daemon::LaunchRefused(RunRec& run, const Status& why) {
+  run.launching = false;
+  run.row.state = "exited";
+  run.row.ended_at = WallNow();
+  run.row.exit_code = 127;
+  run.row.stop_reason =
+      "workload '" + workloads_.at(run.row.workload_id).row.name + "': " + why.message();
   (void)store_->UpdateRun(run.row);
-  if (Status st = actuator_->Watch(run.row.id, *handle); !st.ok())
-    run.row.stop_reason = "not watched: " + st.message();
-  ++starts_total_;
-  run_of_allocation_[d.allocation] = run.row.id;
-  runs_.emplace(run.row.id, std::move(run));
+  ++failures_total_;
 }
 
 // Starts the MPS control daemon once (real GPUs only) with a private pipe directory, so
@@ -503,6 +544,13 @@ void Daemon::StopRun(AllocationId allocation, const std::string& reason, SteadyT
   std::erase_if(deferred_, [&](const Decision& d) { return d.allocation == allocation; });
   auto it = run_of_allocation_.find(allocation);
   if (it == run_of_allocation_.end()) return;
+  if (runs_.at(it->second).launching) {
+    // Started in this cycle, not launched yet: launched first, so that it can be stopped
+    // (a refused launch ends it instead).
+    LaunchPending();
+    it = run_of_allocation_.find(allocation);
+    if (it == run_of_allocation_.end()) return;
+  }
   RunRec& run = runs_.at(it->second);
   run.stopping = true;
   run.row.stop_reason = reason;

@@ -75,6 +75,9 @@ struct SlurmBackendOptions {
   std::string url, user, token, conf;
   std::string partition;           // "" : the cluster's default partition
   DurationMs poll_interval = 200;  // how often Slurm's job list is read
+  // How many of a cycle's job submissions may be under way at once, each from a thread with
+  // a client of its own (the loop thread and submitters - 1 threads); 1: one after another.
+  int submitters = 4;
 };
 
 struct DaemonOptions {
@@ -162,8 +165,16 @@ class Daemon final : public ControlPlane {
   struct RunRec {
     RunRow row;
     AllocationId allocation = kNoAllocation;
-    bool stopping = false;  // airtime stopped it: its exit is not news for the engine
-    bool placed = false;    // the backend confirmed its GPUs (OnPlaced)
+    bool stopping = false;   // airtime stopped it: its exit is not news for the engine
+    bool placed = false;     // the backend confirmed its GPUs (OnPlaced)
+    bool launching = false;  // recorded, in pending_launches_, not launched yet
+  };
+  // A start recorded (its run row and directory committed) and waiting to be launched with
+  // the others of its cycle (LaunchPending).
+  struct PendingLaunch {
+    int64_t run_id = 0;
+    LaunchRequest request;
+    std::chrono::steady_clock::time_point decided;
   };
   struct PendingSubmit;
 
@@ -218,7 +229,11 @@ class Daemon final : public ControlPlane {
   void Act(const CycleResult& cycle, SteadyTime seen);
   // `decided`: when the engine decided it (the cycle's end; for a start deferred until a
   // stopping run left its GPUs, when they were free), for airtime_backend_action_seconds.
+  // StartRun records the run and queues its launch; LaunchPending launches what is queued,
+  // as one batch (Act and LaunchDeferred call it before they return).
   void StartRun(const Decision& d, SteadyTime decided);
+  void LaunchPending();
+  void LaunchRefused(RunRec& run, const Status& why);
   bool GpusStillBusy(const Placement& placement) const;
   int FreePort() const;
   void LaunchDeferred();
@@ -261,6 +276,7 @@ class Daemon final : public ControlPlane {
   std::unordered_map<WorkloadId, int64_t> by_engine_id_;
   std::map<int64_t, RunRec> runs_;  // live runs (launching / running / stopping)
   std::vector<Decision> deferred_;  // starts waiting for a stopping process to free GPUs
+  std::vector<PendingLaunch> pending_launches_;  // recorded starts not launched yet
   std::unordered_map<AllocationId, int64_t> run_of_allocation_;
   std::map<std::string, GpuSample> telemetry_;        // by UUID
   std::unordered_map<int64_t, double> counter_last_;  // demand counters per workload

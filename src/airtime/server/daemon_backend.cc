@@ -85,6 +85,17 @@ Status Daemon::OpenSlurmBackend(std::string* note) {
   auto reader = slurm::ConnectSlurm(connect);
   if (!reader.ok())
     return Status(reader.status().code(), "--backend slurm: " + reader.status().message());
+  // The submitters beside the loop thread, each with a client of its own: a
+  // cycle's starts are submitted concurrently (SlurmActuator::LaunchAll).
+  std::vector<std::unique_ptr<slurm::SlurmClient>> submitters;
+  slurm::SlurmConnectOptions same_version = connect;
+  same_version.api_version = (*client)->ApiVersion();
+  for (int i = 1; i < so.submitters; ++i) {
+    auto submitter = slurm::ConnectSlurm(same_version);
+    if (!submitter.ok())
+      return Status(submitter.status().code(), "--backend slurm: " + submitter.status().message());
+    submitters.push_back(std::move(*submitter));
+  }
   auto nodes = (*client)->Nodes();
   if (!nodes.ok())
     return Status(nodes.status().code(), "--backend slurm: " + nodes.status().message());
@@ -115,8 +126,8 @@ Status Daemon::OpenSlurmBackend(std::string* note) {
   ao.slurm_url = connect.rest.url;
   ao.user = connect.rest.user;
   const std::string release = (*client)->SlurmRelease(), api = (*client)->ApiVersion();
-  actuator_ =
-      std::make_unique<slurm::SlurmActuator>(std::move(*client), std::move(*reader), *sc, ao);
+  actuator_ = std::make_unique<slurm::SlurmActuator>(std::move(*client), std::move(*reader), *sc,
+                                                     ao, std::move(submitters));
   *note = "Slurm " + release + " (API " + api + ") at " + connect.rest.url + ": " +
           std::to_string(nodes->size()) + " node(s)";
   if (!sc->note.empty()) *note += "; " + sc->note;

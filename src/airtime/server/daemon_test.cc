@@ -773,6 +773,47 @@ TEST_F(DaemonTest, ANewRunWaitsForAStoppingProcessToLeaveItsGpus) {
   EXPECT_EQ(Get("slow-to-stop")["exit_code"], 0);
 }
 
+// The starts of one cycle are launched as one batch (Actuator::LaunchAll): one the backend
+// refuses (its workdir went away after it was accepted) ends alone, as a failed launch
+// (retried, then failed), and the others of its batch run, each once.
+TEST_F(DaemonTest, ALaunchRefusedInACyclesBatchEndsAloneAndTheOthersRunOnce) {
+  DaemonOptions o = Options("4xH100", "fifo");
+  o.restart_backoff = 0;
+  auto d = Daemon::Open(o);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  daemon_ = std::move(*d);
+  daemon_->Start();
+  const std::string wd = dir_ + "/wd";
+  std::filesystem::create_directories(wd);
+  Submit(kAdmin, "{name: blocker, kind: batch, gpus: 4, command: [/bin/sleep, '30']}\n");
+  WaitFor("blocker", "running");
+  Submit(kAdmin,
+         "- {name: a, kind: batch, command: [/bin/sleep, '30']}\n"
+         "- {name: b, kind: batch, workdir: " +
+             wd +
+             ", command: [/bin/sleep, '30']}\n"
+             "- {name: c, kind: batch, command: [/bin/sleep, '30']}\n");
+  std::filesystem::remove_all(wd);
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "blocker").ok());  // a, b and c start in one cycle
+  json a = WaitFor("a", "running"), c = WaitFor("c", "running");
+  json b = WaitFor("b", "failed");
+  EXPECT_THAT(b.dump(), HasSubstr("workload 'b': workdir '" + wd + "' does not exist"));
+  a = Get("a");
+  c = Get("c");
+  ASSERT_EQ(a["runs"].size(), 1u);
+  ASSERT_EQ(c["runs"].size(), 1u);
+  EXPECT_EQ(a["runs"][0]["state"], "running");
+  EXPECT_EQ(c["runs"][0]["state"], "running");
+  EXPECT_EQ(b["runs"].size(), 3u);  // max_attempts: each a launch that failed
+  for (const json& r : b["runs"]) EXPECT_EQ(r["exit_code"], 127) << r.dump();
+  // Accepted: the blocker, a and c; b's refusals are not.
+  EXPECT_EQ(daemon_->latencies().decision_to_accepted.count(), 3u);
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "a").ok());
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "c").ok());
+  WaitFor("a", "cancelled");
+  WaitFor("c", "cancelled");
+}
+
 TEST_F(DaemonTest, ARunRecordedWithoutItsDirectoryNeverStartedAndRunsOnce) {
   // What a crash between the run row and its directory leaves: the process never started,
   // so the restarted daemon runs the workload (once), and does not wait for a ghost.

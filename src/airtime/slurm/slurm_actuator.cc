@@ -69,8 +69,12 @@ bool FinalJobState(const std::string& state) {
 
 SlurmActuator::SlurmActuator(std::unique_ptr<SlurmClient> client,
                              std::unique_ptr<SlurmClient> reader, const SlurmCluster& cluster,
-                             SlurmActuatorOptions options)
-    : client_(std::move(client)), options_(std::move(options)), reader_(std::move(reader)) {
+                             SlurmActuatorOptions options,
+                             std::vector<std::unique_ptr<SlurmClient>> submitters)
+    : client_(std::move(client)),
+      options_(std::move(options)),
+      submit_(client_.get(), std::move(submitters)),
+      reader_(std::move(reader)) {
   for (const auto& g : cluster.slurm_gpu) {
     known_gpus_.insert(SlurmGpuId(g.node, g.index));
     gpus_of_node_[g.node].push_back(SlurmGpuId(g.node, g.index));
@@ -234,16 +238,21 @@ StatusOr<SlurmActuator::Shape> SlurmActuator::ShapeOf(const std::vector<std::str
 }
 
 StatusOr<RunHandle> SlurmActuator::Launch(const LaunchRequest& request) {
+  return std::move(LaunchAll({request}).front().handle);
+}
+
+StatusOr<SlurmActuator::Plan> SlurmActuator::PlanLaunch(const LaunchRequest& request) {
   if (request.share_milli < 1000)
     return InvalidArgument("the Slurm backend runs whole GPUs; a fraction (" +
                            std::to_string(request.share_milli) + "/1000) cannot be a Slurm job");
   if (request.argv.empty()) return InvalidArgument("no command to run");
   auto shape = ShapeOf(request.gpus);
   if (!shape.ok()) return shape.status();
-  RunHandle handle;
-  handle.run_dir = request.run_dir;
+  Plan plan;
+  plan.shape = *shape;
   // A job airtime parked for this workload (of this shape: a replica of a service has
-  // several): the same Slurm job runs again.
+  // several): the same Slurm job runs again. On this thread, with client_: its Release
+  // waits out the second of the requeue that client_ made (SlurmClient::Release).
   if (auto p = parked_.find(request.workload); p != parked_.end()) {
     std::vector<Parked>& jobs = p->second;
     auto same = std::find_if(jobs.begin(), jobs.end(), [&](const Parked& j) {
@@ -257,14 +266,13 @@ StatusOr<RunHandle> SlurmActuator::Launch(const LaunchRequest& request) {
       Status st = client_->SetRequiredNodes(parked.job, shape->nodes);
       if (st.ok()) st = client_->Release(parked.job);
       if (st.ok()) {
-        handle.slurm_job = parked.job;
-        launched_[parked.job] = Launched{*shape, request.workload};
-        return handle;
+        plan.parked_job = parked.job;
+        return plan;
       }
       (void)client_->Cancel(parked.job);  // not reusable: a new job below
     }
   }
-  JobRequest job;
+  JobRequest& job = plan.job;
   job.name = options_.job_prefix + request.workload + ".r" + std::to_string(request.run_id);
   job.comment =
       "airtime: " + (request.comment.empty() ? "workload " + request.workload : request.comment);
@@ -291,11 +299,51 @@ StatusOr<RunHandle> SlurmActuator::Launch(const LaunchRequest& request) {
   job.required_nodes = shape->nodes;
   job.hold = false;
   job.requeue = true;
-  auto id = client_->Submit(job);
-  if (!id.ok()) return id.status();
-  handle.slurm_job = *id;
-  launched_[*id] = Launched{*shape, request.workload};
-  return handle;
+  return plan;
+}
+
+std::vector<LaunchResult> SlurmActuator::LaunchAll(const std::vector<LaunchRequest>& requests) {
+  // Each request's plan on this thread (a parked job is steered and released here); then the
+  // new jobs' submissions, concurrently (submit_); then the results, in order, here.
+  std::vector<std::optional<LaunchResult>> results(requests.size());
+  std::vector<Plan> plans;
+  std::vector<size_t> planned;  // the request of each plan
+  for (size_t i = 0; i < requests.size(); ++i) {
+    auto plan = PlanLaunch(requests[i]);
+    if (!plan.ok()) {
+      results[i].emplace(LaunchResult{plan.status(), Clock::now()});
+    } else if (plan->parked_job > 0) {
+      RunHandle handle;
+      handle.run_dir = requests[i].run_dir;
+      handle.slurm_job = plan->parked_job;
+      launched_[plan->parked_job] = Launched{plan->shape, requests[i].workload};
+      results[i].emplace(LaunchResult{handle, Clock::now()});
+    } else {
+      plans.push_back(std::move(*plan));
+      planned.push_back(i);
+    }
+  }
+  std::vector<JobRequest> jobs;
+  jobs.reserve(plans.size());
+  for (Plan& p : plans) jobs.push_back(std::move(p.job));
+  std::vector<SubmitPool::Submitted> submitted = submit_.SubmitAll(jobs);
+  for (size_t k = 0; k < planned.size(); ++k) {
+    const LaunchRequest& request = requests[planned[k]];
+    SubmitPool::Submitted& s = submitted[k];
+    if (!s.job.ok()) {
+      results[planned[k]].emplace(LaunchResult{s.job.status(), s.at});
+      continue;
+    }
+    RunHandle handle;
+    handle.run_dir = request.run_dir;
+    handle.slurm_job = *s.job;
+    launched_[*s.job] = Launched{plans[k].shape, request.workload};
+    results[planned[k]].emplace(LaunchResult{handle, s.at});
+  }
+  std::vector<LaunchResult> out;
+  out.reserve(results.size());
+  for (auto& r : results) out.push_back(std::move(*r));
+  return out;
 }
 
 Status SlurmActuator::Watch(int64_t run_id, const RunHandle& handle) {

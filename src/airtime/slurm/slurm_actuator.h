@@ -3,7 +3,10 @@
 //
 // Launch: a job (name "airtime.WORKLOAD.rRUN", airtime's explanation in its comment) asking
 //   for the engine's GPU type and count per node, with the engine's nodes as its required
-//   nodes (ReqNodeList), submitted in one call (docs/slurm.md says why). Its batch script
+//   nodes (ReqNodeList), submitted in one call (docs/slurm.md says why). LaunchAll submits a
+//   batch of them (the starts of one engine cycle) concurrently (SubmitPool: the calling
+//   thread and the submitters, each with a client of its own); everything else it
+//   does, the actuator's own state included, stays on the calling thread. Its batch script
 //   execs the workload's argv (no shell expansion of the arguments); its output goes to
 //   RUN_DIR/stdout.log. Whole GPUs only: a fraction is refused. A workload airtime stopped
 //   earlier (its job requeued and held, "parked") gets that job back: same Slurm job id,
@@ -37,7 +40,8 @@
 // GPU ids are "slurm:NODE:INDEX" with Slurm's index on that node (GpuId). Threading: the
 // daemon's loop thread calls everything but Wake(); Wake() is safe from any thread. The
 // poller uses only its own client (`reader`) and the snapshot it hands over under mu_; the
-// rest of the state is the calling thread's.
+// submitters only their own clients, inside LaunchAll (submit_pool.h); the rest of the
+// state is the calling thread's.
 #pragma once
 
 #include <atomic>
@@ -57,6 +61,7 @@
 #include "airtime/exec/actuator.h"
 #include "airtime/slurm/slurm_client.h"
 #include "airtime/slurm/slurm_cluster.h"
+#include "airtime/slurm/submit_pool.h"
 
 namespace airtime::slurm {
 
@@ -86,15 +91,19 @@ class SlurmActuator final : public Actuator {
  public:
   // `client` acts (submit, release, requeue, cancel...) and adopts, on the calling thread;
   // `reader` is the poller's, used by that thread alone (RestSlurmClient is not
-  // thread-safe, and a poll must not hold up a submission). The poller starts here.
+  // thread-safe, and a poll must not hold up a submission); each of `submitters` submits
+  // new jobs of a LaunchAll beside the calling thread, on a thread of its own (none: one
+  // after another). The poller and the submitters start here.
   SlurmActuator(std::unique_ptr<SlurmClient> client, std::unique_ptr<SlurmClient> reader,
-                const SlurmCluster& cluster, SlurmActuatorOptions options);
-  // Stops the poller (a read in progress ends first) and joins it.
+                const SlurmCluster& cluster, SlurmActuatorOptions options,
+                std::vector<std::unique_ptr<SlurmClient>> submitters = {});
+  // Stops the poller (a read in progress ends first) and the submitters, and joins them.
   ~SlurmActuator() override;
   SlurmActuator(const SlurmActuator&) = delete;
   SlurmActuator& operator=(const SlurmActuator&) = delete;
 
   StatusOr<RunHandle> Launch(const LaunchRequest& request) override;
+  std::vector<LaunchResult> LaunchAll(const std::vector<LaunchRequest>& requests) override;
   Status Watch(int64_t run_id, const RunHandle& handle) override;
   std::vector<Exited> WaitForExits(int timeout_ms) override;
   void Wake() override;
@@ -145,6 +154,13 @@ class SlurmActuator final : public Actuator {
     int64_t job = 0;
     Shape shape;
   };
+  // How a request starts: its parked job, steered and released already (parked_job > 0),
+  // or a new job to submit.
+  struct Plan {
+    Shape shape;
+    int64_t parked_job = 0;
+    JobRequest job;
+  };
 
   // What one poll read.
   struct Snapshot {
@@ -159,6 +175,7 @@ class SlurmActuator final : public Actuator {
   // The shape of the GPUs `gpus` name; InvalidArgument for unknown ids, mixed types or
   // unequal counts per node.
   StatusOr<Shape> ShapeOf(const std::vector<std::string>& gpus) const;
+  StatusOr<Plan> PlanLaunch(const LaunchRequest& request);
   // The poller thread: a poll every poll_interval (sooner when asked), each handed over.
   void PollerLoop();
   // The poller's read of Slurm (reader_ and details_ only).
@@ -175,6 +192,7 @@ class SlurmActuator final : public Actuator {
 
   std::unique_ptr<SlurmClient> client_;
   SlurmActuatorOptions options_;
+  SubmitPool submit_;  // client_ on the calling thread, and the submitters
   // The poller's own.
   std::unique_ptr<SlurmClient> reader_;
   std::map<std::pair<int64_t, int64_t>, SlurmJob> details_;  // by (job, restarts): full records

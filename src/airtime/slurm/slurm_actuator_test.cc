@@ -5,11 +5,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 namespace airtime::slurm {
@@ -30,6 +32,7 @@ class ScriptedSlurm final : public SlurmClient {
   std::vector<JobRequest> submitted;
   int64_t next_id = 100;
   bool signal_fails = false;
+  std::set<std::string> refuse;  // job names Submit refuses
 
   std::string ApiVersion() const override { return "v0.0.38"; }
   std::string SlurmRelease() const override { return "22.05.8"; }
@@ -79,10 +82,12 @@ class ScriptedSlurm final : public SlurmClient {
       if (j.id == id) return j;
     return NotFound("job " + std::to_string(id));
   }
+  // Also the submitters' (SubmitterOf), several at once: under `mu` like the reads.
   StatusOr<int64_t> Submit(const JobRequest& r) override {
+    std::lock_guard<std::mutex> lock(mu_);
     submitted.push_back(r);
     calls.push_back("submit");
-    std::lock_guard<std::mutex> lock(mu_);
+    if (refuse.count(r.name)) return FailedPrecondition("Slurm refused " + r.name);
     SlurmJob j;
     j.id = next_id++;
     j.name = r.name;
@@ -234,6 +239,35 @@ class ReaderOf final : public SlurmClient {
   ScriptedSlurm* slurm_;
 };
 
+// A submitter's client (SlurmActuator's LaunchAll): submits to a ScriptedSlurm from its own
+// thread, and does nothing else.
+class SubmitterOf final : public SlurmClient {
+ public:
+  explicit SubmitterOf(ScriptedSlurm* slurm) : slurm_(slurm) {}
+  std::string ApiVersion() const override { return slurm_->ApiVersion(); }
+  std::string SlurmRelease() const override { return slurm_->SlurmRelease(); }
+  StatusOr<std::vector<SlurmNode>> Nodes() override { return Other(); }
+  StatusOr<std::vector<SlurmPartition>> Partitions() override { return Other(); }
+  StatusOr<std::vector<SlurmJob>> Jobs() override { return Other(); }
+  StatusOr<std::vector<SlurmJob>> JobStates() override { return Other(); }
+  StatusOr<SlurmJob> Job(int64_t) override { return Other(); }
+  StatusOr<int64_t> Submit(const JobRequest& r) override { return slurm_->Submit(r); }
+  Status SetRequiredNodes(int64_t, const std::vector<std::string>&) override { return Other(); }
+  Status Release(int64_t) override { return Other(); }
+  Status Hold(int64_t) override { return Other(); }
+  Status SetPriority(int64_t, int64_t) override { return Other(); }
+  Status Requeue(int64_t, bool) override { return Other(); }
+  Status Cancel(int64_t) override { return Other(); }
+  Status Signal(int64_t, const std::string&) override { return Other(); }
+
+ private:
+  static Status Other() {
+    ADD_FAILURE() << "a submitter's client did something else than submit";
+    return Internal("a submitter only submits");
+  }
+  ScriptedSlurm* slurm_;
+};
+
 SlurmNode Node(const std::string& name, const std::string& gres) {
   SlurmNode n;
   n.name = name;
@@ -250,13 +284,21 @@ class SlurmActuatorTest : public ::testing::Test {
         "lab");
     ASSERT_TRUE(sc.ok()) << sc.status().ToString();
     cluster_ = *sc;
+    Make(0);
+  }
+
+  // A new actuator (and Slurm) with `submitters` submitters beside the calling thread.
+  void Make(int submitters) {
+    actuator_.reset();
     auto client = std::make_unique<ScriptedSlurm>();
     slurm_ = client.get();
     SlurmActuatorOptions o;
     o.poll_interval = 1h;  // the tests ask for each poll (Poll)
     o.user = "airtime";
-    actuator_ = std::make_unique<SlurmActuator>(std::move(client),
-                                                std::make_unique<ReaderOf>(slurm_), *sc, o);
+    std::vector<std::unique_ptr<SlurmClient>> helpers;
+    for (int i = 0; i < submitters; ++i) helpers.push_back(std::make_unique<SubmitterOf>(slurm_));
+    actuator_ = std::make_unique<SlurmActuator>(
+        std::move(client), std::make_unique<ReaderOf>(slurm_), cluster_, o, std::move(helpers));
     Poll();  // the first poll, begun at construction, is over
   }
 
@@ -814,6 +856,93 @@ TEST_F(SlurmActuatorTest, FullRecordsAreReadOncePerJobAndInOneListWhenMany) {
   Poll();
   EXPECT_EQ(slurm_->list_reads(), lists + 1);
   EXPECT_EQ(actuator_->list_reads(), 1);
+}
+
+// The starts of one cycle, with three submitters: the new jobs are submitted (each once),
+// a parked job is steered and released on the calling thread, a request Slurm cannot run is
+// refused before anything is submitted, and each result is in its request's place; each
+// launched job is then watched and placed like one from Launch.
+TEST_F(SlurmActuatorTest, LaunchAllSubmitsACyclesJobsConcurrentlyEachInItsPlace) {
+  Make(3);
+  // A parked job of workload "eval".
+  const int64_t parked = Start("eval", 8, {"slurm:n3:0"});
+  slurm_->Run(parked, "n3", "a100", {0});
+  Poll();
+  ASSERT_TRUE(actuator_->Stop(8, 0).ok());
+  Poll();
+  {
+    auto j = slurm_->Edit(parked);
+    j->state = "PENDING";
+    j->priority = 0;
+    j->restarts = 1;
+  }
+  ASSERT_EQ(Poll().size(), 1u);
+  (void)actuator_->TakePlaced();  // run 8's
+  slurm_->calls.clear();
+  slurm_->submitted.clear();
+
+  LaunchRequest fraction = Request("half", 12, {"slurm:n1:3"});
+  fraction.share_milli = 500;
+  const auto before = std::chrono::steady_clock::now();
+  std::vector<LaunchResult> out = actuator_->LaunchAll({
+      Request("eval", 9, {"slurm:n3:5"}),
+      Request("train", 10, {"slurm:n1:0", "slurm:n1:1"}),
+      Request("svc", 11, {"slurm:n1:2"}),
+      fraction,
+      Request("embed", 13, {"slurm:n5:0"}),
+  });
+  ASSERT_EQ(out.size(), 5u);
+  ASSERT_TRUE(out[0].handle.ok()) << out[0].handle.status().ToString();
+  EXPECT_EQ(out[0].handle->slurm_job, parked);
+  EXPECT_FALSE(out[3].handle.ok());
+  EXPECT_THAT(out[3].handle.status().message(), HasSubstr("whole GPUs"));
+  std::set<int64_t> ids;
+  for (size_t i : {1u, 2u, 4u}) {
+    ASSERT_TRUE(out[i].handle.ok()) << out[i].handle.status().ToString();
+    ids.insert(out[i].handle->slurm_job);
+    EXPECT_EQ(out[i].handle->run_dir, "/data/runs/" + std::to_string(9 + i));
+  }
+  EXPECT_EQ(ids, (std::set<int64_t>{101, 102, 103}));
+  for (const LaunchResult& r : out) EXPECT_GE(r.done, before);
+  std::multiset<std::string> names;
+  for (const JobRequest& r : slurm_->submitted) names.insert(r.name);
+  EXPECT_EQ(names, (std::multiset<std::string>{"airtime.train.r10", "airtime.svc.r11",
+                                               "airtime.embed.r13"}));
+  // The parked job's steering first, on this thread; then the submissions.
+  ASSERT_GE(slurm_->calls.size(), 2u);
+  EXPECT_EQ(slurm_->calls[0], "nodes " + std::to_string(parked) + " n3");
+  EXPECT_EQ(slurm_->calls[1], "release " + std::to_string(parked));
+  EXPECT_EQ(std::count(slurm_->calls.begin(), slurm_->calls.end(), "submit"), 3);
+
+  // Watched and placed as launched.
+  for (size_t i : {0u, 1u, 2u, 4u})
+    ASSERT_TRUE(actuator_->Watch(9 + static_cast<int64_t>(i), *out[i].handle).ok());
+  slurm_->Run(out[1].handle->slurm_job, "n1", "h100", {4, 5});
+  Poll();
+  auto placed = actuator_->TakePlaced();
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_EQ(placed[0].run_id, 10);
+  EXPECT_THAT(placed[0].gpus, ElementsAre("slurm:n1:4", "slurm:n1:5"));
+}
+
+// A submission Slurm refuses is an error in its place; the others of the batch are launched.
+TEST_F(SlurmActuatorTest, LaunchAllReportsARefusedSubmissionInItsPlace) {
+  Make(2);
+  slurm_->refuse = {"airtime.b.r2"};
+  std::vector<LaunchResult> out = actuator_->LaunchAll({
+      Request("a", 1, {"slurm:n1:0"}),
+      Request("b", 2, {"slurm:n1:1"}),
+      Request("c", 3, {"slurm:n1:2"}),
+  });
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_TRUE(out[0].handle.ok());
+  ASSERT_FALSE(out[1].handle.ok());
+  EXPECT_EQ(out[1].handle.status().message(), "Slurm refused airtime.b.r2");
+  EXPECT_TRUE(out[2].handle.ok());
+  EXPECT_EQ(slurm_->submitted.size(), 3u);
+  // Launch is a batch of one.
+  auto one = actuator_->Launch(Request("b", 4, {"slurm:n1:1"}));
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
 }
 
 }  // namespace
