@@ -22,8 +22,9 @@ namespace {
 // The placement score's tiers (ScoreTerm), the first deciding first.
 constexpr int kReservationTier = 0;
 constexpr int kMoveUpTier = 1;
-constexpr int kValueRateTier = 2;
-constexpr int kFragmentationTier = 3;
+constexpr int kServiceHomeTier = 2;
+constexpr int kValueRateTier = 3;
+constexpr int kFragmentationTier = 4;
 
 // Some plug-ins serve two extension points: ForecastScale is the scaler, GangReserve a
 // permit, MoveUp a scorer, and each is also a cycle plug-in. The policy owns each once,
@@ -97,12 +98,11 @@ void RegisterAirtime(PolicyRegistry& registry) {
       "airtime",
       "value density order, speed- and fragmentation-aware placement, forecast headroom, "
       "hold-or-hand-off for bursts, preemption only when it pays",
-      {"preemption",   "lead",        "hold_horizon", "margin",
-       "gain_horizon", "pack",        "gang_wait",    "wide_gangs",
-       "quota",        "limit",       "spare",        "spare_loose",
-       "headroom",     "keep",        "slo_target",   "slo_reserve",
-       "surge",        "surge_ratio", "envelope",     "faster_later",
-       "move_up",      "trade",       "urgency",      "priority_doubling"},
+      {"preemption",   "lead",        "hold_horizon", "margin",   "gain_horizon",
+       "pack",         "gang_wait",   "wide_gangs",   "quota",    "limit",
+       "spare",        "spare_loose", "headroom",     "keep",     "slo_target",
+       "slo_reserve",  "surge",       "surge_ratio",  "envelope", "hold_quantile",
+       "faster_later", "move_up",     "trade",        "urgency",  "priority_doubling"},
       [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
         auto preempt_choice = GetChoice(params, "preemption", "on", {"on", "off"});
         if (!preempt_choice.ok()) return preempt_choice.status();
@@ -157,6 +157,13 @@ void RegisterAirtime(PolicyRegistry& registry) {
             GetChoice(params, "envelope", preemption == "off" ? "on" : "off", {"on", "off"});
         if (!envelope.ok()) return envelope.status();
         fo.envelope = *envelope == "on";
+        // Without preemption work that takes a service's GPUs keeps them to its end: hold
+        // for the forecast's 90th-percentile error, not its mean.
+        auto hold_q = params.GetDouble("hold_quantile", preemption == "off" ? 0.9 : 0);
+        if (!hold_q.ok()) return hold_q.status();
+        if (!(*hold_q >= 0 && *hold_q < 1))
+          return InvalidArgument("policy 'airtime': parameter 'hold_quantile' must be in [0, 1)");
+        fo.hold_quantile = *hold_q;
         ValuePreempt::Options po;
         auto margin = params.GetDouble("margin", po.margin);
         if (!margin.ok()) return margin.status();
@@ -218,12 +225,14 @@ void RegisterAirtime(PolicyRegistry& registry) {
         }
         // Placement scores, in tiers (ScoreTerm: a later tier only breaks the ties of the
         // ones before it): (0) the gang reservation overrides all but feasibility; (1)
-        // MoveUp's score sends a moved job to the node it was moved for; (2) value rate:
+        // MoveUp's score sends a moved job to the node it was moved for; (2) work that could
+        // not give GPUs back in time keeps off the nodes that alone can host a service
+        // (ServiceHomeScore), where BurstHold would hold it back; (3) value rate:
         // one unit of relative speed (an A100-80GB is 1, an H100 1.8) weighs 1, a node
         // filled from empty to full `pack` of that, so a much faster empty node still beats
         // a slow full one, and interference weighs like speed (a loss of value rate, as a
         // share of the newcomer's) and picks the GPU for shared work where the GPUs differ
-        // in it; (3) FGD's fragmentation breaks the remaining ties (and picks the GPU where
+        // in it; (4) FGD's fragmentation breaks the remaining ties (and picks the GPU where
         // they do not), its own ties going to the node with the fewest wholly free GPUs
         // (keep_whole). `pack` is 2 by default: small preemptible work fills partly used
         // nodes, so whole nodes stay free for gangs, and MoveUp brings running work to
@@ -248,8 +257,10 @@ void RegisterAirtime(PolicyRegistry& registry) {
         p.cycle.push_back(std::make_unique<CycleOf>(raw));
         // Trades count the GPUs left free after the cycle plug-ins before it.
         if (trade) p.cycle.push_back(std::move(trade));
-        p.permits.push_back(
-            std::make_unique<BurstHold>(preemption == "on" ? fo.lead : DurationMs{-1}));
+        const DurationMs reclaim_budget = preemption == "on" ? fo.lead : DurationMs{-1};
+        p.scores.emplace_back(std::make_unique<ServiceHomeScore>(reclaim_budget), 1.0,
+                              kServiceHomeTier);
+        p.permits.push_back(std::make_unique<BurstHold>(reclaim_budget));
         // A job waits for a faster type that frees soon: any job (`on`), or only work that
         // would then meet its deadline, or miss it by less (`deadlines`, the default).
         if (fl != "off")

@@ -20,6 +20,24 @@ class HeadroomView {
   // GPUs (milli) of each type that services are forecast to need beyond their live replicas
   // over [now, until].
   virtual std::map<GpuTypeId, int64_t> ForecastNeed(const Engine& engine, TimeMs until) const = 0;
+  // The service whose realtime SLO would break if `short_milli` GPUs of `type` that it is
+  // forecast to need were missing until `until`: the requests its forecast demand would then
+  // miss exceed the error budget it may spend by then. nullptr: none.
+  // A service that only some nodes of its GPU type can host (a MIG profile needs MIG-enabled
+  // nodes) and whose forecast need over [now, until] beyond its live replicas the free
+  // capacity of those nodes would no longer cover with `placement` there.
+  struct Shortfall {
+    const Job* service = nullptr;  // nullptr: none
+    int64_t need = 0;              // milli-GPUs it needs beyond its live replicas
+    int64_t missing = 0;           // what would be missing (at most the placement's)
+  };
+  virtual Shortfall ShortOnItsNodes(const Engine& engine, const Placement& placement,
+                                    TimeMs until) const = 0;
+  // Whether node `n` is one of the few homes of a service: of its GPU type, only some nodes
+  // can host that service's replicas (a MIG profile needs MIG-enabled nodes), and `n` is one.
+  virtual bool ServiceHome(NodeIndex n, const Engine& engine) const = 0;
+  virtual const Job* SloAtRisk(const Engine& engine, GpuTypeId type, int64_t short_milli,
+                               TimeMs until) const = 0;
 };
 
 // The speed a job ranks each GPU type by, after this cycle's trades (TypeTrade); read by

@@ -476,32 +476,129 @@ std::map<GpuTypeId, int64_t> ForecastScale::ForecastNeed(const Engine& engine, T
   for (const auto& [id, f] : forecasts_) {
     const Job& j = engine.job(id);
     if (j.phase == JobPhase::kCancelled) continue;
-    const int peak = PeakReplicas(j, engine.now(), until);
-    // Before a service has a seasonal forecast its daily peak is unknown; work that would
-    // hold GPUs for a share of a day meets that peak with about that share's odds. What the
-    // service declared it may grow to (max_replicas) stands in for the peak, weighted so:
-    // the expected replicas, fractions of a replica's GPUs included.
-    const RealtimeProfile& rt = j.s().realtime;
-    double expected = peak;
-    if (o_.envelope && !f.seasonal() && rt.max_replicas < kUnboundedReplicas &&
-        rt.max_replicas > peak) {
-      const double odds =
-          std::min(1.0, static_cast<double>(until - engine.now()) / static_cast<double>(kDay));
-      expected += odds * (rt.max_replicas - peak);
-    }
-    const double more = expected - j.live_replicas();
+    const double more = ExpectedReplicas(j, f, engine.now(), until) - j.live_replicas();
     if (more <= 0) continue;
-    const Shape& shape = j.s().shape;
-    GpuTypeId type = shape.allowed_types.empty() ? kNoGpuType : shape.allowed_types.front();
-    if (type == kNoGpuType) {
-      // Any type: charge the type with the most GPUs installed.
-      const auto& per = engine.cluster().gpus_per_type();
-      type = static_cast<GpuTypeId>(std::max_element(per.begin(), per.end()) - per.begin());
-    }
-    need[type] += static_cast<int64_t>(
-        std::ceil(more * static_cast<double>(shape.TotalMilli(engine.catalog())) - 1e-6));
+    need[ChargedType(j, engine)] += static_cast<int64_t>(
+        std::ceil(more * static_cast<double>(j.s().shape.TotalMilli(engine.catalog())) - 1e-6));
   }
   return need;
+}
+
+double ForecastScale::ExpectedReplicas(const Job& service, const DemandForecast& f, TimeMs now,
+                                       TimeMs until) const {
+  int peak = PeakReplicas(service, now, until);
+  if (o_.hold_quantile > 0 && f.seasonal()) {
+    // The forecast errs: hold for its errors' quantile beyond the forecast peak.
+    const double err = f.ErrorQuantile(o_.hold_quantile);
+    if (err > 1)
+      peak = std::max(peak, service.s().realtime.ReplicasFor(f.PeakOver(now, until) * err));
+  }
+  // Before a service has a seasonal forecast its daily peak is unknown; work that would
+  // hold GPUs for a share of a day meets that peak with about that share's odds. What the
+  // service declared it may grow to (max_replicas) stands in for the peak, weighted so:
+  // the expected replicas, fractions of a replica's GPUs included.
+  const RealtimeProfile& rt = service.s().realtime;
+  double expected = peak;
+  if (o_.envelope && !f.seasonal() && rt.max_replicas < kUnboundedReplicas &&
+      rt.max_replicas > peak) {
+    const double odds = std::min(1.0, static_cast<double>(until - now) / static_cast<double>(kDay));
+    expected += odds * (rt.max_replicas - peak);
+  }
+  return expected;
+}
+
+GpuTypeId ForecastScale::ChargedType(const Job& service, const Engine& engine) {
+  const Shape& shape = service.s().shape;
+  if (!shape.allowed_types.empty() && shape.allowed_types.front() != kNoGpuType)
+    return shape.allowed_types.front();
+  // Any type: charge the type with the most GPUs installed.
+  const auto& per = engine.cluster().gpus_per_type();
+  return static_cast<GpuTypeId>(std::max_element(per.begin(), per.end()) - per.begin());
+}
+
+bool ForecastScale::Hosts(const Job& service, NodeIndex n, const Engine& engine) {
+  const Node& node = engine.cluster().node(n);
+  const Shape& shape = service.s().shape;
+  return shape.AllowsType(node.gpu_type) && (shape.mode != ShareMode::kMig || node.mig_enabled);
+}
+
+bool ForecastScale::ServiceHome(NodeIndex n, const Engine& engine) const {
+  if (homes_cycle_ != engine.cycles()) {
+    homes_cycle_ = engine.cycles();
+    homes_.assign(engine.cluster().node_count(), false);
+    for (const auto& [id, f] : forecasts_) {
+      const Job& j = engine.job(id);
+      if (j.phase == JobPhase::kCancelled) continue;
+      const auto& nodes = engine.nodes_of_type()[static_cast<size_t>(ChargedType(j, engine))];
+      const bool restricted = std::any_of(nodes.begin(), nodes.end(),
+                                          [&](NodeIndex m) { return !Hosts(j, m, engine); });
+      if (!restricted) continue;
+      for (NodeIndex m : nodes)
+        if (Hosts(j, m, engine)) homes_[static_cast<size_t>(m)] = true;
+    }
+  }
+  return homes_[static_cast<size_t>(n)];
+}
+
+HeadroomView::Shortfall ForecastScale::ShortOnItsNodes(const Engine& engine,
+                                                       const Placement& placement,
+                                                       TimeMs until) const {
+  if (placement.gpus.empty()) return {};
+  const NodeIndex at = engine.cluster().gpu(placement.gpus.front()).node;
+  for (const auto& [id, f] : forecasts_) {
+    const Job& j = engine.job(id);
+    if (j.phase == JobPhase::kCancelled || !Hosts(j, at, engine)) continue;
+    const GpuTypeId type = engine.cluster().node(at).gpu_type;
+    // Only where the service cannot use every node of the type does this differ from
+    // ForecastNeed's count per type.
+    int64_t usable = 0;
+    bool restricted = false;
+    for (NodeIndex n : engine.nodes_of_type()[static_cast<size_t>(type)]) {
+      if (!Hosts(j, n, engine)) {
+        restricted = true;
+      } else if (engine.state().node(n).up) {
+        usable += engine.state().node(n).free_milli;
+      }
+    }
+    if (!restricted) continue;
+    const double more = ExpectedReplicas(j, f, engine.now(), until) - j.live_replicas();
+    if (more <= 0) continue;
+    const auto need = static_cast<int64_t>(
+        std::ceil(more * static_cast<double>(j.s().shape.TotalMilli(engine.catalog())) - 1e-6));
+    const int64_t free_after = usable - placement.total_milli();
+    if (free_after >= need) continue;
+    return {&j, need, std::min(need - free_after, placement.total_milli())};
+  }
+  return {};
+}
+
+const Job* ForecastScale::SloAtRisk(const Engine& engine, GpuTypeId type, int64_t short_milli,
+                                    TimeMs until) const {
+  const TimeMs now = engine.now();
+  for (const auto& [id, f] : forecasts_) {
+    const Job& j = engine.job(id);
+    if (j.phase == JobPhase::kCancelled || ChargedType(j, engine) != type) continue;
+    const RealtimeProfile& rt = j.s().realtime;
+    const int64_t unit = j.s().shape.TotalMilli(engine.catalog());
+    if (unit <= 0 || rt.capacity_rps <= 0) continue;
+    const int short_replicas = static_cast<int>((short_milli + unit - 1) / unit);
+    // The demand the shortfall is measured against: the forecast, slot by slot (as PeakOver
+    // samples it); before a seasonal forecast, the replicas ForecastNeed expects (the
+    // envelope's, where on) all along.
+    const double expected = ExpectedReplicas(j, f, now, until);
+    const double held = std::max(0.0, expected - short_replicas) * rt.capacity_rps;
+    const DurationMs slot = 15 * kMinute;
+    double missed = 0, requests = 0;
+    for (TimeMs t = now; t < until; t += slot) {
+      const double seconds = static_cast<double>(std::min(slot, until - t)) / 1000.0;
+      const double rps = Servable(j, f.seasonal() ? f.At(t) : expected * rt.capacity_rps);
+      requests += rps * seconds;
+      missed += std::max(0.0, rps - held) * seconds;
+    }
+    const double allowance = (1 - o_.slo_target) * (1 - o_.slo_reserve) * requests;
+    if (missed > SpendableBudget(id, now) + allowance) return &j;
+  }
+  return nullptr;
 }
 
 void ForecastScale::RecordHolds(Engine& engine) {

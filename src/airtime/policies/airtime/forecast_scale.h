@@ -76,6 +76,11 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
     // of a day (ForecastNeed). A later seasonal forecast replaces the envelope. The airtime
     // policy turns it on under preemption=off, where no replica can take GPUs back.
     bool envelope = false;
+    // Beyond the forecast peak, the headroom held from work that cannot give GPUs back
+    // (ForecastNeed, BurstHold) covers the forecast's own errors up to this quantile (the
+    // ratios of slot peaks to forecasts, DemandForecast::ErrorQuantile), once 8 are known.
+    // 0: the forecast peak alone. The airtime policy sets 0.9 under preemption=off.
+    double hold_quantile = 0;
     // Priced headroom (the 3 a.m. call; the default, `spare` alone with headroom=spare): a
     // service keeps the k-th warm replica beyond its target while what it is expected to
     // serve within one cold start of a burst is worth more than what its GPUs would earn for
@@ -130,6 +135,16 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
   // GPUs (milli) of each type that services are forecast to need beyond their live replicas
   // over [now, until], spread over the types their shapes allow (first allowed type).
   std::map<GpuTypeId, int64_t> ForecastNeed(const Engine& engine, TimeMs until) const override;
+  Shortfall ShortOnItsNodes(const Engine& engine, const Placement& placement,
+                            TimeMs until) const override;
+  bool ServiceHome(NodeIndex n, const Engine& engine) const override;
+  // SLOs first (BurstHold): with `short_milli` GPUs of `type` missing, a service charged to
+  // that type (as ForecastNeed charges it) holds its forecast peak over [now, until] less that
+  // many replicas; the requests its forecast demand (up to what max_replicas serve) would
+  // then miss, slot by slot, against what it may spend of its error budget by `until`: the
+  // SpendableBudget now plus the spendable allowance on the requests forecast until then.
+  const Job* SloAtRisk(const Engine& engine, GpuTypeId type, int64_t short_milli,
+                       TimeMs until) const override;
   const DemandForecast* forecast(WorkloadId id) const;
 
   // The priced hold for `service` above `target` replicas: the extra replicas whose expected
@@ -160,6 +175,16 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
   std::pair<double, double> RecentRange(const Job& service, TimeMs now, DurationMs window) const;
   // Requests `service` may still miss and keep at least `target` of them within the SLO.
   double BudgetOver(WorkloadId service, TimeMs now, double target) const;
+  // The replicas `service` (whose forecast is `f`) is expected to need at most over [now,
+  // until]: its forecast peak, or before a seasonal forecast, with the envelope on, that much
+  // more of max_replicas as the window is a share of a day.
+  double ExpectedReplicas(const Job& service, const DemandForecast& f, TimeMs now,
+                          TimeMs until) const;
+  // Whether `service`'s replicas can go on node `n` at all (its GPU type allowed; MIG-enabled
+  // for a MIG profile).
+  static bool Hosts(const Job& service, NodeIndex n, const Engine& engine);
+  // The GPU type ForecastNeed charges `service`'s headroom to.
+  static GpuTypeId ChargedType(const Job& service, const Engine& engine);
   // Records each service's hold-or-hand-off call when it changes (Engine::RecordHold).
   void RecordHolds(Engine& engine);
   // The work left waiting by the last allocation pass, per GPU type it could use: what
@@ -210,6 +235,9 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
     int64_t milli = 0;
   };
   std::vector<IdleWhileWaiting> idle_while_waiting_;
+  // ServiceHome's nodes, computed once a cycle (the cycle they are of).
+  mutable std::vector<bool> homes_;
+  mutable uint64_t homes_cycle_ = ~uint64_t{0};
   std::vector<int64_t> smallest_waiting_;  // per type ([type count]: any type), milli-GPUs
   // Sizes up to 1, 2, 4, 8 GPUs and larger: what waits for the GPUs of a replica is the work
   // that fits in them.

@@ -90,6 +90,12 @@ double SpeedScore::Score(const Job& job, NodeIndex node, const Engine& engine) c
   return rank ? rank->RankSpeed(job, type, engine) : job.s().SpeedOn(type, engine.catalog());
 }
 
+double ServiceHomeScore::Score(const Job& job, NodeIndex node, const Engine& engine) const {
+  if (job.is_service() || ReclaimableWithin(job, reclaim_budget_)) return 0;
+  const HeadroomView* headroom = engine.cycle_state().Find<HeadroomView>();
+  return headroom != nullptr && headroom->ServiceHome(node, engine) ? -1 : 0;
+}
+
 bool BurstHold::Permit(const Job& job, const Placement& placement, const Engine& engine) {
   why_.erase(job.id);
   if (job.is_service() || placement.gpus.empty() || Reclaimable(job)) return true;
@@ -100,12 +106,18 @@ bool BurstHold::Permit(const Job& job, const Placement& placement, const Engine&
   const TimeMs end =
       engine.now() +
       FromSeconds(std::max(0.0, job.s().work_seconds - job.work_saved) / std::max(speed, 1e-6));
+  // Short of the services' need on the type, or of a service's on the nodes it can use.
   const auto need = headroom->ForecastNeed(engine, end);
   auto it = need.find(type);
-  if (it == need.end()) return true;
+  int64_t needed = it == need.end() ? 0 : it->second;
   const int64_t free_after = engine.state().free_milli_of_type(type) - placement.total_milli();
-  if (free_after >= it->second) return true;
-  const int64_t short_milli = std::min(it->second - free_after, placement.total_milli());
+  int64_t short_milli = std::clamp<int64_t>(needed - free_after, 0, placement.total_milli());
+  if (short_milli == 0) {
+    const HeadroomView::Shortfall on_its_nodes = headroom->ShortOnItsNodes(engine, placement, end);
+    if (on_its_nodes.service == nullptr) return true;
+    needed = on_its_nodes.need;
+    short_milli = on_its_nodes.missing;
+  }
   // What failing the services for the rest of this job's run would cost, at the densest
   // service's value per GPU-hour, against what the job is worth.
   double service_density = 0;
@@ -123,13 +135,20 @@ bool BurstHold::Permit(const Job& job, const Placement& placement, const Engine&
   const double at_risk =
       static_cast<double>(short_milli) / 1000.0 * service_density * ToHours(end - engine.now());
   const double worth = job.s().value.CompletionValue(end, job.s().deadline);
-  if (worth > at_risk) return true;
+  // SLOs first: value outbids a service's forecast peak only while the requests it would then
+  // miss fit in the service's error budget.
+  const Job* slo = worth > at_risk ? headroom->SloAtRisk(engine, type, short_milli, end) : nullptr;
+  if (worth > at_risk && slo == nullptr) return true;
   char buf[160];
-  std::snprintf(buf, sizeof buf, "%.1f GPU(s)", static_cast<double>(it->second) / 1000.0);
+  std::snprintf(buf, sizeof buf, "%.1f GPU(s)", static_cast<double>(needed) / 1000.0);
   why_[job.id] =
-      "held for the forecast peak of '" + who + "': services are expected to need " + buf + " of " +
-      engine.catalog().type(type).name + " before this would end at " + FormatTime(end) +
-      "; serving them is worth about " + Money(at_risk) + ", this work " + Money(worth) + ", and " +
+      "held for the forecast peak of '" + (slo ? slo->s().name : who) +
+      "': services are expected to need " + buf + " of " + engine.catalog().type(type).name +
+      " before this would end at " + FormatTime(end) + "; " +
+      (slo ? "without them '" + slo->s().name +
+                 "' would miss more requests than its SLO's error budget allows, and "
+           : "serving them is worth about " + Money(at_risk) + ", this work " + Money(worth) +
+                 ", and ") +
       (reclaim_budget_ < 0 ? std::string("the policy does not preempt")
        : !job.s().preemptible
            ? std::string("it cannot be preempted")

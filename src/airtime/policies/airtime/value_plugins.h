@@ -120,6 +120,26 @@ class SpeedScore : public ScorePlugin {
   double Score(const Job& job, NodeIndex node, const Engine& engine) const override;
 };
 
+// Whether `job` can give GPUs back within `reclaim_budget` (< 0: nothing is reclaimed):
+// preemptible work whose grace period (`preempt_grace`, the time it takes to stop) fits.
+inline bool ReclaimableWithin(const Job& job, DurationMs reclaim_budget) {
+  return reclaim_budget >= 0 && job.s().preemptible && job.s().preempt_grace <= reclaim_budget;
+}
+
+// Work that could not give GPUs back in time keeps off the nodes that are the only home of a
+// service (HeadroomView::ServiceHome: a MIG service's MIG-enabled nodes) while other nodes
+// take it: BurstHold counts a service's headroom on those nodes alone, and would otherwise
+// hold the work back for a place it need not have taken. -1 on such a node, 0 elsewhere.
+class ServiceHomeScore : public ScorePlugin {
+ public:
+  explicit ServiceHomeScore(DurationMs reclaim_budget) : reclaim_budget_(reclaim_budget) {}
+  std::string_view name() const override { return "service-home"; }
+  double Score(const Job& job, NodeIndex node, const Engine& engine) const override;
+
+ private:
+  DurationMs reclaim_budget_;
+};
+
 // The 3 a.m. decision. Work that could not give GPUs back in time may not take capacity
 // that services are forecast to need before it would end, unless its value exceeds the value
 // of the requests the services would then fail. Capacity held for a forecast is loaned to
@@ -136,9 +156,7 @@ class BurstHold : public PermitPlugin {
 
  private:
   // Whether `job` can give GPUs back within the reclaim budget.
-  bool Reclaimable(const Job& job) const {
-    return reclaim_budget_ >= 0 && job.s().preemptible && job.s().preempt_grace <= reclaim_budget_;
-  }
+  bool Reclaimable(const Job& job) const { return ReclaimableWithin(job, reclaim_budget_); }
 
   DurationMs reclaim_budget_;
   std::map<WorkloadId, std::string> why_;
