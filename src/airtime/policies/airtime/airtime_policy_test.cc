@@ -426,6 +426,20 @@ TEST(AirtimePolicyTest, ThePricedHoldKeepsAWarmReplicaOrHandsItOffByValue) {
         << why;
   }
   {
+    // At the 99.9% target the first 10-minute cold start missed 6,000 requests, more than
+    // three days' allowance (about 2,600): SLOs first, the spare stays though the $20 work
+    // outbids it, and the explanation says which figures decided that.
+    Bursty b("airtime:spare=1");
+    EXPECT_FALSE(b.Submit(20));
+    EXPECT_EQ(b.e.job(0).live_replicas(), 2);
+    const std::string why = b.e.Explain(0);
+    EXPECT_NE(why.find("1 warm spare(s) kept though the next one was expected to serve"),
+              std::string::npos)
+        << why;
+    EXPECT_NE(why.find("SLO first: it has no error budget left to risk"), std::string::npos) << why;
+    EXPECT_EQ(why.find("held for a burst beyond the forecast"), std::string::npos) << why;
+  }
+  {
     // A fixed spare (headroom=spare) gives way only to work denser than the service at full
     // load ($43.20 per GPU-hour): it holds against the $20 work.
     Bursty b("airtime:headroom=spare:spare=1:slo_target=0");

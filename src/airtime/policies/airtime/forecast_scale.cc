@@ -145,13 +145,16 @@ int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) cons
   };
   const int room = rt.max_replicas - target;
   int firm = std::min(count(o_.spare), room);
+  price_notes_.erase(service.id);
   if (o_.priced) {
     if (const Priced p = PricedExtra(service, engine, target, room); p.extra >= 0) {
       // While nothing waits the hold costs nothing and the price cannot bound it: the
       // `spare` count does. SLOs first: while the service is below its SLO target it keeps
       // the spares as well.
       const int priced = p.cost > 0 ? p.extra : std::min(p.extra, firm);
-      firm = SpendableBudget(service.id, now) < 0 ? std::max(firm, priced) : priced;
+      const double budget = SpendableBudget(service.id, now);
+      firm = budget < 0 ? std::max(firm, priced) : priced;
+      price_notes_[service.id] = PriceNote{target, p, budget};
     }
   }
   const int loose = std::max(0, std::min(count(o_.spare + o_.spare_loose), room) - firm);
@@ -237,6 +240,8 @@ ForecastScale::Priced ForecastScale::PricedExtra(const Job& service, const Engin
     p.burst_odds = r.burst_odds;
     if (p.benefit <= p.cost || p.benefit <= 0) break;
     p.extra = k;
+    p.held_benefit = p.benefit;
+    p.held_cost = p.cost;
   }
   return p;
 }
@@ -295,14 +300,43 @@ std::string ForecastScale::WhyTarget(const Job& service, const Engine& engine) c
   const int base = std::max({need, forecast, kept});
   if (service.target_replicas > base) {
     const int extra = service.target_replicas - base;
-    const Priced p = o_.priced ? PricedExtra(service, engine, base, extra) : Priced{};
-    if (p.extra >= 0) {
-      std::snprintf(buf, sizeof buf,
-                    "%s%d warm replica(s) held for a burst beyond the forecast: the last one is "
-                    "expected to serve %.2f of value within a cold start, more than the %.2f its "
-                    "GPUs would earn for waiting work over 15 minutes (less what that work "
-                    "would lose giving them back)",
-                    out.empty() ? "" : "; ", extra, p.benefit, p.cost);
+    // The figures TargetReplicas set the target with (price_notes_), not prices of now.
+    auto note = price_notes_.find(service.id);
+    if (note != price_notes_.end()) {
+      // The replicas the price held, then those kept beyond it (SLOs first; or the spare
+      // count while nothing waits or loose spares), each with the figures that decided it.
+      const Priced& p = note->second.priced;
+      const int by_price = std::clamp(p.extra - std::max(0, base - note->second.base), 0, extra);
+      buf[0] = '\0';
+      if (by_price > 0) {
+        std::snprintf(buf, sizeof buf,
+                      "%s%d warm replica(s) held for a burst beyond the forecast: the last one "
+                      "is expected to serve %.2f of value within a cold start, more than the "
+                      "%.2f its GPUs would earn for waiting work over 15 minutes (less what "
+                      "that work would lose giving them back)",
+                      out.empty() ? "" : "; ", by_price, p.held_benefit, p.held_cost);
+        out += buf;
+        buf[0] = '\0';
+      }
+      if (extra > by_price) {
+        std::string why;
+        if (note->second.budget < 0) {
+          std::snprintf(buf, sizeof buf,
+                        "SLO first: it has no error budget left to risk (%.0f requests below "
+                        "the %.2f%% target with the reserve kept for misses nobody chose)",
+                        -note->second.budget, 100 * o_.slo_target);
+          why = buf;
+        } else {
+          why = "the spare count (`spare`, `spare_loose`)";
+        }
+        std::snprintf(buf, sizeof buf,
+                      "%s%d warm spare(s) kept though the next one was expected to serve %.2f "
+                      "of value within a cold start against the %.2f its GPUs would earn for "
+                      "waiting work: ",
+                      out.empty() ? "" : "; ", extra - by_price, p.benefit, p.cost);
+        out += buf + why;
+        buf[0] = '\0';
+      }
     } else {
       std::snprintf(buf, sizeof buf, "%s%d warm spare(s) on free GPUs", out.empty() ? "" : "; ",
                     extra);

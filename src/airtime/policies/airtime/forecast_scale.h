@@ -152,8 +152,9 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
   // a forecast slot, at most `room`; -1 while its forecast has too few errors to price.
   struct Priced {
     int extra = -1;
-    double benefit = 0, cost = 0;  // of the last replica held (or the first one declined)
-    double burst_odds = 0;         // share of past slots whose peak would have needed it
+    double benefit = 0, cost = 0;            // of the last replica held (or the first one declined)
+    double burst_odds = 0;                   // share of past slots whose peak would have needed it
+    double held_benefit = 0, held_cost = 0;  // of the last replica held (extra > 0)
   };
   Priced PricedExtra(const Job& service, const Engine& engine, int target, int room) const;
 
@@ -208,6 +209,15 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
                            int64_t fits_milli = 0) const;
 
   Options o_;
+  // What the last TargetReplicas of each service priced, and the budget it saw: WhyTarget
+  // explains the target with the figures that set it (the waiting work changes after the
+  // allocation pass, and with it a price computed then).
+  struct PriceNote {
+    int base = 0;  // the replicas before warm ones
+    Priced priced;
+    double budget = 0;  // SpendableBudget
+  };
+  mutable std::map<WorkloadId, PriceNote> price_notes_;
   std::map<WorkloadId, DemandForecast> forecasts_;
   std::map<WorkloadId, double> last_seen_;
   // Per service, its demand steps (from, rps) over the `keep` window, oldest first.
