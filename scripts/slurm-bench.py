@@ -648,7 +648,9 @@ def run_script(marks, name, seconds):
 def read_runs(marks, t0):
     """name -> [(start_s, end_s or None, node, [gpu index], how)] from the .runs files,
     times from t0; how: "end" (its sleep finished), "stop" (signalled) or None (no end
-    written). Replicas' files (svc.JOBID) are gathered under the service's name."""
+    written). An end closes the oldest run still open (two runs of one job at once, which
+    must not happen, show as interleaved lines). Replicas' files (svc.JOBID) are gathered
+    under the service's name."""
     runs = {}
     for fn in sorted(os.listdir(marks)):
         if not fn.endswith(".runs"):
@@ -656,24 +658,34 @@ def read_runs(marks, t0):
         name = fn[:-len(".runs")]
         if name.startswith(SVC + "."):
             name = SVC
-        cur = None
+        opened = []
         with open(os.path.join(marks, fn), encoding="utf-8") as f:
             for line in f:
                 p = line.split()
                 if not p:
                     continue
                 if p[0] == "start" and len(p) >= 3:
-                    if cur:
-                        runs.setdefault(name, []).append(cur)
                     gpus = [int(g) for g in p[3].split(",")] if len(p) > 3 else []
-                    cur = [float(p[1]) - t0, None, p[2], gpus, None]
-                elif p[0] in ("end", "stop") and cur and len(p) >= 2:
+                    opened.append([float(p[1]) - t0, None, p[2], gpus, None])
+                elif p[0] in ("end", "stop") and opened and len(p) >= 2:
+                    cur = opened.pop(0)
                     cur[1], cur[4] = float(p[1]) - t0, p[0]
                     runs.setdefault(name, []).append(cur)
-                    cur = None
-        if cur:
-            runs.setdefault(name, []).append(cur)
+        runs.setdefault(name, []).extend(opened) if opened else None
     return {k: sorted((tuple(r) for r in v), key=lambda r: r[0]) for k, v in runs.items()}
+
+
+def ran_twice(runs):
+    """Jobs (not the service) with two runs at the same time, by their marks."""
+    out = []
+    for name, rs in runs.items():
+        if name == SVC:
+            continue
+        for (s1, e1, *_), (s2, *_) in zip(rs, rs[1:]):
+            if e1 is None or s2 < e1 - 0.05:
+                out.append(name)
+                break
+    return out
 
 
 def replay_missed(schedule, decisions, horizon_s):
@@ -945,6 +957,7 @@ def mixed_figures(label, jobs, runs, submitted, horizon_s):
     return {
         "run": label, "jobs": len(jobs), "started": started, "completed": done,
         "requeued_runs": requeues,
+        "ran_twice": ran_twice(runs),
         "makespan_s": max(ends) - min(submitted.values()) if ends else None,
         "q_p50": {k: quantile(v, 0.5) for k, v in by_kind.items()},
         "q_p99": {k: quantile(v, 0.99) for k, v in by_kind.items()},
@@ -1003,6 +1016,7 @@ def mixed(a):
         write_schedule(runs, sched)
         r = mixed_figures(which, jobs, runs, submitted, a.horizon)
         r.update(extra)
+        r["t0"] = t0
         decisions = os.path.join(work, f"replay-{which}.decisions")
         r["replayed"] = airtime_sim(a, cluster, workload, "replay:schedule=" + sched, a.horizon,
                                     os.path.join(work, f"replay-{which}.json"), decisions)
@@ -1061,6 +1075,7 @@ def print_mixed(results, pred):
              ("replicas' time to start after a rise, s", "rep", None),
              ("GPUs held, mean (of 128)", "gpus_mean", None),
              ("runs requeued", "requeued_runs", None),
+             ("jobs that ran twice at once (marks)", "twice", None),
              ("observed runs the replay could not place", "missed", None)]
     table = []
     for label, key, k in rows:
@@ -1073,6 +1088,8 @@ def print_mixed(results, pred):
             elif key == "slo":
                 v = (r["replayed"] if r else p)["slo"]
                 line.append("-" if v is None else f"{100 * v:.1f}%")
+            elif key == "twice":
+                line.append(str(len(r["ran_twice"])) if r else "")
             elif key == "missed":
                 line.append(str(len(r["replay_missed"])) if r else "")
             elif key == "rep":
