@@ -13,10 +13,25 @@ started ("all placed"), and, for airtime, its overhead from the daemon's metrics
 engine's decision until Slurm accepted the start (airtime_backend_action_seconds) and from
 the decision until the job's script ran. The table ends with the issue's targets.
 
+mixed: a mixed workload (default 300 jobs of seconds each, submitted over 150 s: the kinds,
+values and deadlines of examples/suite/launch-burst with one suite hour as HOUR_S seconds)
+and one realtime service (1 GPU per replica, 1-8 replicas, demand from
+examples/live/load_curve.csv compressed to the run), once under Slurm alone (an sbatch per
+job in partition low with --time; the replicas in partition high, added and cancelled by a
+driver by airtime's rule, ceil(demand / capacity)) and once under airtime (POST
+/v1/workloads, the demand posted as it moves). Each run lasts --horizon seconds. From the
+runs' own marks: makespan, queueing delay p50/p99 per kind, the replicas' time to start
+after a rise in demand, GPUs held; and the return per GPU-hour by airtime's ledger for both,
+each run's observed schedule replayed through `airtime sim --policy replay:schedule=FILE`.
+Beside them, the simulator's prediction (`airtime sim --policy slurm` and `--policy airtime`
+on the same workload and the lab's nodes), and the Return and Fidelity targets.
+
   scripts/slurm-bench.py burst                      # both runs, twice each
   scripts/slurm-bench.py burst --runs slurm --repeat 1 --jobs 200
   scripts/slurm-bench.py burst --json out.json      # every figure, machine-readable
   scripts/slurm-bench.py burst --runs airtime --server-arg=--slurm-submitters=1
+  scripts/slurm-bench.py mixed                      # Slurm alone, then airtime (~12 min)
+  scripts/slurm-bench.py mixed --jobs 30 --span 20 --horizon 45   # a quick check
 
 The lab is started with AIRTIME_SLURM_DIR (default /tmp/airtime-bench-lab),
 AIRTIME_SLURM_PORT (default 8817) and AIRTIME_SLURM_NODES (default 16) unless it already
@@ -26,6 +41,7 @@ describes the bench and the figures measured.
 import argparse
 import http.client
 import json
+import math
 import os
 import random
 import re
@@ -34,6 +50,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -504,6 +521,620 @@ def burst(a):
         stop_lab(a)
 
 
+# ------------------------------------------------------------------ the mixed workload
+
+# The kinds of examples/suite/launch-burst, time-compressed: one hour of the suite is
+# HOUR_S seconds of the run. Values are the suite's (on completion, US dollars); deadlines
+# are the suite's deadline_after and decay, compressed the same way. Each row: name, kind,
+# share of the jobs, GPU counts, work in suite hours (low, high), value (a number, or "gpu_h":
+# $2.00 per GPU-hour of work, the suite's research training), deadline_after and
+# decay_after_deadline in suite hours (None: none), priority, preemptible, gpu_type (None:
+# any), memory_gb.
+HOUR_S = 6.0
+MIXED_KINDS = [
+    # catalog-enrich / doc-extract: 1 GPU, 1.5-3 h, $3.6-5.4, due 4 h after, decay 4-5 h.
+    ("enrich", "batch", 0.28, [1], (1.5, 3.0), 5.4, 4, 4, 50, True, None, 16),
+    # summarize-tickets: 4 GPUs, 1.75-5.7 h, $39, due 6 h after (the nightly runs), decay 6 h.
+    # Its 60 GB per GPU fit the lab's H100s only (its A100s are 40 GB): asked of Slurm as
+    # gres type h100, so that both runs hold the workload to the same constraint.
+    ("summarize", "batch", 0.08, [4], (1.75, 5.7), 39.0, 6, 6, 50, True, "H100", 60),
+    # embed-docs / embed-index: 1 GPU (the suite's half GPUs are whole here: Slurm's GRES
+    # does not split one), 1-3 h, $3.9, due 8 h after, decay 4 h.
+    ("embed", "embed", 0.20, [1], (1.0, 3.0), 3.9, 8, 4, 20, True, None, 20),
+    # eval-launch-candidate: 4 GPUs, 2 h, $16, due 4 h after, decay 2 h; not preemptible;
+    # 60 GB per GPU: H100 only, as summarize.
+    ("eval", "eval", 0.05, [4], (2.0, 2.0), 16.0, 4, 2, 30, False, "H100", 60),
+    # eval-launch-safety: 1 GPU, 1 h, $1.00, due 4 h after, decay 2 h.
+    ("safety", "eval", 0.07, [1], (1.0, 1.0), 1.0, 4, 2, 30, False, None, 24),
+    # ft-launch-lora: 2 GPUs, 3 h, $12, no deadline, preemptible.
+    ("lora", "finetune", 0.06, [2], (3.0, 3.0), 12.0, None, None, 40, True, None, 40),
+    # quantize-launch-sft-8b: 2 GPUs with 78 GB each (H100 only on the lab, whose A100s are
+    # 40 GB), 45 min, $3.0, due 3 h after, decay 3 h.
+    ("quantize", "quantize", 0.04, [2], (0.75, 0.75), 3.0, 3, 3, 40, False, "H100", 78),
+    # Research training (Philly; the design's 4-8 GPUs): 3-10 h, $2.00 per GPU-hour of work,
+    # preemptible, no deadline. No checkpoint: a sleeping job cannot resume, in either run.
+    ("train", "training", 0.22, [4, 8], (3.0, 10.0), "gpu_h", None, None, 10, True, None, 40),
+]
+SVC = "svc"
+SVC_CAPACITY_RPS = 2.0
+SVC_MAX_REPLICAS = 8
+# Priced so that one replica (1 GPU) at full load earns what launch-burst's chat assistant
+# earns per GPU-hour ($1.20 per 1k requests at 5 rps on 4 H100: $5.40 an hour), with the
+# suite's hours compressed to HOUR_S seconds: 5.40 * (3600 / HOUR_S) per GPU-hour of the run.
+SVC_PER_1K = 5.40 * (3600 / HOUR_S) / (SVC_CAPACITY_RPS * 3.6)
+LOAD_CURVE = os.path.join(ROOT, "examples/live/load_curve.csv")
+KIND_ORDER = ["batch", "embed", "eval", "finetune", "quantize", "training", "realtime"]
+
+
+def load_curve(span_s):
+    """examples/live/load_curve.csv (rps every 30 s of a trace), compressed to span_s:
+    [(at_s, rps)], piecewise constant."""
+    rows = []
+    with open(LOAD_CURVE, encoding="utf-8") as f:
+        for line in f.read().splitlines()[1:]:
+            t, _, rps = line.split(",")
+            rows.append((float(t), float(rps)))
+    if not rows:
+        die(f"{LOAD_CURVE}: no rows")
+    trace_span = rows[-1][0] + (rows[-1][0] - rows[-2][0] if len(rows) > 1 else 30)
+    return [(round(t * span_s / trace_span, 3), rps) for t, rps in rows]
+
+
+def replicas_for(rps):
+    return max(1, min(SVC_MAX_REPLICAS, math.ceil(rps / SVC_CAPACITY_RPS - 1e-9)))
+
+
+def mixed_jobs(n, span_s, seed):
+    """n jobs: kind by the table's shares, sizes and lengths drawn from its ranges, arrivals
+    over span_s: half spread evenly at random, half in three bursts of span_s/20 each."""
+    rng = random.Random(seed)
+    bursts = [span_s * f for f in (0.1, 0.45, 0.75)]
+    jobs = []
+    for i in range(n):
+        k = rng.choices(MIXED_KINDS, [row[2] for row in MIXED_KINDS])[0]
+        name, kind, _, sizes, (lo, hi), value, due, decay, prio, preempt, gtype, mem = k
+        gpus = rng.choice(sizes)
+        work_h = round(rng.uniform(lo, hi), 2)
+        at = (rng.uniform(0, span_s) if rng.random() < 0.5 else
+              rng.choice(bursts) + rng.uniform(0, span_s / 20))
+        jobs.append({
+            "name": f"{name}-{i}", "kind": kind, "gpus": gpus,
+            "seconds": round(work_h * HOUR_S, 1), "submit_s": round(at, 2),
+            "value": round(2.0 * gpus * work_h, 2) if value == "gpu_h" else value,
+            "deadline_after_s": None if due is None else due * HOUR_S,
+            "decay_s": None if decay is None else decay * HOUR_S,
+            "priority": prio, "preemptible": preempt, "gpu_type": gtype, "memory_gb": mem})
+    jobs.sort(key=lambda j: j["submit_s"])
+    return jobs
+
+
+def job_spec(j, marks, with_submit):
+    """The workload as airtime reads it (YAML's keys; JSON is YAML): the same for the
+    simulator's file and the daemon's POST. The same speed on every GPU type: the jobs sleep."""
+    w = {"name": j["name"], "kind": j["kind"], "gpus": j["gpus"], "work": f"{j['seconds']}s",
+         "priority": j["priority"], "preemptible": j["preemptible"],
+         "memory_gb": j["memory_gb"], "speed": {"H100": 1, "A100": 1},
+         "value": {"on_completion": j["value"]}}
+    if j["gpu_type"]:
+        w["gpu_type"] = j["gpu_type"]
+    if j["deadline_after_s"] is not None:
+        w["deadline_after"] = f"{j['deadline_after_s']:g}s"
+        w["value"]["decay_after_deadline"] = f"{j['decay_s']:g}s"
+    if with_submit:
+        w["submit_at"] = f"{j['submit_s']}s"
+    if marks:
+        w["command"] = ["/bin/sh", "-c", run_script(marks, j["name"], j["seconds"])]
+    return w
+
+
+def svc_spec(curve, marks, with_demand):
+    w = {"name": SVC, "kind": "realtime", "gpus": 1, "priority": 100,
+         "slo": {"latency_ms": 500, "capacity_rps": SVC_CAPACITY_RPS, "min_replicas": 1,
+                 "max_replicas": SVC_MAX_REPLICAS, "cold_start": "1s"},
+         "value": {"per_1k_requests": round(SVC_PER_1K, 3)}}
+    if with_demand:
+        w["demand"] = [{"at": f"{t}s", "rps": rps} for t, rps in curve]
+    if marks:
+        w["command"] = ["/bin/sh", "-c", run_script(marks, SVC + ".$SLURM_JOB_ID", None)]
+    return w
+
+
+def run_script(marks, name, seconds):
+    """A run's script: appends "start T NODE GPUS" when it starts, "end T" when its sleep is
+    done and "stop T" when it is signalled (cancelled, requeued), to MARKS/NAME.runs. A
+    replica (seconds None) runs until it is stopped."""
+    f = f"{marks}/{name}.runs"
+    length = seconds if seconds is not None else 100000
+    return (f"trap 'echo \"stop $(date +%s.%N)\" >> {f}; exit 143' TERM;"
+            f' echo "start $(date +%s.%N) $SLURMD_NODENAME $CUDA_VISIBLE_DEVICES" >> {f};'
+            f" sleep {length} & wait $!; echo \"end $(date +%s.%N)\" >> {f}")
+
+
+def read_runs(marks, t0):
+    """name -> [(start_s, end_s or None, node, [gpu index], how)] from the .runs files,
+    times from t0; how: "end" (its sleep finished), "stop" (signalled) or None (no end
+    written). An end closes the oldest run still open (two runs of one job at once, which
+    must not happen, show as interleaved lines). Replicas' files (svc.JOBID) are gathered
+    under the service's name."""
+    runs = {}
+    for fn in sorted(os.listdir(marks)):
+        if not fn.endswith(".runs"):
+            continue
+        name = fn[:-len(".runs")]
+        if name.startswith(SVC + "."):
+            name = SVC
+        opened = []
+        with open(os.path.join(marks, fn), encoding="utf-8") as f:
+            for line in f:
+                p = line.split()
+                if not p:
+                    continue
+                if p[0] == "start" and len(p) >= 3:
+                    gpus = [int(g) for g in p[3].split(",")] if len(p) > 3 else []
+                    opened.append([float(p[1]) - t0, None, p[2], gpus, None])
+                elif p[0] in ("end", "stop") and opened and len(p) >= 2:
+                    cur = opened.pop(0)
+                    cur[1], cur[4] = float(p[1]) - t0, p[0]
+                    runs.setdefault(name, []).append(cur)
+        runs.setdefault(name, []).extend(opened) if opened else None
+    return {k: sorted((tuple(r) for r in v), key=lambda r: r[0]) for k, v in runs.items()}
+
+
+def ran_twice(runs):
+    """Jobs (not the service) with two runs at the same time, by their marks."""
+    out = []
+    for name, rs in runs.items():
+        if name == SVC:
+            continue
+        for (s1, e1, *_), (s2, *_) in zip(rs, rs[1:]):
+            if e1 is None or s2 < e1 - 0.05:
+                out.append(name)
+                break
+    return out
+
+
+def replay_missed(schedule, decisions, horizon_s):
+    """The schedule's rows that began before the horizon and that the replay did not start
+    at their time (within 2 ms) on their node: a replay counts what was observed only when
+    this is empty."""
+    starts = {}
+    with open(decisions, encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            if d.get("decision") == "start":
+                node = d["gpus"][0].split("/")[0] if d.get("gpus") else None
+                starts.setdefault(d["workload"], []).append((d["t_s"], node))
+    missed = []
+    with open(schedule, encoding="utf-8") as f:
+        for line in f.read().splitlines()[1:]:
+            job, start, _, node, _ = line.split(",")
+            if float(start) >= horizon_s:
+                continue
+            if not any(abs(t - float(start)) < 0.002 and n == node
+                       for t, n in starts.get(job, [])):
+                missed.append(f"{job}@{start}s/{node}")
+    return missed
+
+
+def write_schedule(runs, path):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("job,start_s,end_s,node,gpus\n")
+        for name, rs in sorted(runs.items()):
+            for start, end, node, gpus, _ in rs:
+                end_s = "none" if end is None else f"{max(end, start):.3f}"
+                f.write(f"{name},{max(start, 0):.3f},{end_s},{node},"
+                        f"{';'.join(str(g) for g in gpus)}\n")
+
+
+def lab_cluster_yaml(env, path):
+    """The lab's nodes as airtime's cluster file (name, GPU type and count, CPUs, memory), as
+    `airtime server --backend slurm` reads them (ClusterFromSlurm)."""
+    out = subprocess.run(["scontrol", "show", "node", "-o"], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    nodes = []
+    for line in out.splitlines():
+        f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+        m = re.match(r"gpu:([^:(]+):(\d+)", f.get("Gres", ""))
+        if not m:
+            continue
+        nodes.append(f"    - {{name: {f['NodeName']}, gpu: {m.group(1)}, gpus: {m.group(2)},"
+                     f" cpu: {f.get('CPUTot', '0')},"
+                     f" memory_gib: {int(f.get('RealMemory', '0')) // 1024}}}")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("cluster:\n  name: slurm-lab\n  nodes:\n" + "\n".join(nodes) + "\n")
+    return len(nodes)
+
+
+def write_workload(jobs, curve, path):
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"workloads": [svc_spec(curve, None, True)] +
+                   [job_spec(j, None, True) for j in jobs]}, f, indent=1)
+
+
+def airtime_sim(a, cluster, workload, policy, horizon_s, out_json, decisions=None):
+    r = subprocess.run([a.airtime, "sim", "--cluster", cluster, "--workload", workload,
+                        "--policy", policy, "--horizon", f"{horizon_s:g}s", "--no-bound",
+                        "--quiet", "--threads", "1", "--json", out_json]
+                       + (["--decisions", decisions] if decisions else []),
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        die(f"airtime sim --policy {policy}: {r.stderr.strip()}")
+    with open(out_json, encoding="utf-8") as f:
+        rep = json.load(f)["policies"][0]
+    kinds = {k: v.get("queueing_delay_s", {}) for k, v in rep.get("kinds", {}).items()}
+    return {"return": rep["return_per_gpu_hour"], "value": rep["value"],
+            "q_p50": {k: v.get("p50") for k, v in kinds.items()},
+            "q_p99": {k: v.get("p99") for k, v in kinds.items()},
+            "preemptions": rep.get("preemptions"),
+            "slo": rep.get("services", {}).get(SVC, {}).get("slo_attainment")}
+
+
+class ReplicaDriver(threading.Thread):
+    """Slurm alone: adds or cancels replica jobs (partition high) by the rule airtime uses,
+    ceil(demand / capacity_rps) within [1, max], as the demand curve moves."""
+
+    def __init__(self, env, marks, curve, t0, stop_at):
+        super().__init__(daemon=True)
+        self.env, self.marks, self.curve, self.t0, self.stop_at = env, marks, curve, t0, stop_at
+        self.live = []  # Slurm job ids, oldest first
+        self.error = None
+
+    def run(self):
+        try:
+            while time.time() < self.t0 + self.stop_at:
+                t = time.time() - self.t0
+                want = replicas_for(demand_at(self.curve, t))
+                while len(self.live) < want:
+                    r = subprocess.run(
+                        ["sbatch", "--parsable", "-J", SVC, "-p", "high", "--gres=gpu:1",
+                         "-o", "/dev/null", "-D", self.marks,
+                         "--wrap", run_script(self.marks, SVC + ".$SLURM_JOB_ID", None)],
+                        env=self.env, capture_output=True, text=True)
+                    if r.returncode != 0:
+                        raise RuntimeError(f"sbatch of a replica: {r.stderr.strip()}")
+                    self.live.append(r.stdout.strip().split(";")[0])
+                while len(self.live) > want:
+                    subprocess.run(["scancel", self.live.pop()], env=self.env, check=False)
+                time.sleep(0.25)
+        except Exception as e:  # reported by the run
+            self.error = e
+
+
+def demand_at(curve, t):
+    rps = curve[0][1]
+    for at, r in curve:
+        if at <= t:
+            rps = r
+    return rps
+
+
+def post_demand(server, curve, t0, stop_at):
+    """airtime: the service's demand posted at each step of the curve."""
+    for at, rps in curve:
+        delay = t0 + at - time.time()
+        if at >= stop_at:
+            return
+        if delay > 0:
+            time.sleep(delay)
+        server.call("POST", f"/v1/workloads/{SVC}/demand", {"rps": rps})
+
+
+def submit_paced(jobs, t0, submit):
+    submitted = {}
+    for j in jobs:
+        delay = t0 + j["submit_s"] - time.time()
+        if delay > 0:
+            time.sleep(delay)
+        submitted[j["name"]] = time.time() - t0
+        submit(j)
+    return submitted
+
+
+def wait_jobs_done(marks, jobs, t0, horizon_s):
+    """Until every job's last run has ended, or the horizon."""
+    while time.time() < t0 + horizon_s:
+        done = 0
+        for j in jobs:
+            try:
+                with open(os.path.join(marks, j["name"] + ".runs"), encoding="utf-8") as f:
+                    done += f.read().rstrip().rsplit("\n", 1)[-1].startswith("end")
+            except OSError:
+                pass
+        if done == len(jobs):
+            return
+        time.sleep(1)
+
+
+def cancel_all(env):
+    subprocess.run(["scancel", "--user", os.environ.get("USER", "root")], env=env,
+                   check=False, capture_output=True)
+
+
+def mixed_run_slurm(a, env, jobs, curve, marks):
+    t0 = time.time() + 1.0
+    driver = ReplicaDriver(env, marks, curve, t0, a.horizon)
+
+    def submit(j):
+        gres = f"gpu:{j['gpu_type'].lower()}:{j['gpus']}" if j["gpu_type"] else f"gpu:{j['gpus']}"
+        limit = max(1, math.ceil(j["seconds"] + 5))
+        r = subprocess.run(
+            ["sbatch", "--parsable", "-J", j["name"], "-p", "low", f"--gres={gres}",
+             f"--time=0:{limit}", "-o", "/dev/null", "-D", marks,
+             "--wrap", run_script(marks, j["name"], j["seconds"])],
+            env=env, capture_output=True, text=True)
+        if r.returncode != 0:
+            die(f"sbatch of {j['name']} failed: {r.stderr.strip()}")
+
+    time.sleep(max(0, t0 - time.time()))
+    driver.start()
+    submitted = submit_paced(jobs, t0, submit)
+    wait_jobs_done(marks, jobs, t0, a.horizon)
+    time.sleep(max(0, t0 + a.horizon - time.time()))
+    driver.join(5)
+    if driver.error:
+        die(str(driver.error))
+    cancel_all(env)
+    time.sleep(2)  # the stop marks of the cancelled replicas
+    return t0, submitted, {}
+
+
+def mixed_run_airtime(a, env, jobs, curve, marks, tag):
+    server = Airtime(a, env, os.path.join(a.lab, "out", "bench", tag + "-data"))
+    try:
+        t0 = time.time() + 1.0
+        server.call("POST", "/v1/workloads", svc_spec(curve, marks, False))
+        server.call("POST", f"/v1/workloads/{SVC}/demand", {"rps": curve[0][1]})
+        poster = threading.Thread(target=post_demand, args=(server, curve[1:], t0, a.horizon),
+                                  daemon=True)
+        # One connection per thread: http.client is not thread-safe.
+        jobs_client = Airtime.__new__(Airtime)
+        jobs_client.__dict__.update(server.__dict__)
+        jobs_client.conn = http.client.HTTPConnection(server.host, server.port, timeout=30)
+        time.sleep(max(0, t0 - time.time()))
+        poster.start()
+        submitted = submit_paced(jobs, t0, lambda j: jobs_client.call(
+            "POST", "/v1/workloads", job_spec(j, marks, False)))
+        wait_jobs_done(marks, jobs, t0, a.horizon)
+        time.sleep(max(0, t0 + a.horizon - time.time()))
+        poster.join(5)
+        ledger = server.call("GET", "/v1/ledger")
+    finally:
+        server.stop()
+    cancel_all(env)
+    time.sleep(2)
+    return t0, submitted, {"daemon_value": ledger.get("value"),
+                           "daemon_return": ledger.get("return_per_gpu_hour")}
+
+
+def replica_start_times(runs, curve, horizon_s):
+    """For each rise of the replicas wanted (a step of the demand curve), the time until that
+    many replicas were running by their own marks (None: not within the step)."""
+    svc_runs = runs.get(SVC, [])
+    out = []
+    prev = replicas_for(curve[0][1])
+    steps = curve + [(horizon_s, curve[-1][1])]
+    for i, (at, rps) in enumerate(curve):
+        want = replicas_for(rps)
+        if i > 0 and want > prev:
+            until = steps[i + 1][0]
+            t = at
+            found = None
+            while t < until:
+                live = sum(1 for s, e, *_ in svc_runs if s <= t and (e is None or e > t))
+                if live >= want:
+                    found = t - at
+                    break
+                t += 0.05
+            out.append(found)
+        prev = want
+    return out
+
+
+def allocated_series(runs, jobs_gpus, horizon_s):
+    """GPUs held, by the marks, at each whole second."""
+    series = []
+    for t in range(int(horizon_s)):
+        n = 0
+        for name, rs in runs.items():
+            g = jobs_gpus.get(name, 1)
+            n += g * sum(1 for s, e, *_ in rs if s <= t and (e is None or e > t))
+        series.append(n)
+    return series
+
+
+def mixed_figures(label, jobs, runs, submitted, horizon_s):
+    by_kind = {}
+    started = done = 0
+    ends = []
+    for j in jobs:
+        rs = runs.get(j["name"], [])
+        if rs:
+            started += 1
+            by_kind.setdefault(j["kind"], []).append(rs[0][0] - submitted[j["name"]])
+            if rs[-1][4] == "end":
+                done += 1
+                ends.append(rs[-1][1])
+        else:
+            by_kind.setdefault(j["kind"], []).append(horizon_s - submitted[j["name"]])
+    requeues = sum(max(0, len(runs.get(j["name"], [])) - 1) for j in jobs)
+    gpus = {j["name"]: j["gpus"] for j in jobs}
+    series = allocated_series(runs, gpus, horizon_s)
+    return {
+        "run": label, "jobs": len(jobs), "started": started, "completed": done,
+        "requeued_runs": requeues,
+        "ran_twice": ran_twice(runs),
+        "makespan_s": max(ends) - min(submitted.values()) if ends else None,
+        "q_p50": {k: quantile(v, 0.5) for k, v in by_kind.items()},
+        "q_p99": {k: quantile(v, 0.99) for k, v in by_kind.items()},
+        "replica_start_s": replica_start_times(runs, MIXED_CURVE, horizon_s),
+        "replica_runs": len(runs.get(SVC, [])),
+        "gpus_mean": statistics.mean(series) if series else 0,
+        "gpus_by_10s": [max(series[i:i + 10]) for i in range(0, len(series), 10)],
+    }
+
+
+MIXED_CURVE = []
+
+
+def mixed(a):
+    global MIXED_CURVE
+    if not os.access(a.airtime, os.X_OK):
+        die(f"no airtime binary at {a.airtime}: build it (scripts/build.sh) or pass --airtime")
+    env = start_lab(a)
+    params = scheduler_parameters(env)
+    stamp = time.strftime("%H%M%S")
+    work = os.path.join(a.lab, "out", "bench", f"m{stamp}")
+    os.makedirs(work, exist_ok=True)
+    cluster = os.path.join(work, "cluster.yaml")
+    nodes = lab_cluster_yaml(env, cluster)
+    jobs = mixed_jobs(a.jobs, a.span, a.seed)
+    MIXED_CURVE = curve = load_curve(a.horizon)
+    workload = os.path.join(work, "workload.yaml")
+    write_workload(jobs, curve, workload)
+    gpu_s = sum(j["gpus"] * j["seconds"] for j in jobs)
+    print(f"lab: {nodes} nodes at {a.lab} (port {a.port}); "
+          + ", ".join(f"{k}={v}" for k, v in params.items()))
+    print(f"mixed: {len(jobs)} jobs over {a.span:g} s ("
+          + ", ".join(f"{k}: {sum(1 for j in jobs if j['kind'] == k)}" for k in KIND_ORDER
+                      if any(j["kind"] == k for j in jobs))
+          + f"), {gpu_s:.0f} GPU-s of work; service {SVC}: 1 GPU per replica, "
+          f"{SVC_CAPACITY_RPS:g} rps each, 1-{SVC_MAX_REPLICAS} replicas, demand "
+          f"{min(r for _, r in curve):g}-{max(r for _, r in curve):g} rps; window {a.horizon:g} s"
+          f"\n  files: {work}", flush=True)
+
+    # The simulator's prediction, before either run.
+    pred = {p: airtime_sim(a, cluster, workload, p, a.horizon, os.path.join(work, f"sim-{p}.json"))
+            for p in ("slurm", "airtime")}
+    results = {}
+    for which in a.runs:
+        env = fresh_lab(a)
+        wait_slurm_idle(env)
+        marks = os.path.join(work, which)
+        os.makedirs(marks, exist_ok=True)
+        t = time.time()
+        if which == "slurm":
+            t0, submitted, extra = mixed_run_slurm(a, env, jobs, curve, marks)
+        else:
+            t0, submitted, extra = mixed_run_airtime(a, env, jobs, curve, marks, f"m{stamp}-a")
+        runs = read_runs(marks, t0)
+        sched = os.path.join(work, f"schedule-{which}.csv")
+        write_schedule(runs, sched)
+        r = mixed_figures(which, jobs, runs, submitted, a.horizon)
+        r.update(extra)
+        r["t0"] = t0
+        decisions = os.path.join(work, f"replay-{which}.decisions")
+        r["replayed"] = airtime_sim(a, cluster, workload, "replay:schedule=" + sched, a.horizon,
+                                    os.path.join(work, f"replay-{which}.json"), decisions)
+        r["replay_missed"] = replay_missed(sched, decisions, a.horizon)
+        if r["replay_missed"]:
+            print(f"  {which}: {len(r['replay_missed'])} observed run(s) did not start in the"
+                  f" replay at their time and place, e.g. {r['replay_missed'][:3]}: the"
+                  " workload allows what the run did not (or the reverse)", file=sys.stderr)
+        results[which] = r
+        print(f"  {which}: {r['started']}/{r['jobs']} started, {r['completed']} completed,"
+              f" return {r['replayed']['return']:.1f}/GPU-h ({time.time() - t:.0f} s)",
+              flush=True)
+    print()
+    print_mixed(results, pred)
+    if a.json:
+        with open(a.json, "w", encoding="utf-8") as f:
+            json.dump({"lab": params, "jobs": jobs, "curve": curve, "horizon_s": a.horizon,
+                       "prediction": pred, "results": results}, f, indent=1)
+    if a.stop_lab:
+        stop_lab(a)
+
+
+def pct(v, ref):
+    return None if v is None or not ref else 100.0 * (v - ref) / ref
+
+
+def print_mixed(results, pred):
+    kinds = [k for k in KIND_ORDER if k != "realtime" and any(
+        k in r["q_p50"] for r in results.values())]
+    cols = []
+    for which in ("slurm", "airtime"):
+        if which in results:
+            cols.append((f"{which} (measured)", results[which], None))
+        cols.append((f"{which} (sim predicts)", None, pred[which]))
+
+    def cell(r, p, key, k=None):
+        if r is not None:
+            if key == "return":
+                return f"{r['replayed']['return']:.1f}"
+            v = r[key] if k is None else r[key].get(k)
+        else:
+            if key == "return":
+                return f"{p['return']:.1f}"
+            if key not in ("q_p50", "q_p99"):
+                return ""
+            v = p[key].get(k)
+        if v is None:
+            return "-"
+        return f"{v:.2f}" if isinstance(v, float) else str(v)
+
+    rows = [("return per GPU-hour (airtime's ledger)", "return", None),
+            ("jobs started / completed", None, None),
+            ("makespan, s", "makespan_s", None)]
+    rows += [(f"queueing delay p50 / p99, {k}, s", "q", k) for k in kinds]
+    rows += [("service: requests served in its SLO", "slo", None),
+             ("replicas' time to start after a rise, s", "rep", None),
+             ("GPUs held, mean (of 128)", "gpus_mean", None),
+             ("runs requeued", "requeued_runs", None),
+             ("jobs that ran twice at once (marks)", "twice", None),
+             ("observed runs the replay could not place", "missed", None)]
+    table = []
+    for label, key, k in rows:
+        line = [label]
+        for _, r, p in cols:
+            if key == "q":
+                line.append(f"{cell(r, p, 'q_p50', k)} / {cell(r, p, 'q_p99', k)}")
+            elif key is None:
+                line.append(f"{r['started']} / {r['completed']}" if r else "")
+            elif key == "slo":
+                v = (r["replayed"] if r else p)["slo"]
+                line.append("-" if v is None else f"{100 * v:.1f}%")
+            elif key == "twice":
+                line.append(str(len(r["ran_twice"])) if r else "")
+            elif key == "missed":
+                line.append(str(len(r["replay_missed"])) if r else "")
+            elif key == "rep":
+                line.append(", ".join("-" if v is None else f"{v:.2f}"
+                                      for v in r["replica_start_s"]) if r else "")
+            else:
+                line.append(cell(r, p, key))
+        table.append(line)
+    heads = ["", *(c[0] for c in cols)]
+    widths = [max(len(str(x[i])) for x in [heads] + table) for i in range(len(heads))]
+    for line in [heads] + table:
+        print("  ".join(str(x).ljust(w) if i == 0 else str(x).rjust(w)
+                        for i, (x, w) in enumerate(zip(line, widths))))
+    if "airtime" in results and results["airtime"].get("daemon_value") is not None:
+        ra = results["airtime"]
+        print(f"\nairtime's daemon, its own ledger: value {ra['daemon_value']:.1f}, "
+              f"{ra['daemon_return']:.1f}/GPU-h over its own span (from its start); the replay of "
+              f"its marks: value {ra['replayed']['value']:.1f}")
+    print("\nTargets (issue 21):")
+    if "slurm" in results and "airtime" in results:
+        s, t = results["slurm"]["replayed"]["return"], results["airtime"]["replayed"]["return"]
+        margin = pct(t, s)
+        pmargin = pct(pred["airtime"]["return"], pred["slurm"]["return"])
+        ok = t >= s and margin >= pmargin - 5
+        print(f"  return: airtime {t:.1f} vs Slurm {s:.1f} per GPU-hour, margin {margin:+.1f}%;"
+              f" the simulator predicts {pmargin:+.1f}%: {'met' if ok else 'NOT met'}"
+              f" (airtime >= Slurm, and margin >= prediction - 5 points)")
+    for which in ("slurm", "airtime"):
+        if which not in results:
+            continue
+        r, p = results[which], pred[which]
+        errs = [("return", pct(p["return"], r["replayed"]["return"]))]
+        for k in kinds:
+            errs.append((f"{k} p50", pct(p["q_p50"].get(k), r["q_p50"].get(k))))
+        bad = [f"{n} {e:+.0f}%" for n, e in errs if e is None or abs(e) > 10]
+        print(f"  fidelity ({which} run): the prediction's error: "
+              + ", ".join(f"{n} {'-' if e is None else f'{e:+.0f}%'}" for n, e in errs)
+              + f": {'met' if not bad else 'NOT met'} (each within 10%)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="what", required=True)
@@ -524,6 +1155,20 @@ def main():
                         " --server-arg=--slurm-submitters=1")
     b.add_argument("--json", help="write every figure to this file")
     b.add_argument("--stop-lab", action="store_true", help="stop and purge the lab at the end")
+    m = sub.add_parser("mixed", help="the mixed workload with a realtime service, Slurm alone"
+                       " and airtime, with the simulator's prediction")
+    m.add_argument("--jobs", type=int, default=300, help="jobs (default 300)")
+    m.add_argument("--span", type=float, default=150,
+                   help="seconds over which the jobs are submitted (default 150)")
+    m.add_argument("--horizon", type=float, default=300,
+                   help="seconds each run lasts and is counted over (default 300)")
+    m.add_argument("--seed", type=int, default=1, help="the jobs (default 1)")
+    m.add_argument("--runs", default="slurm,airtime", help="which runs, in order")
+    m.add_argument("--poll-ms", type=int, default=200, help="airtime's --slurm-poll-ms")
+    m.add_argument("--policy", default="airtime", help="airtime's --policy")
+    m.add_argument("--airtime", default=os.path.join(ROOT, "build/src/airtime/cli/airtime"))
+    m.add_argument("--json", help="write every figure to this file")
+    m.add_argument("--stop-lab", action="store_true", help="stop and purge the lab at the end")
     a = ap.parse_args()
     a.lab = os.environ.get("AIRTIME_SLURM_DIR", "/tmp/airtime-bench-lab")
     a.port = int(os.environ.get("AIRTIME_SLURM_PORT", "8817"))
@@ -532,7 +1177,10 @@ def main():
     for r in a.runs:
         if r not in ("slurm", "airtime"):
             die(f"--runs: '{r}' is neither slurm nor airtime")
-    burst(a)
+    if a.what == "burst":
+        burst(a)
+    else:
+        mixed(a)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ namespace airtime {
 
 std::string FormatPolicyList(const PolicyRegistry& registry, PolicyListFormat format) {
   const std::vector<std::string> names = registry.names();
+  const std::string compared = Join(registry.compared_names(), ",");
   switch (format) {
     case PolicyListFormat::kJson: {
       nlohmann::json list = nlohmann::json::array();
@@ -20,7 +21,7 @@ std::string FormatPolicyList(const PolicyRegistry& registry, PolicyListFormat fo
         list.push_back({{"name", n},
                         {"description", registry.description(n)},
                         {"parameters", registry.params(n)}});
-      nlohmann::json out = {{"policies", list}, {"sim_default", Join(names, ",")}};
+      nlohmann::json out = {{"policies", list}, {"sim_default", compared}};
       return out.dump(2) + "\n";
     }
     case PolicyListFormat::kMarkdown: {
@@ -31,8 +32,8 @@ std::string FormatPolicyList(const PolicyRegistry& registry, PolicyListFormat fo
         out += "| `" + n + "` | " + (keys.empty() ? "none" : Join(keys, ", ")) + " | " +
                registry.description(n) + " |\n";
       }
-      out += "\n`airtime sim` compares all of them by default, in this order: `--policy " +
-             Join(names, ",") + "`.\n";
+      out += "\n`airtime sim` compares these by default, in this order: `--policy " + compared +
+             "` (every policy but those that need an input of their own).\n";
       return out;
     }
     case PolicyListFormat::kText:
@@ -47,8 +48,10 @@ std::string FormatPolicyList(const PolicyRegistry& registry, PolicyListFormat fo
            std::string(width + 2, ' ') +
            "parameters: " + (keys.empty() ? "none" : Join(keys, ", ")) + "\n";
   }
-  out += "\nairtime sim --policy default (every policy above, in this order): " + Join(names, ",") +
-         "\n";
+  out +=
+      "\nairtime sim --policy default (every policy above but those that need an input of "
+      "their own, in this order): " +
+      compared + "\n";
   return out;
 }
 

@@ -5,6 +5,6 @@
 
 namespace airtime {
 
-std::string DefaultPolicies() { return Join(PolicyRegistry::Builtin().names(), ","); }
+std::string DefaultPolicies() { return Join(PolicyRegistry::Builtin().compared_names(), ","); }
 
 }  // namespace airtime

@@ -25,6 +25,9 @@ TEST(RegistryTest, KeepsRegistrationOrder) {
   // The order builtin.cc registers in is the order `airtime sim` compares them by default.
   EXPECT_EQ(PolicyRegistry::Builtin().names(),
             (std::vector<std::string>{"fifo", "static", "bestfit", "fgd", "slurm", "tiresias",
+                                      "kai", "lyra", "airtime", "replay"}));
+  EXPECT_EQ(PolicyRegistry::Builtin().compared_names(),
+            (std::vector<std::string>{"fifo", "static", "bestfit", "fgd", "slurm", "tiresias",
                                       "kai", "lyra", "airtime"}));
   PolicyRegistry r;
   auto none = [](const Cluster&, const PolicyParams&) -> StatusOr<Policy> { return Policy{}; };

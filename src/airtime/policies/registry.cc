@@ -31,8 +31,9 @@ const PolicyRegistry& PolicyRegistry::Builtin() {
 }
 
 void PolicyRegistry::Register(std::string name, std::string description,
-                              std::vector<std::string> params, PolicyFactory factory) {
-  Entry e{std::move(name), std::move(description), std::move(params), std::move(factory)};
+                              std::vector<std::string> params, PolicyFactory factory,
+                              bool compared) {
+  Entry e{std::move(name), std::move(description), std::move(params), std::move(factory), compared};
   for (Entry& old : entries_) {
     if (old.name == e.name) {
       old = std::move(e);
@@ -48,13 +49,15 @@ const PolicyRegistry::Entry* PolicyRegistry::Find(std::string_view name) const {
   return nullptr;
 }
 
-StatusOr<Policy> PolicyRegistry::Make(std::string_view spec, const Cluster& cluster) const {
+StatusOr<Policy> PolicyRegistry::Make(std::string_view spec, const Cluster& cluster,
+                                      const std::vector<WorkloadSpec>* workloads) const {
   auto parts = Split(spec, ':');
   std::string name = ToLower(Trim(parts[0]));
   const Entry* entry = Find(name);
   if (entry == nullptr)
     return InvalidArgument("unknown policy '" + name + "' (known: " + Join(names(), ", ") + ")");
   PolicyParams params;
+  params.workloads = workloads;
   for (size_t i = 1; i < parts.size(); ++i) {
     // Split at the first '=': a value may hold '=' itself ("quota=research=16;product=32").
     const size_t eq = parts[i].find('=');
@@ -76,6 +79,13 @@ StatusOr<Policy> PolicyRegistry::Make(std::string_view spec, const Cluster& clus
 std::vector<std::string> PolicyRegistry::names() const {
   std::vector<std::string> out;
   for (const Entry& e : entries_) out.push_back(e.name);
+  return out;
+}
+
+std::vector<std::string> PolicyRegistry::compared_names() const {
+  std::vector<std::string> out;
+  for (const Entry& e : entries_)
+    if (e.compared) out.push_back(e.name);
   return out;
 }
 

@@ -6,7 +6,9 @@
 // explicit: the built-in policies are added by RegisterBuiltinPolicies, nothing registers
 // itself at start-up. It keeps the order of registration: names(), the list an unknown name's
 // error gives, `airtime policies` and the default policy list of `airtime sim` (every
-// registered policy, cli/sim_args.h) all follow it.
+// registered policy compared by default, cli/sim_args.h) all follow it. A policy that cannot
+// run without an input of its own (replay, which needs a schedule file) is registered as not
+// compared: it is listed and made by name, but not in the default list.
 #pragma once
 
 #include <functional>
@@ -18,11 +20,16 @@
 #include "airtime/base/status.h"
 #include "airtime/engine/plugins.h"
 #include "airtime/model/cluster.h"
+#include "airtime/model/workload.h"
 
 namespace airtime {
 
 struct PolicyParams {
   std::map<std::string, std::string> values;
+  // The workloads the policy will be given, when the caller knows them in advance (the
+  // simulator does; the daemon does not: null). A policy that refers to workloads by name
+  // (replay) checks its input against them.
+  const std::vector<WorkloadSpec>* workloads = nullptr;
 
   // Typed reads; a malformed value is an InvalidArgument naming the key.
   StatusOr<double> GetDouble(const std::string& key, double fallback) const;
@@ -37,13 +44,17 @@ class PolicyRegistry {
   static const PolicyRegistry& Builtin();
 
   // A name registered again keeps its place and takes the new description, keys and factory.
+  // `compared`: whether `airtime sim` compares it by default (compared_names()).
   void Register(std::string name, std::string description, std::vector<std::string> params,
-                PolicyFactory factory);
+                PolicyFactory factory, bool compared = true);
   // Builds a policy from "name[:k=v...]"; unknown names and parameters are errors that list
-  // what is known.
-  StatusOr<Policy> Make(std::string_view spec, const Cluster& cluster) const;
+  // what is known. `workloads`: PolicyParams::workloads.
+  StatusOr<Policy> Make(std::string_view spec, const Cluster& cluster,
+                        const std::vector<WorkloadSpec>* workloads = nullptr) const;
   // In registration order.
   std::vector<std::string> names() const;
+  // Those registered as compared by default, in registration order.
+  std::vector<std::string> compared_names() const;
   // The one-line description and the parameter keys of a registered policy; empty for an
   // unknown name.
   const std::string& description(const std::string& name) const;
@@ -55,6 +66,7 @@ class PolicyRegistry {
     std::string description;
     std::vector<std::string> params;
     PolicyFactory factory;
+    bool compared = true;
   };
   const Entry* Find(std::string_view name) const;
   std::vector<Entry> entries_;  // in registration order

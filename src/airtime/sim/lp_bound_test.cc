@@ -368,7 +368,7 @@ TEST(LpBoundTest, SlotsGrowWithTheLpSize) {
 // (nor airtime without preemption or with priced headroom) earns more than the bound, and the bound
 // is no looser than the value ceiling, which ignores capacity.
 TEST(LpBoundPropertyTest, NoPolicyEarnsMoreOnRandomScenarios) {
-  std::vector<std::string> policies = PolicyRegistry::Builtin().names();
+  std::vector<std::string> policies = PolicyRegistry::Builtin().compared_names();
   policies.push_back("airtime:preemption=off");
   policies.push_back("airtime:headroom=priced");
   const TimeMs horizon = 16 * kHour;

@@ -286,7 +286,7 @@ double SimResult::allocation_rate() const {
 
 StatusOr<SimResult> Simulate(const SimInput& input, const std::string& policy_spec,
                              const SimOptions& options) {
-  auto policy = PolicyRegistry::Builtin().Make(policy_spec, input.cluster);
+  auto policy = PolicyRegistry::Builtin().Make(policy_spec, input.cluster, &input.workloads);
   if (!policy.ok()) return policy.status();
   EngineOptions eo{options.seed};
   eo.interference = options.interference;
@@ -306,7 +306,7 @@ StatusOr<std::vector<SimResult>> SimulatePolicies(const SimInput& input,
                                                   const SimOptions& options) {
   // Every name is checked before anything runs.
   for (const std::string& spec : policy_specs) {
-    auto p = PolicyRegistry::Builtin().Make(spec, input.cluster);
+    auto p = PolicyRegistry::Builtin().Make(spec, input.cluster, &input.workloads);
     if (!p.ok()) return p.status();
   }
   const int threads = options.decision_log ? 1 : options.threads;
