@@ -341,6 +341,16 @@ bool Daemon::GpusStillBusy(const Placement& placement) const {
   return false;
 }
 
+// A job runs once at a time: moved or preempted, its next run waits until the one being
+// stopped has exited (within its grace it may still checkpoint, and on Slurm it is still a
+// job), even on other GPUs. A service's replicas are many by design and do not wait.
+bool Daemon::PreviousRunStopping(const WorkloadRec& w) const {
+  if (w.spec->is_service()) return false;
+  for (const auto& [id, r] : runs_)
+    if (r.row.workload_id == w.row.id && r.stopping && HasProcess(r.row)) return true;
+  return false;
+}
+
 void Daemon::LaunchDeferred() {
   std::vector<Decision> waiting;
   waiting.swap(deferred_);
@@ -360,6 +370,10 @@ void Daemon::StartRun(const Decision& d, SteadyTime decided) {
     return;
   }
   WorkloadRec& w = workloads_.at(wit->second);
+  if (PreviousRunStopping(w)) {
+    deferred_.push_back(d);
+    return;
+  }
   RunRec run;
   run.allocation = d.allocation;
   run.row.workload_id = w.row.id;

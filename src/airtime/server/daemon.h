@@ -236,6 +236,8 @@ class Daemon final : public ControlPlane {
   void LaunchRefused(RunRec& run, const Status& why);
   bool GpusStillBusy(const Placement& placement) const;
   int FreePort() const;
+  // Whether a run of job `w` is being stopped and its process has not exited yet.
+  bool PreviousRunStopping(const WorkloadRec& w) const;
   void LaunchDeferred();
   void StopRun(AllocationId allocation, const std::string& reason, SteadyTime decided);
   Status EnsureMps();

@@ -773,6 +773,52 @@ TEST_F(DaemonTest, ANewRunWaitsForAStoppingProcessToLeaveItsGpus) {
   EXPECT_EQ(Get("slow-to-stop")["exit_code"], 0);
 }
 
+// A job runs once at a time. Preempted for a service, a checkpointing job takes 2 s to stop
+// (its TERM trap); its GPUs go to the service's replica, and other GPUs free up at once (a
+// job without a grace is cancelled). The engine places the job again there, but its next run
+// waits until the one being stopped has exited, on other GPUs too.
+TEST_F(DaemonTest, APreemptedJobsNextRunWaitsForTheStoppingOneEvenOnOtherGpus) {
+  Open("4xH100", "airtime");
+  Submit(kAdmin,
+         "- name: ckpt\n  kind: training\n  gpus: 2\n  preemptible: true\n"
+         "  preempt_grace: 30s\n  value: {on_completion: 1}\n"
+         "  command: [/bin/sh, -c, 'trap \"sleep 2; exit 0\" TERM; echo ready; while true; do "
+         "sleep 0.1; done']\n"
+         "- name: filler\n  kind: training\n  gpus: 2\n  preemptible: false\n"
+         "  value: {on_completion: 100}\n  command: [/bin/sleep, '600']\n");
+  json w = WaitFor("ckpt", "running");
+  WaitFor("filler", "running");
+  const std::string out = w["runs"][0]["log_dir"].get<std::string>() + "/stdout.log";
+  for (int i = 0; i < 200; ++i) {  // its TERM trap is in place once it says so
+    std::ifstream f(out);
+    std::string line;
+    if (std::getline(f, line) && line == "ready") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  Submit(kAdmin,
+         "name: chat\nkind: realtime\ngpus: 2\nvalue: {per_1k_requests: 100}\n"
+         "slo: {latency_ms: 200, capacity_rps: 10, max_replicas: 1}\n"
+         "command: [/bin/sleep, '600']\n");
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 5).ok());
+  // Once the job is being stopped, the filler goes: its GPUs are free at once.
+  for (int i = 0; i < 200; ++i) {
+    w = Get("ckpt");
+    if (!w["runs"][0].value("stop_reason", "").empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_FALSE(w["runs"][0].value("stop_reason", "").empty()) << w.dump(2);
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "filler").ok());
+  for (int i = 0; i < 400; ++i) {
+    w = Get("ckpt");
+    if (w["runs"].size() == 2 && w["runs"][1].value("state", "") == "running") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_EQ(w["runs"].size(), 2u) << w.dump(2);
+  EXPECT_EQ(w["runs"][0]["exit_code"], 0) << w.dump(2);  // it left on TERM, within its grace
+  EXPECT_GE(w["runs"][1]["started_at"].get<int64_t>(), w["runs"][0]["ended_at"].get<int64_t>())
+      << w.dump(2);
+}
+
 // The starts of one cycle are launched as one batch (Actuator::LaunchAll): one the backend
 // refuses (its workdir went away after it was accepted) ends alone, as a failed launch
 // (retried, then failed), and the others of its batch run, each once.
