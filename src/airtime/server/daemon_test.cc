@@ -89,6 +89,18 @@ class DaemonTest : public ::testing::Test {
     return w;
   }
 
+  // Waits (up to 5 s) until the first run of workload `w` has printed "ready" (its TERM
+  // trap is in place once it says so).
+  void WaitForReady(const json& w) {
+    const std::string out = w["runs"][0]["log_dir"].get<std::string>() + "/stdout.log";
+    for (int i = 0; i < 200; ++i) {
+      std::ifstream f(out);
+      std::string line;
+      if (std::getline(f, line) && line == "ready") return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+  }
+
   std::string dir_;
   std::unique_ptr<Daemon> daemon_;
   std::vector<pid_t> leftovers_;
@@ -750,13 +762,7 @@ TEST_F(DaemonTest, ANewRunWaitsForAStoppingProcessToLeaveItsGpus) {
          "sleep 0.1; done']\n"
          "- {name: next, kind: batch, gpus: 2, command: [/bin/true]}\n");
   json w = WaitFor("slow-to-stop", "running");
-  const std::string out = w["runs"][0]["log_dir"].get<std::string>() + "/stdout.log";
-  for (int i = 0; i < 200; ++i) {  // its TERM trap is in place once it says so
-    std::ifstream f(out);
-    std::string line;
-    if (std::getline(f, line) && line == "ready") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
+  WaitForReady(w);
   ASSERT_TRUE(daemon_->Cancel(kAdmin, "slow-to-stop").ok());
   json next = WaitFor("next", "succeeded");
   json old = Get("slow-to-stop");
@@ -788,13 +794,7 @@ TEST_F(DaemonTest, APreemptedJobsNextRunWaitsForTheStoppingOneEvenOnOtherGpus) {
          "  value: {on_completion: 100}\n  command: [/bin/sleep, '600']\n");
   json w = WaitFor("ckpt", "running");
   WaitFor("filler", "running");
-  const std::string out = w["runs"][0]["log_dir"].get<std::string>() + "/stdout.log";
-  for (int i = 0; i < 200; ++i) {  // its TERM trap is in place once it says so
-    std::ifstream f(out);
-    std::string line;
-    if (std::getline(f, line) && line == "ready") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
+  WaitForReady(w);
   Submit(kAdmin,
          "name: chat\nkind: realtime\ngpus: 2\nvalue: {per_1k_requests: 100}\n"
          "slo: {latency_ms: 200, capacity_rps: 10, max_replicas: 1}\n"

@@ -827,6 +827,20 @@ TEST(AirtimePolicyTest, HeadroomForAMigServiceCountsTheNodesThatCanHostIt) {
   EXPECT_EQ(full.job(3).phase, JobPhase::kRunning) << full.Explain(3);
 }
 
+// A service of 10 rps per replica (at most 8) whose demand `rps(t)` is given every `step`
+// until 22:00 on the second day, when work arrives in the tests below.
+struct SecondNight {
+  Engine e;
+  template <typename Rps>
+  SecondNight(const Cluster& c, const char* spec, DurationMs step, Rps rps)
+      : e(MakeAirtime(c, spec)) {
+    WorkloadSpec svc = MakeService("svc", 10);
+    svc.realtime.max_replicas = 8;
+    e.Handle(Event::Arrival(0, svc));
+    for (TimeMs t = 0; t < 46 * kHour; t += step) e.Handle(Event::Demand(t, 0, rps(t)));
+  }
+};
+
 // SLOs first: value outbids a service's forecast peak only while the requests the service
 // would then miss fit in its error budget. A service of 10 rps per replica at 5 rps all day
 // but 45 rps from 12:00 to 16:00 (5 replicas) has its forecast after a day. At 22:00 on the
@@ -839,14 +853,11 @@ TEST(AirtimePolicyTest, ValueOutbidsAForecastPeakOnlyWithinTheErrorBudget) {
   for (const char* spec :
        {"airtime:preemption=off:spare=0", "airtime:preemption=off:spare=0:slo_target=0"}) {
     const bool slo = std::string(spec) == "airtime:preemption=off:spare=0";
-    Engine e = MakeAirtime(c, spec);
-    WorkloadSpec svc = MakeService("svc", 10);
-    svc.realtime.max_replicas = 8;
-    e.Handle(Event::Arrival(0, svc));
-    for (TimeMs t = 0; t < 46 * kHour; t += 15 * kMinute) {
+    SecondNight night(c, spec, 15 * kMinute, [](TimeMs t) {
       const TimeMs hour = (t % kDay) / kHour;
-      e.Handle(Event::Demand(t, 0, hour >= 12 && hour < 16 ? 45 : 5));
-    }
+      return hour >= 12 && hour < 16 ? 45.0 : 5.0;
+    });
+    Engine& e = night.e;
     ASSERT_EQ(e.job(0).live_replicas(), 1) << spec << ": " << e.Explain(0);
     WorkloadSpec big = MakeJob("long", WorkloadKind::kTraining, 6, 48 * 3600);
     big.value.on_completion = 1e6;
@@ -874,15 +885,12 @@ TEST(AirtimePolicyTest, WithoutPreemptionTheHoldCoversTheForecastsErrors) {
   for (const char* spec :
        {"airtime:preemption=off:spare=0", "airtime:preemption=off:spare=0:hold_quantile=0"}) {
     const bool quantile = std::string(spec) == "airtime:preemption=off:spare=0";
-    Engine e = MakeAirtime(c, spec);
-    WorkloadSpec svc = MakeService("svc", 10);
-    svc.realtime.max_replicas = 8;
-    e.Handle(Event::Arrival(0, svc));
-    for (TimeMs t = 0; t < 46 * kHour; t += 5 * kMinute) {
+    SecondNight night(c, spec, 5 * kMinute, [](TimeMs t) {
       const TimeMs hour = (t % kDay) / kHour;
       const double base = hour >= 12 && hour < 16 ? 50 : 10;
-      e.Handle(Event::Demand(t, 0, (t / (5 * kMinute)) % 2 == 0 ? base - 5 : base + 5));
-    }
+      return (t / (5 * kMinute)) % 2 == 0 ? base - 5 : base + 5;
+    });
+    Engine& e = night.e;
     ASSERT_EQ(e.job(0).live_replicas(), 2) << spec << ": " << e.Explain(0);
     e.Handle(Event::Arrival(46 * kHour, MakeJob("long", WorkloadKind::kTraining, 2, 48 * 3600)));
     EXPECT_EQ(e.job(1).phase, quantile ? JobPhase::kPending : JobPhase::kRunning)
