@@ -1150,9 +1150,10 @@ def main():
     b.add_argument("--policy", default="airtime", help="airtime's --policy")
     b.add_argument("--timeout", type=float, default=300, help="seconds a run may take to end")
     b.add_argument("--airtime", default=os.path.join(ROOT, "build/src/airtime/cli/airtime"))
+    server_arg_help = ("one more argument for airtime server (repeatable), e.g."
+                       " --server-arg=--slurm-submitters=1")
     b.add_argument("--server-arg", action="append", default=[], metavar="ARG",
-                   help="one more argument for airtime server (repeatable), e.g."
-                        " --server-arg=--slurm-submitters=1")
+                   help=server_arg_help)
     b.add_argument("--json", help="write every figure to this file")
     b.add_argument("--stop-lab", action="store_true", help="stop and purge the lab at the end")
     m = sub.add_parser("mixed", help="the mixed workload with a realtime service, Slurm alone"
@@ -1167,6 +1168,8 @@ def main():
     m.add_argument("--poll-ms", type=int, default=200, help="airtime's --slurm-poll-ms")
     m.add_argument("--policy", default="airtime", help="airtime's --policy")
     m.add_argument("--airtime", default=os.path.join(ROOT, "build/src/airtime/cli/airtime"))
+    m.add_argument("--server-arg", action="append", default=[], metavar="ARG",
+                   help=server_arg_help)
     m.add_argument("--json", help="write every figure to this file")
     m.add_argument("--stop-lab", action="store_true", help="stop and purge the lab at the end")
     a = ap.parse_args()
