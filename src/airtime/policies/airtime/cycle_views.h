@@ -13,16 +13,14 @@ namespace airtime {
 
 struct GangReservation;
 
-// The headroom services are forecast to need (ForecastScale); read by BurstHold.
+// The headroom services are forecast to need (ForecastScale); read by BurstHold and
+// ServiceHomeScore.
 class HeadroomView {
  public:
   virtual ~HeadroomView() = default;
   // GPUs (milli) of each type that services are forecast to need beyond their live replicas
   // over [now, until].
   virtual std::map<GpuTypeId, int64_t> ForecastNeed(const Engine& engine, TimeMs until) const = 0;
-  // The service whose realtime SLO would break if `short_milli` GPUs of `type` that it is
-  // forecast to need were missing until `until`: the requests its forecast demand would then
-  // miss exceed the error budget it may spend by then. nullptr: none.
   // A service that only some nodes of its GPU type can host (a MIG profile needs MIG-enabled
   // nodes) and whose forecast need over [now, until] beyond its live replicas the free
   // capacity of those nodes would no longer cover with `placement` there.
@@ -36,6 +34,9 @@ class HeadroomView {
   // Whether node `n` is one of the few homes of a service: of its GPU type, only some nodes
   // can host that service's replicas (a MIG profile needs MIG-enabled nodes), and `n` is one.
   virtual bool ServiceHome(NodeIndex n, const Engine& engine) const = 0;
+  // The service whose realtime SLO would break if `short_milli` GPUs of `type` that it is
+  // forecast to need were missing until `until`: the requests its forecast demand would then
+  // miss exceed the error budget it may spend by then. nullptr: none.
   virtual const Job* SloAtRisk(const Engine& engine, GpuTypeId type, int64_t short_milli,
                                TimeMs until) const = 0;
 };

@@ -112,9 +112,11 @@ bool BurstHold::Permit(const Job& job, const Placement& placement, const Engine&
   int64_t needed = it == need.end() ? 0 : it->second;
   const int64_t free_after = engine.state().free_milli_of_type(type) - placement.total_milli();
   int64_t short_milli = std::clamp<int64_t>(needed - free_after, 0, placement.total_milli());
+  const Job* only = nullptr;  // the service short on the nodes that alone can host it
   if (short_milli == 0) {
     const HeadroomView::Shortfall on_its_nodes = headroom->ShortOnItsNodes(engine, placement, end);
     if (on_its_nodes.service == nullptr) return true;
+    only = on_its_nodes.service;
     needed = on_its_nodes.need;
     short_milli = on_its_nodes.missing;
   }
@@ -142,7 +144,10 @@ bool BurstHold::Permit(const Job& job, const Placement& placement, const Engine&
   char buf[160];
   std::snprintf(buf, sizeof buf, "%.1f GPU(s)", static_cast<double>(needed) / 1000.0);
   why_[job.id] =
-      "held for the forecast peak of '" + (slo ? slo->s().name : who) +
+      "held for the forecast peak of '" +
+      (slo    ? slo->s().name
+       : only ? only->s().name
+              : who) +
       "': services are expected to need " + buf + " of " + engine.catalog().type(type).name +
       " before this would end at " + FormatTime(end) + "; " +
       (slo ? "without them '" + slo->s().name +

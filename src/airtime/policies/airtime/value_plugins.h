@@ -141,8 +141,10 @@ class ServiceHomeScore : public ScorePlugin {
 };
 
 // The 3 a.m. decision. Work that could not give GPUs back in time may not take capacity
-// that services are forecast to need before it would end, unless its value exceeds the value
-// of the requests the services would then fail. Capacity held for a forecast is loaned to
+// that services are forecast to need before it would end (of its GPU type, or of the nodes
+// that alone can host a service), unless its value exceeds the value of the requests the
+// services would then fail and those requests fit in the service's error budget (SLOs
+// first). Capacity held for a forecast is loaned to
 // work that can be reclaimed within the services' budget: preemptible work whose grace
 // period (`preempt_grace`, the time it takes to stop) fits within `reclaim_budget` (the
 // `lead` a replica is started ahead of its cold start), while the policy preempts at all.
