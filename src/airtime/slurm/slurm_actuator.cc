@@ -306,6 +306,14 @@ std::vector<LaunchResult> SlurmActuator::LaunchAll(const std::vector<LaunchReque
   // Each request's plan on this thread (a parked job is steered and released here); then the
   // new jobs' submissions, concurrently (submit_); then the results, in order, here.
   std::vector<std::optional<LaunchResult>> results(requests.size());
+  // Request `i` runs as Slurm job `job`, accepted at `at`.
+  auto started = [&](size_t i, int64_t job, const Shape& shape, Clock::time_point at) {
+    RunHandle handle;
+    handle.run_dir = requests[i].run_dir;
+    handle.slurm_job = job;
+    launched_[job] = Launched{shape, requests[i].workload};
+    results[i].emplace(LaunchResult{handle, at});
+  };
   std::vector<Plan> plans;
   std::vector<size_t> planned;  // the request of each plan
   for (size_t i = 0; i < requests.size(); ++i) {
@@ -313,11 +321,7 @@ std::vector<LaunchResult> SlurmActuator::LaunchAll(const std::vector<LaunchReque
     if (!plan.ok()) {
       results[i].emplace(LaunchResult{plan.status(), Clock::now()});
     } else if (plan->parked_job > 0) {
-      RunHandle handle;
-      handle.run_dir = requests[i].run_dir;
-      handle.slurm_job = plan->parked_job;
-      launched_[plan->parked_job] = Launched{plan->shape, requests[i].workload};
-      results[i].emplace(LaunchResult{handle, Clock::now()});
+      started(i, plan->parked_job, plan->shape, Clock::now());
     } else {
       plans.push_back(std::move(*plan));
       planned.push_back(i);
@@ -328,17 +332,12 @@ std::vector<LaunchResult> SlurmActuator::LaunchAll(const std::vector<LaunchReque
   for (Plan& p : plans) jobs.push_back(std::move(p.job));
   std::vector<SubmitPool::Submitted> submitted = submit_.SubmitAll(jobs);
   for (size_t k = 0; k < planned.size(); ++k) {
-    const LaunchRequest& request = requests[planned[k]];
     SubmitPool::Submitted& s = submitted[k];
-    if (!s.job.ok()) {
+    if (s.job.ok()) {
+      started(planned[k], *s.job, plans[k].shape, s.at);
+    } else {
       results[planned[k]].emplace(LaunchResult{s.job.status(), s.at});
-      continue;
     }
-    RunHandle handle;
-    handle.run_dir = request.run_dir;
-    handle.slurm_job = *s.job;
-    launched_[*s.job] = Launched{plans[k].shape, request.workload};
-    results[planned[k]].emplace(LaunchResult{handle, s.at});
   }
   std::vector<LaunchResult> out;
   out.reserve(results.size());
