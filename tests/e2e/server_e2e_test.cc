@@ -935,21 +935,24 @@ TEST(ServerE2E, StoreThatLostItsWalRefusesToStartAndAcceptingTheLossRerunsNothin
   }
   s.Terminate();  // a clean stop: the store is checkpointed into airtime.db
   ASSERT_NO_FATAL_FAILURE(s.Start());
+  std::string run;  // second's: above the run ids the first start reserved
   {
     auto c = s.Client();
-    ASSERT_EQ(WaitState(c, "second", "succeeded")["state"], "succeeded");
+    json second = WaitState(c, "second", "succeeded");
+    ASSERT_EQ(second["state"], "succeeded");
+    run = std::to_string(second["runs"].back()["id"].get<int64_t>());
   }
   s.Kill();
   ASSERT_NO_FATAL_FAILURE(s.Start());  // a healthy restart after kill -9 still starts
   s.Kill();
-  // Everything since the clean stop (second's run 2, its success) is in the WAL: lose it.
-  ASSERT_TRUE(fs::exists(data + "/runs/2/exit"));
+  // Everything since the clean stop (second's run, its success) is in the WAL: lose it.
+  ASSERT_TRUE(fs::exists(data + "/runs/" + run + "/exit"));
   fs::remove(data + "/airtime.db-wal");
   fs::remove(data + "/airtime.db-shm");
   auto [code, out] = StartRefused(data, "1xH100");
   EXPECT_GT(code, 0) << "started on a store that lost its WAL:\n" << out;
   EXPECT_THAT(out, HasSubstr("does not match the data directory"));
-  EXPECT_THAT(out, HasSubstr(data + "/runs holds 1 run directory the store does not know: 2"));
+  EXPECT_THAT(out, HasSubstr(data + "/runs holds 1 run directory the store does not know: " + run));
   EXPECT_THAT(out, HasSubstr("the store's sequence is"));
   EXPECT_THAT(out, HasSubstr("airtime.db-wal from a backup"));
   EXPECT_THAT(out, HasSubstr("--accept-store-loss"));
@@ -964,7 +967,7 @@ TEST(ServerE2E, StoreThatLostItsWalRefusesToStartAndAcceptingTheLossRerunsNothin
   json third = WaitState(c, "third", "succeeded");
   EXPECT_EQ(third["state"], "succeeded") << third.dump();
   ASSERT_EQ(third["runs"].size(), 1u) << third.dump();
-  EXPECT_GT(third["runs"][0]["id"].get<int64_t>(), 2);
+  EXPECT_GT(third["runs"][0]["id"].get<int64_t>(), std::stoll(run));
   EXPECT_THAT(ReadFile(data + "/store-loss.log"), HasSubstr("workload 'second' (id 2)"));
   s.Terminate();
   s.SetExtraArgs({});

@@ -3,7 +3,8 @@
 // node and GPUs airtime chose, how often Slurm's own GPU choice differed, preemption by
 // requeue (the same Slurm job id), an airtime restart mid-run (adopted, nothing run twice),
 // a node taken down mid-job (noticed within seconds, run again elsewhere, nothing twice),
-// a foreign job (its own ledger line) and a slurmctld restart.
+// a foreign job (its own ledger line), a slurmctld restart, and a job whose run the store lost
+// (a refused start, then cancelled when the loss is accepted).
 //
 // They need root (slurmd runs jobs as their users) and skip, saying why, elsewhere. Each
 // test prints its measured figures on stderr ("figure: ...").
@@ -13,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,18 +58,40 @@ class Airtime {
 
   void Start(std::vector<std::string> extra = {}) {
     fs::create_directories(data_);
-    std::vector<std::string> args = {g_airtime,  "server",      "--data",    data_,
-                                     "--listen", "127.0.0.1:0", "--backend", "slurm"};
-    // Slurm polled every 200 ms unless the test says otherwise.
-    if (std::find(extra.begin(), extra.end(), "--slurm-poll-ms") == extra.end())
-      args.insert(args.end(), {"--slurm-poll-ms", "200"});
-    args.insert(args.end(), extra.begin(), extra.end());
-    std::map<std::string, std::string> env;
-    for (const char* k : {"SLURMRESTD_URL", "SLURM_REST_USER", "SLURM_REST_TOKEN", "SLURM_CONF"})
-      env[k] = lab_.env(k);
-    process_.Start(std::move(args), env);
+    process_.Start(Args(std::move(extra)), Env());
+  }
+  // Runs the server expecting it to refuse to start: its exit status (-1: it was still
+  // running after 20 s, and was killed) and its output.
+  std::pair<int, std::string> StartRefused(std::vector<std::string> extra = {}) {
+    const std::string log = data_ + ".refused.log";
+    fs::remove(log);
+    std::vector<std::string> args = Args(std::move(extra));
+    const std::map<std::string, std::string> env = Env();
+    const pid_t pid = fork();
+    if (pid == 0) {
+      FILE* f = fopen(log.c_str(), "w");
+      if (f) {
+        dup2(fileno(f), 1);
+        dup2(fileno(f), 2);
+      }
+      for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+      std::vector<char*> argv;
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    int status = 0;
+    for (int i = 0; i < 800; ++i) {
+      if (waitpid(pid, &status, WNOHANG) == pid) return {WEXITSTATUS(status), ReadFile(log)};
+      std::this_thread::sleep_for(25ms);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    return {-1, ReadFile(log)};
   }
   void Kill() { process_.Kill(); }
+  const std::string& data() const { return data_; }
   std::string Log() const { return process_.Log(); }
   httplib::Client Client() const { return process_.Client(); }
 
@@ -105,6 +129,22 @@ class Airtime {
   }
 
  private:
+  std::vector<std::string> Args(std::vector<std::string> extra) const {
+    std::vector<std::string> args = {g_airtime,  "server",      "--data",    data_,
+                                     "--listen", "127.0.0.1:0", "--backend", "slurm"};
+    // Slurm polled every 200 ms unless the test says otherwise.
+    if (std::find(extra.begin(), extra.end(), "--slurm-poll-ms") == extra.end())
+      args.insert(args.end(), {"--slurm-poll-ms", "200"});
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+  std::map<std::string, std::string> Env() const {
+    std::map<std::string, std::string> env;
+    for (const char* k : {"SLURMRESTD_URL", "SLURM_REST_USER", "SLURM_REST_TOKEN", "SLURM_CONF"})
+      env[k] = lab_.env(k);
+    return env;
+  }
+
   std::string data_;
   const SlurmLab& lab_;
   airtime::e2e::ServerProcess process_;
@@ -388,6 +428,54 @@ TEST_F(SlurmBackendE2E, ARestartMidRunAdoptsTheJobAndNothingRunsTwice) {
   ASSERT_TRUE(WaitFor([&] { return JobcompLines(job).size() == 1; }, 10s));
   EXPECT_THAT(JobcompLines(job)[0], HasSubstr("JobState=COMPLETED"));
   EXPECT_EQ(JobcompRunsNamed("airtime.long."), 1);
+}
+
+// Run ids are reserved a block at a time, so a run inside a block writes no marks: a crash
+// of the machine can take its row (and its run directory) while Slurm runs its job on. The
+// next start finds the job by its name and refuses, naming it; accepted, the loss cancels
+// the job and the workload runs again, once.
+TEST_F(SlurmBackendE2E, AJobWhoseRunTheStoreLostStopsTheStartUntilTheLossIsAccepted) {
+  ASSERT_NO_FATAL_FAILURE(Up());
+  // The first run of a block is named in the marks; the next one is not.
+  ASSERT_EQ(server_->Submit(Job("first", 1, "A100-40GB", 1)), 201);
+  ASSERT_TRUE(server_->WaitState("first", "succeeded", 30s));
+  ASSERT_EQ(server_->Submit(Job("lost", 2, "A100-40GB", 30)), 201);
+  ASSERT_TRUE(WaitJobState("lost", "RUNNING"));
+  const SlurmJob job = JobsOf("lost")[0];
+  const int64_t run = server_->Workload("lost")["runs"][0]["id"];
+  server_->Kill();
+  // What the crash took: the run's row and its directory (the marks do not name the run).
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((server_->data() + "/airtime.db").c_str(), &db), SQLITE_OK);
+  const std::string del = "DELETE FROM runs WHERE id = " + std::to_string(run);
+  EXPECT_EQ(sqlite3_exec(db, del.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  EXPECT_EQ(sqlite3_changes(db), 1);
+  sqlite3_close(db);
+  fs::remove_all(server_->data() + "/runs/" + std::to_string(run));
+
+  auto [code, out] = server_->StartRefused();
+  EXPECT_GT(code, 0) << "started beside a job whose run it lost:\n" << out;
+  EXPECT_THAT(out,
+              HasSubstr("has no record of 1 run(s) the backend still has under this "
+                        "daemon's name: run " +
+                        std::to_string(run) + " of 'lost' as slurm job " + std::to_string(job.id) +
+                        " 'airtime.lost.r" + std::to_string(run) + "' (RUNNING)"));
+  EXPECT_THAT(out, HasSubstr("--accept-store-loss"));
+  EXPECT_EQ(JobsOf("lost")[0].state, "RUNNING");  // refused, and left alone
+
+  ASSERT_NO_FATAL_FAILURE(server_->Start({"--accept-store-loss"}));
+  EXPECT_THAT(server_->Log(), HasSubstr("1 of 1 run(s) the store had lost ended in the backend"));
+  ASSERT_TRUE(server_->WaitState("lost", "running", 30s)) << server_->Workload("lost").dump(2);
+  json w = server_->Workload("lost");
+  ASSERT_EQ(w["runs"].size(), 1u);
+  EXPECT_GT(w["runs"][0]["id"].get<int64_t>(), run);  // above the lost run's block
+  EXPECT_NE(w["runs"][0]["slurm_job"], job.id);
+  // The lost job was cancelled before the new one ran: never both at once.
+  ASSERT_TRUE(WaitFor([&] { return !JobcompLines(job.id).empty(); }, 10s));
+  EXPECT_THAT(JobcompLines(job.id)[0], HasSubstr("JobState=CANCELLED"));
+  for (const SlurmJob& j : JobsOf("lost"))
+    EXPECT_TRUE(j.id != job.id || j.state != "RUNNING") << j.id << " " << j.state;
 }
 
 TEST_F(SlurmBackendE2E, ANodeTakenDownMidJobIsNoticedAndTheJobRunsAgainElsewhere) {

@@ -58,6 +58,14 @@ struct RunHandle {
   int64_t slurm_job = 0;  // the Slurm job id (SlurmActuator); 0 for a local process
 };
 
+// A run the backend still has under this daemon's name that the store has no row for.
+struct UnrecordedRun {
+  int64_t run_id = 0;
+  std::string workload;
+  RunHandle handle;
+  std::string what;  // for the refusal and the log: "slurm job 42 'airtime-x.r7' (RUNNING)"
+};
+
 // The GPUs a run turned out to hold, from a backend that chooses them itself (Slurm picks a
 // job's GPU indices): the daemon's GPU ids, as in LaunchRequest::gpus.
 struct Placed {
@@ -137,6 +145,20 @@ class Actuator {
   // After a daemon restart: what became of a run recorded with this identity (pid and
   // slurm_job 0: the daemon died before recording it). See AdoptState.
   virtual StatusOr<AdoptResult> Adopt(int64_t run_id, const RunHandle& recorded) = 0;
+
+  // At start: the backend's live runs under this daemon's name whose ids are not in
+  // `recorded` (the store's run ids, ascending). A crash of the machine took their rows
+  // (store_marks.h: ids are reserved a block at a time). A local process dies with the
+  // machine, and its run directory tells the start-up check: none here.
+  virtual StatusOr<std::vector<UnrecordedRun>> Unrecorded(const std::vector<int64_t>& recorded) {
+    (void)recorded;
+    return std::vector<UnrecordedRun>{};
+  }
+  // Ends one of them for good (the user accepted the store's loss).
+  virtual Status EndUnrecorded(const UnrecordedRun& run) {
+    (void)run;
+    return OkStatus();
+  }
 
   // Runs whose GPUs the backend chose itself, each reported once, when known (after a
   // WaitForExits). The local executor runs where it is told: none.

@@ -136,6 +136,7 @@ Status Daemon::Init() {
   std::string note;
   AIRTIME_RETURN_IF_ERROR(options_.backend == Backend::kSlurm ? OpenSlurmBackend(&note)
                                                               : OpenLocalBackend(&note));
+  AIRTIME_RETURN_IF_ERROR(CheckUnrecordedRuns());
   auto policy = PolicyRegistry::Builtin().Make(options_.policy, *cluster_);
   if (!policy.ok()) return policy.status();
   EngineOptions engine_options;
@@ -385,10 +386,11 @@ void Daemon::StartRun(const Decision& d, SteadyTime decided) {
   // A port on this machine: a Slurm job runs elsewhere and gets none.
   if (w.spec->exec.wants_port) run.row.port = FreePort();
   StatusOr<int64_t> id = Internal("not added");
-  int64_t sequence = 0;
+  int64_t sequence = 0;  // 0: the run's id was reserved already
   Status added = store_->Transaction([&]() -> Status {
     id = store_->AddRun(run.row);
     if (!id.ok()) return id.status();
+    if (*id <= marks_.run_reserved) return OkStatus();
     auto seq = store_->BumpSequence();
     if (!seq.ok()) return seq.status();
     sequence = *seq;
@@ -401,9 +403,14 @@ void Daemon::StartRun(const Decision& d, SteadyTime decided) {
                WallNow());
     return;
   }
-  marks_.sequence = sequence;
-  marks_.run = std::max(marks_.run, *id);
-  SaveMarks();
+  if (sequence > 0) {
+    // Beyond the reserved ids: the marks reserve the next block before anything can know of
+    // this run (store_marks.h). Runs within the block write nothing more than their rows.
+    marks_.sequence = sequence;
+    marks_.run = *id;
+    marks_.run_reserved = *id + kRunIdBlock - 1;
+    if (!SaveMarks()) marks_.run_reserved = *id;  // the next run tries again
+  }
   run.row.id = *id;
   run.row.run_dir = options_.data_dir + "/runs/" + std::to_string(*id);
   if (w.spec->exec.empty()) {

@@ -203,7 +203,9 @@ class Daemon final : public ControlPlane {
   Status OpenStore();
   Status AcceptStoreLoss(const StoreCheck& check, std::string* note);
   // Writes DATA/store-marks from marks_ (after a commit that raised them).
-  void SaveMarks();
+  bool SaveMarks();  // false: not written (said once on stderr)
+  // At start, after the backend opened: see daemon_store_check.cc.
+  Status CheckUnrecordedRuns();
   // Why starts are paused now ("" : they are not): too little free space in DATA, or a run
   // that could not write its files or its row a moment ago. Pauses or resumes the engine.
   std::string StartsPaused(TimeMs now);

@@ -32,6 +32,17 @@ std::string UtcTime(TimeMs at) {
   return buf;
 }
 
+// Appends `record` to DATA/store-loss.log and says it on stderr.
+Status LogStoreLoss(const std::string& data_dir, const std::string& record) {
+  const std::string log_path = data_dir + "/" + kStoreLossLog;
+  std::ofstream log(log_path, std::ios::app);
+  log << record;
+  log.flush();
+  if (!log) return FailedPrecondition("cannot record the store loss in " + log_path);
+  std::cerr << "airtime server: " << record;
+  return OkStatus();
+}
+
 }  // namespace
 
 Status Daemon::OpenStore() {
@@ -50,6 +61,13 @@ Status Daemon::OpenStore() {
   }
   auto extent = store_->Extent();
   if (!extent.ok()) return extent.status();
+  // Run ids the last daemon reserved and did not use are skipped: one of them may name a
+  // run whose row a crash took (a Slurm job by that name would be mistaken for a new run's).
+  if (check->damage.run_high > std::max(extent->max_run, extent->run_floor)) {
+    AIRTIME_RETURN_IF_ERROR(store_->RaiseIdFloors(0, 0, check->damage.run_high));
+    extent = store_->Extent();
+    if (!extent.ok()) return extent.status();
+  }
   marks_ = MarksOf(*extent);
   // Written before anything else happens: from now on, this store is the one of record.
   if (Status st = WriteStoreMarks(options_.data_dir, marks_); !st.ok())
@@ -118,21 +136,58 @@ Status Daemon::AcceptStoreLoss(const StoreCheck& check, std::string* note) {
                        " did not match the data directory:\n";
   for (const std::string& p : d.problems) record += "  problem: " + p + "\n";
   for (const std::string& l : lines) record += "  action: " + l + "\n";
-  const std::string log_path = options_.data_dir + "/" + kStoreLossLog;
-  std::ofstream log(log_path, std::ios::app);
-  log << record;
-  log.flush();
-  if (!log) return FailedPrecondition("cannot record the store loss in " + log_path);
+  AIRTIME_RETURN_IF_ERROR(LogStoreLoss(options_.data_dir, record));
   (void)store_->SetMeta("store_loss_accepted_at", std::to_string(now));
-  std::cerr << "airtime server: " << record;
   *note = "store loss accepted (" + std::to_string(d.problems.size()) + " problem(s); " +
           std::to_string(completed) + " workload(s) marked succeeded from their exit files, " +
           std::to_string(stopped) + " unknown run(s) stopped, " + std::to_string(lost) +
-          " run(s) of lost workloads): see " + log_path;
+          " run(s) of lost workloads): see " + options_.data_dir + "/" + kStoreLossLog;
   return OkStatus();
 }
 
-void Daemon::SaveMarks() {
+// After the backend opened: runs it still has under this daemon's name whose rows the store
+// lost (a crash of the machine inside a block of reserved run ids, store_marks.h). Left
+// alone they would look like someone else's work while their workloads ran again. Refused
+// as a damaged store is; --accept-store-loss ends them, and their workloads run again as
+// the store has them (from their checkpoints).
+Status Daemon::CheckUnrecordedRuns() {
+  auto extent = store_->Extent();
+  if (!extent.ok()) return extent.status();
+  auto runs = actuator_->Unrecorded(extent->run_ids);
+  if (!runs.ok()) return runs.status();
+  if (runs->empty()) return OkStatus();
+  std::string list;
+  for (size_t i = 0; i < runs->size() && i < 10; ++i)
+    list += (i ? ", " : "") + std::string("run ") + std::to_string((*runs)[i].run_id) + " of '" +
+            (*runs)[i].workload + "' as " + (*runs)[i].what;
+  if (runs->size() > 10) list += " and " + std::to_string(runs->size() - 10) + " more";
+  const std::string problem = store_->path() + " has no record of " + std::to_string(runs->size()) +
+                              " run(s) the backend still has " +
+                              "under this daemon's name: " + list;
+  if (!options_.accept_store_loss)
+    return FailedPrecondition(
+        problem +
+        ". The store lost its last commits (a crash of the machine, or a database restored "
+        "from an older copy). Restore the database with its WAL, or start once with "
+        "--accept-store-loss: these runs are ended then, and their workloads run again as "
+        "the store has them.");
+  std::string record =
+      UtcTime(WallNow()) + " airtime server --accept-store-loss: " + problem + "\n";
+  int ended = 0;
+  for (const UnrecordedRun& r : *runs) {
+    const Status st = actuator_->EndUnrecorded(r);
+    ended += st.ok();
+    record += "  action: run " + std::to_string(r.run_id) + " (" + r.what +
+              "): " + (st.ok() ? std::string("ended") : "not ended: " + st.message()) + "\n";
+  }
+  AIRTIME_RETURN_IF_ERROR(LogStoreLoss(options_.data_dir, record));
+  store_loss_note_ += std::string(store_loss_note_.empty() ? "" : "; ") + std::to_string(ended) +
+                      " of " + std::to_string(runs->size()) +
+                      " run(s) the store had lost ended in the backend";
+  return OkStatus();
+}
+
+bool Daemon::SaveMarks() {
   Status st = WriteStoreMarks(options_.data_dir, marks_);
   if (!st.ok() && !marks_warned_) {
     std::cerr << "airtime server: " << st.message()
@@ -140,6 +195,7 @@ void Daemon::SaveMarks() {
     marks_warned_ = true;
   }
   if (st.ok()) marks_warned_ = false;
+  return st.ok();
 }
 
 std::string Daemon::StartsPaused(TimeMs now) {

@@ -930,12 +930,41 @@ TEST_F(DaemonTest, ARunDirectoryTheStoreDoesNotKnowStopsTheStartUnlessTheLossIsA
   Submit(kAdmin, "{name: two, kind: batch, command: [/bin/true]}");
   json two = WaitFor("two", "succeeded");
   ASSERT_EQ(two["runs"].size(), 1u);
-  EXPECT_EQ(two["runs"][0]["id"], 10);
+  EXPECT_EQ(two["runs"][0]["id"], 1 + kRunIdBlock);  // above 9, and above run 1's block
   std::ifstream log(data + "/store-loss.log");
   const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
   EXPECT_THAT(text, HasSubstr("run 9 of an unknown workload"));
   daemon_.reset();
   Open();  // accepted once: a plain start works again
+}
+
+// Run ids are reserved a block at a time: only the first run of a block writes the marks,
+// and a restart hands out ids above the block, used or not.
+TEST_F(DaemonTest, RunIdsAreReservedABlockAtATimeAndARestartSkipsTheRest) {
+  const std::string data = dir_ + "/data";
+  auto marks = [&] {
+    auto m = ReadStoreMarks(data);
+    EXPECT_TRUE(m.ok() && m->has_value());
+    return m.ok() && m->has_value() ? **m : StoreMarks{};
+  };
+  Open();
+  Submit(kAdmin, "{name: one, kind: batch, command: [/bin/true]}");
+  WaitFor("one", "succeeded");
+  const StoreMarks first = marks();
+  EXPECT_EQ(first.run, 1);
+  EXPECT_EQ(first.run_reserved, kRunIdBlock);
+  Submit(kAdmin, "{name: two, kind: batch, command: [/bin/true]}");
+  json two = WaitFor("two", "succeeded");
+  EXPECT_EQ(two["runs"][0]["id"], 2);
+  const StoreMarks second = marks();
+  EXPECT_EQ(second.run, 1);  // not written for run 2 (the submission wrote them, as before)
+  EXPECT_EQ(second.run_reserved, kRunIdBlock);
+  daemon_.reset();
+  Open();
+  Submit(kAdmin, "{name: three, kind: batch, command: [/bin/true]}");
+  json three = WaitFor("three", "succeeded");
+  EXPECT_EQ(three["runs"][0]["id"], kRunIdBlock + 1);
+  EXPECT_EQ(marks().run_reserved, 2 * kRunIdBlock);
 }
 
 // Issue 19: below --min-free-mib, starts pause and the workload says why.

@@ -632,6 +632,40 @@ StatusOr<AdoptResult> SlurmActuator::Adopt(int64_t run_id, const RunHandle& reco
   return result;
 }
 
+// Jobs named PREFIX WORKLOAD .rN (as Launch names them) of this daemon's user, not ended,
+// whose N the store does not know.
+StatusOr<std::vector<UnrecordedRun>> SlurmActuator::Unrecorded(
+    const std::vector<int64_t>& recorded) {
+  auto jobs = client_->Jobs();
+  if (!jobs.ok())
+    return Status(jobs.status().code(),
+                  "listing Slurm's jobs for runs the store lost: " + jobs.status().message());
+  std::vector<UnrecordedRun> out;
+  for (const SlurmJob& j : *jobs) {
+    if (FinalJobState(j.state) || (!options_.user.empty() && j.user != options_.user) ||
+        j.name.rfind(options_.job_prefix, 0) != 0)
+      continue;
+    const size_t r = j.name.rfind(".r");
+    if (r == std::string::npos || r <= options_.job_prefix.size()) continue;
+    const std::string_view digits = std::string_view(j.name).substr(r + 2);
+    const std::optional<int64_t> run = ParseInt(digits);
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos ||
+        !run || std::binary_search(recorded.begin(), recorded.end(), *run))
+      continue;
+    UnrecordedRun u;
+    u.run_id = *run;
+    u.workload = j.name.substr(options_.job_prefix.size(), r - options_.job_prefix.size());
+    u.handle.slurm_job = j.id;
+    u.what = "slurm job " + std::to_string(j.id) + " '" + j.name + "' (" + j.state + ")";
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
+Status SlurmActuator::EndUnrecorded(const UnrecordedRun& run) {
+  return client_->Cancel(run.handle.slurm_job);
+}
+
 std::vector<Placed> SlurmActuator::TakePlaced() {
   std::vector<Placed> out;
   out.swap(placed_);

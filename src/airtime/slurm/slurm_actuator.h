@@ -110,6 +110,8 @@ class SlurmActuator final : public Actuator {
   Status Stop(int64_t run_id, int grace_ms) override;
   Status StopNow(int64_t run_id) override;
   StatusOr<AdoptResult> Adopt(int64_t run_id, const RunHandle& recorded) override;
+  StatusOr<std::vector<UnrecordedRun>> Unrecorded(const std::vector<int64_t>& recorded) override;
+  Status EndUnrecorded(const UnrecordedRun& run) override;
   std::vector<Placed> TakePlaced() override;
   std::optional<std::vector<ForeignUse>> TakeForeign() override;
   std::optional<std::vector<std::string>> TakeUnusable() override;

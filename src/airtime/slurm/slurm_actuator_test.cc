@@ -625,6 +625,38 @@ TEST_F(SlurmActuatorTest, AdoptLooksTheJobUpInSlurm) {
   EXPECT_EQ(exits[0].run_id, 1);
 }
 
+// At a start, this daemon's live jobs whose runs the store does not know (a crash took their
+// rows) are found by name, and ended only when asked.
+TEST_F(SlurmActuatorTest, UnrecordedRunsAreThisDaemonsLiveJobsTheStoreDoesNotKnow) {
+  auto job = [&](int64_t id, const std::string& name, const std::string& user) {
+    slurm_->Run(id, "n1", "h100", {0});
+    slurm_->Edit(id)->name = name;
+    slurm_->Edit(id)->user = user;
+  };
+  job(40, "airtime.train.r1", "airtime");   // recorded
+  job(42, "airtime.lost.r.r5", "airtime");  // lost: its workload's name has ".r" in it
+  job(43, "airtime.held.r70", "airtime");   // lost, pending
+  slurm_->Edit(43)->state = "PENDING";
+  job(44, "airtime.fake.r8", "mallory");  // another user's look-alike
+  job(45, "airtime.done.r9", "airtime");  // ended
+  slurm_->Edit(45)->state = "COMPLETED";
+  job(46, "airtime.odd.r9x", "airtime");  // not a run's name
+  job(47, "airtime..r", "airtime");       // nor this
+  job(48, "other.train.r3", "airtime");   // another prefix
+  auto lost = actuator_->Unrecorded({1, 2, 3});
+  ASSERT_TRUE(lost.ok()) << lost.status().ToString();
+  ASSERT_EQ(lost->size(), 2u);
+  EXPECT_EQ((*lost)[0].run_id, 5);
+  EXPECT_EQ((*lost)[0].workload, "lost.r");
+  EXPECT_EQ((*lost)[0].handle.slurm_job, 42);
+  EXPECT_EQ((*lost)[0].what, "slurm job 42 'airtime.lost.r.r5' (RUNNING)");
+  EXPECT_EQ((*lost)[1].run_id, 70);
+  EXPECT_TRUE(slurm_->calls.empty());  // found, not touched
+  ASSERT_TRUE(actuator_->EndUnrecorded((*lost)[1]).ok());
+  EXPECT_THAT(slurm_->calls, ElementsAre("cancel 43"));
+  EXPECT_TRUE(actuator_->Unrecorded({1, 5, 70})->empty());
+}
+
 TEST_F(SlurmActuatorTest, OthersRunningJobsAreForeign) {
   const int64_t mine = Start("train", 7, {"slurm:n1:0"});
   slurm_->Run(mine, "n1", "h100", {0});

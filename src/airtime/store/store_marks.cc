@@ -17,7 +17,8 @@
 namespace airtime {
 namespace {
 
-constexpr char kHeader[] = "airtime-store-marks 1";
+constexpr char kHeader[] = "airtime-store-marks 2";
+constexpr char kHeaderV1[] = "airtime-store-marks 1";
 constexpr size_t kMaxMarksBytes = 4096;  // a marks file is about 120 bytes
 
 std::string Errno(const std::string& what, int err) { return what + ": " + std::strerror(err); }
@@ -48,20 +49,23 @@ std::string Short(const std::string& id) { return id.empty() ? "(none)" : id.sub
 std::string FormatStoreMarks(const StoreMarks& m) {
   return std::string(kHeader) + "\nstore_id " + m.store_id + "\nsequence " +
          std::to_string(m.sequence) + "\nsubmission " + std::to_string(m.submission) +
-         "\nworkload " + std::to_string(m.workload) + "\nrun " + std::to_string(m.run) + "\n";
+         "\nworkload " + std::to_string(m.workload) + "\nrun " + std::to_string(m.run) +
+         "\nrun_reserved " + std::to_string(m.run_reserved) + "\n";
 }
 
 StatusOr<StoreMarks> ParseStoreMarks(std::string_view text) {
   if (text.size() > kMaxMarksBytes)
     return InvalidArgument("larger than " + std::to_string(kMaxMarksBytes) + " bytes");
   std::vector<std::string_view> lines = Split(text, '\n');
-  if (lines.empty() || Trim(lines[0]) != kHeader)
+  const bool v1 = !lines.empty() && Trim(lines[0]) == kHeaderV1;
+  if (lines.empty() || (Trim(lines[0]) != kHeader && !v1))
     return InvalidArgument(std::string("line 1: expected '") + kHeader + "'");
   StoreMarks m;
   std::map<std::string, int64_t*> counts = {{"sequence", &m.sequence},
                                             {"submission", &m.submission},
                                             {"workload", &m.workload},
                                             {"run", &m.run}};
+  if (!v1) counts["run_reserved"] = &m.run_reserved;
   std::set<std::string> seen;
   for (size_t i = 1; i < lines.size(); ++i) {
     const std::string_view line = Trim(lines[i]);
@@ -86,6 +90,14 @@ StatusOr<StoreMarks> ParseStoreMarks(std::string_view text) {
   }
   for (const char* key : {"store_id", "sequence", "submission", "workload", "run"})
     if (!seen.count(key)) return InvalidArgument(std::string("'") + key + "' is missing");
+  if (v1) {
+    m.run_reserved = m.run;
+  } else if (!seen.count("run_reserved")) {
+    return InvalidArgument("'run_reserved' is missing");
+  } else if (m.run_reserved < m.run) {
+    return InvalidArgument("run_reserved " + std::to_string(m.run_reserved) + " is below run " +
+                           std::to_string(m.run));
+  }
   return m;
 }
 
@@ -135,8 +147,13 @@ Status WriteStoreMarks(const std::string& data_dir, const StoreMarks& marks) {
 }
 
 StoreMarks MarksOf(const StoreExtent& e) {
-  return StoreMarks{e.store_id, e.sequence, std::max(e.max_submission, e.submission_floor),
-                    std::max(e.max_workload, e.workload_floor), std::max(e.max_run, e.run_floor)};
+  const int64_t run = std::max(e.max_run, e.run_floor);
+  return StoreMarks{e.store_id,
+                    e.sequence,
+                    std::max(e.max_submission, e.submission_floor),
+                    std::max(e.max_workload, e.workload_floor),
+                    run,
+                    run};
 }
 
 StatusOr<std::vector<int64_t>> ScanRunDirs(const std::string& data_dir) {
@@ -177,7 +194,7 @@ StoreDamage FindStoreDamage(const std::string& data_dir, const StoreExtent& e, b
     const StoreMarks& m = **marks;
     d.submission_high = std::max(d.submission_high, m.submission);
     d.workload_high = std::max(d.workload_high, m.workload);
-    d.run_high = std::max(d.run_high, m.run);
+    d.run_high = std::max(d.run_high, m.run_reserved);
     if (m.store_id != e.store_id)
       d.problems.push_back(db + " is store " + Short(e.store_id) + ", but " + marks_path +
                            " was written for store " + Short(m.store_id) +

@@ -6,13 +6,22 @@
 // with it; an emptied or deleted airtime.db takes everything. Both leave the run
 // directories (DATA/runs/N, one per run the store recorded) in place. So the daemon keeps:
 //   DATA/store-marks  written (temporary file, fsync, rename, fsync of DATA) after each
-//                     commit that accepts submissions, records a run or cancels a workload:
-//                     the store's id, its sequence (bumped in those commits) and its
-//                     highest submission, workload and run ids.
+//                     commit that accepts submissions or cancels a workload, and after a
+//                     commit that records a run whose id is beyond the run ids reserved:
+//                     the store's id, its sequence (bumped in those commits), its highest
+//                     submission and workload ids, the run that reserved ids last, and the
+//                     highest run id reserved.
 // and at start compares the store with the marks and with DATA/runs. A store behind its
 // marks, of another id, or that does not know a run directory, was damaged: starting on it
 // would lose accepted work, run finished work again and reuse run ids (whose old claim files
 // make new runs refuse to start).
+//
+// Run ids are reserved a block at a time (kRunIdBlock), as a database sequence caches its
+// values, so that a start does not wait for two fsyncs: only the run that goes beyond the
+// block writes the marks. A run row lost inside a block is found by its run directory (made
+// before its process or job can exist) and, under Slurm, by its job's name (a job of this
+// daemon's that the store has no run for; the daemon's start checks); a restart hands out
+// ids above the whole block, so none of them names two runs.
 #pragma once
 
 #include <cstdint>
@@ -28,14 +37,19 @@
 namespace airtime {
 
 inline constexpr char kStoreMarksFile[] = "store-marks";
+// Run ids reserved by one write of the marks.
+inline constexpr int64_t kRunIdBlock = 64;
 
 struct StoreMarks {
   std::string store_id;
   int64_t sequence = 0;
-  int64_t submission = 0, workload = 0, run = 0;  // highest ids
+  int64_t submission = 0, workload = 0;  // highest ids
+  int64_t run = 0;           // the run whose commit reserved ids last (the highest, at first)
+  int64_t run_reserved = 0;  // the highest run id reserved: ids up to it may be in use
 };
 
-// "airtime-store-marks 1" then one "KEY VALUE" line per field.
+// "airtime-store-marks 2" then one "KEY VALUE" line per field. Version 1 (no run_reserved:
+// every run wrote the marks) is read too, with run_reserved = run.
 std::string FormatStoreMarks(const StoreMarks& marks);
 // InvalidArgument naming the line when the text is not a complete marks file.
 StatusOr<StoreMarks> ParseStoreMarks(std::string_view text);
@@ -44,7 +58,8 @@ StatusOr<std::optional<StoreMarks>> ReadStoreMarks(const std::string& data_dir);
 // Replaces DATA/store-marks atomically and durably (DATA/store-marks.tmp, fsync, rename,
 // fsync of DATA).
 Status WriteStoreMarks(const std::string& data_dir, const StoreMarks& marks);
-// The marks that describe `extent` (ids raised to the store's floors).
+// The marks that describe `extent` (ids raised to the store's floors; no run ids reserved
+// beyond its highest).
 StoreMarks MarksOf(const StoreExtent& extent);
 
 // The run ids of DATA/runs: its subdirectories named by a number, ascending. Other names

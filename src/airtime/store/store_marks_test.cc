@@ -56,7 +56,7 @@ class StoreMarksTest : public ::testing::Test {
     for (int i = 0; i < runs; ++i) AddRun(store);
   }
 
-  int64_t AddRun(Store& store) {
+  int64_t AddRun(Store& store, bool write_marks = true) {
     int64_t id = 0;
     EXPECT_TRUE(store
                     .Transaction([&]() -> Status {
@@ -69,6 +69,7 @@ class StoreMarksTest : public ::testing::Test {
                     })
                     .ok());
     fs::create_directories(dir_ + "/runs/" + std::to_string(id));
+    if (!write_marks) return id;
     auto extent = store.Extent();
     EXPECT_TRUE(extent.ok());
     EXPECT_TRUE(WriteStoreMarks(dir_, MarksOf(*extent)).ok());
@@ -86,7 +87,7 @@ class StoreMarksTest : public ::testing::Test {
 };
 
 TEST(StoreMarksFormatTest, RoundTrip) {
-  StoreMarks m{"0123abcd", 7, 3, 4, 9};
+  StoreMarks m{"0123abcd", 7, 3, 4, 9, 72};
   auto parsed = ParseStoreMarks(FormatStoreMarks(m));
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->store_id, "0123abcd");
@@ -94,6 +95,25 @@ TEST(StoreMarksFormatTest, RoundTrip) {
   EXPECT_EQ(parsed->submission, 3);
   EXPECT_EQ(parsed->workload, 4);
   EXPECT_EQ(parsed->run, 9);
+  EXPECT_EQ(parsed->run_reserved, 72);
+}
+
+// Marks written before ids were reserved in blocks reserve nothing beyond their run; a
+// version 2 file must say what it reserved, and not less than its run.
+TEST(StoreMarksFormatTest, VersionOneMarksReserveNothingBeyondTheirRun) {
+  const std::string v1 =
+      "airtime-store-marks 1\nstore_id ab\nsequence 2\nsubmission 1\n"
+      "workload 1\nrun 5\n";
+  auto old = ParseStoreMarks(v1);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->run_reserved, 5);
+  EXPECT_THAT(ParseStoreMarks(v1 + "run_reserved 9\n").status().message(),
+              HasSubstr("line 7: unknown key 'run_reserved'"));
+  const std::string v2 = "airtime-store-marks 2" + v1.substr(v1.find('\n'));
+  EXPECT_THAT(ParseStoreMarks(v2).status().message(), HasSubstr("'run_reserved' is missing"));
+  EXPECT_THAT(ParseStoreMarks(v2 + "run_reserved 4\n").status().message(),
+              HasSubstr("run_reserved 4 is below run 5"));
+  EXPECT_EQ(ParseStoreMarks(v2 + "run_reserved 68\n")->run_reserved, 68);
 }
 
 TEST(StoreMarksFormatTest, DamagedFilesAreRefusedWithTheLine) {
@@ -153,6 +173,36 @@ TEST_F(StoreMarksTest, ALostWalIsFoundWithNumbers) {
   EXPECT_THAT(all, HasSubstr("--accept-store-loss"));
   EXPECT_THAT(all, HasSubstr("ids above 4"));
   EXPECT_EQ(check.damage.unknown_run_dirs, (std::vector<int64_t>{3, 4}));
+}
+
+// Runs inside a block of reserved ids write no marks: one whose row a lost WAL took is found
+// by its run directory, and the ids to stay above cover the whole block.
+TEST_F(StoreMarksTest, ARunLostInsideAReservedBlockIsFoundByItsDirectory) {
+  {
+    auto store = Open();
+    Populate(*store, 1);  // run 1
+  }
+  auto marks = ReadStoreMarks(dir_);
+  ASSERT_TRUE(marks.ok() && marks->has_value());
+  StoreMarks reserved = **marks;
+  reserved.run_reserved = 64;  // as the daemon's run 1 reserved ids 1 to 64
+  ASSERT_TRUE(WriteStoreMarks(dir_, reserved).ok());
+  fs::copy_file(dir_ + "/airtime.db", dir_ + "/backup.db");
+  {
+    auto store = Open();
+    AddRun(*store, /*write_marks=*/false);  // run 2, inside the block
+  }
+  fs::copy_file(dir_ + "/backup.db", dir_ + "/airtime.db", fs::copy_options::overwrite_existing);
+  fs::remove(dir_ + "/airtime.db-wal");
+  StoreCheck check = Check();
+  ASSERT_EQ(check.damage.problems.size(), 1u) << StoreDamageMessage(dir_, check.damage);
+  EXPECT_THAT(check.damage.problems[0], HasSubstr("1 run directory the store does not know: 2"));
+  EXPECT_EQ(check.damage.run_high, 64);
+  // Without the lost run's directory nothing tells, but the block's ids are still kept.
+  fs::remove_all(dir_ + "/runs/2");
+  check = Check();
+  EXPECT_THAT(check.damage.problems, IsEmpty());
+  EXPECT_EQ(check.damage.run_high, 64);
 }
 
 TEST_F(StoreMarksTest, AnEmptiedDatabaseBesideRunsIsFound) {
