@@ -11,7 +11,9 @@ measured the same way and below Slurm's 1-second resolution), the same from Slur
 records (jobcomp, whole seconds), the time from the first submission until every job has
 started ("all placed"), and, for airtime, its overhead from the daemon's metrics: from the
 engine's decision until Slurm accepted the start (airtime_backend_action_seconds) and from
-the decision until the job's script ran. The table ends with the issue's targets.
+the decision until the job's script ran; for Slurm alone, how long each sbatch call took
+(Slurm accepting a submission as a user's client sees it: the part of airtime's decision ->
+accepted that is Slurm's). The table ends with the issue's targets.
 
 mixed: a mixed workload (default 300 jobs of seconds each, submitted over 150 s: the kinds,
 values and deadlines of examples/suite/launch-burst with one suite hour as HOUR_S seconds)
@@ -267,12 +269,15 @@ def prepare_run(a, env, jobs, tag):
 
 def run_slurm(a, env, jobs, tag):
     marks, names = prepare_run(a, env, jobs, tag)
+    took = []  # each sbatch call: Slurm accepting a submission, as a user's client sees it
 
     def submit(i, gpus, seconds):
+        t = time.monotonic()
         r = subprocess.run(
             ["sbatch", "--parsable", "-J", names[i], f"--gres=gpu:{gpus}", "-o", "/dev/null",
              "-D", marks, "--wrap", job_command(marks, names[i], seconds)],
             env=env, capture_output=True, text=True)
+        took.append(time.monotonic() - t)
         if r.returncode != 0:
             die(f"sbatch of {names[i]} failed: {r.stderr.strip()}")
 
@@ -282,7 +287,9 @@ def run_slurm(a, env, jobs, tag):
     submitted = dict(zip(names, times))
     time.sleep(1.5)  # jobcomp is written as each job completes
     return summarize("slurm", names, submitted, read_marks(marks, names),
-                     jobcomp(a.lab, set(names)), dict(zip(names, (g for g, _ in jobs))))
+                     jobcomp(a.lab, set(names)), dict(zip(names, (g for g, _ in jobs))),
+                     {"sbatch_p50_s": quantile(took, 0.5), "sbatch_p99_s": quantile(took, 0.99),
+                      "sbatch_mean_s": sum(took) / len(took) if took else None})
 
 
 class Airtime:
@@ -440,6 +447,9 @@ def print_table(results):
                     if "accept_count" in r else "-")),
         ("decision -> Slurm accepted: mean",
          lambda r: fmt(r.get("accept_mean_s")) if "accept_count" in r else "-"),
+        ("Slurm alone: an sbatch call, p50 / p99 / mean",
+         lambda r: (f"{fmt(r['sbatch_p50_s'])} / {fmt(r['sbatch_p99_s'])} / "
+                    f"{fmt(r['sbatch_mean_s'])}" if "sbatch_p99_s" in r else "-")),
         ("run started_at -> job running p50/p99",
          lambda r: (f"{fmt(r['running_p50_s'])} / {fmt(r['running_p99_s'])}"
                     if "accept_count" in r else "-")),
