@@ -23,9 +23,22 @@
 // the reservation instead. backfill=0 turns backfill off: Slurm's main scheduler, which
 // stops at the first workload that cannot start. No preemption.
 //
+// As a Slurm site runs it (all off by default, which is EASY backfill at every event with
+// exact run times):
+//   bf_interval  backfill passes only in cycles at multiples of it (Slurm's bf_interval;
+//                the policy asks the engine for a cycle then while a job waits); the cycles
+//                between are the main scheduler's, which stops at the first workload that
+//                cannot start;
+//   limit_pad, limit_round  backfill plans with time limits, not run times: a run's limit
+//                is its run time plus limit_pad, rounded up to a multiple of limit_round
+//                (Slurm keeps limits in whole minutes), for running work and candidates;
+//   services_first  services sort ahead of every job and are blocked apart from them (a
+//                partition of higher PriorityTier for the replicas).
+//
 // Parameters (defaults): w_age (1000), w_fairshare (10000), w_size (1000), w_qos (10000),
 // max_age (7d), half_life (7d; 0: no decay), favor_small (0), qos_max (100),
-// shares ("tenant@weight,..."; unlisted tenants weigh 1), backfill (1).
+// shares ("tenant@weight,..."; unlisted tenants weigh 1), backfill (1), bf_interval (0),
+// limit_pad (0), limit_round (0), services_first (0).
 #pragma once
 
 #include "airtime/policies/registry.h"
