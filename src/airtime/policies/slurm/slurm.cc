@@ -25,6 +25,10 @@ struct SlurmParams {
   // Backfill passes only at multiples of bf_interval (0: at every cycle); the cycles between
   // them are the main scheduler's, which stops at the first job that cannot start.
   DurationMs bf_interval = 0;
+  // Nothing starts but at multiples of sched_tick (0: at every cycle): the scheduler runs at
+  // most that often, whatever the events.
+  DurationMs sched_tick = 0;
+  DurationMs phase = 0;  // passes at phase + k * bf_interval, ticks at phase + k * sched_tick
   // The time limit backfill plans with: run time plus limit_pad, rounded up to a multiple of
   // limit_round (0, 0: the exact run time).
   DurationMs limit_pad = 0;
@@ -32,6 +36,9 @@ struct SlurmParams {
   // Services sort ahead of every job and are blocked apart from them (a partition of higher
   // PriorityTier, as the lab gives its replicas).
   bool services_first = false;
+  // Placement among the nodes where a workload fits: best fit, or the first in the
+  // cluster's order (Slurm's node selection at equal node weights).
+  bool first_fit = false;
 };
 
 // The end backfill plans with for a run from `start` that would end at `end`: the time
@@ -43,10 +50,16 @@ TimeMs PlannedEnd(TimeMs start, TimeMs end, const SlurmParams& p) {
   return start + limit;
 }
 
-// Whether this cycle is a backfill pass: every cycle without bf_interval, else those at its
-// multiples.
-bool BackfillPass(const SlurmParams& p, TimeMs now) {
-  return p.bf_interval <= 0 || now % p.bf_interval == 0;
+// Whether `now` is on the grid phase + k * interval (always, for interval 0).
+bool OnGrid(TimeMs now, DurationMs interval, DurationMs phase) {
+  return interval <= 0 || (now - phase) % interval == 0;
+}
+
+// The first time on the grid phase + k * interval after `now` (interval > 0).
+TimeMs NextOnGrid(TimeMs now, DurationMs interval, DurationMs phase) {
+  const TimeMs since = now - phase;
+  const TimeMs k = since >= 0 ? since / interval : -((-since - 1) / interval) - 1;  // floor
+  return phase + (k + 1) * interval;
 }
 
 // Shared by the policy's plug-ins (one engine): fair-share bookkeeping and this cycle's
@@ -62,6 +75,8 @@ struct SlurmState {
   TimeMs last = 0;
 
   bool backfill_pass = true;        // this cycle: backfill's (else the main scheduler's)
+  bool tick = true;                 // this cycle: on a scheduler tick (sched_tick)
+  bool held_for_tick = false;       // this cycle: a start found room and waits for a tick
   WorkloadId holder = kNoWorkload;  // the reservation's workload, this cycle
   TimeMs reserve_at = kNever;
   std::optional<ClusterState> future;  // at reserve_at, with the long backfills applied
@@ -150,14 +165,19 @@ class SlurmCycle : public CyclePlugin {
     st.holder = kNoWorkload;
     st.reserve_at = kNever;
     st.future.reset();
-    st.backfill_pass = st.p.backfill && BackfillPass(st.p, engine.now());
+    st.tick = OnGrid(engine.now(), st.p.sched_tick, st.p.phase);
+    st.backfill_pass =
+        st.p.backfill && st.tick && OnGrid(engine.now(), st.p.bf_interval, st.p.phase);
+    st.held_for_tick = false;
   }
 
   void AfterAllocate(Engine& engine) override {
     // With a backfill interval: the next pass, while a job that may ever start waits for
     // one (services wait for events; a job that never fits would wake the engine for ever).
-    const DurationMs bf = st_->p.bf_interval;
-    if (st_->p.backfill && bf > 0 && JobWaits(engine)) engine.WakeAt((engine.now() / bf + 1) * bf);
+    const SlurmParams& p = st_->p;
+    if (p.backfill && p.bf_interval > 0 && JobWaits(engine))
+      engine.WakeAt(NextOnGrid(engine.now(), p.bf_interval, p.phase));
+    if (st_->held_for_tick) engine.WakeAt(NextOnGrid(engine.now(), p.sched_tick, p.phase));
     st_->held.clear();
     for (const auto& [id, a] : engine.allocations())
       st_->held[engine.job(a.workload).s().tenant] +=
@@ -189,6 +209,28 @@ class MainSchedulerOrder : public OrderPlugin {
   int BlockingGroup(const Job& job, const Engine& /*engine*/) const override {
     if (st_->backfill_pass) return -1;
     return st_->p.services_first && job.is_service() ? 1 : 0;
+  }
+
+ private:
+  std::shared_ptr<SlurmState> st_;
+};
+
+// With sched_tick: a workload that found room starts only on a tick; the policy asks the
+// engine for a cycle at the next one.
+class SchedulerTick : public PermitPlugin {
+ public:
+  explicit SchedulerTick(std::shared_ptr<SlurmState> st) : st_(std::move(st)) {}
+  std::string_view name() const override { return "slurm-scheduler-tick"; }
+  bool Permit(const Job& /*job*/, const Placement& /*placement*/,
+              const Engine& /*engine*/) override {
+    if (st_->tick) return true;
+    st_->held_for_tick = true;
+    return false;
+  }
+  std::string WhyHeld(const Job& /*job*/, const Engine& engine) const override {
+    const SlurmParams& p = st_->p;
+    return "the scheduler starts work only at its next tick, " +
+           FormatTime(NextOnGrid(engine.now(), p.sched_tick, p.phase)) + " (sched_tick)";
   }
 
  private:
@@ -285,6 +327,15 @@ class ReservationScore : public ScorePlugin {
   std::shared_ptr<SlurmState> st_;
 };
 
+// first_fit: the lowest-indexed node where the workload fits.
+class FirstFitScore : public ScorePlugin {
+ public:
+  std::string_view name() const override { return "first-fit"; }
+  double Score(const Job& /*job*/, NodeIndex node, const Engine& /*engine*/) const override {
+    return -static_cast<double>(node);
+  }
+};
+
 StatusOr<SlurmParams> ParseParams(const PolicyParams& params) {
   SlurmParams p;
   struct Weight {
@@ -301,7 +352,8 @@ StatusOr<SlurmParams> ParseParams(const PolicyParams& params) {
   }
   for (auto [key, value] :
        {std::pair{"max_age", &p.max_age}, std::pair{"half_life", &p.half_life},
-        std::pair{"bf_interval", &p.bf_interval}, std::pair{"limit_pad", &p.limit_pad},
+        std::pair{"bf_interval", &p.bf_interval}, std::pair{"sched_tick", &p.sched_tick},
+        std::pair{"phase", &p.phase}, std::pair{"limit_pad", &p.limit_pad},
         std::pair{"limit_round", &p.limit_round}}) {
     const std::string s = params.GetString(key, "");
     if (s.empty()) continue;
@@ -318,6 +370,11 @@ StatusOr<SlurmParams> ParseParams(const PolicyParams& params) {
     if (!v.ok()) return v.status();
     *value = *v != 0;
   }
+  const std::string placement = params.GetString("placement", "bestfit");
+  if (placement != "bestfit" && placement != "firstfit")
+    return InvalidArgument("policy 'slurm': placement must be 'bestfit' or 'firstfit', got '" +
+                           placement + "'");
+  p.first_fit = placement == "firstfit";
   const std::string shares = params.GetString("shares", "");
   if (!shares.empty()) {
     for (std::string_view part : Split(shares, ',')) {
@@ -345,7 +402,8 @@ void RegisterSlurm(PolicyRegistry& registry) {
       "slurm",
       "Slurm multifactor priority (age, size, fair-share, QoS) with EASY backfill; no preemption",
       {"w_age", "w_fairshare", "w_size", "w_qos", "max_age", "half_life", "favor_small", "qos_max",
-       "shares", "backfill", "bf_interval", "limit_pad", "limit_round", "services_first"},
+       "shares", "backfill", "bf_interval", "sched_tick", "phase", "limit_pad", "limit_round",
+       "services_first", "placement"},
       [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
         auto parsed = ParseParams(params);
         if (!parsed.ok()) return parsed.status();
@@ -358,6 +416,7 @@ void RegisterSlurm(PolicyRegistry& registry) {
         p.description = st->p.backfill ? "Slurm multifactor priority, EASY backfill"
                                        : "Slurm multifactor priority, no backfill";
         p.queue_sort = std::make_unique<MultifactorOrder>(st);
+        if (st->p.sched_tick > 0) p.permits.push_back(std::make_unique<SchedulerTick>(st));
         if (st->p.backfill) {
           if (st->p.bf_interval > 0) p.order = std::make_unique<MainSchedulerOrder>(st);
           p.permits.push_back(std::make_unique<EasyBackfill>(st));
@@ -368,7 +427,11 @@ void RegisterSlurm(PolicyRegistry& registry) {
         } else {
           p.order = std::make_unique<StrictOrder>();
         }
-        p.scores.emplace_back(std::make_unique<BestFitScore>(), 1.0, 1);
+        if (st->p.first_fit) {
+          p.scores.emplace_back(std::make_unique<FirstFitScore>(), 1.0, 1);
+        } else {
+          p.scores.emplace_back(std::make_unique<BestFitScore>(), 1.0, 1);
+        }
         p.cycle.push_back(std::make_unique<SlurmCycle>(st));
         return p;
       });

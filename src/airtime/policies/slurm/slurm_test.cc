@@ -178,6 +178,37 @@ TEST(SlurmTest, ServicesFirstPutsServicesAheadOfJobs) {
   }
 }
 
+// sched_tick=1s, phase=0.5s: work starts only at 0.5 s + k seconds, whatever the events; the
+// engine is woken for the tick. A job that arrives on a tick starts at once.
+TEST(SlurmTest, WorkStartsOnlyOnSchedulerTicks) {
+  Cluster c = MakeCluster({{"A100-80GB", 8, 1}});
+  Engine e = MakeEngine(c, "slurm:sched_tick=1s:phase=500ms");
+  auto log = Drive(e, {Job("a", 4, 1, 200), Job("b", 4, 1, 1500), Job("c", 4, 1, 1600)});
+  EXPECT_EQ(log.start("a"), 500);
+  EXPECT_EQ(log.start("b"), 1500);
+  // 'c' waits for 'a' to end (1 h + 500 ms, on a tick) and starts then.
+  EXPECT_EQ(log.start("c"), kHour + 500);
+  Engine e2 = MakeEngine(c, "slurm:sched_tick=1s:phase=500ms");
+  Drive(e2, {Job("a", 4, 1, 200)}, 300);
+  EXPECT_EQ(e2.job(0).wait.reason, WaitReason::kPolicy);
+  const std::string why = e2.Explain(0);
+  EXPECT_NE(why.find("next tick"), std::string::npos) << why;
+}
+
+// placement=firstfit: the lowest-indexed node with room (Slurm at equal node weights), where
+// best fit takes the fullest node. 'a' holds 2 GPUs of node 0 and 'b' 7 of node 1; 'c' (1
+// GPU) fills node 1 under best fit and goes to node 0 under first fit.
+TEST(SlurmTest, FirstFitTakesTheLowestNodeWithRoom) {
+  Cluster c = MakeCluster({{"A100-80GB", 8, 2}});
+  std::vector<WorkloadSpec> jobs = {Job("a", 2, 1, 0), Job("b", 7, 1, 1), Job("c", 1, 1, 2)};
+  for (bool first : {false, true}) {
+    Engine e = MakeEngine(c, first ? "slurm:placement=firstfit" : "slurm");
+    Drive(e, jobs, 10);
+    const Allocation* a = e.allocation(e.job(2).allocations.at(0));
+    EXPECT_EQ(c.gpu(a->placement.gpus[0]).node, first ? 0 : 1) << "first fit: " << first;
+  }
+}
+
 TEST(SlurmTest, ParametersAreChecked) {
   Cluster c = MakeCluster({{"A100-80GB", 4, 1}});
   const auto& reg = PolicyRegistry::Builtin();
@@ -188,6 +219,8 @@ TEST(SlurmTest, ParametersAreChecked) {
       reg.Make("slurm:bf_interval=30s:limit_pad=5s:limit_round=1m:services_first=1", c).ok());
   EXPECT_FALSE(reg.Make("slurm:bf_interval=-30s", c).ok());
   EXPECT_FALSE(reg.Make("slurm:limit_round=often", c).ok());
+  EXPECT_TRUE(reg.Make("slurm:sched_tick=1s:phase=4.3s:placement=firstfit", c).ok());
+  EXPECT_FALSE(reg.Make("slurm:placement=worst", c).ok());
   EXPECT_FALSE(reg.Make("slurm:shares=a", c).ok());
   EXPECT_FALSE(reg.Make("slurm:weight=1", c).ok());
 }
