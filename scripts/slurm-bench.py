@@ -203,6 +203,8 @@ def phase_jitter(a, cluster, workload, lab_spec, phase, bf_interval, work):
             "q_p50_range": {k: [min(v), max(v)] for k, v in q.items() if v},
             "q_p99": {k: statistics.median(p["q_p99"][k] for p in preds
                                            if p["q_p99"].get(k) is not None) for k in kinds},
+            "q_mean": {k: statistics.median(p["q_mean"][k] for p in preds
+                                            if p["q_mean"].get(k) is not None) for k in kinds},
             "slo": statistics.median(p["slo"] for p in preds if p["slo"] is not None),
             "offsets_s": PHASE_JITTER_S}
 
@@ -857,6 +859,7 @@ def airtime_sim(a, cluster, workload, policy, horizon_s, out_json, decisions=Non
     return {"return": rep["return_per_gpu_hour"], "value": rep["value"],
             "q_p50": {k: v.get("p50") for k, v in kinds.items()},
             "q_p99": {k: v.get("p99") for k, v in kinds.items()},
+            "q_mean": {k: v.get("mean") for k, v in kinds.items()},
             "preemptions": rep.get("preemptions"),
             "slo": rep.get("services", {}).get(SVC, {}).get("slo_attainment")}
 
@@ -1058,6 +1061,7 @@ def mixed_figures(label, jobs, runs, submitted, horizon_s):
         "makespan_s": max(ends) - min(submitted.values()) if ends else None,
         "q_p50": {k: quantile(v, 0.5) for k, v in by_kind.items()},
         "q_p99": {k: quantile(v, 0.99) for k, v in by_kind.items()},
+        "q_mean": {k: statistics.mean(v) for k, v in by_kind.items()},
         "replica_start_s": replica_start_times(runs, MIXED_CURVE, horizon_s),
         "replica_runs": len(runs.get(SVC, [])),
         "gpus_mean": statistics.mean(series) if series else 0,
@@ -1157,22 +1161,27 @@ def pct(v, ref):
 
 def print_slurm_medians(r, pred, kinds):
     """Per kind: the Slurm run's median queueing delay against each prediction's, with the
-    ratio predicted / measured."""
+    ratio predicted / measured; then the means, which move less from run to run."""
     cols = [("sim `slurm`", pred["slurm"]), ("sim: the lab's Slurm", pred["slurm-lab"])]
     if "slurm-phase" in pred:
         cols.append((f"... its timers (phase {pred['slurm-phase']['phase_s']:.1f} s)",
                      pred["slurm-phase"]))
     if "slurm-jitter" in pred:
         cols.append(("... phase +-0.5 s: median [range]", pred["slurm-jitter"]))
-    heads = ["median queueing delay, Slurm run", "measured"] + [c[0] for c in cols]
+    for key, what in (("q_p50", "median"), ("q_mean", "mean")):
+        print_kind_table(f"{what} queueing delay, Slurm run", key, r, cols, kinds)
+
+
+def print_kind_table(title, key, r, cols, kinds):
+    heads = [title, "measured"] + [c[0] for c in cols]
     table = []
     for k in kinds:
-        m = r["q_p50"].get(k)
+        m = r.get(key, {}).get(k)
         line = [k, "-" if m is None else f"{m:.2f} s"]
         for _, p in cols:
-            v = p["q_p50"].get(k)
+            v = p.get(key, {}).get(k)
             ratio = f" (x{v / m:.2f})" if v is not None and m else ""
-            span = p.get("q_p50_range", {}).get(k)
+            span = p.get("q_p50_range", {}).get(k) if key == "q_p50" else None
             span = f" [{span[0]:.1f}-{span[1]:.1f}]" if span else ""
             line.append("-" if v is None else f"{v:.2f} s{ratio}{span}")
         table.append(line)
