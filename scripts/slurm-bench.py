@@ -26,7 +26,11 @@ runs' own marks: makespan, queueing delay p50/p99 per kind, the replicas' time t
 after a rise in demand, GPUs held; and the return per GPU-hour by airtime's ledger for both,
 each run's observed schedule replayed through `airtime sim --policy replay:schedule=FILE`.
 Beside them, the simulator's prediction (`airtime sim --policy slurm` and `--policy airtime`
-on the same workload and the lab's nodes), and the Return and Fidelity targets.
+on the same workload and the lab's nodes; and `slurm` set as the lab runs Slurm, from its
+configuration: bf_interval, time limits in minutes, the scheduler's 1-s ticks, first fit,
+its priority weights, and, after the Slurm run, the phase of its timers from slurmctld's
+start), each kind's median wait predicted against measured, and the Return and Fidelity
+targets.
 
   scripts/slurm-bench.py burst                      # both runs, twice each
   scripts/slurm-bench.py burst --runs slurm --repeat 1 --jobs 200
@@ -122,6 +126,89 @@ def scheduler_parameters(env):
         if k in ("SchedulerType", "SchedulerParameters", "PriorityType", "SelectType"):
             keep[k] = v.strip()
     return keep
+
+
+def slurm_config(env):
+    """`scontrol show config` as a dict."""
+    out = subprocess.run(["scontrol", "show", "config"], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    conf = {}
+    for line in out.splitlines():
+        k, sep, v = line.partition("=")
+        if sep:
+            conf[k.strip()] = v.strip()
+    return conf
+
+
+def lab_slurm_policy(env):
+    """The simulator's `slurm` policy set as the lab runs Slurm, from its configuration:
+    priority weights (the lab's age and fair-share weights; no QoS is asked for, so the
+    workloads' priority fields weigh nothing; Slurm's job-size factor counts nodes and CPUs,
+    which every job here asks alike, one of each, so size does not order them either: what
+    is left is submission order), backfill every bf_interval (SchedulerParameters; Slurm's
+    default 30 s), time limits as the bench asks them (--time = length + LIMIT_PAD_S, in
+    whole minutes), work started on the scheduler's 1-s ticks, the replicas first (their
+    partition's PriorityTier is above the jobs'), and the first node with room (equal node
+    weights). Returns (spec, bf_interval_s)."""
+    conf = slurm_config(env)
+    params = dict(kv.split("=", 1) for kv in conf.get("SchedulerParameters", "").split(",")
+                  if "=" in kv)
+    bf_interval = int(params.get("bf_interval", 30))
+
+    def weight(key):
+        v = conf.get(key, "0")
+        return int(v) if v.isdigit() else 0
+
+    spec = ("slurm"
+            f":w_age={weight('PriorityWeightAge')}:w_fairshare={weight('PriorityWeightFairshare')}"
+            ":w_size=0:w_qos=0:services_first=1:placement=firstfit"
+            f":bf_interval={bf_interval}s:sched_tick={SLURM_SCHED_TICK_S:g}s"
+            f":limit_pad={LIMIT_PAD_S}s:limit_round=1m")
+    return spec, bf_interval
+
+
+def slurmctld_started(lab):
+    """When the lab's slurmctld last started (epoch seconds), from its log; None if not found.
+    Its backfill passes and scheduler ticks run from then."""
+    started = None
+    try:
+        with open(os.path.join(lab, "log", "slurmctld.log"), encoding="utf-8",
+                  errors="replace") as f:
+            for line in f:
+                m = re.match(r"\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?\] slurmctld version .*"
+                             r" started", line)
+                if m:
+                    started = (time.mktime(time.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S"))
+                               + float(m.group(2) or 0))
+    except OSError:
+        return None
+    return started
+
+
+# The lab's timers drift within a run (its scheduler ticks by about 0.4 s over 300 s), and
+# the waits depend on where the ticks fall: the prediction is also made at the phase plus
+# each of these offsets, and each kind's median taken over them.
+PHASE_JITTER_S = [round(-0.5 + 0.1 * i, 1) for i in range(11)]
+
+
+def phase_jitter(a, cluster, workload, lab_spec, phase, bf_interval, work):
+    """The prediction of the lab's Slurm at phase + each PHASE_JITTER_S offset: per kind the
+    median of the medians and their range; the median return."""
+    preds = [airtime_sim(a, cluster, workload,
+                         f"{lab_spec}:phase={(phase + d) % bf_interval:.3f}s", a.horizon,
+                         os.path.join(work, "sim-slurm-jitter.json"))
+             for d in PHASE_JITTER_S]
+    kinds = set().union(*(p["q_p50"] for p in preds))
+    q = {k: [p["q_p50"][k] for p in preds if p["q_p50"].get(k) is not None] for k in kinds}
+    return {"return": statistics.median(p["return"] for p in preds),
+            "q_p50": {k: statistics.median(v) for k, v in q.items() if v},
+            "q_p50_range": {k: [min(v), max(v)] for k, v in q.items() if v},
+            "q_p99": {k: statistics.median(p["q_p99"][k] for p in preds
+                                           if p["q_p99"].get(k) is not None) for k in kinds},
+            "q_mean": {k: statistics.median(p["q_mean"][k] for p in preds
+                                            if p["q_mean"].get(k) is not None) for k in kinds},
+            "slo": statistics.median(p["slo"] for p in preds if p["slo"] is not None),
+            "offsets_s": PHASE_JITTER_S}
 
 
 def wait_slurm_idle(env, timeout_s=120):
@@ -573,6 +660,13 @@ SVC_MAX_REPLICAS = 8
 # suite's hours compressed to HOUR_S seconds: 5.40 * (3600 / HOUR_S) per GPU-hour of the run.
 SVC_PER_1K = 5.40 * (3600 / HOUR_S) / (SVC_CAPACITY_RPS * 3.6)
 LOAD_CURVE = os.path.join(ROOT, "examples/live/load_curve.csv")
+# Slurm alone: each job's --time is its length plus this, which Slurm rounds up to whole
+# minutes (the limit backfill plans with).
+LIMIT_PAD_S = 5
+# The lab's slurmctld starts work only on a 1-s grid that runs from its start (measured in
+# its log: the main scheduler's allocations fall on 1-s ticks, never two within 0.9 s); not
+# a slurm.conf key, so the bench cannot read it.
+SLURM_SCHED_TICK_S = 1.0
 KIND_ORDER = ["batch", "embed", "eval", "finetune", "quantize", "training", "realtime"]
 
 
@@ -775,6 +869,7 @@ def airtime_sim(a, cluster, workload, policy, horizon_s, out_json, decisions=Non
     return {"return": rep["return_per_gpu_hour"], "value": rep["value"],
             "q_p50": {k: v.get("p50") for k, v in kinds.items()},
             "q_p99": {k: v.get("p99") for k, v in kinds.items()},
+            "q_mean": {k: v.get("mean") for k, v in kinds.items()},
             "preemptions": rep.get("preemptions"),
             "slo": rep.get("services", {}).get(SVC, {}).get("slo_attainment")}
 
@@ -866,7 +961,7 @@ def mixed_run_slurm(a, env, jobs, curve, marks):
 
     def submit(j):
         gres = f"gpu:{j['gpu_type'].lower()}:{j['gpus']}" if j["gpu_type"] else f"gpu:{j['gpus']}"
-        limit = max(1, math.ceil(j["seconds"] + 5))
+        limit = max(1, math.ceil(j["seconds"] + LIMIT_PAD_S))
         r = subprocess.run(
             ["sbatch", "--parsable", "-J", j["name"], "-p", "low", f"--gres={gres}",
              f"--time=0:{limit}", "-o", "/dev/null", "-D", marks,
@@ -976,6 +1071,7 @@ def mixed_figures(label, jobs, runs, submitted, horizon_s):
         "makespan_s": max(ends) - min(submitted.values()) if ends else None,
         "q_p50": {k: quantile(v, 0.5) for k, v in by_kind.items()},
         "q_p99": {k: quantile(v, 0.99) for k, v in by_kind.items()},
+        "q_mean": {k: statistics.mean(v) for k, v in by_kind.items()},
         "replica_start_s": replica_start_times(runs, MIXED_CURVE, horizon_s),
         "replica_runs": len(runs.get(SVC, [])),
         "gpus_mean": statistics.mean(series) if series else 0,
@@ -1012,9 +1108,13 @@ def mixed(a):
           f"{min(r for _, r in curve):g}-{max(r for _, r in curve):g} rps; window {a.horizon:g} s"
           f"\n  files: {work}", flush=True)
 
-    # The simulator's prediction, before either run.
-    pred = {p: airtime_sim(a, cluster, workload, p, a.horizon, os.path.join(work, f"sim-{p}.json"))
-            for p in ("slurm", "airtime")}
+    # The simulator's prediction, before either run: `slurm` with its defaults, `slurm` set as
+    # the lab runs Slurm (its timers' phase unknown yet: 0), and `airtime`.
+    lab_spec, bf_interval = lab_slurm_policy(env)
+    print(f"  the lab's Slurm in the simulator: {lab_spec}", flush=True)
+    specs = {"slurm": "slurm", "slurm-lab": lab_spec, "airtime": "airtime"}
+    pred = {k: airtime_sim(a, cluster, workload, p, a.horizon, os.path.join(work, f"sim-{k}.json"))
+            for k, p in specs.items()}
     results = {}
     for which in a.runs:
         env = fresh_lab(a)
@@ -1024,6 +1124,17 @@ def mixed(a):
         t = time.time()
         if which == "slurm":
             t0, submitted, extra = mixed_run_slurm(a, env, jobs, curve, marks)
+            # The same, with the phase of the lab's timers, which run from slurmctld's start
+            # (known before the first submission; simulated after the run).
+            started = slurmctld_started(a.lab)
+            if started is not None:
+                phase = (started - t0) % bf_interval
+                pred["slurm-phase"] = airtime_sim(
+                    a, cluster, workload, f"{lab_spec}:phase={phase:.3f}s", a.horizon,
+                    os.path.join(work, "sim-slurm-phase.json"))
+                pred["slurm-phase"]["phase_s"] = phase
+                pred["slurm-jitter"] = phase_jitter(a, cluster, workload, lab_spec, phase,
+                                                    bf_interval, work)
         else:
             t0, submitted, extra = mixed_run_airtime(a, env, jobs, curve, marks, f"m{stamp}-a")
         runs = read_runs(marks, t0)
@@ -1058,6 +1169,39 @@ def pct(v, ref):
     return None if v is None or not ref else 100.0 * (v - ref) / ref
 
 
+def print_slurm_medians(r, pred, kinds):
+    """Per kind: the Slurm run's median queueing delay against each prediction's, with the
+    ratio predicted / measured; then the means, which move less from run to run."""
+    cols = [("sim `slurm`", pred["slurm"]), ("sim: the lab's Slurm", pred["slurm-lab"])]
+    if "slurm-phase" in pred:
+        cols.append((f"... its timers (phase {pred['slurm-phase']['phase_s']:.1f} s)",
+                     pred["slurm-phase"]))
+    if "slurm-jitter" in pred:
+        cols.append(("... phase +-0.5 s: median [range]", pred["slurm-jitter"]))
+    for key, what in (("q_p50", "median"), ("q_mean", "mean")):
+        print_kind_table(f"{what} queueing delay, Slurm run", key, r, cols, kinds)
+
+
+def print_kind_table(title, key, r, cols, kinds):
+    heads = [title, "measured"] + [c[0] for c in cols]
+    table = []
+    for k in kinds:
+        m = r.get(key, {}).get(k)
+        line = [k, "-" if m is None else f"{m:.2f} s"]
+        for _, p in cols:
+            v = p.get(key, {}).get(k)
+            ratio = f" (x{v / m:.2f})" if v is not None and m else ""
+            span = p.get("q_p50_range", {}).get(k) if key == "q_p50" else None
+            span = f" [{span[0]:.1f}-{span[1]:.1f}]" if span else ""
+            line.append("-" if v is None else f"{v:.2f} s{ratio}{span}")
+        table.append(line)
+    widths = [max(len(str(x[i])) for x in [heads] + table) for i in range(len(heads))]
+    print()
+    for line in [heads] + table:
+        print("  ".join(str(x).ljust(w) if i == 0 else str(x).rjust(w)
+                        for i, (x, w) in enumerate(zip(line, widths))))
+
+
 def print_mixed(results, pred):
     kinds = [k for k in KIND_ORDER if k != "realtime" and any(
         k in r["q_p50"] for r in results.values())]
@@ -1066,6 +1210,10 @@ def print_mixed(results, pred):
         if which in results:
             cols.append((f"{which} (measured)", results[which], None))
         cols.append((f"{which} (sim predicts)", None, pred[which]))
+        if which == "slurm":
+            cols.append(("sim: the lab's Slurm", None, pred["slurm-lab"]))
+            if "slurm-phase" in pred:
+                cols.append(("sim: ... its timers", None, pred["slurm-phase"]))
 
     def cell(r, p, key, k=None):
         if r is not None:
@@ -1123,6 +1271,8 @@ def print_mixed(results, pred):
         print(f"\nairtime's daemon, its own ledger: value {ra['daemon_value']:.1f}, "
               f"{ra['daemon_return']:.1f}/GPU-h over its own span (from its start); the replay of "
               f"its marks: value {ra['replayed']['value']:.1f}")
+    if "slurm" in results:
+        print_slurm_medians(results["slurm"], pred, kinds)
     print("\nTargets (issue 21):")
     if "slurm" in results and "airtime" in results:
         s, t = results["slurm"]["replayed"]["return"], results["airtime"]["replayed"]["return"]
@@ -1132,15 +1282,19 @@ def print_mixed(results, pred):
         print(f"  return: airtime {t:.1f} vs Slurm {s:.1f} per GPU-hour, margin {margin:+.1f}%;"
               f" the simulator predicts {pmargin:+.1f}%: {'met' if ok else 'NOT met'}"
               f" (airtime >= Slurm, and margin >= prediction - 5 points)")
-    for which in ("slurm", "airtime"):
-        if which not in results:
+    checks = [("slurm", "slurm", "`slurm`"), ("slurm", "slurm-lab", "the lab's Slurm"),
+              ("slurm", "slurm-phase", "the lab's Slurm and its timers"),
+              ("slurm", "slurm-jitter", "the lab's Slurm, its timers +-0.5 s"),
+              ("airtime", "airtime", "`airtime`")]
+    for which, key, label in checks:
+        if which not in results or key not in pred:
             continue
-        r, p = results[which], pred[which]
+        r, p = results[which], pred[key]
         errs = [("return", pct(p["return"], r["replayed"]["return"]))]
         for k in kinds:
             errs.append((f"{k} p50", pct(p["q_p50"].get(k), r["q_p50"].get(k))))
         bad = [f"{n} {e:+.0f}%" for n, e in errs if e is None or abs(e) > 10]
-        print(f"  fidelity ({which} run): the prediction's error: "
+        print(f"  fidelity ({which} run, sim {label}): the prediction's error: "
               + ", ".join(f"{n} {'-' if e is None else f'{e:+.0f}%'}" for n, e in errs)
               + f": {'met' if not bad else 'NOT met'} (each within 10%)")
 

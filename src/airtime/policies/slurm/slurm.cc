@@ -22,7 +22,45 @@ struct SlurmParams {
   double qos_max = 100;
   bool backfill = true;
   std::map<std::string, double> shares;  // configured; other tenants weigh 1
+  // Backfill passes only at multiples of bf_interval (0: at every cycle); the cycles between
+  // them are the main scheduler's, which stops at the first job that cannot start.
+  DurationMs bf_interval = 0;
+  // Nothing starts but at multiples of sched_tick (0: at every cycle): the scheduler runs at
+  // most that often, whatever the events.
+  DurationMs sched_tick = 0;
+  DurationMs phase = 0;  // passes at phase + k * bf_interval, ticks at phase + k * sched_tick
+  // The time limit backfill plans with: run time plus limit_pad, rounded up to a multiple of
+  // limit_round (0, 0: the exact run time).
+  DurationMs limit_pad = 0;
+  DurationMs limit_round = 0;
+  // Services sort ahead of every job and are blocked apart from them (a partition of higher
+  // PriorityTier, as the lab gives its replicas).
+  bool services_first = false;
+  // Placement among the nodes where a workload fits: best fit, or the first in the
+  // cluster's order (Slurm's node selection at equal node weights).
+  bool first_fit = false;
 };
+
+// The end backfill plans with for a run from `start` that would end at `end`: the time
+// limit of a job whose run takes end - start (kNever stays kNever).
+TimeMs PlannedEnd(TimeMs start, TimeMs end, const SlurmParams& p) {
+  if (end == kNever || (p.limit_pad == 0 && p.limit_round == 0)) return end;
+  DurationMs limit = end - start + p.limit_pad;
+  if (p.limit_round > 0) limit = (limit + p.limit_round - 1) / p.limit_round * p.limit_round;
+  return start + limit;
+}
+
+// Whether `now` is on the grid phase + k * interval (always, for interval 0).
+bool OnGrid(TimeMs now, DurationMs interval, DurationMs phase) {
+  return interval <= 0 || (now - phase) % interval == 0;
+}
+
+// The first time on the grid phase + k * interval after `now` (interval > 0).
+TimeMs NextOnGrid(TimeMs now, DurationMs interval, DurationMs phase) {
+  const TimeMs since = now - phase;
+  const TimeMs k = since >= 0 ? since / interval : -((-since - 1) / interval) - 1;  // floor
+  return phase + (k + 1) * interval;
+}
 
 // Shared by the policy's plug-ins (one engine): fair-share bookkeeping and this cycle's
 // backfill reservation.
@@ -36,6 +74,9 @@ struct SlurmState {
   size_t jobs_seen = 0;
   TimeMs last = 0;
 
+  bool backfill_pass = true;        // this cycle: backfill's (else the main scheduler's)
+  bool tick = true;                 // this cycle: on a scheduler tick (sched_tick)
+  bool held_for_tick = false;       // this cycle: a start found room and waits for a tick
   WorkloadId holder = kNoWorkload;  // the reservation's workload, this cycle
   TimeMs reserve_at = kNever;
   std::optional<ClusterState> future;  // at reserve_at, with the long backfills applied
@@ -59,8 +100,10 @@ double Priority(const Job& job, const Engine& engine, const SlurmState& st) {
   return p.w_age * age + p.w_size * size + p.w_fairshare * fair + p.w_qos * qos;
 }
 
-// When `job` would finish if it started now on `placement` (kNever for services).
-TimeMs EndIfStarted(const Job& job, const Placement& placement, const Engine& engine) {
+// When `job` would finish if it started now on `placement` (kNever for services), as
+// backfill plans it (PlannedEnd).
+TimeMs EndIfStarted(const Job& job, const Placement& placement, const Engine& engine,
+                    const SlurmParams& p) {
   if (job.is_service()) return kNever;
   double speed = 1.0;
   if (!placement.gpus.empty()) {
@@ -68,7 +111,7 @@ TimeMs EndIfStarted(const Job& job, const Placement& placement, const Engine& en
     for (GpuIndex g : placement.gpus)
       speed = std::min(speed, job.s().SpeedOn(engine.cluster().gpu_type(g), engine.catalog()));
   }
-  return EndIfStartedAt(job, engine.now(), speed);
+  return PlannedEnd(engine.now(), EndIfStartedAt(job, engine.now(), speed), p);
 }
 
 class MultifactorOrder : public QueueSortPlugin {
@@ -78,7 +121,8 @@ class MultifactorOrder : public QueueSortPlugin {
   bool dynamic() const override { return true; }
   QueueKey Key(const Job& job, const Engine& engine) const override {
     const TimeMs since = job.is_service() ? job.queued_since : job.submitted;
-    return {-Priority(job, engine, *st_), static_cast<double>(since)};
+    const double tier = st_->p.services_first && !job.is_service() ? 1 : 0;
+    return {tier, -Priority(job, engine, *st_), static_cast<double>(since)};
   }
 
  private:
@@ -121,9 +165,19 @@ class SlurmCycle : public CyclePlugin {
     st.holder = kNoWorkload;
     st.reserve_at = kNever;
     st.future.reset();
+    st.tick = OnGrid(engine.now(), st.p.sched_tick, st.p.phase);
+    st.backfill_pass =
+        st.p.backfill && st.tick && OnGrid(engine.now(), st.p.bf_interval, st.p.phase);
+    st.held_for_tick = false;
   }
 
   void AfterAllocate(Engine& engine) override {
+    // With a backfill interval: the next pass, while a job that may ever start waits for
+    // one (services wait for events; a job that never fits would wake the engine for ever).
+    const SlurmParams& p = st_->p;
+    if (p.backfill && p.bf_interval > 0 && JobWaits(engine))
+      engine.WakeAt(NextOnGrid(engine.now(), p.bf_interval, p.phase));
+    if (st_->held_for_tick) engine.WakeAt(NextOnGrid(engine.now(), p.sched_tick, p.phase));
     st_->held.clear();
     for (const auto& [id, a] : engine.allocations())
       st_->held[engine.job(a.workload).s().tenant] +=
@@ -131,6 +185,13 @@ class SlurmCycle : public CyclePlugin {
   }
 
  private:
+  static bool JobWaits(const Engine& engine) {
+    for (WorkloadId id : engine.queue()) {
+      const Job& job = engine.job(id);
+      if (!job.is_service() && !job.never_fits) return true;
+    }
+    return false;
+  }
   double SharesOf(const std::string& tenant) const {
     auto it = st_->p.shares.find(tenant);
     return it == st_->p.shares.end() ? 1.0 : it->second;
@@ -138,7 +199,46 @@ class SlurmCycle : public CyclePlugin {
   std::shared_ptr<SlurmState> st_;
 };
 
+// Slurm's main scheduler, in the cycles that are not backfill passes: it stops at the first
+// workload that cannot start, within its partition (with services_first, services and jobs
+// are two; else one).
+class MainSchedulerOrder : public OrderPlugin {
+ public:
+  explicit MainSchedulerOrder(std::shared_ptr<SlurmState> st) : st_(std::move(st)) {}
+  std::string_view name() const override { return "slurm-main-scheduler"; }
+  int BlockingGroup(const Job& job, const Engine& /*engine*/) const override {
+    if (st_->backfill_pass) return -1;
+    return st_->p.services_first && job.is_service() ? 1 : 0;
+  }
+
+ private:
+  std::shared_ptr<SlurmState> st_;
+};
+
+// With sched_tick: a workload that found room starts only on a tick; the policy asks the
+// engine for a cycle at the next one.
+class SchedulerTick : public PermitPlugin {
+ public:
+  explicit SchedulerTick(std::shared_ptr<SlurmState> st) : st_(std::move(st)) {}
+  std::string_view name() const override { return "slurm-scheduler-tick"; }
+  bool Permit(const Job& /*job*/, const Placement& /*placement*/,
+              const Engine& /*engine*/) override {
+    if (st_->tick) return true;
+    st_->held_for_tick = true;
+    return false;
+  }
+  std::string WhyHeld(const Job& /*job*/, const Engine& engine) const override {
+    const SlurmParams& p = st_->p;
+    return "the scheduler starts work only at its next tick, " +
+           FormatTime(NextOnGrid(engine.now(), p.sched_tick, p.phase)) + " (sched_tick)";
+  }
+
+ private:
+  std::shared_ptr<SlurmState> st_;
+};
+
 // EASY backfill: reserves for the first workload left waiting, and vets every later start.
+// Running work ends, and candidates would end, at their planned ends (PlannedEnd).
 class EasyBackfill : public PermitPlugin {
  public:
   explicit EasyBackfill(std::shared_ptr<SlurmState> st) : st_(std::move(st)) {}
@@ -146,21 +246,22 @@ class EasyBackfill : public PermitPlugin {
 
   void Unplaced(const Job& job, const Engine& engine) override {
     SlurmState& st = *st_;
-    if (st.holder != kNoWorkload) return;
-    // Release running work in order of expected end until the shape fits.
-    std::vector<const Allocation*> ending;
+    if (st.holder != kNoWorkload || !st.backfill_pass) return;
+    // Release running work in order of planned end until the shape fits.
+    std::vector<std::pair<TimeMs, const Allocation*>> ending;
     for (const auto& [id, a] : engine.allocations())
-      if (a.expected_end != kNever) ending.push_back(&a);
-    std::sort(ending.begin(), ending.end(), [](const Allocation* a, const Allocation* b) {
-      return a->expected_end != b->expected_end ? a->expected_end < b->expected_end : a->id < b->id;
+      if (a.expected_end != kNever)
+        ending.emplace_back(PlannedEnd(a.started, a.expected_end, st.p), &a);
+    std::sort(ending.begin(), ending.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : a.second->id < b.second->id;
     });
     ClusterState future = engine.state();
     const Shape& shape = job.s().shape;
     TimeMs at = FitsIn(future, shape) ? engine.now() : kNever;
     for (size_t i = 0; i < ending.size() && at == kNever; ++i) {
-      future.Release(ending[i]->placement);
-      if (i + 1 < ending.size() && ending[i + 1]->expected_end == ending[i]->expected_end) continue;
-      if (FitsIn(future, shape)) at = ending[i]->expected_end;
+      future.Release(ending[i].second->placement);
+      if (i + 1 < ending.size() && ending[i + 1].first == ending[i].first) continue;
+      if (FitsIn(future, shape)) at = ending[i].first;
     }
     if (at == kNever) return;  // never fits on what runs now: the next one may reserve
     st.holder = job.id;
@@ -172,7 +273,7 @@ class EasyBackfill : public PermitPlugin {
   bool Permit(const Job& job, const Placement& placement, const Engine& engine) override {
     SlurmState& st = *st_;
     if (st.holder == kNoWorkload || job.id == st.holder) return true;
-    if (EndIfStarted(job, placement, engine) <= st.reserve_at) return true;  // done by then
+    if (EndIfStarted(job, placement, engine, st.p) <= st.reserve_at) return true;  // done by then
     // Running past the reservation: allowed only on GPUs the reservation does not need.
     const Shape& reserved = engine.job(st.holder).s().shape;
     st.future->Apply(placement);
@@ -217,13 +318,22 @@ class ReservationScore : public ScorePlugin {
       const DurationMs overhead = job.work_saved > 0 ? job.s().restart_cost : 0;
       const double speed = job.s().SpeedOn(engine.cluster().node(node).gpu_type, engine.catalog());
       RunSegment seg{engine.now(), overhead, speed, job.work_saved, {}};
-      if (SegmentEnd(job.s(), seg) <= st.reserve_at) return 0;
+      if (PlannedEnd(engine.now(), SegmentEnd(job.s(), seg), st.p) <= st.reserve_at) return 0;
     }
     return -1;
   }
 
  private:
   std::shared_ptr<SlurmState> st_;
+};
+
+// first_fit: the lowest-indexed node where the workload fits.
+class FirstFitScore : public ScorePlugin {
+ public:
+  std::string_view name() const override { return "first-fit"; }
+  double Score(const Job& /*job*/, NodeIndex node, const Engine& /*engine*/) const override {
+    return -static_cast<double>(node);
+  }
 };
 
 StatusOr<SlurmParams> ParseParams(const PolicyParams& params) {
@@ -241,7 +351,10 @@ StatusOr<SlurmParams> ParseParams(const PolicyParams& params) {
     *w.value = *v;
   }
   for (auto [key, value] :
-       {std::pair{"max_age", &p.max_age}, std::pair{"half_life", &p.half_life}}) {
+       {std::pair{"max_age", &p.max_age}, std::pair{"half_life", &p.half_life},
+        std::pair{"bf_interval", &p.bf_interval}, std::pair{"sched_tick", &p.sched_tick},
+        std::pair{"phase", &p.phase}, std::pair{"limit_pad", &p.limit_pad},
+        std::pair{"limit_round", &p.limit_round}}) {
     const std::string s = params.GetString(key, "");
     if (s.empty()) continue;
     auto d = ParseDurationMs(s);
@@ -251,11 +364,17 @@ StatusOr<SlurmParams> ParseParams(const PolicyParams& params) {
     *value = *d;
   }
   for (auto [key, value] :
-       {std::pair{"favor_small", &p.favor_small}, std::pair{"backfill", &p.backfill}}) {
+       {std::pair{"favor_small", &p.favor_small}, std::pair{"backfill", &p.backfill},
+        std::pair{"services_first", &p.services_first}}) {
     auto v = params.GetDouble(key, *value ? 1 : 0);
     if (!v.ok()) return v.status();
     *value = *v != 0;
   }
+  const std::string placement = params.GetString("placement", "bestfit");
+  if (placement != "bestfit" && placement != "firstfit")
+    return InvalidArgument("policy 'slurm': placement must be 'bestfit' or 'firstfit', got '" +
+                           placement + "'");
+  p.first_fit = placement == "firstfit";
   const std::string shares = params.GetString("shares", "");
   if (!shares.empty()) {
     for (std::string_view part : Split(shares, ',')) {
@@ -283,7 +402,8 @@ void RegisterSlurm(PolicyRegistry& registry) {
       "slurm",
       "Slurm multifactor priority (age, size, fair-share, QoS) with EASY backfill; no preemption",
       {"w_age", "w_fairshare", "w_size", "w_qos", "max_age", "half_life", "favor_small", "qos_max",
-       "shares", "backfill"},
+       "shares", "backfill", "bf_interval", "sched_tick", "phase", "limit_pad", "limit_round",
+       "services_first", "placement"},
       [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
         auto parsed = ParseParams(params);
         if (!parsed.ok()) return parsed.status();
@@ -296,14 +416,22 @@ void RegisterSlurm(PolicyRegistry& registry) {
         p.description = st->p.backfill ? "Slurm multifactor priority, EASY backfill"
                                        : "Slurm multifactor priority, no backfill";
         p.queue_sort = std::make_unique<MultifactorOrder>(st);
+        if (st->p.sched_tick > 0) p.permits.push_back(std::make_unique<SchedulerTick>(st));
         if (st->p.backfill) {
+          if (st->p.bf_interval > 0) p.order = std::make_unique<MainSchedulerOrder>(st);
           p.permits.push_back(std::make_unique<EasyBackfill>(st));
           // The reservation first; best fit breaks its ties (ScoreTerm tiers).
           p.scores.emplace_back(std::make_unique<ReservationScore>(st), 1.0, 0);
+        } else if (st->p.services_first) {
+          p.order = std::make_unique<MainSchedulerOrder>(st);  // never a backfill pass
         } else {
           p.order = std::make_unique<StrictOrder>();
         }
-        p.scores.emplace_back(std::make_unique<BestFitScore>(), 1.0, 1);
+        if (st->p.first_fit) {
+          p.scores.emplace_back(std::make_unique<FirstFitScore>(), 1.0, 1);
+        } else {
+          p.scores.emplace_back(std::make_unique<BestFitScore>(), 1.0, 1);
+        }
         p.cycle.push_back(std::make_unique<SlurmCycle>(st));
         return p;
       });
