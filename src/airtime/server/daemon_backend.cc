@@ -125,6 +125,8 @@ Status Daemon::OpenSlurmBackend(std::string* note) {
   ao.partition = so.partition;
   ao.slurm_url = connect.rest.url;
   ao.user = connect.rest.user;
+  // The store's id marks this daemon's jobs (another daemon may use the same Slurm user).
+  ao.owner = "store " + marks_.store_id.substr(0, 12);
   const std::string release = (*client)->SlurmRelease(), api = (*client)->ApiVersion();
   actuator_ = std::make_unique<slurm::SlurmActuator>(std::move(*client), std::move(*reader), *sc,
                                                      ao, std::move(submitters));

@@ -275,7 +275,8 @@ StatusOr<SlurmActuator::Plan> SlurmActuator::PlanLaunch(const LaunchRequest& req
   JobRequest& job = plan.job;
   job.name = options_.job_prefix + request.workload + ".r" + std::to_string(request.run_id);
   job.comment =
-      "airtime: " + (request.comment.empty() ? "workload " + request.workload : request.comment);
+      "airtime: " + (request.comment.empty() ? "workload " + request.workload : request.comment) +
+      OwnerMark();
   job.partition = options_.partition;
   job.gpu_type = shape->gpu_type;
   job.gpus_per_node = shape->gpus_per_node;
@@ -581,10 +582,8 @@ StatusOr<AdoptResult> SlurmActuator::Adopt(int64_t run_id, const RunHandle& reco
   for (const SlurmJob& j : *jobs) {
     const bool by_id = recorded.slurm_job > 0 && j.id == recorded.slurm_job;
     // Not recorded: the daemon died between the submission and its record; the name tells.
-    const bool by_name =
-        recorded.slurm_job <= 0 && (options_.user.empty() || j.user == options_.user) &&
-        j.name.rfind(options_.job_prefix, 0) == 0 && j.name.size() > suffix.size() &&
-        j.name.compare(j.name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    const bool by_name = recorded.slurm_job <= 0 && Mine(j) && j.name.size() > suffix.size() &&
+                         j.name.compare(j.name.size() - suffix.size(), suffix.size(), suffix) == 0;
     if (by_id || by_name) job = &j;
   }
   if (job == nullptr) {
@@ -632,7 +631,19 @@ StatusOr<AdoptResult> SlurmActuator::Adopt(int64_t run_id, const RunHandle& reco
   return result;
 }
 
-// Jobs named PREFIX WORKLOAD .rN (as Launch names them) of this daemon's user, not ended,
+std::string SlurmActuator::OwnerMark() const {
+  return options_.owner.empty() ? "" : " [" + options_.owner + "]";
+}
+
+// Named with this daemon's prefix, of its Slurm user, and marked as its own (OwnerMark).
+bool SlurmActuator::Mine(const SlurmJob& j) const {
+  const std::string mark = OwnerMark();
+  return (options_.user.empty() || j.user == options_.user) &&
+         j.name.rfind(options_.job_prefix, 0) == 0 && j.comment.size() >= mark.size() &&
+         j.comment.compare(j.comment.size() - mark.size(), mark.size(), mark) == 0;
+}
+
+// Jobs named PREFIX WORKLOAD .rN (as Launch names them) of this daemon's (Mine), not ended,
 // whose N the store does not know.
 StatusOr<std::vector<UnrecordedRun>> SlurmActuator::Unrecorded(
     const std::vector<int64_t>& recorded) {
@@ -642,9 +653,7 @@ StatusOr<std::vector<UnrecordedRun>> SlurmActuator::Unrecorded(
                   "listing Slurm's jobs for runs the store lost: " + jobs.status().message());
   std::vector<UnrecordedRun> out;
   for (const SlurmJob& j : *jobs) {
-    if (FinalJobState(j.state) || (!options_.user.empty() && j.user != options_.user) ||
-        j.name.rfind(options_.job_prefix, 0) != 0)
-      continue;
+    if (FinalJobState(j.state) || !Mine(j)) continue;
     const size_t r = j.name.rfind(".r");
     if (r == std::string::npos || r <= options_.job_prefix.size()) continue;
     const std::string_view digits = std::string_view(j.name).substr(r + 2);

@@ -75,6 +75,11 @@ struct SlurmActuatorOptions {
   // whose job id was never recorded) must be this user's, not a look-alike of another's.
   // "" : any user.
   std::string user;
+  // This daemon's mark, which ends each of its jobs' comments (" [OWNER]"): a job found by
+  // its name alone (Adopt, Unrecorded) must carry it too, so that another airtime daemon's
+  // jobs under the same Slurm user are not taken for this one's. "" : neither written nor
+  // checked.
+  std::string owner;
 };
 
 // "slurm:n3:5": the daemon's id of GPU 5 of node n3.
@@ -130,6 +135,8 @@ class SlurmActuator final : public Actuator {
   int64_t slurm_requeues_seen() const { return slurm_requeues_; }
 
  private:
+  std::string OwnerMark() const;  // " [OWNER]", or "" without an owner
+  bool Mine(const SlurmJob& job) const;
   using Clock = std::chrono::steady_clock;
   struct Shape {
     std::string gpu_type;

@@ -295,6 +295,7 @@ class SlurmActuatorTest : public ::testing::Test {
     SlurmActuatorOptions o;
     o.poll_interval = 1h;  // the tests ask for each poll (Poll)
     o.user = "airtime";
+    o.owner = "store 0123abcd";
     std::vector<std::unique_ptr<SlurmClient>> helpers;
     for (int i = 0; i < submitters; ++i) helpers.push_back(std::make_unique<SubmitterOf>(slurm_));
     actuator_ = std::make_unique<SlurmActuator>(
@@ -351,7 +352,7 @@ TEST_F(SlurmActuatorTest, LaunchSubmitsOneJobRequiredOnTheEnginesNodes) {
   EXPECT_THAT(slurm_->calls, ElementsAre("submit"));
   const JobRequest& r = slurm_->submitted.at(0);
   EXPECT_EQ(r.name, "airtime.train.r7");
-  EXPECT_EQ(r.comment, "airtime: training 'train' on n1 GPUs 0-1");
+  EXPECT_EQ(r.comment, "airtime: training 'train' on n1 GPUs 0-1 [store 0123abcd]");
   EXPECT_FALSE(r.hold);
   EXPECT_THAT(r.required_nodes, ElementsAre("n1"));
   EXPECT_EQ(r.gpu_type, "h100");
@@ -581,12 +582,18 @@ TEST_F(SlurmActuatorTest, AdoptLooksTheJobUpInSlurm) {
   slurm_->Run(42, "n3", "a100", {0});
   slurm_->Edit(42)->name = "airtime.lost.r5";  // submitted, not recorded
   slurm_->Edit(42)->user = "airtime";
+  slurm_->Edit(42)->comment = "airtime: batch 'lost' [store 0123abcd]";
+  slurm_->Run(45, "n3", "a100", {2});
+  slurm_->Edit(45)->name = "airtime.theirs.r7";  // another daemon's, under the same user
+  slurm_->Edit(45)->user = "airtime";
+  slurm_->Edit(45)->comment = "airtime: batch 'theirs' [store 99ffee]";
   slurm_->Run(44, "n3", "a100", {1});
   slurm_->Edit(44)->name = "airtime.fake.r8";  // another user's look-alike
   slurm_->Edit(44)->user = "mallory";
   slurm_->Edit(43)->state = "PENDING";  // held: never released
   slurm_->Edit(43)->name = "airtime.cut.r6";
   slurm_->Edit(43)->user = "airtime";
+  slurm_->Edit(43)->comment = "airtime: batch 'cut' [store 0123abcd]";
   RunHandle h;
   h.slurm_job = 40;
   auto running = actuator_->Adopt(1, h);
@@ -608,7 +615,7 @@ TEST_F(SlurmActuatorTest, AdoptLooksTheJobUpInSlurm) {
   auto cut = actuator_->Adopt(6, h);
   EXPECT_EQ(cut->state, AdoptState::kNeverStarted);
   EXPECT_THAT(slurm_->calls, ElementsAre("cancel 43"));
-  EXPECT_EQ(actuator_->Adopt(7, h)->state, AdoptState::kNeverStarted);
+  EXPECT_EQ(actuator_->Adopt(7, h)->state, AdoptState::kNeverStarted);  // not job 45
   // A job named like run 8's but another user's is not airtime's: not adopted, not touched.
   slurm_->calls.clear();
   auto fake = actuator_->Adopt(8, h);
@@ -632,6 +639,7 @@ TEST_F(SlurmActuatorTest, UnrecordedRunsAreThisDaemonsLiveJobsTheStoreDoesNotKno
     slurm_->Run(id, "n1", "h100", {0});
     slurm_->Edit(id)->name = name;
     slurm_->Edit(id)->user = user;
+    slurm_->Edit(id)->comment = "airtime: a run [store 0123abcd]";
   };
   job(40, "airtime.train.r1", "airtime");   // recorded
   job(42, "airtime.lost.r.r5", "airtime");  // lost: its workload's name has ".r" in it
@@ -640,9 +648,11 @@ TEST_F(SlurmActuatorTest, UnrecordedRunsAreThisDaemonsLiveJobsTheStoreDoesNotKno
   job(44, "airtime.fake.r8", "mallory");  // another user's look-alike
   job(45, "airtime.done.r9", "airtime");  // ended
   slurm_->Edit(45)->state = "COMPLETED";
-  job(46, "airtime.odd.r9x", "airtime");  // not a run's name
-  job(47, "airtime..r", "airtime");       // nor this
-  job(48, "other.train.r3", "airtime");   // another prefix
+  job(46, "airtime.odd.r9x", "airtime");    // not a run's name
+  job(47, "airtime..r", "airtime");         // nor this
+  job(48, "other.train.r3", "airtime");     // another prefix
+  job(49, "airtime.theirs.r6", "airtime");  // another daemon's, under the same user
+  slurm_->Edit(49)->comment = "airtime: a run [store 99ffee]";
   auto lost = actuator_->Unrecorded({1, 2, 3});
   ASSERT_TRUE(lost.ok()) << lost.status().ToString();
   ASSERT_EQ(lost->size(), 2u);
