@@ -462,7 +462,9 @@ TEST_F(SlurmBackendE2E, AJobWhoseRunTheStoreLostStopsTheStartUntilTheLossIsAccep
                         std::to_string(run) + " of 'lost' as slurm job " + std::to_string(job.id) +
                         " 'airtime.lost.r" + std::to_string(run) + "' (RUNNING)"));
   EXPECT_THAT(out, HasSubstr("--accept-store-loss"));
-  EXPECT_EQ(JobsOf("lost")[0].state, "RUNNING");  // refused, and left alone
+  const std::vector<SlurmJob> left = JobsOf("lost");  // refused, and left alone
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].state, "RUNNING");
 
   ASSERT_NO_FATAL_FAILURE(server_->Start({"--accept-store-loss"}));
   EXPECT_THAT(server_->Log(), HasSubstr("1 of 1 run(s) the store had lost ended in the backend"));

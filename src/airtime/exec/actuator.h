@@ -63,7 +63,7 @@ struct UnrecordedRun {
   int64_t run_id = 0;
   std::string workload;
   RunHandle handle;
-  std::string what;  // for the refusal and the log: "slurm job 42 'airtime-x.r7' (RUNNING)"
+  std::string what;  // for the refusal and the log: "slurm job 42 'airtime.x.r7' (RUNNING)"
 };
 
 // The GPUs a run turned out to hold, from a backend that chooses them itself (Slurm picks a

@@ -61,14 +61,16 @@ Status Daemon::OpenStore() {
   }
   auto extent = store_->Extent();
   if (!extent.ok()) return extent.status();
+  marks_ = MarksOf(*extent);
   // Run ids the last daemon reserved and did not use are skipped: one of them may name a
   // run whose row a crash took (a Slurm job by that name would be mistaken for a new run's).
-  if (check->damage.run_high > std::max(extent->max_run, extent->run_floor)) {
+  // The marks keep them reserved, not as the store's highest run: a crash that takes this
+  // unmarked commit leaves a store that still matches its marks, and the next start skips
+  // them again.
+  if (check->damage.run_high > marks_.run) {
     AIRTIME_RETURN_IF_ERROR(store_->RaiseIdFloors(0, 0, check->damage.run_high));
-    extent = store_->Extent();
-    if (!extent.ok()) return extent.status();
+    marks_.run_reserved = check->damage.run_high;
   }
-  marks_ = MarksOf(*extent);
   // Written before anything else happens: from now on, this store is the one of record.
   if (Status st = WriteStoreMarks(options_.data_dir, marks_); !st.ok())
     return FailedPrecondition("cannot write the store marks: " + st.message());
