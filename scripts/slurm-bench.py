@@ -117,15 +117,9 @@ def fresh_lab(a):
 
 
 def scheduler_parameters(env):
-    out = subprocess.run(["scontrol", "show", "config"], env=env, capture_output=True,
-                         text=True, check=True).stdout
-    keep = {}
-    for line in out.splitlines():
-        k, _, v = line.partition("=")
-        k = k.strip()
-        if k in ("SchedulerType", "SchedulerParameters", "PriorityType", "SelectType"):
-            keep[k] = v.strip()
-    return keep
+    conf = slurm_config(env)
+    return {k: conf[k] for k in ("SchedulerType", "SchedulerParameters", "PriorityType",
+                                 "SelectType") if k in conf}
 
 
 def slurm_config(env):

@@ -33,6 +33,28 @@ inline httplib::Client ApiClient(const std::string& address, const std::string& 
   return c;
 }
 
+// Starts `args` (args[0]: the program) in a child with `env` added to its environment and
+// its output in `log` (appended, or truncated first); returns the child's pid.
+inline pid_t SpawnLogged(std::vector<std::string> args,
+                         const std::map<std::string, std::string>& env, const std::string& log,
+                         bool append) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    FILE* f = fopen(log.c_str(), append ? "a" : "w");
+    if (f) {
+      dup2(fileno(f), 1);
+      dup2(fileno(f), 2);
+    }
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
 class ServerProcess {
  public:
   explicit ServerProcess(std::string data) : data_(std::move(data)) {}
@@ -45,20 +67,7 @@ class ServerProcess {
   // Use under ASSERT_NO_FATAL_FAILURE.
   void Start(std::vector<std::string> args, const std::map<std::string, std::string>& env = {}) {
     std::filesystem::remove(data_ + "/address");
-    pid_ = fork();
-    if (pid_ == 0) {
-      FILE* f = fopen(LogPath().c_str(), "a");
-      if (f) {
-        dup2(fileno(f), 1);
-        dup2(fileno(f), 2);
-      }
-      for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-      std::vector<char*> argv;
-      for (std::string& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
+    pid_ = SpawnLogged(std::move(args), env, LogPath(), /*append=*/true);
     bool exited = false;
     for (int i = 0; i < 2400 && !std::filesystem::exists(data_ + "/address"); ++i) {
       if (waitpid(pid_, nullptr, WNOHANG) == pid_) {

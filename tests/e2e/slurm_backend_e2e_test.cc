@@ -65,22 +65,8 @@ class Airtime {
   std::pair<int, std::string> StartRefused(std::vector<std::string> extra = {}) {
     const std::string log = data_ + ".refused.log";
     fs::remove(log);
-    std::vector<std::string> args = Args(std::move(extra));
-    const std::map<std::string, std::string> env = Env();
-    const pid_t pid = fork();
-    if (pid == 0) {
-      FILE* f = fopen(log.c_str(), "w");
-      if (f) {
-        dup2(fileno(f), 1);
-        dup2(fileno(f), 2);
-      }
-      for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-      std::vector<char*> argv;
-      for (std::string& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
+    const pid_t pid =
+        airtime::e2e::SpawnLogged(Args(std::move(extra)), Env(), log, /*append=*/false);
     int status = 0;
     for (int i = 0; i < 800; ++i) {
       if (waitpid(pid, &status, WNOHANG) == pid) return {WEXITSTATUS(status), ReadFile(log)};
