@@ -96,6 +96,10 @@ struct RealtimeProfile {
   int max_replicas = kUnboundedReplicas;  // kUnboundedReplicas: none declared
   DurationMs cold_start = 0;              // model load before a new replica serves
   std::vector<DemandPoint> demand;        // sorted by time
+  // Demand seen before the engine met the service (a daemon's restart carries it over from
+  // its store), sorted by time, all before the service's arrival: its forecast and its
+  // scale-down window start from it. Not part of a workload file.
+  std::vector<DemandPoint> history;
 
   // Replicas needed to serve `rps` within the SLO, clamped to [min, max].
   int ReplicasFor(double rps) const;

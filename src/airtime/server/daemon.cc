@@ -694,6 +694,21 @@ Status Daemon::Persist(const WorkloadRec& w) {
   return store_->UpdateWorkload(w.row);
 }
 
+Status Daemon::RecordDemand(WorkloadRec& w, double rps, TimeMs now) {
+  w.row.demand_rps = rps;
+  w.row.demand_at = now;
+  Status st = store_->Transaction([&]() -> Status {
+    AIRTIME_RETURN_IF_ERROR(Persist(w));
+    AIRTIME_RETURN_IF_ERROR(store_->AddDemand(w.row.id, now, rps));
+    // Hourly, what no forecast reads any more goes.
+    if (now - demand_pruned_at_ < kHour) return OkStatus();
+    demand_pruned_at_ = now;
+    return store_->PruneDemand(now - kDemandHistoryKept);
+  });
+  if (!st.ok()) return Status(st.code(), "the demand could not be stored: " + st.message());
+  return OkStatus();
+}
+
 // Value and service levels up to `now` (books_: services earn per request served within the
 // capacity of the replicas ready as the interval began; a cycle comes when a started
 // replica becomes ready, ready_wakes_, so within an interval it does not change). The same

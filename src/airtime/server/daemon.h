@@ -49,6 +49,10 @@ inline bool IsFinalState(const std::string& state) {
   return state == "succeeded" || state == "failed" || state == "cancelled";
 }
 
+// How long a service's demand history is kept: what its forecast starts from after a
+// restart (a day for the daily pattern, a week of the forecast's errors, and a day more).
+inline constexpr DurationMs kDemandHistoryKept = 8 * kDay;
+
 // Whether a run has something running for it: a local process or a Slurm job.
 inline bool HasProcess(const RunRow& run) { return run.pid != 0 || run.slurm_job != 0; }
 
@@ -247,6 +251,10 @@ class Daemon final : public ControlPlane {
   void SyncWorkloadStates();
   void AccountValue(TimeMs now);
   Status Persist(const WorkloadRec& w);
+  // A service's new request rate, stored: its row and its demand history (what its
+  // forecast starts from after a restart, kept for kDemandHistoryKept) in one commit. The
+  // caller feeds the engine its Event::Demand.
+  Status RecordDemand(WorkloadRec& w, double rps, TimeMs now);
   // The ledger across restarts (daemon_ledger.cc, ledger_record.h): CarryLedger takes on
   // what the store saved and returns a phrase for the startup note; SaveLedger writes it.
   std::string CarryLedger(TimeMs now);
@@ -334,6 +342,7 @@ class Daemon final : public ControlPlane {
   bool mps_started_ = false, mps_warned_ = false;
   StoreMarks marks_;  // what DATA/store-marks says (kept in step with the store)
   bool marks_warned_ = false;
+  TimeMs demand_pruned_at_ = 0;  // when the demand history was last pruned
   std::string store_loss_note_;  // for the start-up line, after an accepted store loss
   std::string start_pause_;      // why starts are paused now ("" : not paused)
   TimeMs no_space_until_ = 0;    // a run failed for lack of space: paused until then

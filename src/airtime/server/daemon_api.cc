@@ -316,9 +316,7 @@ Status Daemon::ReportDemand(const Caller& caller, std::string_view id_or_name, d
       return FailedPrecondition("workload '" + rec.row.name + "' has ended (" + rec.row.state +
                                 ")");
     const TimeMs now = std::max(WallNow(), engine_->now());
-    rec.row.demand_rps = rps;
-    rec.row.demand_at = now;
-    AIRTIME_RETURN_IF_ERROR(Persist(rec));
+    AIRTIME_RETURN_IF_ERROR(RecordDemand(rec, rps, now));
     Feed(Event::Demand(now, rec.eid, rps));
     return OkStatus();
   });

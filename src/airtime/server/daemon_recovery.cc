@@ -54,6 +54,13 @@ Status Daemon::Recover() {
     }
     spec.tenant = w.row.tenant;
     spec.priority = w.row.priority;
+    if (spec.is_service() && !IsFinalState(w.row.state)) {
+      // What its forecast knew before the restart (RecordDemand).
+      auto history = store_->DemandOf(w.row.id, now - kDemandHistoryKept);
+      if (!history.ok()) return history.status();
+      for (const auto& [at, rps] : *history)
+        if (at < now) spec.realtime.history.push_back(DemandPoint{at, rps});
+    }
     w.spec = LiveSpec(std::move(spec), w.row.submitted_at);
     if (!IsFinalState(w.row.state)) {
       ++active;

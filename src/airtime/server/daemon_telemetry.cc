@@ -146,9 +146,7 @@ void Daemon::ApplyScrape(const std::map<int64_t, double>& sums) {
       rps = RateFromInFlight(sum, w.spec->realtime.latency_slo_ms);
     }
     if (std::abs(rps - w.row.demand_rps) <= 0.01 * std::max(1.0, w.row.demand_rps)) continue;
-    w.row.demand_rps = rps;
-    w.row.demand_at = now;
-    (void)Persist(w);
+    (void)RecordDemand(w, rps, now);  // the engine follows the demand even if not stored
     Feed(Event::Demand(now, w.eid, rps));
   }
 }

@@ -517,6 +517,36 @@ TEST_F(DaemonTest, ServiceReplicasFollowReportedDemandEachOnItsOwnPort) {
   WaitFor("chat", "cancelled");
 }
 
+// A service's demand history is stored: after a restart its forecast and its scale-down
+// window go on from it. At 35 rps then 5 the hour's window keeps four replicas; a restart
+// that forgot the 35 would hand three back at once.
+TEST_F(DaemonTest, ARestartKeepsAServicesDemandHistory) {
+  Open("4xH100", "airtime:spare=0");
+  Submit(kAdmin,
+         "name: chat\nkind: realtime\nslo: {latency_ms: 200, capacity_rps: 10, max_replicas: 4}\n"
+         "command: [/bin/sh, -c, 'sleep 60']\n");
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 35).ok());
+  auto running = [&](int n) {
+    json w;
+    for (int i = 0; i < 200; ++i) {
+      w = Get("chat");
+      if (w["replicas"]["running"] == n) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return w;
+  };
+  ASSERT_EQ(running(4)["replicas"]["running"], 4);
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 5).ok());
+  daemon_.reset();
+  Open("4xH100", "airtime:spare=0");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // cycles after the restart
+  json w = running(4);
+  EXPECT_EQ(w["replicas"]["running"], 4) << w.dump(2);
+  EXPECT_THAT(w.dump(), HasSubstr("35.0 req/s of the last 1h00m")) << w.dump(2);
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "chat").ok());
+  WaitFor("chat", "cancelled");
+}
+
 TEST_F(DaemonTest, AReplicaServesFromTheEndOfItsColdStartWithoutAnotherEvent) {
   // One replica is ready when demand jumps to 30 rps; the two more it needs take a 1 s cold
   // start. Nothing else happens for 3 s: the daemon still cycles when they become ready (as

@@ -19,7 +19,7 @@
 namespace airtime {
 namespace {
 
-constexpr int64_t kSchemaVersion = 2;
+constexpr int64_t kSchemaVersion = 3;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE submissions(
@@ -64,16 +64,31 @@ CREATE TABLE runs(
   port INTEGER NOT NULL,
   slurm_job INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE demand(
+  workload_id INTEGER NOT NULL REFERENCES workloads(id),
+  at INTEGER NOT NULL,
+  rps REAL NOT NULL);
 CREATE INDEX runs_by_workload ON runs(workload_id);
 CREATE INDEX runs_by_state ON runs(state);
 CREATE INDEX workloads_by_state ON workloads(state);
-PRAGMA user_version = 2;
+CREATE INDEX demand_by_workload ON demand(workload_id, at);
+PRAGMA user_version = 3;
 )sql";
 
 // From version 1: runs gain the Slurm backend's job id.
 constexpr char kMigrateFrom1[] = R"sql(
 ALTER TABLE runs ADD COLUMN slurm_job INTEGER NOT NULL DEFAULT 0;
 PRAGMA user_version = 2;
+)sql";
+
+// From version 2: services' demand history.
+constexpr char kMigrateFrom2[] = R"sql(
+CREATE TABLE demand(
+  workload_id INTEGER NOT NULL REFERENCES workloads(id),
+  at INTEGER NOT NULL,
+  rps REAL NOT NULL);
+CREATE INDEX demand_by_workload ON demand(workload_id, at);
+PRAGMA user_version = 3;
 )sql";
 
 // The cached statements; kSql holds their text in the same order.
@@ -93,6 +108,9 @@ enum Statement {
   kSetMeta,
   kGetMeta,
   kRunIds,
+  kAddDemand,
+  kDemandOf,
+  kPruneDemand,
   kStatementCount,
 };
 
@@ -129,6 +147,9 @@ constexpr std::array<const char*, kStatementCount> kSql = {
     "excluded.value",
     "SELECT value FROM meta WHERE key = ?",
     "SELECT id FROM runs ORDER BY id",
+    "INSERT INTO demand(workload_id, at, rps) VALUES(?, ?, ?)",
+    "SELECT at, rps FROM demand WHERE workload_id = ? AND at >= ? ORDER BY at, rowid",
+    "DELETE FROM demand WHERE at < ?",
 };
 
 // Meta keys of the start-up check (store_marks.h).
@@ -513,7 +534,9 @@ Status Store::Impl::CreateSchema() {
                               "', '" + NewStoreId() + "')";
       return Exec(sql.c_str(), "create store id");
     }
-    if (*version == 1) return Exec(kMigrateFrom1, "migrate the schema from version 1");
+    if (*version == 1)
+      AIRTIME_RETURN_IF_ERROR(Exec(kMigrateFrom1, "migrate the schema from version 1"));
+    if (*version <= 2) return Exec(kMigrateFrom2, "migrate the schema from version 2");
     return FailedPrecondition("unexpected schema version " + std::to_string(*version));
   });
 }
@@ -626,6 +649,38 @@ StatusOr<std::vector<RunRow>> Store::RunsOf(int64_t workload_id) {
   Query q = impl_->Use(kRunsOf);
   q.Bind(workload_id);
   return impl_->ReadRuns(q, "runs of workload " + std::to_string(workload_id));
+}
+
+Status Store::AddDemand(int64_t workload_id, int64_t at, double rps) {
+  Query q = impl_->Use(kAddDemand);
+  q.Bind(workload_id);
+  q.Bind(at);
+  q.Bind(rps);
+  return impl_->Done(q, "add demand of workload " + std::to_string(workload_id));
+}
+
+StatusOr<std::vector<std::pair<int64_t, double>>> Store::DemandOf(int64_t workload_id,
+                                                                  int64_t since) {
+  Query q = impl_->Use(kDemandOf);
+  q.Bind(workload_id);
+  q.Bind(since);
+  std::vector<std::pair<int64_t, double>> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    std::pair<int64_t, double> p;
+    q.Get(p.first);
+    q.Get(p.second);
+    out.push_back(p);
+  }
+  if (rc != SQLITE_DONE)
+    return impl_->Error("demand of workload " + std::to_string(workload_id), rc);
+  return out;
+}
+
+Status Store::PruneDemand(int64_t before) {
+  Query q = impl_->Use(kPruneDemand);
+  q.Bind(before);
+  return impl_->Done(q, "prune demand");
 }
 
 bool Store::NameTaken(const std::string& name) {

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "airtime/base/status.h"
@@ -119,6 +120,12 @@ class Store {
   StatusOr<std::vector<RunRow>> LoadRuns(bool active_only);
   StatusOr<std::vector<RunRow>> RunsOf(int64_t workload_id);
   bool NameTaken(const std::string& name);
+  // A service's demand history: each change of its request rate (ms since the epoch,
+  // requests/s), read back by time from `since` on; PruneDemand drops what is older than
+  // `before` for every workload.
+  Status AddDemand(int64_t workload_id, int64_t at, double rps);
+  StatusOr<std::vector<std::pair<int64_t, double>>> DemandOf(int64_t workload_id, int64_t since);
+  Status PruneDemand(int64_t before);
 
   Status SetMeta(const std::string& key, const std::string& value);
   std::optional<std::string> GetMeta(const std::string& key);

@@ -466,12 +466,13 @@ TEST_F(StoreTest, ReopenKeepsData) {
   EXPECT_GT(*next, w.id);
 }
 
-TEST_F(StoreTest, DatabaseIsInWalModeWithSchemaVersion2) {
+TEST_F(StoreTest, DatabaseIsInWalModeWithSchemaVersion3) {
   EXPECT_EQ(RawSql(store_->path(), "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(RawSql(store_->path(), "PRAGMA user_version"), "2");
+  EXPECT_EQ(RawSql(store_->path(), "PRAGMA user_version"), "3");
   AddWorkload("w");
   EXPECT_TRUE(fs::exists(store_->path() + "-wal"));
-  for (const char* index : {"runs_by_workload", "runs_by_state", "workloads_by_state"}) {
+  for (const char* index :
+       {"runs_by_workload", "runs_by_state", "workloads_by_state", "demand_by_workload"}) {
     EXPECT_EQ(
         RawSql(store_->path(),
                std::string("SELECT name FROM sqlite_master WHERE type = 'index' AND name = '") +
@@ -483,13 +484,13 @@ TEST_F(StoreTest, DatabaseIsInWalModeWithSchemaVersion2) {
 TEST_F(StoreTest, NewerSchemaVersionIsRefused) {
   std::string path = store_->path();
   store_.reset();
-  RawSql(path, "PRAGMA user_version = 3");
+  RawSql(path, "PRAGMA user_version = 4");
   StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(store.status().message(), HasSubstr(path));
   EXPECT_THAT(store.status().message(), HasSubstr("newer"));
-  EXPECT_THAT(store.status().message(), HasSubstr("schema version 3"));
+  EXPECT_THAT(store.status().message(), HasSubstr("schema version 4"));
 }
 
 // A version-1 store (before the Slurm backend) is migrated in place: its runs keep what they
@@ -503,11 +504,12 @@ TEST_F(StoreTest, Version1StoreGainsTheSlurmJobColumn) {
   const std::string path = store_->path();
   store_.reset();
   RawSql(path, "ALTER TABLE runs DROP COLUMN slurm_job");
+  RawSql(path, "DROP TABLE demand");
   RawSql(path, "PRAGMA user_version = 1");
   StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   store_ = std::move(*store);
-  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "2");
+  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "3");
   std::vector<RunRow> runs = Runs(false);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(Tie(runs[0]), Tie(r));
@@ -516,6 +518,35 @@ TEST_F(StoreTest, Version1StoreGainsTheSlurmJobColumn) {
   runs = Runs(false);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].slurm_job, 4242);
+}
+
+// A service's demand history: read back by time from a given moment, each workload's
+// alone, pruned for all; a version-2 store gains the table.
+TEST_F(StoreTest, DemandHistoryIsKeptByWorkloadAndPruned) {
+  const int64_t a = AddWorkload("a"), b = AddWorkload("b");
+  for (auto [w, at, rps] : {std::tuple{a, 3000, 3.0}, std::tuple{a, 1000, 1.0},
+                            std::tuple{b, 2000, 9.0}, std::tuple{a, 2000, 2.0}})
+    ASSERT_TRUE(store_->AddDemand(w, at, rps).ok());
+  using Points = std::vector<std::pair<int64_t, double>>;
+  EXPECT_EQ(*store_->DemandOf(a, 0), (Points{{1000, 1.0}, {2000, 2.0}, {3000, 3.0}}));
+  EXPECT_EQ(*store_->DemandOf(a, 2000), (Points{{2000, 2.0}, {3000, 3.0}}));
+  EXPECT_EQ(*store_->DemandOf(b, 0), (Points{{2000, 9.0}}));
+  EXPECT_EQ(store_->AddDemand(999, 1000, 1.0).code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(store_->PruneDemand(2500).ok());
+  EXPECT_EQ(*store_->DemandOf(a, 0), (Points{{3000, 3.0}}));
+  EXPECT_TRUE(store_->DemandOf(b, 0)->empty());
+
+  const std::string path = store_->path();
+  store_.reset();
+  RawSql(path, "DROP TABLE demand");
+  RawSql(path, "PRAGMA user_version = 2");
+  StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  store_ = std::move(*store);
+  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "3");
+  EXPECT_TRUE(store_->DemandOf(a, 0)->empty());
+  ASSERT_TRUE(store_->AddDemand(a, 4000, 4.0).ok());
+  EXPECT_EQ(*store_->DemandOf(a, 0), (Points{{4000, 4.0}}));
 }
 
 TEST_F(StoreTest, DirectoryThatIsAFileIsAClearError) {

@@ -693,6 +693,32 @@ TEST(AirtimePolicyTest, ScaleDownWaitsOutALullWhileTheErrorBudgetIsSpent) {
   EXPECT_EQ(l.e.job(1).phase, JobPhase::kRunning);
 }
 
+// A service that arrives with the demand seen before it (a daemon's restart carries it over)
+// keeps what that history's peak needs through the scale-down window, as it would have with
+// no restart; without the history it starts from the current rate alone.
+TEST(AirtimePolicyTest, ADemandHistoryCarriesTheScaleDownWindowOverARestart) {
+  const Cluster c = MakeCluster({{"H100", 4, 1}});
+  auto arrive = [](Engine& e, std::vector<DemandPoint> history) {
+    WorkloadSpec svc = MakeService("svc", 10);
+    svc.realtime.history = std::move(history);
+    e.Handle(Event::Arrival(40 * kMinute, svc));
+    e.Handle(Event::Demand(40 * kMinute, 0, 5));
+  };
+  Engine bare = MakeAirtime(c, "airtime:spare=0");
+  arrive(bare, {});
+  EXPECT_EQ(bare.job(0).live_replicas(), 1);
+  // 35 rps until 00:30, then 5: the hour's window holds the 35 until 01:30.
+  Engine carried = MakeAirtime(c, "airtime:spare=0");
+  arrive(carried, {{0, 35}, {30 * kMinute, 5}, {2 * kHour, 99}});  // the last: ignored
+  EXPECT_EQ(carried.job(0).live_replicas(), 4) << carried.Explain(0);
+  EXPECT_NE(carried.Explain(0).find("35.0 req/s of the last 1h00m"), std::string::npos)
+      << carried.Explain(0);
+  carried.Handle(Event::Timer(90 * kMinute - kSecond));
+  EXPECT_EQ(carried.job(0).live_replicas(), 4);
+  carried.Handle(Event::Timer(90 * kMinute + kSecond));
+  EXPECT_EQ(carried.job(0).live_replicas(), 1);
+}
+
 // Demand beyond what max_replicas serve is missed whatever the policy keeps: it does not
 // spend the error budget. Ten hours at 45 rps against 4 replicas of 10 rps (a 99% target:
 // 14,400 requests of budget over the 40 rps it could serve, less the first cold start's

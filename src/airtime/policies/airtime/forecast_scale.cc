@@ -114,8 +114,28 @@ double ForecastScale::RecentPeak(const Job& service, TimeMs now, DurationMs wind
   return RecentRange(service, now, window).second;
 }
 
+DemandForecast& ForecastScale::Start(const Job& service, TimeMs now) const {
+  auto fit = forecasts_.find(service.id);
+  if (fit != forecasts_.end()) return fit->second;
+  // Its errors are measured a cold start and lead ahead: what a replica started now could
+  // serve from (PricedExtra).
+  DemandForecast::Options fo;
+  fo.error_lead = service.s().realtime.cold_start + o_.lead;
+  fit = forecasts_.emplace(service.id, DemandForecast(fo)).first;
+  // What was seen of it before this engine met it (a daemon's restart): the forecast and
+  // the scale-down window go on from there.
+  auto& steps = recent_[service.id];
+  for (const DemandPoint& p : service.s().realtime.history) {
+    if (p.at >= now) break;
+    fit->second.Observe(p.at, p.rps);
+    steps.emplace_back(p.at, p.rps);
+  }
+  return fit->second;
+}
+
 int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) const {
   const TimeMs now = engine.now();
+  if (!service.s().realtime.history.empty()) Start(service, now);
   const RealtimeProfile& rt = service.s().realtime;
   const DurationMs window = KeepWindow(service, engine).window;
   const int target = std::max(PeakReplicas(service, now, now + rt.cold_start + o_.lead),
@@ -488,15 +508,7 @@ void ForecastScale::BeforeAllocate(Engine& engine) {
     sv.capacity_rps = ready * j.s().realtime.capacity_rps;
     auto seen = last_seen_.find(j.id);
     if (seen != last_seen_.end() && seen->second == j.demand_rps) continue;
-    auto fit = forecasts_.find(j.id);
-    if (fit == forecasts_.end()) {
-      // Its errors are measured a cold start and lead ahead: what a replica started now
-      // could serve from (PricedExtra).
-      DemandForecast::Options fo;
-      fo.error_lead = j.s().realtime.cold_start + o_.lead;
-      fit = forecasts_.emplace(j.id, DemandForecast(fo)).first;
-    }
-    fit->second.Observe(engine.now(), j.demand_rps);
+    Start(j, engine.now()).Observe(engine.now(), j.demand_rps);
     last_seen_[j.id] = j.demand_rps;
     auto& steps = recent_[j.id];
     steps.emplace_back(engine.now(), j.demand_rps);

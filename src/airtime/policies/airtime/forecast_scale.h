@@ -94,6 +94,9 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
   explicit ForecastScale(Options o) : o_(o) {}
 
   std::string_view name() const override { return "forecast-scale"; }
+  // A service's forecast, begun (from the demand seen before the engine met it, a daemon's
+  // restart: RealtimeProfile::history) the first time the service is looked at.
+  DemandForecast& Start(const Job& service, TimeMs now) const;
   int TargetReplicas(const Job& service, const Engine& engine) const override;
   void BeforeAllocate(Engine& engine) override;
   void AfterAllocate(Engine& engine) override;
@@ -218,10 +221,12 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
     double budget = 0;  // SpendableBudget
   };
   mutable std::map<WorkloadId, PriceNote> price_notes_;
-  std::map<WorkloadId, DemandForecast> forecasts_;
+  // A service's forecast and recent steps begin at the first look at it (Start), which may
+  // be the setting of its target, before BeforeAllocate: hence mutable.
+  mutable std::map<WorkloadId, DemandForecast> forecasts_;
   std::map<WorkloadId, double> last_seen_;
   // Per service, its demand steps (from, rps) over the `keep` window, oldest first.
-  std::map<WorkloadId, std::deque<std::pair<TimeMs, double>>> recent_;
+  mutable std::map<WorkloadId, std::deque<std::pair<TimeMs, double>>> recent_;
   struct Served {
     TimeMs since = 0;
     double demand_rps = 0, capacity_rps = 0;  // from `since` on
