@@ -65,10 +65,12 @@ StatusOr<json> BodyField(std::string_view body, const std::string& field,
   const std::string where = "field '" + field + "': ";
   auto parsed = ParseBoundedJson(body, "body", kSmallBody);
   if (!parsed.ok()) {
-    // Too deep or too long is its own message; a syntax error gets the example.
+    // Too deep or too long is its own message; a syntax error gets the example, then what
+    // the parser found and where (a number out of range, a lone surrogate, ...).
     if (parsed.status().message().find("not valid JSON") == std::string::npos)
       return parsed.status();
-    return InvalidArgument(where + "expected a JSON object body such as " + example);
+    return InvalidArgument(where + "expected a JSON object body such as " + example + "; " +
+                           parsed.status().message());
   }
   json& j = *parsed;
   if (!j.is_object())

@@ -1,12 +1,17 @@
 // Tests of the API's pure parsing: bounded JSON, surrogate pairs, query strings, UTF-8.
 #include "airtime/api/request_parse.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "airtime/api/bounded_json.h"
 #include "airtime/base/utf8.h"
 
 namespace airtime {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
 namespace {
 
 TEST(BoundedJson, DepthAndSizeAreCheckedWithoutParsing) {
@@ -108,8 +113,14 @@ TEST(SmallBodies, PriorityAndRps) {
   EXPECT_DOUBLE_EQ(*ParseRpsBody(R"({"rps": 0.5})"), 0.5);
   EXPECT_EQ(ParsePriorityBody(R"({"priority": [[[[[[[[[1]]]]]]]]]})").status().message(),
             "body: nested deeper than 8 levels (at byte 20)");
-  EXPECT_EQ(ParseRpsBody(R"({"rps": "x\ud83d"})").status().message(),
-            "field 'rps': expected a JSON object body such as {\"rps\": 12.5}");
+  EXPECT_THAT(ParseRpsBody(R"({"rps": "x\ud83d"})").status().message(),
+              StartsWith("field 'rps': expected a JSON object body such as {\"rps\": 12.5}; body: "
+                         "not valid JSON: "));
+  // A number beyond a double's range is said as such, not only as a body of the wrong shape.
+  EXPECT_THAT(ParseRpsBody(R"({"rps": 1e400})").status().message(),
+              AllOf(StartsWith("field 'rps': expected a JSON object body such as {\"rps\": "
+                               "12.5}; body: not valid JSON: "),
+                    HasSubstr("1e400")));
 }
 
 }  // namespace
