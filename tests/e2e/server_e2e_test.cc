@@ -861,29 +861,10 @@ TEST(ServerE2E, IdleKeepAliveConnectionsHoldNoWorker) {
 // Runs `airtime server` on `data` expecting it to refuse to start: returns its exit status
 // (-1: it started after all, and was killed) and its output.
 std::pair<int, std::string> StartRefused(const std::string& data, const std::string& gpus) {
-  const std::string log = data + ".refused.log";
-  fs::remove(log);
   fs::remove(data + "/address");
-  pid_t pid = fork();
-  if (pid == 0) {
-    FILE* f = fopen(log.c_str(), "w");
-    if (f) {
-      dup2(fileno(f), 1);
-      dup2(fileno(f), 2);
-    }
-    execl(g_airtime.c_str(), g_airtime.c_str(), "server", "--data", data.c_str(), "--listen",
-          "127.0.0.1:0", "--fake-gpus", gpus.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int status = 0;
-  for (int i = 0; i < 400; ++i) {
-    if (waitpid(pid, &status, WNOHANG) == pid) return {WEXITSTATUS(status), ReadFile(log)};
-    if (fs::exists(data + "/address")) break;
-    std::this_thread::sleep_for(25ms);
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, &status, 0);
-  return {-1, ReadFile(log)};
+  return airtime::e2e::RunUntilExit(
+      {g_airtime, "server", "--data", data, "--listen", "127.0.0.1:0", "--fake-gpus", gpus}, {},
+      data + ".refused.log", 10s, [&] { return fs::exists(data + "/address"); });
 }
 
 // Polls the workload until it reaches `state` (or the time is up); returns its last view.

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -53,6 +54,29 @@ inline pid_t SpawnLogged(std::vector<std::string> args,
     _exit(127);
   }
   return pid;
+}
+
+// Runs `args` (args[0]: the program) expecting it to exit by itself within `limit` (a
+// server that refuses to start): its exit status and its output (in `log`, written anew).
+// -1: it was still running at `limit`, or `started` (checked as it runs) said it had started
+// after all; it is then killed.
+inline std::pair<int, std::string> RunUntilExit(std::vector<std::string> args,
+                                                const std::map<std::string, std::string>& env,
+                                                const std::string& log,
+                                                std::chrono::milliseconds limit,
+                                                const std::function<bool()>& started = {}) {
+  std::filesystem::remove(log);
+  const pid_t pid = SpawnLogged(std::move(args), env, log, /*append=*/false);
+  int status = 0;
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return {WEXITSTATUS(status), ReadFile(log)};
+    if (started && started()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return {-1, ReadFile(log)};
 }
 
 class ServerProcess {

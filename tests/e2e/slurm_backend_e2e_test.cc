@@ -63,18 +63,7 @@ class Airtime {
   // Runs the server expecting it to refuse to start: its exit status (-1: it was still
   // running after 20 s, and was killed) and its output.
   std::pair<int, std::string> StartRefused(std::vector<std::string> extra = {}) {
-    const std::string log = data_ + ".refused.log";
-    fs::remove(log);
-    const pid_t pid =
-        airtime::e2e::SpawnLogged(Args(std::move(extra)), Env(), log, /*append=*/false);
-    int status = 0;
-    for (int i = 0; i < 800; ++i) {
-      if (waitpid(pid, &status, WNOHANG) == pid) return {WEXITSTATUS(status), ReadFile(log)};
-      std::this_thread::sleep_for(25ms);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-    return {-1, ReadFile(log)};
+    return airtime::e2e::RunUntilExit(Args(std::move(extra)), Env(), data_ + ".refused.log", 20s);
   }
   void Kill() { process_.Kill(); }
   const std::string& data() const { return data_; }

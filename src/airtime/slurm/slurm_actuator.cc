@@ -619,11 +619,7 @@ StatusOr<AdoptResult> SlurmActuator::Adopt(int64_t run_id, const RunHandle& reco
   w.restarts = job->restarts;
   // Its workload from its name (PREFIX WORKLOAD .rN), its shape from the GPUs it holds: it
   // can be parked at a stop like a job launched by this daemon.
-  const std::string& name = job->name;
-  const size_t r = name.rfind(".r");
-  if (name.rfind(options_.job_prefix, 0) == 0 && r != std::string::npos &&
-      r > options_.job_prefix.size())
-    w.workload = name.substr(options_.job_prefix.size(), r - options_.job_prefix.size());
+  if (auto named = RunOfName(job->name)) w.workload = named->first;
   if (auto shape = ShapeOf(GpuIds(*job)); shape.ok() && !job->gpus.empty() && !w.workload.empty())
     w.shape = *shape;
   watched_[run_id] = std::move(w);
@@ -643,6 +639,19 @@ bool SlurmActuator::Mine(const SlurmJob& j) const {
          j.comment.compare(j.comment.size() - mark.size(), mark.size(), mark) == 0;
 }
 
+std::optional<std::pair<std::string, int64_t>> SlurmActuator::RunOfName(
+    const std::string& name) const {
+  const size_t r = name.rfind(".r");
+  if (name.rfind(options_.job_prefix, 0) != 0 || r == std::string::npos ||
+      r <= options_.job_prefix.size())
+    return std::nullopt;
+  const std::string_view digits = std::string_view(name).substr(r + 2);
+  const std::optional<int64_t> run = ParseInt(digits);
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos || !run)
+    return std::nullopt;
+  return std::pair{name.substr(options_.job_prefix.size(), r - options_.job_prefix.size()), *run};
+}
+
 // Jobs named PREFIX WORKLOAD .rN (as Launch names them) of this daemon's (Mine), not ended,
 // whose N the store does not know.
 StatusOr<std::vector<UnrecordedRun>> SlurmActuator::Unrecorded(
@@ -654,16 +663,11 @@ StatusOr<std::vector<UnrecordedRun>> SlurmActuator::Unrecorded(
   std::vector<UnrecordedRun> out;
   for (const SlurmJob& j : *jobs) {
     if (FinalJobState(j.state) || !Mine(j)) continue;
-    const size_t r = j.name.rfind(".r");
-    if (r == std::string::npos || r <= options_.job_prefix.size()) continue;
-    const std::string_view digits = std::string_view(j.name).substr(r + 2);
-    const std::optional<int64_t> run = ParseInt(digits);
-    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos ||
-        !run || std::binary_search(recorded.begin(), recorded.end(), *run))
-      continue;
+    auto named = RunOfName(j.name);
+    if (!named || std::binary_search(recorded.begin(), recorded.end(), named->second)) continue;
     UnrecordedRun u;
-    u.run_id = *run;
-    u.workload = j.name.substr(options_.job_prefix.size(), r - options_.job_prefix.size());
+    u.workload = std::move(named->first);
+    u.run_id = named->second;
     u.handle.slurm_job = j.id;
     u.what = "slurm job " + std::to_string(j.id) + " '" + j.name + "' (" + j.state + ")";
     out.push_back(std::move(u));

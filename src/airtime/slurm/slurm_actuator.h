@@ -137,6 +137,8 @@ class SlurmActuator final : public Actuator {
  private:
   std::string OwnerMark() const;  // " [OWNER]", or "" without an owner
   bool Mine(const SlurmJob& job) const;
+  // The workload and run of a job named as Launch names them (PREFIX WORKLOAD .rN).
+  std::optional<std::pair<std::string, int64_t>> RunOfName(const std::string& name) const;
   using Clock = std::chrono::steady_clock;
   struct Shape {
     std::string gpu_type;
