@@ -98,6 +98,31 @@ std::vector<std::string> WorkloadRow(const json& w, TimeMs now) {
           Str(w, "state"), GpuCount(w),    AgeOrWait(w, now), Cut(Str(w, "reason"), kReasonWidth)};
 }
 
+// The whole reason, its lines joined: a table row stays one line.
+std::string OneLine(const std::string& s) {
+  std::string out = s;
+  for (char& c : out) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  return out;
+}
+
+std::vector<std::string> WideWorkloadRow(const json& w, TimeMs now) {
+  auto demand = Num(w, "demand_rps");
+  return {Str(w, "id"),
+          Str(w, "name"),
+          Str(w, "tenant"),
+          Str(w, "kind"),
+          Str(w, "state"),
+          Str(w, "priority"),
+          GpuCount(w),
+          AgeOrWait(w, now),
+          Str(w, "preemptions"),
+          demand && Str(w, "kind") == "realtime" ? Fixed(*demand, 1) + " rps" : "-",
+          JoinStrings(Field(w, "gpus")),
+          OneLine(Str(w, "reason"))};
+}
+
 std::string GpuType(const json& g) {
   std::string t = Str(g, "type");
   if (Field(g, "mig_mode").is_boolean() && Field(g, "mig_mode").get<bool>()) t += " MIG";
@@ -194,13 +219,21 @@ std::string RenderTable(const std::vector<std::string>& header,
   return out;
 }
 
-std::string RenderWorkloads(const json& list, TimeMs now) {
+std::string RenderWorkloads(const json& list, TimeMs now, const WorkloadTable& how) {
   std::vector<std::vector<std::string>> rows;
   const json& ws = Field(list, "workloads");
   if (ws.is_array()) {
-    for (const json& w : ws) rows.push_back(WorkloadRow(w, now));
+    for (const json& w : ws)
+      rows.push_back(how.wide ? WideWorkloadRow(w, now) : WorkloadRow(w, now));
   }
-  return RenderTable({"ID", "NAME", "TENANT", "KIND", "STATE", "GPUS", "AGE/WAIT", "REASON"}, rows);
+  const std::vector<std::string> header =
+      how.wide ? std::vector<std::string>{"ID",          "NAME",     "TENANT",  "KIND",
+                                          "STATE",       "PRIORITY", "GPUS",    "AGE/WAIT",
+                                          "PREEMPTIONS", "DEMAND",   "GPU IDS", "REASON"}
+               : std::vector<std::string>{"ID",    "NAME", "TENANT",   "KIND",
+                                          "STATE", "GPUS", "AGE/WAIT", "REASON"};
+  std::string table = RenderTable(header, rows);
+  return how.header ? table : table.substr(table.find('\n') + 1);
 }
 
 std::string RenderWorkloadDetail(const json& w, TimeMs now) {

@@ -20,8 +20,13 @@ std::string RenderTable(const std::vector<std::string>& header,
 
 // {"workloads": [...]}: ID NAME TENANT KIND STATE GPUS AGE/WAIT REASON. AGE/WAIT is the
 // wait of a queued workload, the run time of a running one, and the time since a finished
-// one ended ("3m ago"). Reasons are cut to 60 characters.
-std::string RenderWorkloads(const nlohmann::json& list, TimeMs now);
+// one ended ("3m ago"). Reasons are cut to 60 characters. Wide (`ls -o wide`) adds
+// PRIORITY, PREEMPTIONS, DEMAND and the GPU ids, and prints the reason whole.
+struct WorkloadTable {
+  bool wide = false;
+  bool header = true;  // false: the rows alone (`ls --watch` after its first listing)
+};
+std::string RenderWorkloads(const nlohmann::json& list, TimeMs now, const WorkloadTable& how = {});
 // One workload view with runs: fields, a runs table and the explanation.
 std::string RenderWorkloadDetail(const nlohmann::json& w, TimeMs now);
 // {"gpus": [...]}: INDEX TYPE UUID UTIL MEM USED/TOTAL POWER WORKLOADS.

@@ -1,12 +1,14 @@
 // Tables tests: the CLI's renderings of sample API answers.
 #include "airtime/api/tables.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace airtime {
 namespace {
 
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 constexpr TimeMs kNow = 1714564800000;  // 2024-05-01 12:00:00 UTC
 
@@ -47,6 +49,28 @@ TEST(Tables, WorkloadsCutsLongReasons) {
   const std::string out = RenderWorkloads(list, kNow);
   EXPECT_NE(out.find(std::string(57, 'x') + "..."), std::string::npos) << out;
   EXPECT_EQ(out.find(std::string(58, 'x')), std::string::npos);
+}
+
+TEST(Tables, WideWorkloadsAddColumnsAndKeepTheReasonWhole) {
+  json list = {{"workloads",
+                {{{"id", 1},
+                  {"kind", "realtime"},
+                  {"state", "queued"},
+                  {"priority", 7},
+                  {"preemptions", 2},
+                  {"demand_rps", 12.5},
+                  {"gpus", {"GPU-a", "GPU-b"}},
+                  {"reason", std::string(100, 'x') + "\nsecond line"}}}}};
+  const std::string out = RenderWorkloads(list, kNow, {.wide = true});
+  EXPECT_THAT(out, HasSubstr("PRIORITY"));
+  EXPECT_THAT(out, HasSubstr("PREEMPTIONS"));
+  EXPECT_THAT(out, HasSubstr("12.5 rps"));
+  EXPECT_THAT(out, HasSubstr("GPU-a, GPU-b"));
+  EXPECT_THAT(out, HasSubstr(std::string(100, 'x') + " second line\n"));
+  // Without the header: the rows alone (ls --watch after its first listing).
+  const std::string rows = RenderWorkloads(list, kNow, {.wide = false, .header = false});
+  EXPECT_EQ(rows.find("REASON"), std::string::npos);
+  EXPECT_EQ(rows.rfind("1  ", 0), 0u) << rows;
 }
 
 TEST(Tables, WorkloadDetailWithRunsAndExplanation) {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -14,6 +15,9 @@
 #include "airtime/api/tokens.h"
 #include "airtime/base/file_read.h"
 #include "airtime/base/strings.h"
+#include "airtime/cli/completion.h"
+#include "airtime/cli/output_format.h"
+#include "airtime/cli/workload_watch.h"
 
 namespace airtime {
 namespace {
@@ -25,6 +29,8 @@ struct ClientFlags {
   std::string token;
   std::string data;
   bool json = false;
+  std::string output = "table";
+  OutputFormat format = OutputFormat::kTable;  // from --json and -o, before the command runs
 };
 
 TimeMs NowMs() {
@@ -44,7 +50,35 @@ void AddCommonFlags(CLI::App* cmd, ClientFlags* f) {
   cmd->add_option("--token", f->token,
                   "API token (default $AIRTIME_TOKEN, else the admin token of DIR/tokens)");
   cmd->add_option("--data", f->data, "the daemon's data directory DIR, to read DIR/tokens");
-  cmd->add_flag("--json", f->json, "print the daemon's JSON answer");
+  cmd->add_flag("--json", f->json, "print the daemon's JSON answer (the same as -o json)");
+  cmd->add_option("-o,--output", f->output,
+                  "output format: table, wide (more columns, nothing cut), json, yaml, or name "
+                  "(one name per line)")
+      ->capture_default_str();
+}
+
+// The format --json and -o ask for; they must not disagree.
+StatusOr<OutputFormat> ResolveFormat(const ClientFlags& f) {
+  auto format = ParseOutputFormat(f.output);
+  if (!format.ok()) return format.status();
+  if (f.json && *format != OutputFormat::kJson && *format != OutputFormat::kTable) {
+    return InvalidArgument("--json and -o " + f.output + " ask for two formats; give one");
+  }
+  return f.json ? OutputFormat::kJson : *format;
+}
+
+// How a command shows its answer: as a table (and a wide one), and by name where its answer
+// lists named things (`list` of objects with `key`; a single object's `key` without `list`).
+struct Views {
+  std::function<std::string(const json&)> table;
+  std::function<std::string(const json&)> wide;  // empty: the table
+  const char* list = nullptr;
+  const char* key = nullptr;  // nullptr: `-o name` is not offered
+};
+
+// A command whose answer shows only as its table (wide is the same, and no names).
+Views TableView(std::function<std::string(const json&)> table) {
+  return Views{std::move(table), {}, nullptr, nullptr};
 }
 
 StatusOr<ApiClient> MakeClient(const ClientFlags& f) {
@@ -53,15 +87,34 @@ StatusOr<ApiClient> MakeClient(const ClientFlags& f) {
   return ApiClient(ResolveClientAddress(f.addr), *token);
 }
 
-// Prints `answer` as JSON or through `render`; returns the exit code.
-template <typename Render>
-int Print(const ClientFlags& f, const StatusOr<json>& answer, Render render) {
-  if (!answer.ok()) return Fail(answer.status());
-  if (f.json) {
-    std::cout << answer->dump(2) << "\n";
-  } else {
-    std::cout << render(*answer);
+// `doc` in `format`; an error when the command has no such view.
+StatusOr<std::string> Show(OutputFormat format, const json& doc, const Views& v) {
+  switch (format) {
+    case OutputFormat::kJson:
+      return doc.dump(2) + "\n";
+    case OutputFormat::kYaml:
+      return JsonToYaml(doc);
+    case OutputFormat::kName:
+      if (v.key == nullptr) {
+        return InvalidArgument(
+            "-o name: this command's answer has no names; use table, wide, "
+            "json or yaml");
+      }
+      return NamesOf(doc, v.list, v.key);
+    case OutputFormat::kWide:
+      return v.wide ? v.wide(doc) : v.table(doc);
+    case OutputFormat::kTable:
+      break;
   }
+  return v.table(doc);
+}
+
+// Prints `answer` in the flags' format; returns the exit code.
+int Print(const ClientFlags& f, const StatusOr<json>& answer, const Views& v) {
+  if (!answer.ok()) return Fail(answer.status());
+  auto text = Show(f.format, *answer, v);
+  if (!text.ok()) return Fail(text.status());
+  std::cout << *text;
   return 0;
 }
 
@@ -74,6 +127,12 @@ void AddCommand(CLI::App& app, int* exit_code, const char* name, const char* hel
   AddCommonFlags(cmd, flags.get());
   setup(cmd);
   cmd->callback([flags, exit_code, run] {
+    auto format = ResolveFormat(*flags);
+    if (!format.ok()) {
+      *exit_code = Fail(format.status());
+      return;
+    }
+    flags->format = *format;
     auto client = MakeClient(*flags);
     *exit_code = client.ok() ? run(*client, *flags) : Fail(client.status());
   });
@@ -104,6 +163,21 @@ std::string ContentTypeFor(const std::string& path, const std::string& body) {
   return "application/yaml";
 }
 
+std::vector<std::string> SplitWords(const std::string& text) {
+  std::vector<std::string> words;
+  std::istringstream in(text);
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+std::string AcceptedTable(const json& answer) {
+  std::string out;
+  for (const json& a : answer.value("accepted", json::array())) {
+    out += a.value("id", json()).dump() + "\t" + a.value("name", "") + "\n";
+  }
+  return out;
+}
+
 int SubmitFiles(ApiClient& c, const ClientFlags& f, const std::vector<std::string>& files) {
   int rc = 0;
   for (const std::string& path : files) {
@@ -114,13 +188,9 @@ int SubmitFiles(ApiClient& c, const ClientFlags& f, const std::vector<std::strin
       rc = Fail(Status(answer.status().code(), path + ": " + answer.status().message()));
       continue;
     }
-    if (f.json) {
-      std::cout << answer->dump(2) << "\n";
-      continue;
-    }
-    for (const json& a : answer->value("accepted", json::array())) {
-      std::cout << a.value("id", json()).dump() << "\t" << a.value("name", "") << "\n";
-    }
+    auto text = Show(f.format, *answer, Views{AcceptedTable, nullptr, "accepted", "name"});
+    if (!text.ok()) return Fail(text.status());
+    std::cout << *text;
   }
   return rc;
 }
@@ -137,7 +207,76 @@ struct LsFlags {
   std::string state, kind, tenant;
   bool all = false;
   int limit = 0;
+  bool watch = false;
+  std::string interval = "2s";
 };
+
+Views WorkloadViews(TimeMs now, bool header = true) {
+  return Views{[now, header](const json& j) {
+                 return RenderWorkloads(j, now, {false, header});
+               },
+               [now, header](const json& j) {
+                 return RenderWorkloads(j, now, {true, header});
+               },
+               "workloads", "name"};
+}
+
+StatusOr<DurationMs> ParseInterval(const std::string& flag, const std::string& text) {
+  auto d = ParseDurationMs(text);
+  if (!d || *d <= 0) {
+    return InvalidArgument(flag + ": expected a duration such as 2s, got '" + text + "'");
+  }
+  return *d;
+}
+
+// One batch of `ls --watch`: each view on a line of its own in JSON (a JSON Lines stream),
+// a YAML document each, or table rows.
+std::string WatchBatch(const ClientFlags& f, const json& views, bool first) {
+  const json doc = {{"workloads", views}};
+  switch (f.format) {
+    case OutputFormat::kJson: {
+      std::string out;
+      for (const json& v : views) out += v.dump() + "\n";
+      return out;
+    }
+    case OutputFormat::kYaml: {
+      std::string out;
+      for (const json& v : views) out += "---\n" + JsonToYaml(v);
+      return out;
+    }
+    default:
+      return *Show(f.format, doc, WorkloadViews(NowMs(), first));
+  }
+}
+
+// `ls --watch`: the listing, then every interval the workloads that changed (a finished one
+// that left the filter, read once more, in its final state). Errors are printed and the
+// watch goes on (the daemon may be restarting); Ctrl-C ends it.
+int WatchWorkloads(ApiClient& c, const ClientFlags& f, const ListFilter& filter,
+                   DurationMs interval) {
+  WorkloadWatch watch;
+  bool first = true;
+  while (true) {
+    auto list = c.List(filter);
+    if (!list.ok()) {
+      std::cerr << "airtime: error: " << list.status().message() << "\n";
+    } else {
+      WorkloadWatch::Changes changes = watch.Next(*list);
+      for (const std::string& id : changes.gone) {
+        auto view = c.Get(id);
+        if (!view.ok()) continue;  // deleted, or no longer ours to see
+        view->erase("runs");
+        view->erase("explanation");
+        changes.changed.push_back(*view);
+      }
+      if (first || !changes.changed.empty()) {
+        std::cout << WatchBatch(f, changes.changed, first) << std::flush;
+      }
+      first = false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(interval));
+  }
+}
 
 void AddLs(CLI::App& app, int* exit_code) {
   auto ls = std::make_shared<LsFlags>();
@@ -147,14 +286,88 @@ void AddLs(CLI::App& app, int* exit_code) {
     cmd->add_option("--tenant", ls->tenant, "only this tenant's workloads (admin)");
     cmd->add_option("--limit", ls->limit, "only the most recent N");
     cmd->add_flag("--all", ls->all, "finished workloads too (default: queued and running)");
+    cmd->add_flag("-w,--watch", ls->watch,
+                  "after the listing, print each workload that changes (Ctrl-C to stop)");
+    cmd->add_option("--interval", ls->interval, "with --watch, look every this long")
+        ->capture_default_str();
   };
   auto run = [ls](ApiClient& c, const ClientFlags& f) {
     ListFilter filter{ls->state, ls->kind, ls->tenant, ls->limit};
     if (filter.state.empty() && !ls->all) filter.state = "active";
-    const TimeMs now = NowMs();
-    return Print(f, c.List(filter), [now](const json& j) { return RenderWorkloads(j, now); });
+    if (ls->watch) {
+      auto interval = ParseInterval("--interval", ls->interval);
+      return interval.ok() ? WatchWorkloads(c, f, filter, *interval) : Fail(interval.status());
+    }
+    return Print(f, c.List(filter), WorkloadViews(NowMs()));
   };
   AddCommand(app, exit_code, "ls", "list workloads", setup, run);
+}
+
+struct WaitFlags {
+  std::string id;
+  std::string state = "finished";
+  std::string timeout = "0";
+  std::string interval = "1s";
+};
+
+// `airtime wait`: polls until the workload is in the state, exit 0; exit 1 when it ended in
+// another final state, the time ran out, or it is not there. Unreachable daemons are retried
+// until the time runs out, as a restart should not fail a script's wait.
+int WaitFor(ApiClient& c, const WaitFlags& w) {
+  if (Status st = CheckWaitState(w.state); !st.ok()) return Fail(st);
+  auto interval = ParseInterval("--interval", w.interval);
+  if (!interval.ok()) return Fail(interval.status());
+  auto timeout = ParseDurationMs(w.timeout);
+  if (!timeout || *timeout < 0) {
+    return Fail(InvalidArgument("--timeout: expected a duration such as 10m (0: no limit), got '" +
+                                w.timeout + "'"));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  while (true) {
+    auto view = c.Get(w.id);
+    std::string last;
+    if (view.ok()) {
+      const WaitCheck check = CheckWait(*view, w.state);
+      const std::string name = view->value("name", w.id);
+      if (check.verdict == WaitCheck::kReached) {
+        std::cout << name << " is " << view->value("state", "") << "\n";
+        return 0;
+      }
+      if (check.verdict == WaitCheck::kNever) {
+        return Fail(FailedPrecondition("workload '" + name + "': " + check.why));
+      }
+      last = "'" + name + "' is " + view->value("state", "") + ": " + view->value("reason", "");
+    } else if (view.status().code() != StatusCode::kUnavailable) {
+      return Fail(view.status());
+    } else {
+      last = view.status().message();
+    }
+    const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+    if (*timeout > 0 && waited >= *timeout) {
+      return Fail(Status(StatusCode::kUnavailable, "timed out after " + FormatDuration(*timeout) +
+                                                       " waiting for " + w.state + "; " + last));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(*interval));
+  }
+}
+
+void AddWait(CLI::App& app, int* exit_code) {
+  auto w = std::make_shared<WaitFlags>();
+  AddCommand(
+      app, exit_code, "wait", "wait until a workload is in a state (exit 1 if it never will be)",
+      [w](CLI::App* cmd) {
+        cmd->add_option("ID", w->id, "workload id or name")->required();
+        cmd->add_option("--for", w->state,
+                        "queued, running, succeeded, failed, cancelled, or finished (any of the "
+                        "last three)")
+            ->capture_default_str();
+        cmd->add_option("--timeout", w->timeout, "give up after this long (0: never)")
+            ->capture_default_str();
+        cmd->add_option("--interval", w->interval, "look every this long")->capture_default_str();
+      },
+      [w](ApiClient& c, const ClientFlags&) { return WaitFor(c, *w); });
 }
 
 void AddDescribe(CLI::App& app, int* exit_code) {
@@ -164,7 +377,11 @@ void AddDescribe(CLI::App& app, int* exit_code) {
       [id](CLI::App* cmd) { cmd->add_option("ID", *id, "workload id or name")->required(); },
       [id](ApiClient& c, const ClientFlags& f) {
         const TimeMs now = NowMs();
-        return Print(f, c.Get(*id), [now](const json& j) { return RenderWorkloadDetail(j, now); });
+        return Print(f, c.Get(*id),
+                     Views{[now](const json& j) { return RenderWorkloadDetail(j, now); },
+                           {},
+                           nullptr,
+                           "name"});
       });
 }
 
@@ -174,7 +391,8 @@ void AddCancel(CLI::App& app, int* exit_code) {
       app, exit_code, "cancel", "cancel a workload",
       [id](CLI::App* cmd) { cmd->add_option("ID", *id, "workload id or name")->required(); },
       [id](ApiClient& c, const ClientFlags& f) {
-        return Print(f, c.Cancel(*id), [id](const json&) { return "cancelled " + *id + "\n"; });
+        return Print(f, c.Cancel(*id),
+                     TableView([id](const json&) { return "cancelled " + *id + "\n"; }));
       });
 }
 
@@ -188,9 +406,9 @@ void AddPriority(CLI::App& app, int* exit_code) {
         cmd->add_option("N", *value, "the new priority (an integer)")->required();
       },
       [id, value](ApiClient& c, const ClientFlags& f) {
-        return Print(f, c.SetPriority(*id, *value), [&](const json&) {
-          return "priority of " + *id + " set to " + std::to_string(*value) + "\n";
-        });
+        return Print(f, c.SetPriority(*id, *value), TableView([&](const json&) {
+                       return "priority of " + *id + " set to " + std::to_string(*value) + "\n";
+                     }));
       });
 }
 
@@ -206,18 +424,23 @@ void AddDemand(CLI::App& app, int* exit_code) {
             ->check(CLI::NonNegativeNumber);
       },
       [id, rps](ApiClient& c, const ClientFlags& f) {
-        return Print(f, c.ReportDemand(*id, *rps), [&](const json& j) {
-          return "demand of " + *id + " set to " + j.value("rps", json(*rps)).dump() + " rps\n";
-        });
+        return Print(f, c.ReportDemand(*id, *rps), TableView([&](const json& j) {
+                       return "demand of " + *id + " set to " + j.value("rps", json(*rps)).dump() +
+                              " rps\n";
+                     }));
       });
 }
 
 void AddGpusAndLedger(CLI::App& app, int* exit_code) {
   auto none = [](CLI::App*) {};
   AddCommand(app, exit_code, "gpus", "list the node's GPUs and their workloads", none,
-             [](ApiClient& c, const ClientFlags& f) { return Print(f, c.Gpus(), RenderGpus); });
+             [](ApiClient& c, const ClientFlags& f) {
+               return Print(f, c.Gpus(), Views{RenderGpus, {}, "gpus", "uuid"});
+             });
   AddCommand(app, exit_code, "ledger", "where installed GPU-hours went, by bucket", none,
-             [](ApiClient& c, const ClientFlags& f) { return Print(f, c.Ledger(), RenderLedger); });
+             [](ApiClient& c, const ClientFlags& f) {
+               return Print(f, c.Ledger(), TableView(RenderLedger));
+             });
 }
 
 void AddHolds(CLI::App& app, int* exit_code) {
@@ -231,7 +454,7 @@ void AddHolds(CLI::App& app, int* exit_code) {
             ->capture_default_str();
       },
       [filter](ApiClient& c, const ClientFlags& f) {
-        return Print(f, c.Holds(*filter), RenderHolds);
+        return Print(f, c.Holds(*filter), TableView(RenderHolds));
       });
 }
 
@@ -241,33 +464,31 @@ struct TopFlags {
 };
 
 // One frame's text (or JSON), or the error that kept it from being drawn.
-StatusOr<std::string> TopFrame(ApiClient& c, bool as_json) {
+StatusOr<std::string> TopFrame(ApiClient& c, OutputFormat format) {
   auto gpus = c.Gpus();
   if (!gpus.ok()) return gpus.status();
   auto workloads = c.List(ListFilter{"active", "", "", 0});
   if (!workloads.ok()) return workloads.status();
   auto ledger = c.Ledger();
   if (!ledger.ok()) return ledger.status();
-  if (as_json) {
-    return json{{"gpus", *gpus}, {"workloads", *workloads}, {"ledger", *ledger}}.dump(2) + "\n";
-  }
-  return RenderTopFrame(*gpus, *workloads, *ledger, NowMs());
+  const json doc = {{"gpus", *gpus}, {"workloads", *workloads}, {"ledger", *ledger}};
+  const TimeMs now = NowMs();
+  return Show(format, doc, TableView([&](const json& d) {
+                return RenderTopFrame(d["gpus"], d["workloads"], d["ledger"], now);
+              }));
 }
 
 int RunTop(ApiClient& c, const ClientFlags& f, const TopFlags& t) {
-  auto interval = ParseDurationMs(t.interval);
-  if (!interval || *interval <= 0) {
-    return Fail(
-        InvalidArgument("--interval: expected a duration such as 2s, got '" + t.interval + "'"));
-  }
+  auto interval = ParseInterval("--interval", t.interval);
+  if (!interval.ok()) return Fail(interval.status());
   if (t.once) {
-    auto frame = TopFrame(c, f.json);
+    auto frame = TopFrame(c, f.format);
     if (!frame.ok()) return Fail(frame.status());
     std::cout << *frame;
     return 0;
   }
   while (true) {  // until Ctrl-C
-    auto frame = TopFrame(c, f.json);
+    auto frame = TopFrame(c, f.format);
     std::cout << "\x1b[H\x1b[2J" << (frame.ok() ? *frame : "error: " + frame.status().message())
               << std::flush;
     std::this_thread::sleep_for(std::chrono::milliseconds(*interval));
@@ -311,6 +532,7 @@ StatusOr<std::string> ResolveClientToken(const std::string& flag, const std::str
 void AddClientCommands(CLI::App& app, int* exit_code) {
   AddSubmit(app, exit_code);
   AddLs(app, exit_code);
+  AddWait(app, exit_code);
   AddDescribe(app, exit_code);
   AddCancel(app, exit_code);
   AddPriority(app, exit_code);
@@ -318,6 +540,15 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   AddGpusAndLedger(app, exit_code);
   AddHolds(app, exit_code);
   AddTop(app, exit_code);
+  const std::vector<std::string> states = {"queued", "running", "succeeded", "failed", "cancelled"};
+  std::vector<std::string> ls_states = states;
+  ls_states.push_back("active");
+  std::vector<std::string> wait_states(std::begin(kWaitStates), std::end(kWaitStates));
+  std::vector<std::string> formats = SplitWords(OutputFormatChoices());
+  AddCompletionCommand(
+      app,
+      FlagValues{
+          {"-o", formats}, {"--output", formats}, {"--state", ls_states}, {"--for", wait_states}});
 }
 
 }  // namespace airtime
