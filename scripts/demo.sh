@@ -5,7 +5,8 @@
 # Input: examples/mixed-day/cluster.yaml with every other *.yaml in examples/mixed-day/ as
 # workload files; where that folder is absent, examples/clusters/mixed-64.yaml with
 # examples/quickstart/workloads.yaml. The replay covers 24 hours; the table goes to the
-# terminal and the full report to out/mixed-day.json (docs/report-format.md).
+# terminal, the full report to out/mixed-day.json (docs/report-format.md) and the charts to
+# out/mixed-day.html (one self-contained file: open it in any browser, no network needed).
 #
 # Usage: scripts/demo.sh [EXTRA airtime sim OPTIONS...]     e.g. scripts/demo.sh --seed 7
 # Environment:
@@ -49,8 +50,10 @@ fi
 
 mkdir -p out
 cmd=("$build_dir/src/airtime/cli/airtime" sim --cluster "$cluster" "${workload_args[@]}"
-  "${policy_args[@]}" --horizon 24h --json out/mixed-day.json "$@")
+  "${policy_args[@]}" --horizon 24h --json out/mixed-day.json --html out/mixed-day.html "$@")
 echo
 echo "demo.sh: ${cmd[*]#"$root"/}"
 echo
-exec "${cmd[@]}"
+"${cmd[@]}"
+echo
+echo "demo.sh: the charts: $root/out/mixed-day.html (open it in a browser)"

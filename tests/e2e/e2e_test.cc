@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -562,6 +563,78 @@ TEST(HeldOutDays, TheShippedDayReplaysUnchangedAndAnotherDayIsCutAlike) {
     }
   EXPECT_GT(kept, 0);
   EXPECT_EQ(ReadFile(dir + "/keep/philly_6c71a0_2017-11-15.csv"), expected);
+}
+
+// What every HTML report must be: one self-contained file (nothing fetched: no http(s) in a
+// src or href, no script), well-formed as XML (python3's parser reads it whole, where
+// python3 is installed), holding `svgs` charts and each of `names`.
+void ExpectSelfContainedReport(const std::string& path, size_t svgs,
+                               const std::vector<std::string>& names) {
+  const std::string html = ReadFile(path);
+  ASSERT_FALSE(html.empty()) << path;
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_FALSE(std::regex_search(
+      html, std::regex("(src|href)\\s*=\\s*[\"']?\\s*(https?:)?//", std::regex::icase)));
+  EXPECT_THAT(html, AllOf(Not(HasSubstr("<script")), Not(HasSubstr("<link")),
+                          Not(HasSubstr("@import")), Not(HasSubstr("url("))));
+  size_t count = 0;
+  for (size_t i = html.find("<svg"); i != std::string::npos; i = html.find("<svg", i + 1)) ++count;
+  EXPECT_EQ(count, svgs);
+  for (const std::string& n : names) EXPECT_THAT(html, HasSubstr(n));
+  if (std::system("command -v python3 >/dev/null 2>&1") == 0) {
+    Outcome xml = RunProgram(
+        "python3", {"-c", "import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])", path});
+    EXPECT_EQ(xml.exit_code, 0) << xml.err;
+  }
+}
+
+// `airtime sim --html` on the small scenario: a report with every policy and each chart,
+// safe with a hostile cluster name, and no progress line when stderr is not a terminal.
+TEST(Html, AReplayReportIsSelfContainedWithEveryPolicy) {
+  const std::string dir = TempDir();
+  std::string cluster = ReadFile(kData + "cluster.yaml");
+  const std::string from = "name: e2e-one-node";
+  ASSERT_NE(cluster.find(from), std::string::npos);
+  cluster.replace(cluster.find(from), from.size(), "name: \"<script>alert(1)</script>&\"");
+  std::ofstream(dir + "/cluster.yaml") << cluster;
+  const std::string html = dir + "/report.html";
+  Outcome r = Airtime({"sim", "--cluster", dir + "/cluster.yaml", "--workload", kData + "ok.yaml",
+                       "--policy", "fifo,bestfit,airtime", "--html", html});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("HTML report written to " + html));
+  EXPECT_EQ(r.err, "");  // stderr is a file here: no progress line
+  // Return, ledger, allocation and queue over time, queueing delay (no service: no SLO chart).
+  ExpectSelfContainedReport(
+      html, 5,
+      {"fifo", "bestfit", "airtime", "&lt;script&gt;alert(1)&lt;/script&gt;&amp;", "useful",
+       "training", "batch"});
+  // A folder that does not exist is named before anything runs.
+  Outcome bad = Airtime({"sim", "--cluster", kData + "cluster.yaml", "--workload",
+                         kData + "ok.yaml", "--policy", "fifo", "--html", dir + "/no/such.html"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, AllOf(HasSubstr("--html: cannot write " + dir + "/no/such.html"),
+                             HasSubstr("folder")));
+}
+
+TEST(Html, TheProtocolAndTheSuiteWriteReportsToo) {
+  const std::string dir = TempDir();
+  const std::string fgd = kSourceDir + "/tests/data/fgd/";
+  Outcome p =
+      Airtime({"sim", "--protocol", "fgd", "--nodes", fgd + "openb_node_list_excerpt.csv", "--pods",
+               fgd + "openb_pod_list_excerpt.csv", "--seeds", "2", "--html", dir + "/fgd.html"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_EQ(p.err, "");
+  // The whole curve and the part from 80%; no published curve beside the excerpt, which the
+  // report says.
+  ExpectSelfContainedReport(dir + "/fgd.html", 2,
+                            {"bestfit", "fgd", "No published curve to compare with"});
+  Outcome s = Airtime({"sim", "--suite", "--suite-file", kData + "suite.yaml", "--policy",
+                       "fifo,airtime", "--no-bound", "--html", dir + "/suite.html"});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_EQ(s.err, "");
+  ExpectSelfContainedReport(
+      dir + "/suite.html", 5,
+      {"<h2>small</h2>", "<h2>absent-fgd</h2>", "Skipped", "<h2>Summary</h2>", "fifo", "airtime"});
 }
 
 TEST(Protocol, FgdRunsTheSeedsFromTheFirstSeedGiven) {

@@ -3,11 +3,15 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "airtime/base/progress.h"
 #include "airtime/cli/sim_args.h"
+#include "airtime/fgd/fgd_expected.h"
 #include "airtime/fgd/fgd_protocol.h"
+#include "airtime/report/fgd_curves_report.h"
 
 namespace airtime {
 namespace {
@@ -22,6 +26,15 @@ nlohmann::json CurveJson(const FgdCurve& c) {
 }
 
 }  // namespace
+
+void AddFgdSectionsBeside(HtmlPage& page, const FgdReport& report, const std::string& pods_csv) {
+  const std::string path = FgdPublishedPathFor(pods_csv);
+  auto published = ReadFgdPublished(path);
+  AddFgdSections(page, report, published.ok() ? &*published : nullptr,
+                 FgdPublishedWorkload(pods_csv),
+                 published.ok() ? path + " has no curve of this pod list and these policies"
+                                : published.status().message());
+}
 
 int RunProtocol(const SimArgs& a, const std::vector<std::string>& policies) {
   const std::string& protocol = a.protocol;
@@ -45,7 +58,16 @@ int RunProtocol(const SimArgs& a, const std::vector<std::string>& policies) {
   o.seeds = seeds;
   o.first_seed = a.first_seed;
   o.threads = a.Threads();
+  std::ofstream html;
+  if (!a.html.empty() && !OpenHtmlReport(a.html, "airtime sim --protocol fgd", &html)) return 1;
+  std::optional<Progress> progress;
+  if (!a.quiet) {
+    progress.emplace(Progress::ForStderr("airtime sim --protocol fgd",
+                                         policies.size() * static_cast<size_t>(seeds)));
+    o.on_run_done = [&] { progress->Step(); };
+  }
   auto report = RunFgdProtocol(o);
+  progress.reset();
   if (!report.ok()) {
     std::cerr << "airtime sim: " << report.status().message() << "\n";
     return 1;
@@ -90,6 +112,13 @@ int RunProtocol(const SimArgs& a, const std::vector<std::string>& policies) {
       std::cerr << "airtime sim: cannot write " << a.json << "\n";
       return 1;
     }
+  }
+  if (!a.html.empty()) {
+    HtmlPage page("airtime sim --protocol fgd: " + FgdPublishedWorkload(a.pods));
+    page.Paragraph("Nodes " + a.nodes + ", pods " + a.pods + "; seeds " + std::to_string(seeds) +
+                   " from " + std::to_string(o.first_seed) + ".");
+    AddFgdSectionsBeside(page, *report, a.pods);
+    if (!WriteHtmlReport(page, a.html, "airtime sim --protocol fgd", a.quiet, &html)) return 1;
   }
   return 0;
 }

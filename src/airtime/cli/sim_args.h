@@ -2,12 +2,15 @@
 #pragma once
 
 #include <cstdint>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "airtime/base/parallel.h"
 #include "airtime/base/status.h"
+#include "airtime/fgd/fgd_protocol.h"
+#include "airtime/html/page.h"
 #include "airtime/model/interference.h"
 #include "airtime/sim/lp_bound.h"
 
@@ -23,6 +26,7 @@ struct SimArgs {
   std::string policies = DefaultPolicies();  // the protocol's default differs: bestfit,fgd
   uint64_t seed = 1;
   std::string json;
+  std::string html;  // the self-contained HTML report (report/replay_report.h)
   std::string decisions;
   std::string demand_csv;  // each service's demand curve as the replay sees it
   std::string horizon;
@@ -58,6 +62,15 @@ Status ResolveInterference(const std::string& arg, std::optional<InterferenceMod
 // when the duration is malformed.
 bool BoundOptions(const SimArgs& args, const char* who, LpBoundOptions* options);
 
+// Opens `path` for the HTML report before a run starts, so that a folder that does not
+// exist is named at once rather than after a long run; false (and a message on stderr
+// naming `who`) when it cannot be written.
+bool OpenHtmlReport(const std::string& path, const char* who, std::ofstream* out);
+// Writes `page` to `out` (opened by OpenHtmlReport on `path`); false with a message when it
+// fails. Says where it went on stdout unless `quiet`.
+bool WriteHtmlReport(const HtmlPage& page, const std::string& path, const char* who, bool quiet,
+                     std::ofstream* out);
+
 // Splits "fifo,tiresias:thresholds=30m,4h,bestfit" into policy specs: a comma starts a new
 // spec only where a known policy name follows, so parameter values may hold commas.
 std::vector<std::string> SplitPolicies(const std::string& list);
@@ -65,6 +78,10 @@ std::vector<std::string> SplitPolicies(const std::string& list);
 // `airtime sim --protocol NAME`: a placement protocol (fgd) over --nodes / --pods under
 // `policies`. Returns the exit code.
 int RunProtocol(const SimArgs& args, const std::vector<std::string>& policies);
+
+// The FGD sections of an HTML report (report/fgd_curves_report.h), with the published curves
+// found beside the pod list (fgd/fgd_expected.h) when they are there.
+void AddFgdSectionsBeside(HtmlPage& page, const FgdReport& report, const std::string& pods_csv);
 
 // `airtime sim --suite`: every scenario of the suite file (plus one given with --cluster /
 // --workload or --nodes / --pods) under every policy; one table per scenario, a summary, and

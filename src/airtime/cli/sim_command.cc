@@ -7,8 +7,10 @@
 #include <iostream>
 #include <memory>
 
+#include "airtime/base/progress.h"
 #include "airtime/base/strings.h"
 #include "airtime/policies/registry.h"
+#include "airtime/report/replay_report.h"
 #include "airtime/sim/interference_file.h"
 #include "airtime/sim/report.h"
 #include "airtime/sim/sim_input.h"
@@ -135,8 +137,16 @@ int RunScenario(const SimArgs& a) {
     std::cerr << "airtime sim: --demand-csv: cannot write " << a.demand_csv << "\n";
     return 1;
   }
+  std::ofstream html;
+  if (!a.html.empty() && !OpenHtmlReport(a.html, "airtime sim", &html)) return 1;
   const std::vector<std::string> policies = SplitPolicies(a.policies);
+  std::optional<Progress> progress;
+  if (!a.quiet) {
+    progress.emplace(Progress::ForStderr("airtime sim", policies.size()));
+    opt.on_replay_done = [&] { progress->Step(); };
+  }
   auto run = SimulatePolicies(*input, policies, opt);
+  if (progress) progress->Clear();
   if (!run.ok()) {
     std::cerr << "airtime sim: " << run.status().message() << "\n";
     return 2;
@@ -203,6 +213,19 @@ int RunScenario(const SimArgs& a) {
     }
     if (!a.quiet) std::cout << "\nreport written to " << a.json << "\n";
   }
+  if (!a.html.empty()) {
+    HtmlPage page("airtime sim: " + input->cluster.name());
+    page.Paragraph("Cluster " + input->cluster.name() + ": " +
+                   std::to_string(input->cluster.node_count()) + " nodes, " +
+                   std::to_string(input->cluster.gpu_count()) + " GPUs; " +
+                   std::to_string(input->workloads.size()) + " workloads; replayed to " +
+                   FormatDuration(results.empty() ? 0 : results.front().end) + " with seed " +
+                   std::to_string(a.seed) + ".");
+    for (const auto& n : input->notes) page.Paragraph(n);
+    if (bound) page.Paragraph(BoundLine(*bound));
+    AddReplaySections(page, results, bound && bound->ok() ? bound->per_gpu_hour() : 0);
+    if (!WriteHtmlReport(page, a.html, "airtime sim", a.quiet, &html)) return 1;
+  }
   return 0;
 }
 
@@ -219,6 +242,9 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   sim->add_option("--seed", args->seed, "seed for tie-breaking")->capture_default_str();
   sim->add_option("--json", args->json, "write the JSON report here");
+  sim->add_option("--html", args->html,
+                  "write a self-contained HTML report with charts here (a replay, the suite or "
+                  "the protocol; no network needed to view it)");
   sim->add_option("--horizon", args->horizon, "stop the replay at this time (e.g. 24h)");
   sim->add_option(
       "--decisions", args->decisions,

@@ -15,9 +15,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "airtime/base/progress.h"
 #include "airtime/base/strings.h"
 #include "airtime/cli/sim_args.h"
 #include "airtime/fgd/fgd_protocol.h"
+#include "airtime/report/replay_report.h"
 #include "airtime/sim/report.h"
 #include "airtime/sim/simulator.h"
 #include "airtime/sim/suite_file.h"
@@ -61,6 +63,12 @@ std::string ReturnRatios(const std::vector<SimResult>& results, double ceiling, 
   return out;
 }
 
+std::string Format3(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3f", v);
+  return b;
+}
+
 std::string Pct(double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%.1f%%", 100 * v);
@@ -90,6 +98,26 @@ int RunSuite(const SimArgs& a) {
   LpBoundOptions bound_options;
   if (!BoundOptions(a, "airtime sim --suite", &bound_options)) return 2;
   const std::vector<std::string> policies = SplitPolicies(a.policies);
+  std::ofstream html_out;
+  if (!a.html.empty() && !OpenHtmlReport(a.html, "airtime sim --suite", &html_out)) return 1;
+  HtmlPage html("airtime sim --suite: " + a.suite_file);
+  std::vector<std::vector<std::string>> html_summary;
+  // Progress in runs: a replay per policy, a run per policy and seed of a protocol.
+  size_t runs = 0;
+  for (const SuiteScenario& s : *suite) {
+    if (s.protocol.empty()) {
+      runs += policies.size();
+    } else if (std::filesystem::exists(s.nodes) && std::filesystem::exists(s.pods)) {
+      runs += policies.size() * static_cast<size_t>(std::max(a.seeds, 0));
+    }
+  }
+  Progress progress = Progress::ForStderr("airtime sim --suite", runs);
+  // What a scenario prints goes between two drawings of the progress line.
+  auto print = [&](const std::string& text) {
+    progress.Clear();
+    std::cout << text << std::flush;
+    progress.Redraw();
+  };
   nlohmann::json entries = nlohmann::json::array();
   std::string summary;
   char line[256];
@@ -100,7 +128,9 @@ int RunSuite(const SimArgs& a) {
   for (const SuiteScenario& s : *suite) {
     if (!s.protocol.empty()) {
       if (!std::filesystem::exists(s.nodes) || !std::filesystem::exists(s.pods)) {
-        std::cout << "\n== " << s.name << ": skipped (" << s.pods << " not found)\n";
+        print("\n== " + s.name + ": skipped (" + s.pods + " not found)\n");
+        html.Heading(2, s.name);
+        html.Paragraph("Skipped: " + s.pods + " not found.");
         continue;
       }
       FgdOptions o;
@@ -110,15 +140,22 @@ int RunSuite(const SimArgs& a) {
       o.seeds = a.seeds;
       o.first_seed = a.first_seed;
       o.threads = a.Threads();
+      o.on_run_done = [&] { progress.Step(); };
       auto r = RunFgdProtocol(o);
       if (!r.ok()) {
+        progress.Clear();
         std::cerr << "airtime sim --suite: " << s.name << ": " << r.status().message() << "\n";
         return 1;
       }
-      std::cout << "\n== " << s.name << " (FGD placement protocol, " << a.seeds
-                << " seeds): GPU allocation % at arrived demand 100% / 130%\n";
+      std::string text = "\n== " + s.name + " (FGD placement protocol, " + std::to_string(a.seeds) +
+                         " seeds): GPU allocation % at arrived demand 100% / 130%\n";
+      html.Heading(2, s.name + " (FGD placement protocol)");
+      AddFgdSectionsBeside(html, *r, s.pods);
       for (const auto& p : r->policies) {
-        std::printf("  %-24s %8.2f %8.2f\n", p.policy.c_str(), p.mean.at(100), p.mean.at(130));
+        char row[160];
+        std::snprintf(row, sizeof row, "  %-24s %8.2f %8.2f\n", p.policy.c_str(), p.mean.at(100),
+                      p.mean.at(130));
+        text += row;
         auto num = [](double v) {
           return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v);
         };
@@ -129,10 +166,12 @@ int RunSuite(const SimArgs& a) {
                            {"allocation_at_130", num(p.mean.at(130))},
                            {"pods_failed", p.pods_failed}});
       }
+      print(text);
       continue;
     }
     auto input = LoadSimInput(s.cluster, s.workloads, LoadOptions{a.skip_bad_rows, interference});
     if (!input.ok()) {
+      progress.Clear();
       std::cerr << "airtime sim --suite: " << s.name << ": " << input.status().message() << "\n";
       return 1;
     }
@@ -144,14 +183,17 @@ int RunSuite(const SimArgs& a) {
     if (!h.empty()) {
       auto d = ParseDurationMs(h);
       if (!d || *d <= 0) {
+        progress.Clear();
         std::cerr << "airtime sim --suite: " << s.source << ": horizon: expected a duration, got '"
                   << h << "'\n";
         return 1;
       }
       opt.horizon = *d;
     }
+    opt.on_replay_done = [&] { progress.Step(); };
     auto results = SimulatePolicies(*input, policies, opt);
     if (!results.ok()) {
+      progress.Clear();
       std::cerr << "airtime sim --suite: " << s.name << ": " << results.status().message() << "\n";
       return 2;
     }
@@ -160,10 +202,16 @@ int RunSuite(const SimArgs& a) {
     if (!a.no_bound && !results->empty())
       bound = ComputeLpBound(*input, results->front().end, bound_options);
     const double bound_per_gpu_hour = bound && bound->ok() ? bound->per_gpu_hour() : 0;
-    std::cout << "\n== " << s.name << ": " << input->cluster.gpu_count() << " GPUs, "
-              << input->workloads.size() << " workloads\n"
-              << ResultsTable(*results, bound_per_gpu_hour);
-    if (bound) std::cout << BoundLine(*bound);
+    std::string text = "\n== " + s.name + ": " + std::to_string(input->cluster.gpu_count()) +
+                       " GPUs, " + std::to_string(input->workloads.size()) + " workloads\n" +
+                       ResultsTable(*results, bound_per_gpu_hour);
+    if (bound) text += BoundLine(*bound);
+    html.Heading(2, s.name);
+    html.Paragraph("Cluster " + input->cluster.name() + ": " +
+                   std::to_string(input->cluster.gpu_count()) + " GPUs; " +
+                   std::to_string(input->workloads.size()) + " workloads; replayed to " +
+                   FormatDuration(results->empty() ? 0 : results->front().end) + ".");
+    if (bound) html.Paragraph(BoundLine(*bound));
     double ceiling_per_gpu_hour = 0;
     nlohmann::json ceiling_json;
     if (opt.horizon != kNever) {
@@ -180,7 +228,7 @@ int RunSuite(const SimArgs& a) {
                     "in time), %.3f offered\n",
                     ceiling.reachable_per_gpu_hour(), ceiling.reachable_jobs, ceiling.jobs,
                     ceiling.offered_per_gpu_hour());
-      std::cout << line;
+      text += line;
       if (ceiling.requests > 0) {
         std::snprintf(
             line, sizeof line,
@@ -189,10 +237,12 @@ int RunSuite(const SimArgs& a) {
             "max_replicas)\n",
             100 * ceiling.reachable_slo_attainment(), ceiling.missed_at_start, ceiling.requests,
             std::max(0.0, ceiling.requests - ceiling.reachable_requests - ceiling.missed_at_start));
-        std::cout << line;
+        text += line;
       }
     }
-    std::cout << ReturnRatios(*results, ceiling_per_gpu_hour, bound_per_gpu_hour);
+    text += ReturnRatios(*results, ceiling_per_gpu_hour, bound_per_gpu_hour);
+    print(text);
+    AddReplaySections(html, *results, bound_per_gpu_hour);
     for (const SimResult& r : *results) {
       nlohmann::json j = ResultToJson(r);
       j["scenario"] = s.name;
@@ -214,9 +264,21 @@ int RunSuite(const SimArgs& a) {
                     Pct(r.metrics.deadline_hit_rate).c_str(), Pct(share(Bucket::kUseful)).c_str(),
                     Pct(share(Bucket::kStranded)).c_str(), Pct(share(Bucket::kLost)).c_str());
       summary += row;
+      html_summary.push_back({s.name, r.policy, Format3(r.return_per_gpu_hour()), of_bound,
+                              Pct(r.allocation_rate()), Pct(r.metrics.slo_attainment),
+                              Pct(r.metrics.deadline_hit_rate), Pct(share(Bucket::kUseful)),
+                              Pct(share(Bucket::kStranded)), Pct(share(Bucket::kLost))});
     }
   }
+  progress.Clear();
   std::cout << "\n== summary\n" << summary;
+  if (!a.html.empty()) {
+    html.Heading(2, "Summary");
+    html.Table({"scenario", "policy", "return / installed GPU-h", "of bound", "allocation",
+                "realtime SLO", "deadlines met", "useful", "stranded", "lost"},
+               html_summary);
+    if (!WriteHtmlReport(html, a.html, "airtime sim --suite", false, &html_out)) return 1;
+  }
   if (!a.json.empty()) {
     std::ofstream f(a.json);
     f << nlohmann::json{{"suite", a.suite_file},

@@ -1,5 +1,6 @@
 #include "airtime/fgd/fgd_expected.h"
 
+#include <filesystem>
 #include <limits>
 
 #include "airtime/fgd/fgd_protocol.h"
@@ -70,6 +71,22 @@ double FgdPublishedMean(const std::vector<FgdPublishedCurve>& curves, const std:
     }
   }
   return n > 0 ? sum / n : std::numeric_limits<double>::quiet_NaN();
+}
+
+std::string FgdPublishedPolicy(const std::string& spec) {
+  const std::string name = spec.substr(0, spec.find(':'));
+  if (name == "random") return "01-Random";
+  if (name == "bestfit") return "05-BestFit";
+  if (name == "fgd") return "06-FGD";
+  return "";
+}
+
+std::string FgdPublishedPathFor(const std::string& pods_csv) {
+  return (std::filesystem::path(pods_csv).parent_path() / "fgd_expected_allocation.csv").string();
+}
+
+std::string FgdPublishedWorkload(const std::string& pods_csv) {
+  return std::filesystem::path(pods_csv).stem().string();
 }
 
 }  // namespace airtime

@@ -27,4 +27,14 @@ StatusOr<std::vector<FgdPublishedCurve>> ReadFgdPublished(const std::string& pat
 double FgdPublishedMean(const std::vector<FgdPublishedCurve>& curves, const std::string& workload,
                         const std::string& policy, int bin);
 
+// The published name of a policy spec's policy ("bestfit:x=1" -> "05-BestFit"; random,
+// bestfit and fgd), or "" when the published figures have no such policy.
+std::string FgdPublishedPolicy(const std::string& spec);
+
+// Where the published figures of a pod list lie: fgd_expected_allocation.csv in the pod
+// list's folder, as in the shared traces; and the pod list's name in them, its file name
+// without ".csv" ("openb_pod_list_default").
+std::string FgdPublishedPathFor(const std::string& pods_csv);
+std::string FgdPublishedWorkload(const std::string& pods_csv);
+
 }  // namespace airtime

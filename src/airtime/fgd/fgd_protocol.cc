@@ -181,6 +181,7 @@ StatusOr<FgdReport> RunFgdProtocol(const FgdOptions& options) {
     const size_t i = k / policies;
     runs[k] = RunFgdSeed(*cluster, arrivals[i], report.policies[k % policies].policy,
                          options.first_seed + i, &report.typical_tasks);
+    if (options.on_run_done) options.on_run_done();
   });
   for (size_t k = 0; k < runs.size(); ++k) {
     if (!runs[k].ok()) return runs[k].status();

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,8 @@ struct FgdOptions {
   double tune = 1.3;
   int threads = 1;  // runs (seed x policy) at once, each on its own thread; results do not
                     // depend on it
+  // Called after each (seed, policy) run, from the thread that ran it: progress.
+  std::function<void()> on_run_done = nullptr;
 };
 
 // One curve: per bin, the mean allocation ratio (% of GPU capacity) of the arrivals whose

@@ -19,14 +19,6 @@
 
 namespace {
 
-std::string PublishedName(const std::string& spec) {
-  const std::string name = spec.substr(0, spec.find(':'));
-  if (name == "random") return "01-Random";
-  if (name == "bestfit") return "05-BestFit";
-  if (name == "fgd") return "06-FGD";
-  return "";
-}
-
 std::vector<std::string> SplitList(const std::string& s) {
   std::vector<std::string> out;
   for (auto part : airtime::Split(s, ',')) out.emplace_back(airtime::Trim(part));
@@ -97,7 +89,7 @@ int main(int argc, char** argv) {
     }
     const std::string workload = "openb_pod_list_" + list;
     for (const auto& pr : report->policies) {
-      const std::string pub = PublishedName(pr.policy);
+      const std::string pub = airtime::FgdPublishedPolicy(pr.policy);
       double p100 = NAN, p130 = NAN;
       if (published.ok() && !pub.empty()) {
         p100 = airtime::FgdPublishedMean(*published, workload, pub, 100);

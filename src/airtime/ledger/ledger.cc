@@ -71,6 +71,12 @@ void Ledger::Advance(TimeMs to) {
   last_ = to;
 }
 
+int64_t Ledger::held_milli() const {
+  return rate_[static_cast<size_t>(Bucket::kUseful)] +
+         rate_[static_cast<size_t>(Bucket::kIdleHeld)] +
+         rate_[static_cast<size_t>(Bucket::kLowValueBusy)] + reserved_held_rate_;
+}
+
 // Brings per-allocation accumulators up to now with the rates that held so far.
 void Ledger::FlushAllocations() {
   const int64_t dt = last_ - acc_since_;

@@ -92,6 +92,10 @@ class Ledger {
   // store), so that totals() covers them too.
   void Carry(const LedgerTotals& earlier);
   const LedgerTotals& totals() const { return totals_; }
+  // Milli-GPUs held by work now, as the allocation rate counts them (useful, idle_held,
+  // low_value_busy, and the reserved_headroom that running replicas hold), and installed.
+  int64_t held_milli() const;
+  int64_t installed_milli() const { return installed_milli_; }
   TimeMs last() const { return last_; }
   // Shape-blocked waiting: milli-GPU-ms of demand that waited while enough capacity of an
   // allowed type was free by count but not by shape, per shape description.

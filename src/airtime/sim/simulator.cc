@@ -36,7 +36,12 @@ struct Pending {
 class Run {
  public:
   Run(const SimInput& in, Engine& engine, const SimOptions& opt)
-      : in_(in), engine_(engine), opt_(opt), ledger_(engine), metrics_(engine) {}
+      : in_(in),
+        engine_(engine),
+        opt_(opt),
+        ledger_(engine),
+        metrics_(engine),
+        timeline_(opt.timeline_points) {}
 
   SimResult Go() {
     for (size_t i = 0; i < in_.workloads.size(); ++i)
@@ -58,6 +63,7 @@ class Run {
       }
       Event ev;
       if (!ToEvent(p, &ev)) continue;
+      Sample(p.at);
       ledger_.Advance(p.at);
       metrics_.Advance(p.at);
       const auto t0 = std::chrono::steady_clock::now();
@@ -102,6 +108,7 @@ class Run {
                                   .dump()
                            << "\n";
     }
+    Sample(r.end);
     ledger_.Advance(r.end);
     metrics_.Finish(r.end);
     r.ledger = ledger_.totals();
@@ -109,6 +116,10 @@ class Run {
     r.metrics = metrics_.summary();
     r.policy = engine_.policy().name;
     r.policy_description = engine_.policy().description;
+    if (opt_.timeline_points > 0) {
+      r.timeline = timeline_.Points();
+      r.timeline_step = timeline_.step();
+    }
     return r;
   }
 
@@ -129,6 +140,13 @@ class Run {
     return !cycle.stopped.empty() &&
            std::any_of(cycle.stopped.begin(), cycle.stopped.end(),
                        [&](const Stopped& st) { return !engine_.job(st.workload).is_service(); });
+  }
+
+  // The state since the ledger's last advance, in force until `to`, into the timeline.
+  void Sample(TimeMs to) {
+    if (opt_.timeline_points == 0 || to <= ledger_.last()) return;
+    timeline_.Add(ledger_.last(), to, ledger_.held_milli(), ledger_.installed_milli(),
+                  static_cast<int64_t>(engine_.queue().size()));
   }
 
   void Push(TimeMs at, Kind kind, int64_t a, double rps = 0) {
@@ -256,6 +274,7 @@ class Run {
   const SimOptions& opt_;
   Ledger ledger_;
   Metrics metrics_;
+  Timeline timeline_;
   std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> queue_;
   int64_t seq_ = 0;
   std::unordered_map<AllocationId, TimeMs> live_;  // running job -> its expected end
@@ -315,7 +334,9 @@ StatusOr<std::vector<SimResult>> SimulatePolicies(const SimInput& input,
                      const std::vector<char>& skip) -> StatusOr<std::vector<SimResult>> {
     std::vector<StatusOr<SimResult>> runs(policy_specs.size(), Internal("not run"));
     ParallelFor(policy_specs.size(), threads, [&](size_t i) {
-      if (!skip[i]) runs[i] = Simulate(input, policy_specs[i], o);
+      if (skip[i]) return;
+      runs[i] = Simulate(input, policy_specs[i], o);
+      if (o.on_replay_done) o.on_replay_done();
     });
     std::vector<SimResult> out(policy_specs.size());
     for (size_t i = 0; i < runs.size(); ++i) {
@@ -331,6 +352,7 @@ StatusOr<std::vector<SimResult>> SimulatePolicies(const SimInput& input,
   for (const SimResult& r : *results) end = std::max(end, r.end);
   SimOptions common = options;
   common.horizon = end;
+  common.on_replay_done = nullptr;  // each policy was counted once
   std::vector<char> done(results->size());
   for (size_t i = 0; i < results->size(); ++i) done[i] = (*results)[i].end == end;
   auto rerun = run_all(common, done);

@@ -8,6 +8,7 @@
 // policy and seed. One Simulate call is independent of any other (thread-compatible).
 #pragma once
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <unordered_map>
@@ -18,6 +19,7 @@
 #include "airtime/ledger/metrics.h"
 #include "airtime/model/interference.h"
 #include "airtime/sim/sim_input.h"
+#include "airtime/sim/timeline.h"
 
 namespace airtime {
 
@@ -34,6 +36,12 @@ struct SimOptions {
   // SimulatePolicies: how many policies replay at once, each on its own thread (a replay
   // itself is single-threaded). Results do not depend on it. With a decision log, 1.
   int threads = 1;
+  // The allocation and queue over time (SimResult::timeline) in at most this many points
+  // (sim/timeline.h); 0: none.
+  size_t timeline_points = 200;
+  // SimulatePolicies: called once per policy when its replay ends (before any second replay
+  // to a common end), from the thread that ran it. For progress on a terminal.
+  std::function<void()> on_replay_done = nullptr;
 };
 
 struct SimResult {
@@ -50,6 +58,10 @@ struct SimResult {
   // Workloads still waiting at the end, with why ("name: explanation"), first 20.
   std::vector<std::string> waiting_at_end;
   size_t waiting_at_end_count = 0;
+  // Allocation and workloads waiting over time, at most SimOptions::timeline_points
+  // intervals of timeline_step each.
+  std::vector<TimelinePoint> timeline;
+  DurationMs timeline_step = 0;
 
   double return_per_gpu_hour() const;
   double allocation_rate() const;  // allocated GPU-time / installed GPU-time
