@@ -31,6 +31,7 @@ PACKAGES=(
   libsqlite3-dev     # the daemon's embedded store
   libcpp-httplib-dev # the daemon's HTTP API and the CLI's client
   coinor-libclp-dev  # COIN-OR CLP: solves the LP bound on a replay's return (src/airtime/sim/lp_bound.h)
+  prometheus         # promtool and a real Prometheus for the /metrics tests (tests/e2e/prometheus_e2e_test.cc)
 )
 
 installed() {

@@ -168,6 +168,25 @@ struct ScoreTerm {
   int tier = 0;
 };
 
+// A tenant's standing under a policy with tenant quotas, in GPUs (summed over GPU pools).
+struct TenantStanding {
+  std::string tenant;
+  double deserved = 0;    // its deserved quota (configured, or its part of what is left)
+  double fair_share = 0;  // what the policy's fair-share division gave it at the last cycle
+  double allocated = 0;   // what its workloads hold now
+  double borrowed = 0;    // what it holds over its deserved quota (per pool, summed)
+};
+
+// Reports tenants' quotas and use for the daemon's /metrics; only a policy that divides the
+// cluster between tenants has one.
+class TenantReportPlugin {
+ public:
+  virtual ~TenantReportPlugin() = default;
+  // Every tenant the policy has seen a workload of, by name; allocation as the engine's
+  // allocations stand now, quotas and fair shares as of the last cycle.
+  virtual std::vector<TenantStanding> Standings(const Engine& engine) const = 0;
+};
+
 // A policy: one plug-in (or list) per extension point, under a name.
 struct Policy {
   std::string name;
@@ -180,6 +199,7 @@ struct Policy {
   std::vector<std::unique_ptr<PermitPlugin>> permits;  // all must permit a start
   std::unique_ptr<ScalePlugin> scale;                  // null: replicas follow demand
   std::vector<std::unique_ptr<CyclePlugin>> cycle;
+  std::unique_ptr<TenantReportPlugin> tenants;  // null: the policy has no tenant quotas
 };
 
 }  // namespace airtime

@@ -271,7 +271,27 @@ void Daemon::Feed(const Event& event, SteadyTime seen) {
   books_->Observe(cycle);
   for (const HoldDecision& h : cycle.holds) holds_.Record(h);
   if (cycle.wake_at != kNever) engine_wake_ = cycle.wake_at;
+  CountAdmissions(cycle);
   Act(cycle, seen);
+}
+
+void Daemon::CountAdmissions(const CycleResult& cycle) {
+  for (const Decision& d : cycle.decisions)
+    if (d.type == DecisionType::kStart) ++admitted_total_;
+  for (const auto& [id, wait] : cycle.waiting) {
+    switch (wait.reason) {
+      case WaitReason::kNoFit:
+      case WaitReason::kPolicy:
+      case WaitReason::kTooLarge:
+      case WaitReason::kNoSuchHardware:
+        ++inadmissible_total_;
+        break;
+      case WaitReason::kNone:
+      case WaitReason::kBehindHead:
+      case WaitReason::kBackoff:
+        break;
+    }
+  }
 }
 
 void Daemon::Act(const CycleResult& cycle, SteadyTime seen) {

@@ -270,6 +270,8 @@ class Daemon final : public ControlPlane {
   void ScrapeDemand(TimeMs now);
   void ApplyScrape(const std::map<int64_t, double>& rps_sums);
   std::string RenderMetrics();
+  // `allocated`: GPUs held, by tenant (RenderMetrics' sums).
+  void RenderTenantMetrics(PromWriter& w, std::map<std::string, double> allocated) const;
 
   DaemonOptions options_;
   std::string startup_note_;
@@ -317,6 +319,12 @@ class Daemon final : public ControlPlane {
   double ValueEarned() const { return value_carried_ + books_->summary().value; }
   uint64_t submissions_total_ = 0, starts_total_ = 0, preemptions_total_ = 0;
   uint64_t failures_total_ = 0;
+  // Admission attempts, as Kueue counts them: a workload the cycle started (success), or one
+  // it tried to place and left waiting (inadmissible: no room, a policy's refusal such as a
+  // quota, no hardware that could ever take it). Work held behind the queue's head or in
+  // its restart backoff was not tried.
+  uint64_t admitted_total_ = 0, inadmissible_total_ = 0;
+  void CountAdmissions(const CycleResult& cycle);
   // The backend's own choice of GPUs (OnPlaced): as the engine decided, moved onto in the
   // engine, or not movable (the engine's state refused; the reason kept).
   uint64_t placements_as_decided_ = 0, placements_moved_ = 0, placements_unmoved_ = 0;

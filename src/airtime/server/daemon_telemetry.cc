@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "airtime/api/prom_writer.h"
+#include "airtime/base/build_info.h"
 #include "airtime/base/file_read.h"
 #include "airtime/server/daemon.h"
 #include "airtime/server/demand_scrape.h"
@@ -151,6 +152,32 @@ void Daemon::ApplyScrape(const std::map<int64_t, double>& sums) {
   }
 }
 
+// Per tenant, as Kueue's cluster queues and KAI's queues report: what it holds, and under a
+// policy with tenant quotas (kai, airtime:quota=...) its deserved quota, fair share and what
+// it borrows over its quota.
+void Daemon::RenderTenantMetrics(PromWriter& w, std::map<std::string, double> allocated) const {
+  std::vector<TenantStanding> standings;
+  if (const TenantReportPlugin* report = engine_->policy().tenants.get())
+    standings = report->Standings(*engine_);
+  for (const TenantStanding& t : standings) allocated[t.tenant];  // 0 unless it holds some
+  for (const auto& [tenant, gpus] : allocated)
+    w.Gauge("airtime_tenant_allocated_gpus", "GPUs the tenant's workloads hold (shares summed).",
+            gpus, {{"tenant", tenant}});
+  for (const TenantStanding& t : standings) {
+    const PromLabels l = {{"tenant", t.tenant}};
+    w.Gauge("airtime_tenant_deserved_gpus",
+            "The tenant's deserved quota under the policy's tenant quotas.", t.deserved, l);
+    w.Gauge("airtime_tenant_fair_share_gpus",
+            "The tenant's fair share at the last decision cycle (deserved quota plus its part of "
+            "what others leave idle, capped by what it asks for).",
+            t.fair_share, l);
+    w.Gauge("airtime_tenant_borrowed_gpus",
+            "GPUs the tenant holds over its deserved quota (preemptible work on capacity others "
+            "leave idle).",
+            t.borrowed, l);
+  }
+}
+
 std::string Daemon::Metrics() {
   return OnLoop<std::string>([this] { return RenderMetrics(); });
 }
@@ -160,6 +187,8 @@ std::string Daemon::RenderMetrics() {
   ledger_->Advance(now);
   AccountValue(now);
   PromWriter w;
+  w.Gauge("airtime_build_info", "The daemon's version and the commit it was built from; always 1.",
+          1, {{"version", BuildVersion()}, {"commit", BuildCommit()}});
   w.Gauge("airtime_gpus_installed", "GPUs the engine schedules on this host.",
           static_cast<double>(uuid_of_gpu_.size()));
   // Per GPU, with DCGM exporter labels.
@@ -204,6 +233,9 @@ std::string Daemon::RenderMetrics() {
     if (s.power_w) w.Gauge("airtime_gpu_power_watts", "GPU power draw.", *s.power_w, labels);
   }
   std::map<std::pair<std::string, std::string>, std::pair<double, double>> per_tk;
+  std::map<std::string, double> per_tenant;  // allocated GPUs; 0 for a tenant with work waiting
+  for (const auto& [id, rec] : workloads_)
+    if (!IsFinalState(rec.row.state)) per_tenant[rec.row.tenant];
   for (const auto& [key, v] : per_wl) {
     const auto& [name, tenant, kind] = key;
     const PromLabels l = {{"workload", name}, {"tenant", tenant}, {"kind", kind}};
@@ -212,7 +244,9 @@ std::string Daemon::RenderMetrics() {
             l);
     per_tk[{tenant, kind}].first += v.first;
     per_tk[{tenant, kind}].second += v.second;
+    per_tenant[tenant] += v.first;
   }
+  RenderTenantMetrics(w, per_tenant);
   for (const auto& [key, v] : per_tk) {
     const PromLabels l = {{"tenant", key.first}, {"kind", key.second}};
     w.Gauge("airtime_allocated_gpus", "GPUs allocated, per tenant and kind.", v.first, l);
@@ -255,6 +289,13 @@ std::string Daemon::RenderMetrics() {
             static_cast<double>(preemptions_total_));
   w.Counter("airtime_run_failures_total", "Runs that failed on their own.",
             static_cast<double>(failures_total_));
+  for (const auto& [result, n] : {std::pair<const char*, uint64_t>{"success", admitted_total_},
+                                  {"inadmissible", inadmissible_total_}})
+    w.Counter("airtime_admission_attempts_total",
+              "Workloads a decision cycle tried to place, by result: success (started; a "
+              "service's replica counts once per replica), inadmissible (left waiting: no room, "
+              "a policy's refusal such as a quota, or no hardware that could take it).",
+              static_cast<double>(n), {{"result", result}});
   for (const auto& [outcome, n] :
        {std::pair<const char*, uint64_t>{"as_decided", placements_as_decided_},
         {"moved", placements_moved_},

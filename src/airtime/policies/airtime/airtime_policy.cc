@@ -220,6 +220,7 @@ void RegisterAirtime(PolicyRegistry& registry) {
           p.queue_sort = std::make_unique<QuotaValueOrder>(*quotas, *urgency, *doubling);
           p.filters.push_back(std::make_unique<QuotaFilter>(*quotas));
           p.cycle.push_back(std::make_unique<QuotaCycle>(*quotas));
+          p.tenants = std::make_unique<KaiTenantReport>(*quotas);
         } else {
           p.queue_sort = std::make_unique<ValueOrder>(*urgency, *doubling);
         }

@@ -286,6 +286,7 @@ void RegisterKai(PolicyRegistry& registry) {
         p.scores.emplace_back(std::make_unique<BestFitScore>(), 1.0);
         p.preempt = std::make_unique<KaiActions>(q);
         p.cycle.push_back(std::make_unique<KaiCycle>(q));
+        p.tenants = std::make_unique<KaiTenantReport>(q);
         return p;
       });
 }

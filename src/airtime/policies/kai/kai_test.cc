@@ -108,6 +108,46 @@ TEST(KaiTest, IdleQuotaIsBorrowedAndReclaimedUpToTheDeservedQuota) {
   EXPECT_EQ(waiting_a, 4);
 }
 
+// The tenants' standings for the daemon's /metrics (Policy::tenants): deserved quota, fair
+// share, allocation now and borrowing over the quota; only policies with tenant quotas report.
+TEST(KaiTest, TenantReportGivesDeservedAllocatedAndBorrowed) {
+  Cluster c = MakeCluster({{"H100", 8, 1}});
+  auto e = Make(c);
+  ASSERT_NE(e->policy().tenants, nullptr);
+  e->Handle(Event::Arrival(0, Work("b0", "b", 1, 0.1)));
+  for (int i = 0; i < 8; ++i)
+    e->Handle(Event::Arrival(0, Work("a" + std::to_string(i), "a", 1, 10)));
+  auto standing = [&](const std::string& tenant) {
+    for (const TenantStanding& t : e->policy().tenants->Standings(*e))
+      if (t.tenant == tenant) return t;
+    ADD_FAILURE() << "no standing for tenant " << tenant;
+    return TenantStanding{};
+  };
+  EXPECT_EQ(e->policy().tenants->Standings(*e).size(), 2u);
+  EXPECT_DOUBLE_EQ(standing("a").deserved, 4);  // no quota configured: half of 8 each
+  EXPECT_DOUBLE_EQ(standing("a").allocated, 7);
+  EXPECT_DOUBLE_EQ(standing("a").borrowed, 3);
+  EXPECT_DOUBLE_EQ(standing("b").allocated, 1);
+  EXPECT_DOUBLE_EQ(standing("b").borrowed, 0);
+  // Allocation is read as the engine stands now, before the next cycle's refresh.
+  e->Handle(Event::Completion(6 * kMinute, AllocOf(*e, "b0")));
+  EXPECT_DOUBLE_EQ(standing("a").allocated, 8);
+  EXPECT_DOUBLE_EQ(standing("a").borrowed, 4);
+  EXPECT_DOUBLE_EQ(standing("b").allocated, 0);
+  EXPECT_DOUBLE_EQ(standing("b").deserved, 4);
+
+  auto configured = Make(c, "airtime:quota=a=6;b=2");
+  ASSERT_NE(configured->policy().tenants, nullptr);
+  configured->Handle(Event::Arrival(0, Work("a0", "a", 3, 1)));
+  const auto standings = configured->policy().tenants->Standings(*configured);
+  ASSERT_EQ(standings.size(), 1u) << "b has sent nothing yet";
+  EXPECT_EQ(standings[0].tenant, "a");
+  EXPECT_DOUBLE_EQ(standings[0].deserved, 6);
+  EXPECT_DOUBLE_EQ(standings[0].allocated, 3);
+  EXPECT_DOUBLE_EQ(standings[0].borrowed, 0);
+  EXPECT_EQ(Make(c, "airtime")->policy().tenants, nullptr) << "no quotas, no report";
+}
+
 // Quotas 2 + 2 of 8 GPUs, over-quota weights 3:1: with both queues asking for everything,
 // fair shares are 2 + 4 x 3/4 = 5 and 2 + 4 x 1/4 = 3, and reclaim restores exactly that.
 TEST(KaiTest, OverQuotaWeightsSplitTheSurplusAndReclaimRestoresFairShares) {

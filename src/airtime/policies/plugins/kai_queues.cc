@@ -378,4 +378,35 @@ double KaiQueues::MilliInPool(const Allocation& a, int pool) const {
   return m;
 }
 
+std::vector<TenantStanding> KaiQueues::Standings(const Engine& engine) const {
+  const size_t pools = capacity_.size();
+  std::map<std::string, std::vector<double>> alloc;  // by tenant, per pool (milli-GPU)
+  for (const Entity& e : entities_)
+    if (e.is_queue) alloc[e.name].assign(pools, 0.0);
+  for (const auto& [id, a] : engine.allocations()) {
+    // Every allocation's tenant has a queue: the cycle that placed it refreshed the queues.
+    auto it = alloc.find(engine.job(a.workload).s().tenant);
+    if (it == alloc.end()) continue;
+    for (GpuIndex g : a.placement.gpus)
+      it->second[static_cast<size_t>(PoolOfNode(cluster_->gpu(g).node))] += a.placement.milli;
+  }
+  std::vector<TenantStanding> out;
+  for (const Entity& e : entities_) {
+    if (!e.is_queue) continue;
+    const std::vector<double>& held = alloc.at(e.name);
+    TenantStanding t;
+    t.tenant = e.name;
+    for (size_t p = 0; p < pools; ++p) {
+      t.deserved += e.deserved[p] / 1000.0;
+      t.fair_share += e.fair[p] / 1000.0;
+      t.allocated += held[p] / 1000.0;
+      t.borrowed += std::max(0.0, held[p] - e.deserved[p]) / 1000.0;
+    }
+    out.push_back(std::move(t));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const TenantStanding& a, const TenantStanding& b) { return a.tenant < b.tenant; });
+  return out;
+}
+
 }  // namespace airtime

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -96,6 +97,9 @@ class KaiQueues {
   double MilliInPool(const Allocation& a, int pool) const;
   // Pools a shape could use, and the capacity-weighted split of its demand over them.
   std::vector<std::pair<int, double>> DemandSplit(const Shape& shape, double milli) const;
+  // Each tenant's queue: deserved quota and fair share as of the last Refresh, allocation
+  // and borrowing (allocation over the deserved quota, pool by pool) as `engine` stands now.
+  std::vector<TenantStanding> Standings(const Engine& engine) const;
 
  private:
   int EntityOf(const std::string& name, bool is_queue);
@@ -117,6 +121,19 @@ class KaiQueues {
   int64_t fp_milli_ = -1;
   size_t fp_count_ = 0;
   AllocationId fp_last_ = kNoAllocation;
+};
+
+// The queues' standings for the daemon's /metrics (Policy::tenants), for the policies that
+// keep KaiQueues (kai, and airtime with quotas).
+class KaiTenantReport : public TenantReportPlugin {
+ public:
+  explicit KaiTenantReport(std::shared_ptr<const KaiQueues> q) : q_(std::move(q)) {}
+  std::vector<TenantStanding> Standings(const Engine& engine) const override {
+    return q_->Standings(engine);
+  }
+
+ private:
+  std::shared_ptr<const KaiQueues> q_;
 };
 
 }  // namespace airtime
