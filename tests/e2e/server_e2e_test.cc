@@ -163,6 +163,77 @@ TEST(ServerE2E, CliSubmitListDescribeCancel) {
   s.Terminate();
 }
 
+// The CLI's kubectl habits against a live daemon: `wait` ends with the workload (exit 1, and
+// why, when it ended otherwise or time ran out), -o name/yaml/wide print what the API holds,
+// `ls --watch` prints the listing and then a change, and `completion bash` completes in bash.
+TEST(ServerE2E, CliWaitsWatchesAndPrintsInEachFormat) {
+  const std::string dir = TempDir();
+  Server s(dir + "/data", "2xH100");
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  std::ofstream(dir + "/w.yaml")
+      << "- {name: quick, kind: batch, gpus: 1, command: [/bin/sleep, '1']}\n"
+         "- {name: broken, kind: batch, gpus: 1, command: [/bin/false]}\n"
+         "- {name: long, kind: training, gpus: 1, command: [/bin/sleep, '60']}\n";
+  auto [rc, out] = Cli(s, "submit -o name " + dir + "/w.yaml");
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(out, "quick\nbroken\nlong\n");
+  std::tie(rc, out) = Cli(s, "wait quick --for succeeded --timeout 30s --interval 200ms");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_EQ(out, "quick is succeeded\n");
+  std::tie(rc, out) = Cli(s, "wait long --for succeeded --timeout 1s --interval 200ms");
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_THAT(out, HasSubstr("timed out after 1s waiting for succeeded; 'long' is running"));
+  std::tie(rc, out) = Cli(s, "wait broken --for succeeded --timeout 60s --interval 200ms");
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_THAT(out, HasSubstr("workload 'broken': it ended failed (exit code 1) and will not be "
+                             "succeeded"));
+  std::tie(rc, out) = Cli(s, "wait long --for done");
+  EXPECT_EQ(rc, 1);
+  EXPECT_THAT(out, HasSubstr("--for: expected one of"));
+  // The formats hold what the API holds.
+  std::tie(rc, out) = Cli(s, "ls --all -o name");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_THAT(out, HasSubstr("quick\n"));
+  EXPECT_THAT(out, HasSubstr("broken\n"));
+  std::tie(rc, out) = Cli(s, "describe long -o yaml");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_THAT(out, HasSubstr("name: \"long\"\n"));
+  EXPECT_THAT(out, HasSubstr("state: \"running\"\n"));
+  std::tie(rc, out) = Cli(s, "ls -o wide");
+  EXPECT_THAT(out, HasSubstr("PREEMPTIONS"));
+  EXPECT_THAT(out, HasSubstr("GPU-fake-"));
+  std::tie(rc, out) = Cli(s, "ledger -o name");
+  EXPECT_EQ(rc, 1);
+  EXPECT_THAT(out, HasSubstr("-o name: this command's answer has no names"));
+  // --watch: the listing, then the cancelled workload leaving the active listing, in its
+  // final state (one JSON line each).
+  const std::string watch_out = dir + "/watch.out";
+  std::tie(rc, out) = Cli(s, "ls --watch -o json --interval 200ms > " + watch_out +
+                                 " & W=$!; sleep 1; " + g_airtime + " cancel long --addr " +
+                                 s.address() + " --token " + s.token() + "; sleep 1.5; kill $W");
+  std::ifstream in(watch_out);
+  std::vector<json> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+  ASSERT_GE(lines.size(), 2u) << out;
+  EXPECT_EQ(lines.front()["name"], "long");
+  EXPECT_EQ(lines.front()["state"], "running");
+  EXPECT_EQ(lines.back()["name"], "long");
+  EXPECT_EQ(lines.back()["state"], "cancelled");
+  // Completion, generated from the CLI's definition, completes in bash.
+  std::ofstream(dir + "/complete.bash")
+      << "source <(" << g_airtime << " completion bash)\n"
+      << "COMP_WORDS=(airtime wa); COMP_CWORD=1; _airtime_complete; echo \"${COMPREPLY[*]}\"\n"
+      << "COMP_WORDS=(airtime ls -o ''); COMP_CWORD=3; _airtime_complete; "
+         "echo \"${COMPREPLY[*]}\"\n";
+  FILE* p = popen(("bash " + dir + "/complete.bash 2>&1").c_str(), "r");
+  std::string completed;
+  char buf[512];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) completed.append(buf, n);
+  pclose(p);
+  EXPECT_EQ(completed, "wait\ntable wide json yaml name\n");
+  s.Terminate();
+}
+
 // The 3 a.m. report through the API and the CLI: a tenant's realtime service at 15 rps needs
 // 2 replicas of 10 rps and airtime keeps a warm spare (a hold of 1); a rise to 24 rps meets
 // it (3 replicas is the most the service may have, so no new call) and the hold is scored

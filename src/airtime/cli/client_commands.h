@@ -1,9 +1,10 @@
 // Client commands: the `airtime` subcommands that talk to a running daemon over its HTTP API
-// (submit, ls, describe, cancel, priority, demand, gpus, ledger, holds, top).
+// (submit, ls, wait, describe, cancel, priority, demand, gpus, ledger, holds, top), and
+// `completion bash`.
 //
 // Each takes --addr (default $AIRTIME_ADDR, else 127.0.0.1:8470), --token (default
-// $AIRTIME_TOKEN, else the admin token of DIR/tokens when --data DIR is given) and --json
-// (print the daemon's JSON answer instead of a table). An error answer prints
+// $AIRTIME_TOKEN, else the admin token of DIR/tokens when --data DIR is given), and -o
+// (output_format.h; --json is -o json). An error answer prints
 // "airtime: error: MESSAGE" on stderr and sets the exit code to 1.
 #pragma once
 
