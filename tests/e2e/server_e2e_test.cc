@@ -234,6 +234,44 @@ TEST(ServerE2E, CliWaitsWatchesAndPrintsInEachFormat) {
   s.Terminate();
 }
 
+// `airtime logs`: a run's output, whole, its tail, its stderr, and followed with -f until the
+// run ends.
+TEST(ServerE2E, CliLogsPrintsAndFollowsARunsOutput) {
+  const std::string dir = TempDir();
+  Server s(dir + "/data", "1xH100");
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  std::ofstream(dir + "/w.yaml")
+      << "- {name: talker, kind: batch, gpus: 1, command: [/bin/sh, -c, "
+         "'for i in 1 2 3; do echo line $i; sleep 0.4; done; echo oops >&2']}\n";
+  std::ofstream(dir + "/blocker.yaml")
+      << "- {name: blocker, kind: batch, gpus: 1, command: [/bin/sleep, '1']}\n";
+  auto [rc, out] = Cli(s, "submit " + dir + "/blocker.yaml");
+  ASSERT_EQ(rc, 0) << out;
+  std::tie(rc, out) = Cli(s, "submit " + dir + "/w.yaml");
+  ASSERT_EQ(rc, 0) << out;
+  std::tie(rc, out) = Cli(s, "logs talker");
+  EXPECT_EQ(rc, 1);
+  EXPECT_THAT(out, HasSubstr("workload 'talker' has not run yet (-f waits for its first run)"));
+  // Followed from before it starts (it waits for the blocker's GPU) to its end: every line,
+  // once, in order.
+  std::tie(rc, out) = Cli(s, "logs talker -f --interval 100ms");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_EQ(out, "line 1\nline 2\nline 3\n");
+  std::tie(rc, out) = Cli(s, "logs talker");
+  EXPECT_EQ(out, "line 1\nline 2\nline 3\n");
+  std::tie(rc, out) = Cli(s, "logs talker --tail 7");
+  EXPECT_EQ(out, "line 3\n");
+  std::tie(rc, out) = Cli(s, "logs talker --stderr");
+  EXPECT_EQ(out, "oops\n");
+  std::tie(rc, out) = Cli(s, "logs talker --run 999");
+  EXPECT_EQ(rc, 1);
+  EXPECT_THAT(out, HasSubstr("workload 'talker' has no run 999"));
+  std::tie(rc, out) = Cli(s, "logs nosuch");
+  EXPECT_EQ(rc, 1);
+  EXPECT_THAT(out, HasSubstr("no workload 'nosuch'"));
+  s.Terminate();
+}
+
 // The 3 a.m. report through the API and the CLI: a tenant's realtime service at 15 rps needs
 // 2 replicas of 10 rps and airtime keeps a warm spare (a hold of 1); a rise to 24 rps meets
 // it (3 replicas is the most the service may have, so no new call) and the hold is scored

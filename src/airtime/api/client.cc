@@ -49,6 +49,12 @@ std::string Query(const HoldsFilter& f) {
   return "?" + httplib::detail::params_to_query_str(params);
 }
 
+Status Unreachable(const std::string& base_url, httplib::Error error) {
+  return Status(StatusCode::kUnavailable, "cannot reach airtime at " + base_url + ": " +
+                                              httplib::to_string(error) +
+                                              " (is `airtime server` running? set AIRTIME_ADDR)");
+}
+
 }  // namespace
 
 std::string NormalizeApiAddress(std::string_view address) {
@@ -105,11 +111,7 @@ StatusOr<std::string> ApiClient::Send(std::string_view method, const std::string
   httplib::Result r = method == "GET"      ? c.Get(path)
                       : method == "DELETE" ? c.Delete(path)
                                            : c.Post(path, body.data(), body.size(), ct);
-  if (!r) {
-    return Status(StatusCode::kUnavailable, "cannot reach airtime at " + base_url_ + ": " +
-                                                httplib::to_string(r.error()) +
-                                                " (is `airtime server` running? set AIRTIME_ADDR)");
-  }
+  if (!r) return Unreachable(base_url_, r.error());
   if (r->status >= 300) return ErrorFromResponse(*r);
   return r->body;
 }
@@ -131,6 +133,26 @@ StatusOr<json> ApiClient::Submit(std::string_view body, std::string_view content
 
 StatusOr<json> ApiClient::List(const ListFilter& filter) {
   return SendJson("GET", "/v1/workloads" + Query(filter));
+}
+
+StatusOr<LogChunk> ApiClient::Logs(std::string_view id, const LogQuery& q) {
+  const std::string path =
+      "/v1/workloads/" + EscapePathSegment(id) + "/logs?run=" + std::to_string(q.run) +
+      "&stream=" + (q.stderr_log ? "stderr" : "stdout") + "&offset=" + std::to_string(q.offset) +
+      "&limit=" + std::to_string(q.limit);
+  httplib::Result r = impl_->client.Get(path);
+  if (!r) return Unreachable(base_url_, r.error());
+  if (r->status >= 300) return ErrorFromResponse(*r);
+  auto header = [&](const char* name) { return ParseInt(r->get_header_value(name)); };
+  auto run = header("X-Airtime-Run");
+  auto offset = header("X-Airtime-Offset");
+  auto size = header("X-Airtime-Log-Size");
+  if (!run || !offset || !size) {
+    return Internal("airtime at " + base_url_ + " answered " + path +
+                    " without the X-Airtime-Run, -Offset and -Log-Size headers");
+  }
+  return LogChunk{*run, *offset, *size, r->get_header_value("X-Airtime-Run-Ended") == "true",
+                  std::move(r->body)};
 }
 
 StatusOr<json> ApiClient::Get(std::string_view id) {

@@ -61,6 +61,23 @@ struct HoldsFilter {
   int limit = kDefaultHoldsLimit;  // the newest `limit` calls, 1 to kMaxHoldsLimit
 };
 
+// GET /v1/workloads/{id}/logs?run=&stream=&offset=&limit=: a run's output, stdout or stderr.
+inline constexpr int64_t kDefaultLogLimit = int64_t{1} << 20;
+inline constexpr int64_t kMaxLogLimit = int64_t{16} << 20;
+struct LogQuery {
+  int64_t run = 0;     // a run of the workload (describe lists them); 0: its latest run
+  int64_t offset = 0;  // the first byte; -1: the last `limit` bytes
+  int64_t limit = kDefaultLogLimit;  // at most this many bytes, 1 to kMaxLogLimit
+  bool stderr_log = false;           // stream=stderr (a local run's stderr.log)
+};
+struct LogChunk {
+  int64_t run = 0;         // 0: the workload has not run yet
+  int64_t offset = 0;      // of data's first byte
+  int64_t size = 0;        // of the whole log now; offset + data.size() <= size
+  bool run_ended = false;  // the run is over: the log will not grow
+  std::string data;        // bytes as the workload wrote them (not necessarily UTF-8)
+};
+
 class ControlPlane {
  public:
   virtual ~ControlPlane() = default;
@@ -87,6 +104,14 @@ class ControlPlane {
   // the demand that came. A tenant sees only its own services' calls and summaries; a
   // service it cannot see (or that made no call) gives an empty answer, not an error.
   virtual StatusOr<nlohmann::json> Holds(const Caller& caller, const HoldsFilter& filter) = 0;
+  // Bytes of one run's log (the workload's stdout, or its stderr: under Slurm both are in
+  // the stdout log). A tenant reads only its
+  // own workloads'. A workload that has not run yet has an empty log of run 0; a run not of
+  // this workload is kNotFound;
+  // an offset past the end gives no bytes. The log is opened without following links
+  // and must be a regular file: a workload cannot make the daemon read another file.
+  virtual StatusOr<LogChunk> Logs(const Caller& caller, std::string_view id_or_name,
+                                  const LogQuery& query) = 0;
   // Prometheus text exposition format (version 0.0.4).
   virtual std::string Metrics() = 0;
   // Whether the daemon is serving; `why` says what is wrong when not.

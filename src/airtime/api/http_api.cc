@@ -171,6 +171,21 @@ void HttpApi::Impl::AddRoutes() {
     const Status st = plane.ReportDemand(c.caller, c.arg, *rps);
     Reply(res, st.ok() ? StatusOr<json>(json{{"id", c.arg}, {"rps", *rps}}) : st);
   });
+  Add("GET", one + "/logs", true, [this](const Call& c, httplib::Response& res) {
+    const size_t q = c.req.target.find('?');
+    auto query = ParseLogQuery(
+        q == std::string::npos ? std::string_view() : std::string_view(c.req.target).substr(q + 1));
+    if (!query.ok()) return WriteError(res, query.status());
+    auto chunk = plane.Logs(c.caller, c.arg, *query);
+    if (!chunk.ok()) return WriteError(res, chunk.status());
+    res.set_header("X-Airtime-Run", std::to_string(chunk->run));
+    res.set_header("X-Airtime-Offset", std::to_string(chunk->offset));
+    res.set_header("X-Airtime-Log-Size", std::to_string(chunk->size));
+    res.set_header("X-Airtime-Run-Ended", chunk->run_ended ? "true" : "false");
+    // Bytes as the workload wrote them: never rendered by a browser as a page.
+    res.set_header("X-Content-Type-Options", "nosniff");
+    res.set_content(std::move(chunk->data), "application/octet-stream");
+  });
   Add("GET", "/v1/gpus", true,
       [this](const Call& c, httplib::Response& res) { Reply(res, plane.Gpus(c.caller)); });
   Add("GET", "/v1/ledger", true,

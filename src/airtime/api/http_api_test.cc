@@ -96,6 +96,20 @@ class FakePlane : public ControlPlane {
     last_holds = filter;
     return json{{"services", json::object()}, {"decisions", json::array()}};
   }
+  // A log of "line 0\nline 1\n...line 9\n" (70 bytes) for run 3 of "job"; its run ended.
+  StatusOr<LogChunk> Logs(const Caller& caller, std::string_view id, const LogQuery& q) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_caller = caller;
+    last_log = q;
+    if (id != "job") return NotFound("no workload '" + std::string(id) + "'");
+    std::string log;
+    for (int i = 0; i < 10; ++i) log += "line " + std::to_string(i) + "\n";
+    const auto size = static_cast<int64_t>(log.size());
+    const int64_t from =
+        q.offset < 0 ? std::max<int64_t>(0, size - q.limit) : std::min(q.offset, size);
+    return LogChunk{3, from, size, true,
+                    log.substr(static_cast<size_t>(from), static_cast<size_t>(q.limit))};
+  }
   std::string Metrics() override { return "# TYPE airtime_up gauge\nairtime_up 1\n"; }
   bool Healthy(std::string* why) override {
     if (!healthy) *why = "gpu probe failed";
@@ -111,6 +125,7 @@ class FakePlane : public ControlPlane {
   Caller last_caller;
   ListFilter last_filter;
   HoldsFilter last_holds;
+  LogQuery last_log;
   int last_priority = 0;
   double last_rps = 0;
   std::atomic<bool> healthy{true};
@@ -264,6 +279,49 @@ TEST_F(HttpApiTest, HoldsPassesItsFilterAndRefusesBadParameters) {
   EXPECT_EQ(ErrorMessage(long_value), "query 'service': longer than 256 bytes");
   EXPECT_EQ(Raw("").Get("/v1/holds")->status, 401);
   EXPECT_EQ(Raw().Post("/v1/holds", "", "application/json")->status, 405);
+}
+
+TEST_F(HttpApiTest, LogsServeBytesWithTheirPlaceAndRefuseBadQueries) {
+  auto r = Raw().Get("/v1/workloads/job/logs?offset=7&limit=7");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "line 1\n");
+  EXPECT_EQ(r->get_header_value("X-Airtime-Run"), "3");
+  EXPECT_EQ(r->get_header_value("X-Airtime-Offset"), "7");
+  EXPECT_EQ(r->get_header_value("X-Airtime-Log-Size"), "70");
+  EXPECT_EQ(r->get_header_value("X-Airtime-Run-Ended"), "true");
+  EXPECT_EQ(r->get_header_value("Content-Type"), "application/octet-stream");
+  EXPECT_EQ(r->get_header_value("X-Content-Type-Options"), "nosniff");
+  // The client reads the whole log in chunks, and the tail.
+  auto chunk = TeamA().Logs("job", LogQuery{0, -1, 14});
+  ASSERT_TRUE(chunk.ok()) << chunk.status().ToString();
+  EXPECT_EQ(chunk->data, "line 8\nline 9\n");
+  EXPECT_EQ(chunk->offset, 56);
+  EXPECT_TRUE(chunk->run_ended);
+  EXPECT_EQ(plane_.last_caller.tenant, "team-a");
+  EXPECT_EQ(plane_.last_log.run, 0);
+  EXPECT_EQ(Admin().Logs("nope", LogQuery{}).status().code(), StatusCode::kNotFound);
+  struct Bad {
+    const char* query;
+    const char* message;
+  };
+  for (const Bad& b : {
+           Bad{"run=-1", "query 'run': expected a run id (0: the latest), found '-1'"},
+           Bad{"offset=-2", "query 'offset': expected a byte offset (-1: the end), found '-2'"},
+           Bad{"offset=x", "query 'offset': expected a byte offset (-1: the end), found 'x'"},
+           Bad{"limit=0", "query 'limit': expected an integer from 1 to 16777216, found '0'"},
+           Bad{"limit=16777217",
+               "query 'limit': expected an integer from 1 to 16777216, found '16777217'"},
+           Bad{"run=1&run=2", "query 'run': given twice"},
+           Bad{"follow=1", "query 'follow': unknown (expected run, stream, offset or limit)"},
+           Bad{"stream=both", "query 'stream': expected stdout or stderr, found 'both'"},
+       }) {
+    auto bad = Raw().Get(std::string("/v1/workloads/job/logs?") + b.query);
+    ASSERT_TRUE(bad) << b.query;
+    EXPECT_EQ(bad->status, 400) << b.query;
+    EXPECT_EQ(ErrorMessage(bad), b.message) << b.query;
+  }
+  EXPECT_EQ(Raw("").Get("/v1/workloads/job/logs")->status, 401);
 }
 
 TEST_F(HttpApiTest, GetCancelAndErrorMapping) {

@@ -200,6 +200,43 @@ StatusOr<HoldsFilter> ParseHoldsQuery(std::string_view query, const QueryLimits&
   return f;
 }
 
+StatusOr<LogQuery> ParseLogQuery(std::string_view query, const QueryLimits& limits) {
+  auto params = ParseQueryString(query, limits);
+  if (!params.ok()) return params.status();
+  LogQuery q;
+  std::vector<std::string> seen;
+  for (const auto& [name, value] : *params) {
+    for (const std::string& s : seen)
+      if (s == name) return InvalidArgument("query '" + name + "': given twice");
+    seen.push_back(name);
+    auto v = ParseInt(value);
+    if (name == "run") {
+      if (!v || *v < 0)
+        return InvalidArgument("query 'run': expected a run id (0: the latest), found '" + value +
+                               "'");
+      q.run = *v;
+    } else if (name == "offset") {
+      if (!v || *v < -1)
+        return InvalidArgument("query 'offset': expected a byte offset (-1: the end), found '" +
+                               value + "'");
+      q.offset = *v;
+    } else if (name == "stream") {
+      if (value != "stdout" && value != "stderr")
+        return InvalidArgument("query 'stream': expected stdout or stderr, found '" + value + "'");
+      q.stderr_log = value == "stderr";
+    } else if (name == "limit") {
+      if (!v || *v < 1 || *v > kMaxLogLimit)
+        return InvalidArgument("query 'limit': expected an integer from 1 to " +
+                               std::to_string(kMaxLogLimit) + ", found '" + value + "'");
+      q.limit = *v;
+    } else {
+      return InvalidArgument("query '" + name +
+                             "': unknown (expected run, stream, offset or limit)");
+    }
+  }
+  return q;
+}
+
 StatusOr<int> ParsePriorityBody(std::string_view body) {
   auto v = BodyField(body, "priority", "{\"priority\": 5}");
   if (!v.ok()) return v.status();

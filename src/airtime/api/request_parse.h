@@ -37,6 +37,8 @@ StatusOr<ListFilter> ParseListQuery(std::string_view query, const Caller& caller
 // GET /v1/holds?service=&limit=: each at most once; limit an integer from 1 to
 // kMaxHoldsLimit (default kDefaultHoldsLimit); service a name ("" or absent: all).
 StatusOr<HoldsFilter> ParseHoldsQuery(std::string_view query, const QueryLimits& limits = {});
+// ?run=&stream=&offset=&limit= of GET /v1/workloads/{id}/logs; each at most once, integers.
+StatusOr<LogQuery> ParseLogQuery(std::string_view query, const QueryLimits& limits = {});
 
 // {"priority": 5} -> 5.
 StatusOr<int> ParsePriorityBody(std::string_view body);

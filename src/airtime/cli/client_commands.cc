@@ -370,6 +370,70 @@ void AddWait(CLI::App& app, int* exit_code) {
       [w](ApiClient& c, const ClientFlags&) { return WaitFor(c, *w); });
 }
 
+struct LogsFlags {
+  std::string id;
+  int64_t run = 0;
+  int64_t tail = 0;
+  bool follow = false;
+  bool stderr_log = false;
+  std::string interval = "1s";
+};
+
+// `airtime logs`: the run's log from its start (or its last --tail bytes), read in chunks;
+// with -f, then what it writes until the run ends. The first answer with a run pins it, so
+// a follow stays on it; one before the workload's first run waits for it. While the daemon does not
+// answer, a follow keeps trying.
+int ShowLogs(ApiClient& c, const LogsFlags& l) {
+  auto interval = ParseInterval("--interval", l.interval);
+  if (!interval.ok()) return Fail(interval.status());
+  if (l.tail < 0 || l.tail > kMaxLogLimit) {
+    return Fail(InvalidArgument("--tail: expected a number of bytes from 1 to " +
+                                std::to_string(kMaxLogLimit) + " (0: the whole log)"));
+  }
+  LogQuery q{l.run, l.tail > 0 ? -1 : 0, l.tail > 0 ? l.tail : kDefaultLogLimit, l.stderr_log};
+  while (true) {
+    auto chunk = c.Logs(l.id, q);
+    if (!chunk.ok()) {
+      if (!l.follow || chunk.status().code() != StatusCode::kUnavailable)
+        return Fail(chunk.status());
+      std::this_thread::sleep_for(std::chrono::milliseconds(*interval));
+      continue;
+    }
+    if (chunk->run == 0 && !l.follow) {
+      return Fail(FailedPrecondition("workload '" + l.id +
+                                     "' has not run yet (-f waits for its first run)"));
+    }
+    std::cout.write(chunk->data.data(), static_cast<std::streamsize>(chunk->data.size()));
+    std::cout.flush();
+    q.run = chunk->run;
+    q.offset = chunk->offset + static_cast<int64_t>(chunk->data.size());
+    q.limit = kDefaultLogLimit;
+    if (!chunk->data.empty() && q.offset < chunk->size) continue;  // more is there now
+    if (!l.follow || chunk->run_ended) return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(*interval));
+  }
+}
+
+void AddLogs(CLI::App& app, int* exit_code) {
+  auto l = std::make_shared<LogsFlags>();
+  AddCommand(
+      app, exit_code, "logs", "print a workload's output (its latest run's stdout, or --stderr)",
+      [l](CLI::App* cmd) {
+        cmd->add_option("ID", l->id, "workload id or name")->required();
+        cmd->add_flag("-f,--follow", l->follow, "then print what it writes, until the run ends");
+        cmd->add_flag("--stderr", l->stderr_log,
+                      "its stderr instead of its stdout (a local run; under Slurm both are in "
+                      "stdout)");
+        cmd->add_option("--run", l->run, "this run (`airtime describe` lists them; 0: the latest)")
+            ->capture_default_str();
+        cmd->add_option("--tail", l->tail, "only the last N bytes (0: the whole log)")
+            ->capture_default_str();
+        cmd->add_option("--interval", l->interval, "with -f, look every this long")
+            ->capture_default_str();
+      },
+      [l](ApiClient& c, const ClientFlags&) { return ShowLogs(c, *l); });
+}
+
 void AddDescribe(CLI::App& app, int* exit_code) {
   auto id = std::make_shared<std::string>();
   AddCommand(
@@ -533,6 +597,7 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   AddSubmit(app, exit_code);
   AddLs(app, exit_code);
   AddWait(app, exit_code);
+  AddLogs(app, exit_code);
   AddDescribe(app, exit_code);
   AddCancel(app, exit_code);
   AddPriority(app, exit_code);

@@ -1,5 +1,5 @@
 // Client commands: the `airtime` subcommands that talk to a running daemon over its HTTP API
-// (submit, ls, wait, describe, cancel, priority, demand, gpus, ledger, holds, top), and
+// (submit, ls, wait, logs, describe, cancel, priority, demand, gpus, ledger, holds, top), and
 // `completion bash`.
 //
 // Each takes --addr (default $AIRTIME_ADDR, else 127.0.0.1:8470), --token (default

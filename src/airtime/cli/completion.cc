@@ -27,9 +27,7 @@ std::vector<std::string> FlagNames(const CLI::App& cmd) {
 
 // A bash word list is safe to paste into the script only if it holds no quote, $, `, \ or
 // newline; CLI names and our value lists never do, and anything else is left out.
-bool Plain(const std::string& s) {
-  return s.find_first_of("'\"$`\\\n") == std::string::npos;
-}
+bool Plain(const std::string& s) { return s.find_first_of("'\"$`\\\n") == std::string::npos; }
 
 }  // namespace
 
@@ -79,8 +77,7 @@ std::string BashCompletion(const CLI::App& app, const FlagValues& values) {
          "  done\n"
          "  case $sub in\n"
          "    '') words='" +
-         Join(subs) +
-         "' ;;\n" + cases +
+         Join(subs) + "' ;;\n" + cases +
          "    *) words='' ;;\n"
          "  esac\n"
          "  COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
@@ -92,9 +89,10 @@ std::string BashCompletion(const CLI::App& app, const FlagValues& values) {
 void AddCompletionCommand(CLI::App& app, const FlagValues& values) {
   CLI::App* cmd = app.add_subcommand("completion", "print a shell completion script");
   cmd->require_subcommand(1);
-  CLI::App* bash = cmd->add_subcommand(
-      "bash", "bash completion: source <(airtime completion bash), or save it under "
-              "~/.local/share/bash-completion/completions/airtime");
+  CLI::App* bash =
+      cmd->add_subcommand("bash",
+                          "bash completion: source <(airtime completion bash), or save it under "
+                          "~/.local/share/bash-completion/completions/airtime");
   bash->callback([&app, values] { std::cout << BashCompletion(app, values); });
 }
 

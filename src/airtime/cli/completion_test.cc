@@ -27,12 +27,11 @@ void Define(CLI::App& app) {
 std::string Complete(const std::string& script, const std::string& words) {
   const std::string dir = ::testing::TempDir();
   std::ofstream(dir + "/completion.bash") << script;
-  std::ofstream(dir + "/driver.bash")
-      << "source " << dir << "/completion.bash\n"
-      << "COMP_WORDS=(" << words << ")\n"
-      << "COMP_CWORD=$((${#COMP_WORDS[@]} - 1))\n"
-      << "_airtime_complete\n"
-      << "echo \"${COMPREPLY[*]}\"\n";
+  std::ofstream(dir + "/driver.bash") << "source " << dir << "/completion.bash\n"
+                                      << "COMP_WORDS=(" << words << ")\n"
+                                      << "COMP_CWORD=$((${#COMP_WORDS[@]} - 1))\n"
+                                      << "_airtime_complete\n"
+                                      << "echo \"${COMPREPLY[*]}\"\n";
   FILE* p = popen(("bash " + dir + "/driver.bash 2>&1").c_str(), "r");
   std::string out;
   char buf[512];
@@ -46,8 +45,8 @@ std::string Complete(const std::string& script, const std::string& words) {
 TEST(BashCompletion, CompletesSubcommandsFlagsAndFlagValuesInBash) {
   CLI::App app{"sample", "airtime"};
   Define(app);
-  const std::string script = BashCompletion(
-      app, {{"-o", {"table", "wide", "json"}}, {"--state", {"queued", "running"}}});
+  const std::string script =
+      BashCompletion(app, {{"-o", {"table", "wide", "json"}}, {"--state", {"queued", "running"}}});
   EXPECT_THAT(script, HasSubstr("complete -o default -F _airtime_complete airtime"));
   EXPECT_EQ(Complete(script, "airtime ''"), "ls submit");
   EXPECT_EQ(Complete(script, "airtime l"), "ls");

@@ -10,10 +10,12 @@ using nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-json View(int id, const std::string& state, const std::string& reason = "",
-          int submitted_age = 0) {
-  return {{"id", id}, {"name", "w" + std::to_string(id)}, {"state", state},
-          {"reason", reason}, {"submitted_at", submitted_age}};
+json View(int id, const std::string& state, const std::string& reason = "", int submitted_age = 0) {
+  return {{"id", id},
+          {"name", "w" + std::to_string(id)},
+          {"state", state},
+          {"reason", reason},
+          {"submitted_at", submitted_age}};
 }
 
 json List(std::vector<json> views) { return {{"workloads", views}}; }

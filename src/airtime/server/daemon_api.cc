@@ -5,8 +5,10 @@
 #include <unordered_set>
 
 #include "airtime/config/workload_yaml.h"
+#include "airtime/exec/run_files.h"
 #include "airtime/server/daemon.h"
 #include "airtime/server/live_spec.h"
+#include "airtime/server/log_read.h"
 #include "airtime/server/submission.h"
 
 namespace airtime {
@@ -250,6 +252,44 @@ StatusOr<json> Daemon::Get(const Caller& caller, std::string_view id_or_name) {
     if (!w.ok()) return w.status();
     return View(**w, true);
   });
+}
+
+StatusOr<LogChunk> Daemon::Logs(const Caller& caller, std::string_view id_or_name,
+                                const LogQuery& query) {
+  // The run is looked up on the loop; its file is read here, off it (up to kMaxLogLimit).
+  struct Found {
+    int64_t run = 0;
+    std::string path;
+    bool ended = false;
+  };
+  auto found = OnLoop<StatusOr<Found>>([&]() -> StatusOr<Found> {
+    auto w = Find(caller, id_or_name);
+    if (!w.ok()) return w.status();
+    auto rows = store_->RunsOf((*w)->row.id);
+    if (!rows.ok()) return rows.status();
+    const RunRow* pick = nullptr;
+    for (const RunRow& r : *rows) {
+      if (query.run == 0 ? (pick == nullptr || r.id > pick->id) : r.id == query.run) pick = &r;
+    }
+    const std::string name = (*w)->row.name;
+    if (pick == nullptr && query.run == 0) return Found{};  // not run yet: no log, so far
+    if (pick == nullptr) {
+      return NotFound("workload '" + name + "' has no run " + std::to_string(query.run) +
+                      " (`airtime describe` lists its runs)");
+    }
+    return Found{
+        pick->id, RunPath(pick->run_dir, query.stderr_log ? kStderrLog : kStdoutLog),
+        pick->ended_at.has_value() || pick->state == "exited" || pick->state == "abandoned"};
+  });
+  if (!found.ok()) return found.status();
+  if (found->run == 0) return LogChunk{};
+  auto range = ReadLogRange(found->path, query.offset, query.limit);
+  if (!range.ok()) {
+    // A run that has not written yet has an empty log, not an error.
+    if (range.status().code() != StatusCode::kNotFound) return range.status();
+    range = LogRange{};
+  }
+  return LogChunk{found->run, range->offset, range->size, found->ended, std::move(range->data)};
 }
 
 Status Daemon::Cancel(const Caller& caller, std::string_view id_or_name) {

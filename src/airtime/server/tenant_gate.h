@@ -50,6 +50,10 @@ class TenantGate final : public ControlPlane {
     if (!c.admin) return Refused(c);
     return inner_.Holds(c, filter);
   }
+  StatusOr<LogChunk> Logs(const Caller& c, std::string_view id, const LogQuery& q) override {
+    if (!c.admin) return Refused(c);
+    return inner_.Logs(c, id, q);
+  }
   std::string Metrics() override { return inner_.Metrics(); }
   bool Healthy(std::string* why) override { return inner_.Healthy(why); }
 
