@@ -33,8 +33,8 @@ class WorkloadWatch {
 
 // The states `airtime wait --for` takes: a workload state, or "finished" (succeeded, failed
 // or cancelled).
-inline constexpr const char* kWaitStates[] = {"queued",    "running",   "succeeded",
-                                              "failed",    "cancelled", "finished"};
+inline constexpr const char* kWaitStates[] = {"queued", "running",   "succeeded",
+                                              "failed", "cancelled", "finished"};
 Status CheckWaitState(std::string_view state);
 
 struct WaitCheck {
