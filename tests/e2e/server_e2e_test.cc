@@ -41,6 +41,9 @@
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::AnyOf;
+using ::testing::Contains;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using json = nlohmann::json;
 using namespace std::chrono_literals;
@@ -187,6 +190,14 @@ TEST(ServerE2E, CliWaitsWatchesAndPrintsInEachFormat) {
   EXPECT_EQ(rc, 1) << out;
   EXPECT_THAT(out, HasSubstr("workload 'broken': it ended failed (exit code 1) and will not be "
                              "succeeded"));
+  // Its history: submitted, each run placed and ended with its exit, and the final state.
+  std::tie(rc, out) = Cli(s, "events broken");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_THAT(out, HasSubstr("submitted  -    submitted by tenant"));
+  EXPECT_THAT(out, HasSubstr("placed by policy airtime on vm (1 GPU) after waiting"));
+  EXPECT_THAT(out, HasSubstr("restarted by policy airtime on vm (1 GPU)"));
+  EXPECT_THAT(out, HasSubstr("exited with status 1"));
+  EXPECT_THAT(out, HasSubstr("failed     -    failed 3 times"));
   std::tie(rc, out) = Cli(s, "wait long --for done");
   EXPECT_EQ(rc, 1);
   EXPECT_THAT(out, HasSubstr("--for: expected one of"));
@@ -219,6 +230,17 @@ TEST(ServerE2E, CliWaitsWatchesAndPrintsInEachFormat) {
   EXPECT_EQ(lines.front()["state"], "running");
   EXPECT_EQ(lines.back()["name"], "long");
   EXPECT_EQ(lines.back()["state"], "cancelled");
+  std::tie(rc, out) = Cli(s, "events long -o json");
+  const json events = json::parse(out, nullptr, false);
+  ASSERT_TRUE(events.is_object()) << out;
+  std::vector<std::string> kinds;
+  for (const json& e : events["events"]) kinds.push_back(e["kind"]);
+  // The cancel is recorded when asked; the run's stop when its process has left.
+  EXPECT_THAT(kinds, ElementsAre("submitted", "started", AnyOf("stopped", "cancelled"),
+                                 AnyOf("stopped", "cancelled")))
+      << out;
+  EXPECT_THAT(kinds, Contains("stopped"));
+  EXPECT_THAT(kinds, Contains("cancelled"));
   // Completion, generated from the CLI's definition, completes in bash.
   std::ofstream(dir + "/complete.bash")
       << "source <(" << g_airtime << " completion bash)\n"

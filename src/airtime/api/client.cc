@@ -135,6 +135,10 @@ StatusOr<json> ApiClient::List(const ListFilter& filter) {
   return SendJson("GET", "/v1/workloads" + Query(filter));
 }
 
+StatusOr<json> ApiClient::Events(std::string_view id) {
+  return SendJson("GET", "/v1/workloads/" + EscapePathSegment(id) + "/events");
+}
+
 StatusOr<LogChunk> ApiClient::Logs(std::string_view id, const LogQuery& q) {
   const std::string path =
       "/v1/workloads/" + EscapePathSegment(id) + "/logs?run=" + std::to_string(q.run) +

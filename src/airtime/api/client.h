@@ -36,6 +36,7 @@ class ApiClient {
   StatusOr<nlohmann::json> Gpus();
   StatusOr<nlohmann::json> Ledger();
   StatusOr<nlohmann::json> Holds(const HoldsFilter& filter);
+  StatusOr<nlohmann::json> Events(std::string_view id_or_name);
   // GET /v1/workloads/{id}/logs: a chunk of a run's log, with where it lies.
   StatusOr<LogChunk> Logs(std::string_view id_or_name, const LogQuery& query);
   // The Prometheus text of /metrics.

@@ -104,6 +104,12 @@ class ControlPlane {
   // the demand that came. A tenant sees only its own services' calls and summaries; a
   // service it cannot see (or that made no call) gives an empty answer, not an error.
   virtual StatusOr<nlohmann::json> Holds(const Caller& caller, const HoldsFilter& filter) = 0;
+  // The history of one workload, oldest first: {"events": [{"at": ms, "kind":
+  // "submitted|started|preempted|stopped|exited|succeeded|failed|cancelled|waiting|running",
+  // "run": id|null, "message": "..."}]}: its submission, each run's placement (where, by
+  // which policy, after how long a wait) and end (why it stopped: the preemption's reason,
+  // or its exit), its final state, and for a live workload its state now.
+  virtual StatusOr<nlohmann::json> Events(const Caller& caller, std::string_view id_or_name) = 0;
   // Bytes of one run's log (the workload's stdout, or its stderr: under Slurm both are in
   // the stdout log). A tenant reads only its
   // own workloads'. A workload that has not run yet has an empty log of run 0; a run not of

@@ -171,6 +171,8 @@ void HttpApi::Impl::AddRoutes() {
     const Status st = plane.ReportDemand(c.caller, c.arg, *rps);
     Reply(res, st.ok() ? StatusOr<json>(json{{"id", c.arg}, {"rps", *rps}}) : st);
   });
+  Add("GET", one + "/events", true,
+      [this](const Call& c, httplib::Response& res) { Reply(res, plane.Events(c.caller, c.arg)); });
   Add("GET", one + "/logs", true, [this](const Call& c, httplib::Response& res) {
     const size_t q = c.req.target.find('?');
     auto query = ParseLogQuery(

@@ -96,6 +96,11 @@ class FakePlane : public ControlPlane {
     last_holds = filter;
     return json{{"services", json::object()}, {"decisions", json::array()}};
   }
+  StatusOr<json> Events(const Caller&, std::string_view id) override {
+    if (id != "job") return NotFound("no workload '" + std::string(id) + "'");
+    return json{
+        {"events", {{{"at", 1000}, {"kind", "submitted"}, {"run", nullptr}, {"message", "in"}}}}};
+  }
   // A log of "line 0\nline 1\n...line 9\n" (70 bytes) for run 3 of "job"; its run ended.
   StatusOr<LogChunk> Logs(const Caller& caller, std::string_view id, const LogQuery& q) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -322,6 +327,10 @@ TEST_F(HttpApiTest, LogsServeBytesWithTheirPlaceAndRefuseBadQueries) {
     EXPECT_EQ(ErrorMessage(bad), b.message) << b.query;
   }
   EXPECT_EQ(Raw("").Get("/v1/workloads/job/logs")->status, 401);
+  auto events = Admin().Events("job");
+  ASSERT_TRUE(events.ok());
+  EXPECT_EQ((*events)["events"][0]["kind"], "submitted");
+  EXPECT_EQ(Admin().Events("nope").status().code(), StatusCode::kNotFound);
 }
 
 TEST_F(HttpApiTest, GetCancelAndErrorMapping) {

@@ -236,6 +236,19 @@ std::string RenderWorkloads(const json& list, TimeMs now, const WorkloadTable& h
   return how.header ? table : table.substr(table.find('\n') + 1);
 }
 
+std::string RenderEvents(const json& events) {
+  std::vector<std::vector<std::string>> rows;
+  const json& list = Field(events, "events");
+  if (list.is_array()) {
+    for (const json& e : list) {
+      auto at = Num(e, "at");
+      rows.push_back({at ? FormatTime(static_cast<TimeMs>(*at)) : "-", Str(e, "kind"),
+                      Str(e, "run"), OneLine(Str(e, "message"))});
+    }
+  }
+  return RenderTable({"TIME", "KIND", "RUN", "MESSAGE"}, rows);
+}
+
 std::string RenderWorkloadDetail(const json& w, TimeMs now) {
   std::vector<std::vector<std::string>> rows = {{"ID:", Str(w, "id")},
                                                 {"Name:", Str(w, "name")},

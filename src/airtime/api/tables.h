@@ -37,6 +37,8 @@ std::string RenderLedger(const nlohmann::json& ledger);
 // the calls, oldest first: TIME SERVICE CHOICE NEEDED/HELD DEMAND/FORECAST RPS
 // HOLD/HAND-OFF VALUE CAME REGRET WHY (the why in full).
 std::string RenderHolds(const nlohmann::json& holds);
+// GET /v1/workloads/{id}/events: TIME KIND RUN MESSAGE, oldest first, the message whole.
+std::string RenderEvents(const nlohmann::json& events);
 // One frame of `airtime top`: a title line, GPUs, active workloads and the ledger.
 std::string RenderTopFrame(const nlohmann::json& gpus, const nlohmann::json& workloads,
                            const nlohmann::json& ledger, TimeMs now);

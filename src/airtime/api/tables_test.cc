@@ -73,6 +73,21 @@ TEST(Tables, WideWorkloadsAddColumnsAndKeepTheReasonWhole) {
   EXPECT_EQ(rows.rfind("1  ", 0), 0u) << rows;
 }
 
+TEST(Tables, EventsOldestFirstWithTheMessageWhole) {
+  const json events = {
+      {"events",
+       {{{"at", 1796271445000}, {"kind", "submitted"}, {"run", nullptr}, {"message", "in"}},
+        {{"at", 1796271505000},
+         {"kind", "preempted"},
+         {"run", 4},
+         {"message", "preempted: " + std::string(80, 'p')}}}}};
+  EXPECT_EQ(RenderEvents(events),
+            "TIME                     KIND       RUN  MESSAGE\n"
+            "2026-12-03 04:17:25 UTC  submitted  -    in\n"
+            "2026-12-03 04:18:25 UTC  preempted  4    preempted: " +
+                std::string(80, 'p') + "\n");
+}
+
 TEST(Tables, WorkloadDetailWithRunsAndExplanation) {
   json w = SampleWorkloads()["workloads"][0];
   w["demand_rps"] = 12.5;

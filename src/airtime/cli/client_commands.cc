@@ -434,6 +434,17 @@ void AddLogs(CLI::App& app, int* exit_code) {
       [l](ApiClient& c, const ClientFlags&) { return ShowLogs(c, *l); });
 }
 
+void AddEvents(CLI::App& app, int* exit_code) {
+  auto id = std::make_shared<std::string>();
+  AddCommand(
+      app, exit_code, "events",
+      "a workload's history: submitted, each placement and why, preemptions and why, its end",
+      [id](CLI::App* cmd) { cmd->add_option("ID", *id, "workload id or name")->required(); },
+      [id](ApiClient& c, const ClientFlags& f) {
+        return Print(f, c.Events(*id), TableView(RenderEvents));
+      });
+}
+
 void AddDescribe(CLI::App& app, int* exit_code) {
   auto id = std::make_shared<std::string>();
   AddCommand(
@@ -598,6 +609,7 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   AddLs(app, exit_code);
   AddWait(app, exit_code);
   AddLogs(app, exit_code);
+  AddEvents(app, exit_code);
   AddDescribe(app, exit_code);
   AddCancel(app, exit_code);
   AddPriority(app, exit_code);

@@ -1,6 +1,6 @@
 // Client commands: the `airtime` subcommands that talk to a running daemon over its HTTP API
-// (submit, ls, wait, logs, describe, cancel, priority, demand, gpus, ledger, holds, top), and
-// `completion bash`.
+// (submit, ls, wait, logs, events, describe, cancel, priority, demand, gpus, ledger, holds, top),
+// and `completion bash`.
 //
 // Each takes --addr (default $AIRTIME_ADDR, else 127.0.0.1:8470), --token (default
 // $AIRTIME_TOKEN, else the admin token of DIR/tokens when --data DIR is given), and -o

@@ -403,6 +403,9 @@ void Daemon::StartRun(const Decision& d, SteadyTime decided) {
   for (GpuIndex g : d.placement.gpus) run.row.gpus.push_back(uuid_of_gpu_[static_cast<size_t>(g)]);
   run.row.share_milli = d.placement.mode == ShareMode::kFraction ? d.placement.milli : 1000;
   run.row.started_at = WallNow();
+  run.row.placed = StartExplanation(*cluster_, d, w.spec->is_service(), run.row.attempt);
+  if (d.expected_end != kNever)
+    run.row.placed += ", expected to finish at " + FormatTime(d.expected_end);
   // A port on this machine: a Slurm job runs elsewhere and gets none.
   if (w.spec->exec.wants_port) run.row.port = FreePort();
   StatusOr<int64_t> id = Internal("not added");
@@ -452,8 +455,7 @@ void Daemon::StartRun(const Decision& d, SteadyTime decided) {
   req.share_milli = run.row.share_milli;
   req.workload = w.row.name;
   req.comment = KindName(w.spec->kind) + std::string(" '") + w.row.name + "' of " + w.row.tenant +
-                ", run " + std::to_string(*id) + ": " +
-                StartExplanation(*cluster_, d, w.spec->is_service(), run.row.attempt);
+                ", run " + std::to_string(*id) + ": " + run.row.placed;
   req.env =
       GpuEnv(run.row.gpus, run.row.share_milli, static_cast<int64_t>(d.placement.memory_gb * 1024),
              options_.data_dir + "/checkpoints/" + std::to_string(w.row.id),

@@ -152,6 +152,7 @@ class Daemon final : public ControlPlane {
   StatusOr<nlohmann::json> Gpus(const Caller& caller) override;
   StatusOr<nlohmann::json> Ledger(const Caller& caller) override;
   StatusOr<nlohmann::json> Holds(const Caller& caller, const HoldsFilter& filter) override;
+  StatusOr<nlohmann::json> Events(const Caller& caller, std::string_view id_or_name) override;
   StatusOr<LogChunk> Logs(const Caller& caller, std::string_view id_or_name,
                           const LogQuery& query) override;
   std::string Metrics() override;

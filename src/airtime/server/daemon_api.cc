@@ -4,6 +4,7 @@
 #include <future>
 #include <unordered_set>
 
+#include "airtime/base/strings.h"
 #include "airtime/config/workload_yaml.h"
 #include "airtime/exec/run_files.h"
 #include "airtime/server/daemon.h"
@@ -251,6 +252,60 @@ StatusOr<json> Daemon::Get(const Caller& caller, std::string_view id_or_name) {
     auto w = Find(caller, id_or_name);
     if (!w.ok()) return w.status();
     return View(**w, true);
+  });
+}
+
+namespace {
+
+// What a run's end was: a preemption, another stop by airtime (a cancel, a scale-down, a
+// node lost), or the process's own exit.
+std::string RunEndKind(const RunRow& r) {
+  if (r.stop_reason.rfind("preempted", 0) == 0) return "preempted";
+  if (!r.stop_reason.empty() && r.stop_reason.rfind("exited", 0) != 0) return "stopped";
+  return "exited";
+}
+
+}  // namespace
+
+StatusOr<json> Daemon::Events(const Caller& caller, std::string_view id_or_name) {
+  return OnLoop<StatusOr<json>>([&]() -> StatusOr<json> {
+    auto found = Find(caller, id_or_name);
+    if (!found.ok()) return found.status();
+    const WorkloadRec& w = **found;
+    auto rows = store_->RunsOf(w.row.id);
+    if (!rows.ok()) return rows.status();
+    json events = json::array();
+    auto add = [&](TimeMs at, const std::string& kind, int64_t run, const std::string& message) {
+      events.push_back({{"at", at},
+                        {"kind", kind},
+                        {"run", run > 0 ? json(run) : json(nullptr)},
+                        {"message", message}});
+    };
+    add(w.row.submitted_at, "submitted", 0,
+        "submitted by tenant '" + w.row.tenant + "' at priority " + std::to_string(w.row.priority));
+    for (const RunRow& r : *rows) {
+      std::string where = r.placed;
+      if (where.empty())
+        where = "started on " + (r.gpus.empty() ? std::string("no GPU") : Join(r.gpus, ", "));
+      if (r.slurm_job > 0) where += " (Slurm job " + std::to_string(r.slurm_job) + ")";
+      add(r.started_at, "started", r.id, where);
+      if (r.ended_at) {
+        std::string why = r.stop_reason;
+        if (why.empty())
+          why = r.exit_code ? "exited with status " + std::to_string(*r.exit_code) : "ended";
+        add(*r.ended_at, RunEndKind(r), r.id, why);
+      }
+    }
+    if (IsFinalState(w.row.state)) {
+      add(w.row.finished_at.value_or(w.row.submitted_at), w.row.state, 0, w.row.message);
+    } else {
+      json view = View(w, false);
+      add(WallNow(), w.row.state == "queued" ? "waiting" : "running", 0,
+          view.value("reason", std::string()));
+    }
+    std::stable_sort(events.begin(), events.end(),
+                     [](const json& a, const json& b) { return a["at"] < b["at"]; });
+    return json{{"events", events}};
   });
 }
 

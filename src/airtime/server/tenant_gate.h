@@ -50,6 +50,10 @@ class TenantGate final : public ControlPlane {
     if (!c.admin) return Refused(c);
     return inner_.Holds(c, filter);
   }
+  StatusOr<nlohmann::json> Events(const Caller& c, std::string_view id) override {
+    if (!c.admin) return Refused(c);
+    return inner_.Events(c, id);
+  }
   StatusOr<LogChunk> Logs(const Caller& c, std::string_view id, const LogQuery& q) override {
     if (!c.admin) return Refused(c);
     return inner_.Logs(c, id, q);

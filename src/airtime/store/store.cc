@@ -19,7 +19,7 @@
 namespace airtime {
 namespace {
 
-constexpr int64_t kSchemaVersion = 3;
+constexpr int64_t kSchemaVersion = 4;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE submissions(
@@ -62,7 +62,8 @@ CREATE TABLE runs(
   run_dir TEXT NOT NULL,
   stop_reason TEXT NOT NULL,
   port INTEGER NOT NULL,
-  slurm_job INTEGER NOT NULL DEFAULT 0);
+  slurm_job INTEGER NOT NULL DEFAULT 0,
+  placed TEXT NOT NULL DEFAULT '');
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE demand(
   workload_id INTEGER NOT NULL REFERENCES workloads(id),
@@ -72,7 +73,7 @@ CREATE INDEX runs_by_workload ON runs(workload_id);
 CREATE INDEX runs_by_state ON runs(state);
 CREATE INDEX workloads_by_state ON workloads(state);
 CREATE INDEX demand_by_workload ON demand(workload_id, at);
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
 )sql";
 
 // From version 1: runs gain the Slurm backend's job id.
@@ -89,6 +90,12 @@ CREATE TABLE demand(
   rps REAL NOT NULL);
 CREATE INDEX demand_by_workload ON demand(workload_id, at);
 PRAGMA user_version = 3;
+)sql";
+
+// From version 3: each run says where it was placed and why (`airtime events`).
+constexpr char kMigrateFrom3[] = R"sql(
+ALTER TABLE runs ADD COLUMN placed TEXT NOT NULL DEFAULT '';
+PRAGMA user_version = 4;
 )sql";
 
 // The cached statements; kSql holds their text in the same order.
@@ -119,8 +126,8 @@ enum Statement {
   "finished_at, exit_code, message, demand_rps, demand_at, preemptions"
 #define AIRTIME_RUN_COLUMNS                                                              \
   "workload_id, replica, attempt, gpus, share_milli, state, pid, start_ticks, boot_id, " \
-  "started_at, ended_at, exit_code, run_dir, stop_reason, port, slurm_job"
-#define AIRTIME_16_PARAMS "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+  "started_at, ended_at, exit_code, run_dir, stop_reason, port, slurm_job, placed"
+#define AIRTIME_17_PARAMS "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
 #define AIRTIME_15_PARAMS "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
 
 constexpr std::array<const char*, kStatementCount> kSql = {
@@ -137,8 +144,8 @@ constexpr std::array<const char*, kStatementCount> kSql = {
     " FROM workloads WHERE state IN ('queued', 'running') ORDER BY id",
     "SELECT 1 FROM workloads WHERE name = ?",
     "INSERT INTO runs(id, " AIRTIME_RUN_COLUMNS
-    ") VALUES((SELECT MAX(IFNULL(MAX(id), 0), ?) + 1 FROM runs), " AIRTIME_16_PARAMS ")",
-    "UPDATE runs SET (" AIRTIME_RUN_COLUMNS ") = (" AIRTIME_16_PARAMS ") WHERE id = ?",
+    ") VALUES((SELECT MAX(IFNULL(MAX(id), 0), ?) + 1 FROM runs), " AIRTIME_17_PARAMS ")",
+    "UPDATE runs SET (" AIRTIME_RUN_COLUMNS ") = (" AIRTIME_17_PARAMS ") WHERE id = ?",
     "SELECT id, " AIRTIME_RUN_COLUMNS " FROM runs ORDER BY id",
     "SELECT id, " AIRTIME_RUN_COLUMNS
     " FROM runs WHERE state IN ('launching', 'running') ORDER BY id",
@@ -177,6 +184,7 @@ std::string NewStoreId() {
 #undef AIRTIME_WORKLOAD_COLUMNS
 #undef AIRTIME_RUN_COLUMNS
 #undef AIRTIME_15_PARAMS
+#undef AIRTIME_17_PARAMS
 
 StatusCode CodeFor(int rc) {
   switch (rc & 0xff) {
@@ -305,6 +313,7 @@ void BindRun(Query& q, const RunRow& r) {
   q.Bind(r.stop_reason);
   q.Bind(r.port);
   q.Bind(r.slurm_job);
+  q.Bind(r.placed);
 }
 
 // Parses the gpus column: a JSON array of strings.
@@ -339,6 +348,7 @@ StatusOr<RunRow> ReadRun(Query& q) {
   q.Get(r.stop_reason);
   q.Get(r.port);
   q.Get(r.slurm_job);
+  q.Get(r.placed);
   std::optional<std::vector<std::string>> parsed = ParseGpus(gpus);
   if (!parsed) {
     return Internal("run " + std::to_string(r.id) +
@@ -536,7 +546,9 @@ Status Store::Impl::CreateSchema() {
     }
     if (*version == 1)
       AIRTIME_RETURN_IF_ERROR(Exec(kMigrateFrom1, "migrate the schema from version 1"));
-    if (*version <= 2) return Exec(kMigrateFrom2, "migrate the schema from version 2");
+    if (*version <= 2)
+      AIRTIME_RETURN_IF_ERROR(Exec(kMigrateFrom2, "migrate the schema from version 2"));
+    if (*version <= 3) return Exec(kMigrateFrom3, "migrate the schema from version 3");
     return FailedPrecondition("unexpected schema version " + std::to_string(*version));
   });
 }

@@ -71,6 +71,7 @@ struct RunRow {
   std::string stop_reason;           // why airtime stopped it ("preempted: ...", "cancelled")
   int64_t port = 0;                  // realtime replicas: the port given to it (0: none)
   int64_t slurm_job = 0;             // the Slurm backend's job id (0: a local process)
+  std::string placed;                // where it went and why, as the daemon started it
 };
 
 // What the store says about its own extent, compared at start with the marks kept outside

@@ -32,7 +32,7 @@ auto Tie(const WorkloadRow& w) {
 auto Tie(const RunRow& r) {
   return std::tie(r.id, r.workload_id, r.replica, r.attempt, r.gpus, r.share_milli, r.state, r.pid,
                   r.start_ticks, r.boot_id, r.started_at, r.ended_at, r.exit_code, r.run_dir,
-                  r.stop_reason, r.port, r.slurm_job);
+                  r.stop_reason, r.port, r.slurm_job, r.placed);
 }
 
 // Runs one SQL statement on the database file directly (not through Store); returns the
@@ -466,9 +466,9 @@ TEST_F(StoreTest, ReopenKeepsData) {
   EXPECT_GT(*next, w.id);
 }
 
-TEST_F(StoreTest, DatabaseIsInWalModeWithSchemaVersion3) {
+TEST_F(StoreTest, DatabaseIsInWalModeWithSchemaVersion4) {
   EXPECT_EQ(RawSql(store_->path(), "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(RawSql(store_->path(), "PRAGMA user_version"), "3");
+  EXPECT_EQ(RawSql(store_->path(), "PRAGMA user_version"), "4");
   AddWorkload("w");
   EXPECT_TRUE(fs::exists(store_->path() + "-wal"));
   for (const char* index :
@@ -484,13 +484,13 @@ TEST_F(StoreTest, DatabaseIsInWalModeWithSchemaVersion3) {
 TEST_F(StoreTest, NewerSchemaVersionIsRefused) {
   std::string path = store_->path();
   store_.reset();
-  RawSql(path, "PRAGMA user_version = 4");
+  RawSql(path, "PRAGMA user_version = 5");
   StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(store.status().message(), HasSubstr(path));
   EXPECT_THAT(store.status().message(), HasSubstr("newer"));
-  EXPECT_THAT(store.status().message(), HasSubstr("schema version 4"));
+  EXPECT_THAT(store.status().message(), HasSubstr("schema version 5"));
 }
 
 // A version-1 store (before the Slurm backend) is migrated in place: its runs keep what they
@@ -504,12 +504,13 @@ TEST_F(StoreTest, Version1StoreGainsTheSlurmJobColumn) {
   const std::string path = store_->path();
   store_.reset();
   RawSql(path, "ALTER TABLE runs DROP COLUMN slurm_job");
+  RawSql(path, "ALTER TABLE runs DROP COLUMN placed");
   RawSql(path, "DROP TABLE demand");
   RawSql(path, "PRAGMA user_version = 1");
   StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   store_ = std::move(*store);
-  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "3");
+  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "4");
   std::vector<RunRow> runs = Runs(false);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(Tie(runs[0]), Tie(r));
@@ -539,14 +540,43 @@ TEST_F(StoreTest, DemandHistoryIsKeptByWorkloadAndPruned) {
   const std::string path = store_->path();
   store_.reset();
   RawSql(path, "DROP TABLE demand");
+  RawSql(path, "ALTER TABLE runs DROP COLUMN placed");
   RawSql(path, "PRAGMA user_version = 2");
   StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   store_ = std::move(*store);
-  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "3");
+  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "4");
   EXPECT_TRUE(store_->DemandOf(a, 0)->empty());
   ASSERT_TRUE(store_->AddDemand(a, 4000, 4.0).ok());
   EXPECT_EQ(*store_->DemandOf(a, 0), (Points{{4000, 4.0}}));
+}
+
+// A version-3 store gains the runs' placement column: old runs read back with none, and a
+// new run's round-trips.
+TEST_F(StoreTest, Version3StoreGainsThePlacementColumn) {
+  const int64_t w = AddWorkload("w");
+  RunRow r = Run(w, "exited");
+  StatusOr<int64_t> id = store_->AddRun(r);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  r.id = *id;
+  const std::string path = store_->path();
+  store_.reset();
+  RawSql(path, "ALTER TABLE runs DROP COLUMN placed");
+  RawSql(path, "PRAGMA user_version = 3");
+  StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  store_ = std::move(*store);
+  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "4");
+  std::vector<RunRow> runs = Runs(false);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(Tie(runs[0]), Tie(r));
+  RunRow next = Run(w, "running");
+  next.placed = "placed on n1/gpu0 after waiting 3m00s";
+  id = store_->AddRun(next);
+  ASSERT_TRUE(id.ok());
+  runs = Runs(false);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[1].placed, "placed on n1/gpu0 after waiting 3m00s");
 }
 
 TEST_F(StoreTest, DirectoryThatIsAFileIsAClearError) {
