@@ -1,5 +1,6 @@
 // Harness: the HTTP API's body and query parsing: the bounded JSON helper, the
-// priority / demand bodies, the GET /v1/workloads query string and a submission body parsed
+// priority / demand bodies, the GET /v1/workloads, /v1/holds and .../logs query strings and a
+// submission body parsed
 // as Daemon::Submit does it (ParseSubmission: no daemon needed).
 //
 // The first byte picks the parser (its value mod 4); the rest is the input. Besides "no
@@ -44,6 +45,11 @@ void FuzzQuery(std::string_view in) {
   if (f.ok()) Require(f->limit >= 0);
   auto g = airtime::ParseListQuery(in, tenant);
   if (g.ok()) Require(g->tenant.empty());
+  auto h = airtime::ParseHoldsQuery(in);
+  if (h.ok()) Require(h->limit >= 1 && h->limit <= airtime::kMaxHoldsLimit);
+  auto l = airtime::ParseLogQuery(in);
+  if (l.ok())
+    Require(l->run >= 0 && l->offset >= -1 && l->limit >= 1 && l->limit <= airtime::kMaxLogLimit);
 }
 
 void FuzzSubmission(std::string_view in) {
