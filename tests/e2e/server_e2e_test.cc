@@ -257,38 +257,50 @@ TEST(ServerE2E, CliWaitsWatchesAndPrintsInEachFormat) {
 }
 
 // `airtime logs`: a run's output, whole, its tail, its stderr, and followed with -f until the
-// run ends.
+// run ends; its tenant reads it, another tenant neither its log nor its history.
 TEST(ServerE2E, CliLogsPrintsAndFollowsARunsOutput) {
   const std::string dir = TempDir();
-  Server s(dir + "/data", "1xH100");
+  const std::string admin(64, 'a'), team_a = "team-a-token-0123456789abcdef",
+                                    team_b = "team-b-token-0123456789abcdef";
+  std::ofstream(dir + "/tokens") << "admin " << admin << "\nteam-a " << team_a << "\nteam-b "
+                                 << team_b << "\n";
+  Server s(dir + "/data", "1xH100", {"--tokens", dir + "/tokens"});
   ASSERT_NO_FATAL_FAILURE(s.Start());
   std::ofstream(dir + "/w.yaml")
-      << "- {name: talker, kind: batch, gpus: 1, command: [/bin/sh, -c, "
+      << "- {name: talker, tenant: team-a, kind: batch, gpus: 1, command: [/bin/sh, -c, "
          "'for i in 1 2 3; do echo line $i; sleep 0.4; done; echo oops >&2']}\n";
   std::ofstream(dir + "/blocker.yaml")
       << "- {name: blocker, kind: batch, gpus: 1, command: [/bin/sleep, '1']}\n";
-  auto [rc, out] = Cli(s, "submit " + dir + "/blocker.yaml");
+  auto [rc, out] = Cli(s, "submit " + dir + "/blocker.yaml", admin);
   ASSERT_EQ(rc, 0) << out;
-  std::tie(rc, out) = Cli(s, "submit " + dir + "/w.yaml");
+  std::tie(rc, out) = Cli(s, "submit " + dir + "/w.yaml", admin);
   ASSERT_EQ(rc, 0) << out;
-  std::tie(rc, out) = Cli(s, "logs talker");
+  std::tie(rc, out) = Cli(s, "logs talker", admin);
   EXPECT_EQ(rc, 1);
   EXPECT_THAT(out, HasSubstr("workload 'talker' has not run yet (-f waits for its first run)"));
   // Followed from before it starts (it waits for the blocker's GPU) to its end: every line,
   // once, in order.
-  std::tie(rc, out) = Cli(s, "logs talker -f --interval 100ms");
+  std::tie(rc, out) = Cli(s, "logs talker -f --interval 100ms", admin);
   EXPECT_EQ(rc, 0) << out;
   EXPECT_EQ(out, "line 1\nline 2\nline 3\n");
-  std::tie(rc, out) = Cli(s, "logs talker");
+  std::tie(rc, out) = Cli(s, "logs talker", admin);
   EXPECT_EQ(out, "line 1\nline 2\nline 3\n");
-  std::tie(rc, out) = Cli(s, "logs talker --tail 7");
+  std::tie(rc, out) = Cli(s, "logs talker --tail 7", admin);
   EXPECT_EQ(out, "line 3\n");
-  std::tie(rc, out) = Cli(s, "logs talker --stderr");
+  std::tie(rc, out) = Cli(s, "logs talker --stderr", admin);
   EXPECT_EQ(out, "oops\n");
-  std::tie(rc, out) = Cli(s, "logs talker --run 999");
+  std::tie(rc, out) = Cli(s, "logs talker", team_a);
+  EXPECT_EQ(out, "line 1\nline 2\nline 3\n");
+  std::tie(rc, out) = Cli(s, "logs talker", team_b);
+  EXPECT_EQ(rc, 1);
+  EXPECT_THAT(out, HasSubstr("no workload 'talker' of tenant 'team-b'"));
+  std::tie(rc, out) = Cli(s, "events talker", team_b);
+  EXPECT_EQ(rc, 1);
+  EXPECT_THAT(out, HasSubstr("no workload 'talker' of tenant 'team-b'"));
+  std::tie(rc, out) = Cli(s, "logs talker --run 999", admin);
   EXPECT_EQ(rc, 1);
   EXPECT_THAT(out, HasSubstr("workload 'talker' has no run 999"));
-  std::tie(rc, out) = Cli(s, "logs nosuch");
+  std::tie(rc, out) = Cli(s, "logs nosuch", admin);
   EXPECT_EQ(rc, 1);
   EXPECT_THAT(out, HasSubstr("no workload 'nosuch'"));
   s.Terminate();
