@@ -88,25 +88,28 @@ Status ParseNodeEntry(const YamlFile& file, const YAML::Node& item, size_t index
   return OkStatus();
 }
 
-constexpr double kMaxPrice = 1e7;        // per GPU: more is a typo (or a whole cluster)
+constexpr double kMaxPrice = 1e7;  // per GPU: more is a typo (or a whole cluster)
 constexpr double kMaxLifeYears = 100;
-constexpr double kMaxPowerW = 10000;     // per GPU; today's largest draw about 1.5 kW
-constexpr double kMaxPerKwh = 100;       // far above any retail electricity price
+constexpr double kMaxPowerW = 10000;  // per GPU; today's largest draw about 1.5 kW
+constexpr double kMaxPerKwh = 100;    // far above any retail electricity price
 constexpr double kMaxPue = 10;
 constexpr double kMaxPerHour = 1e5;
 
 // One entry of `costs:`: the overrides of one GPU type's cost inputs, onto `cost`.
 Status ParseCostEntry(const MapReader& costs, const std::string& key, GpuCost* cost) {
+  if (!costs.Get(key).IsMap())
+    return costs.Expected(key, "a mapping of cost fields",
+                          " (e.g. {price: 30000} or {per_hour: 2})");
   auto opened =
       costs.Sub(key, {"price", "life_years", "power_w", "electricity_per_kwh", "pue", "per_hour"});
   if (!opened.ok()) return opened.status();
   const MapReader& r = *opened;
-  if (r.empty()) return costs.Expected(key, "a mapping of cost fields (price, per_hour, ...)");
   if (r.Has("per_hour")) {
     for (const char* other : {"price", "life_years", "power_w", "electricity_per_kwh", "pue"})
       if (r.Has(other))
-        return r.FieldError(other, "per_hour replaces price, life_years, power_w, "
-                                   "electricity_per_kwh and pue: give per_hour or those, not both");
+        return r.FieldError(other,
+                            "per_hour replaces price, life_years, power_w, "
+                            "electricity_per_kwh and pue: give per_hour or those, not both");
     double per_hour = 0;
     AIRTIME_RETURN_IF_ERROR(r.Number("per_hour", &per_hour, 0, kMaxPerHour));
     *cost = GpuCost{};
@@ -146,8 +149,8 @@ Status ParseCosts(const MapReader& c, const GpuCatalog& catalog, std::vector<Gpu
     if (!id.ok()) return r.FieldError(e.key, id.status().message());
     auto [it, inserted] = seen.emplace(*id, e.key);
     if (!inserted)
-      return r.FieldError(e.key, "GPU type " + catalog.type(*id).name +
-                                     " already has costs (as '" + it->second + "')");
+      return r.FieldError(e.key, "GPU type " + catalog.type(*id).name + " already has costs (as '" +
+                                     it->second + "')");
     AIRTIME_RETURN_IF_ERROR(ParseCostEntry(r, e.key, &(*costs)[static_cast<size_t>(*id)]));
   }
   return OkStatus();
@@ -167,8 +170,8 @@ StatusOr<ClusterFile> ParseClusterDocuments(const YamlFile& file,
   auto root = MapReader::Open(file, present[0], "cluster file", "", {"cluster"}, 1);
   if (!root.ok()) return root.status();
   AIRTIME_RETURN_IF_ERROR(root->Require("cluster"));
-  auto cluster = MapReader::Open(file, root->Get("cluster"), "cluster", "", {"name", "nodes", "costs"},
-                                 root->LineOf("cluster"));
+  auto cluster = MapReader::Open(file, root->Get("cluster"), "cluster", "",
+                                 {"name", "nodes", "costs"}, root->LineOf("cluster"));
   if (!cluster.ok()) return cluster.status();
   MapReader& c = *cluster;
 

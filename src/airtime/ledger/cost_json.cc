@@ -100,14 +100,14 @@ std::string CostsTable(const json& costs) {
                   Num(t, "value_per_allocated_gpu_hour", "%.3f").c_str(), breakeven.c_str());
     out += buf;
   }
-  std::snprintf(buf, sizeof buf, row, "all", "", Num(costs, "cost_per_installed_gpu_hour", "%.3f").c_str(),
-                "", Num(costs, "cost", "%.2f").c_str(), Num(costs, "value", "%.2f").c_str(),
+  std::snprintf(buf, sizeof buf, row, "all", "",
+                Num(costs, "cost_per_installed_gpu_hour", "%.3f").c_str(), "",
+                Num(costs, "cost", "%.2f").c_str(), Num(costs, "value", "%.2f").c_str(),
                 Num(costs, "margin", "%.2f").c_str(), "", "");
   out += buf;
   if (costs.contains("buckets") && costs["buckets"].is_object()) {
-    const double total = costs.contains("cost") && costs["cost"].is_number()
-                             ? costs["cost"].get<double>()
-                             : 0;
+    const double total =
+        costs.contains("cost") && costs["cost"].is_number() ? costs["cost"].get<double>() : 0;
     out += "  cost by bucket:";
     bool first = true;
     for (int b = 0; b < kBucketCount; ++b) {  // in the ledger's order
@@ -116,8 +116,8 @@ std::string CostsTable(const json& costs) {
       if (!buckets.contains(name)) continue;
       const json& v = buckets[name];
       if (!v.is_number() || v.get<double>() == 0) continue;
-      std::snprintf(buf, sizeof buf, "%s %s %.2f (%.1f%%)", first ? "" : ",", name,
-                    v.get<double>(), total > 0 ? 100 * v.get<double>() / total : 0.0);
+      std::snprintf(buf, sizeof buf, "%s %s %.2f (%.1f%%)", first ? "" : ",", name, v.get<double>(),
+                    total > 0 ? 100 * v.get<double>() / total : 0.0);
       out += buf;
       first = false;
     }

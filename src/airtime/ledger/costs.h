@@ -64,8 +64,9 @@ CostSummary ComputeCosts(const LedgerTotals& ledger, double value,
 
 // The hourly rates of `costs` (by GpuTypeId), with measured draw per type where given
 // (`measured_power_w` by GpuTypeId; missing or empty entries use the catalogue figure).
-std::vector<HourlyCost> HourlyRates(const std::vector<GpuCost>& costs,
-                                    const std::vector<std::optional<double>>& measured_power_w = {});
+std::vector<HourlyCost> HourlyRates(
+    const std::vector<GpuCost>& costs,
+    const std::vector<std::optional<double>>& measured_power_w = {});
 // Which of `costs` are priced, by GpuTypeId.
 std::vector<bool> PricedTypes(const std::vector<GpuCost>& costs);
 

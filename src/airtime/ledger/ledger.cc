@@ -105,6 +105,44 @@ void Spread(const std::vector<std::pair<GpuTypeId, int64_t>>& split, int64_t amo
   }
 }
 
+// The table parts[type][k] with rows adding up to each type's milli and columns to
+// amounts[k] (which add up to the split's total), each part within a few milli of its
+// proportional share: the floors of the shares, then the remainders filled row by row.
+std::vector<std::array<int64_t, 3>> SplitExactly(
+    const std::vector<std::pair<GpuTypeId, int64_t>>& split,
+    const std::array<int64_t, 3>& amounts) {
+  std::vector<std::array<int64_t, 3>> parts(split.size());
+  if (split.size() == 1) {
+    parts[0] = amounts;
+    return parts;
+  }
+  int64_t total = 0;
+  for (const auto& [t, m] : split) total += m;
+  std::vector<int64_t> row_left(split.size());
+  std::array<int64_t, 3> col_left = amounts;
+  for (size_t i = 0; i < split.size(); ++i) {
+    row_left[i] = split[i].second;
+    for (size_t k = 0; k < amounts.size(); ++k) {
+      const int64_t p =
+          total > 0
+              ? static_cast<int64_t>(static_cast<__int128>(amounts[k]) * split[i].second / total)
+              : 0;
+      parts[i][k] = p;
+      row_left[i] -= p;
+      col_left[k] -= p;
+    }
+  }
+  for (size_t i = 0; i < split.size(); ++i)
+    for (size_t k = 0; k < amounts.size() && row_left[i] > 0; ++k) {
+      const int64_t x = std::min(row_left[i], col_left[k]);
+      if (x <= 0) continue;
+      parts[i][k] += x;
+      row_left[i] -= x;
+      col_left[k] -= x;
+    }
+  return parts;
+}
+
 }  // namespace
 
 Ledger::TypeSplit Ledger::SplitOf(const Cluster& c, const Placement& p) {
@@ -118,14 +156,6 @@ Ledger::TypeSplit Ledger::SplitOf(const Cluster& c, const Placement& p) {
       it->second += p.milli;
   }
   return split;
-}
-
-void Ledger::SpreadRate(const TypeSplit& split, Bucket b, int64_t milli, bool reserved_held) {
-  Spread(split, milli, [&](GpuTypeId t, int64_t part) {
-    AddRate(t, b, part);
-    const int slot = type_slot_[static_cast<size_t>(t)];
-    if (reserved_held && slot >= 0) type_rates_[static_cast<size_t>(slot)].reserved_held += part;
-  });
 }
 
 void Ledger::Advance(TimeMs to) {
@@ -186,14 +216,20 @@ void Ledger::Observe(const CycleResult& cycle) {
       v = std::min(v, m);
       m -= v;
       totals_.milli_ms[static_cast<size_t>(Bucket::kLost)] += v;
-      // Each type's bucket holds this allocation's share of it, so it covers its part.
-      Spread(a.split, v, [&](GpuTypeId t, int64_t part) {
-        BucketTotals& of_type = totals_.by_type[static_cast<size_t>(t)];
+      // The same per type: from the allocation's types in proportion, and what rounding
+      // left them short of from any type that has it (the types add up to `m`, so some do).
+      int64_t left = v;
+      auto move = [&](size_t t, int64_t want) {
+        BucketTotals& of_type = totals_.by_type[t];
         auto& mt = of_type.milli_ms[static_cast<size_t>(b)];
-        part = std::min(part, mt);
+        const int64_t part = std::min({want, mt, left});
         mt -= part;
         of_type.milli_ms[static_cast<size_t>(Bucket::kLost)] += part;
-      });
+        left -= part;
+      };
+      Spread(a.split, v, [&](GpuTypeId t, int64_t part) { move(static_cast<size_t>(t), part); });
+      for (const auto& [t, m] : a.split) move(static_cast<size_t>(t), left);
+      for (size_t t = 0; t < totals_.by_type.size() && left > 0; ++t) move(t, left);
     };
     take(Bucket::kUseful, from_useful);
     take(Bucket::kIdleHeld, from_idle);
@@ -326,12 +362,16 @@ void Ledger::Classify() {
       idle -= reserved;
     }
     TypeSplit split = SplitOf(c, h.a->placement);
-    if (reserved > 0) {
-      SpreadRate(split, Bucket::kReservedHeadroom, reserved, /*reserved_held=*/true);
-      reserved_held_rate_ += reserved;
+    reserved_held_rate_ += reserved;
+    // Each type's part of the allocation's buckets, adding up exactly both ways.
+    const std::array<Bucket, 3> buckets = {Bucket::kReservedHeadroom, Bucket::kIdleHeld,
+                                           h.low ? Bucket::kLowValueBusy : Bucket::kUseful};
+    const auto parts = SplitExactly(split, {reserved, idle, h.useful});
+    for (size_t i = 0; i < split.size(); ++i) {
+      for (size_t k = 0; k < buckets.size(); ++k) AddRate(split[i].first, buckets[k], parts[i][k]);
+      if (const int slot = type_slot_[static_cast<size_t>(split[i].first)]; slot >= 0)
+        type_rates_[static_cast<size_t>(slot)].reserved_held += parts[i][0];
     }
-    SpreadRate(split, Bucket::kIdleHeld, idle);
-    SpreadRate(split, h.low ? Bucket::kLowValueBusy : Bucket::kUseful, h.useful);
     alloc_rates_.push_back({h.a->id, h.low ? 0 : h.useful, idle, h.low ? h.useful : 0});
     alloc_split_[h.a->id] = std::move(split);
   }

@@ -133,9 +133,6 @@ class Ledger {
   };
   // Adds `milli` of bucket `b` on type `t` to the rates now.
   void AddRate(GpuTypeId t, Bucket b, int64_t milli);
-  // Adds `milli` of bucket `b` spread over `split`'s types in proportion (exactly: the
-  // remainder goes to the last type), with `reserved_held` counted as replicas' holding.
-  void SpreadRate(const TypeSplit& split, Bucket b, int64_t milli, bool reserved_held = false);
   static TypeSplit SplitOf(const Cluster& c, const Placement& p);
   void Classify();
   void FlushAllocations();

@@ -152,8 +152,7 @@ void Metrics::AttributeToTypes(WorkloadId job, double value) {
   int64_t total = 0;
   for (int64_t ms : it->second) total += ms;
   for (size_t t = 0; t < it->second.size() && total > 0; ++t)
-    s_.value_by_type[t] +=
-        value * static_cast<double>(it->second[t]) / static_cast<double>(total);
+    s_.value_by_type[t] += value * static_cast<double>(it->second[t]) / static_cast<double>(total);
   job_type_ms_.erase(it);
 }
 

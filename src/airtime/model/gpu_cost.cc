@@ -12,18 +12,17 @@ struct CostDefault {
 // Round estimates, not quotes: docs/costs.md gives the source and date of each. Board power
 // is the maximum, so the power part is an upper bound where NVML measures no lower draw.
 constexpr CostDefault kDefaults[] = {
-    {"H200", 40000, 700},      // about 1.3-1.4 x an H100
-    {"H100", 30000, 700},      // $25,000-40,000 (SXM), 2023-2025
-    {"A100-80GB", 12000, 400}, // $8,000-15,000 street
-    {"A100-40GB", 8000, 400},  // the low end of the A100 street range
-    {"L40S", 9000, 350},       // MSRP about $9,000
-    {"L4", 2500, 72},          // $2,500 retail (MSRP about $2,345)
-    {"A10", 2500, 150},        // A10G MSRP about $2,500
-    {"T4", 1900, 70},          // MSRP about $1,880
-    {"V100", 0, 300},          // 2017-2018: depreciated over a 5-year life
-    {"V100-16GB", 0, 300},
-    {"P100", 0, 300},  // 2016
-    {"K80", 0, 300},   // 2014
+    {"H200", 40000, 700},                         // about 1.3-1.4 x an H100
+    {"H100", 30000, 700},                         // $25,000-40,000 (SXM), 2023-2025
+    {"A100-80GB", 12000, 400},                    // $8,000-15,000 street
+    {"A100-40GB", 8000, 400},                     // the low end of the A100 street range
+    {"L40S", 9000, 350},                          // MSRP about $9,000
+    {"L4", 2500, 72},                             // $2,500 retail (MSRP about $2,345)
+    {"A10", 2500, 150},                           // A10G MSRP about $2,500
+    {"T4", 1900, 70},                             // MSRP about $1,880
+    {"V100", 0, 300},                             // 2017-2018: depreciated over a 5-year life
+    {"V100-16GB", 0, 300},     {"P100", 0, 300},  // 2016
+    {"K80", 0, 300},                              // 2014
     // G2, G3 and MISC (the Alibaba traces' anonymised types) are unknown hardware: unpriced.
 };
 
