@@ -104,7 +104,9 @@ std::string CostsTable(const json& costs) {
                 Num(costs, "cost_per_installed_gpu_hour", "%.3f").c_str(), "",
                 Num(costs, "cost", "%.2f").c_str(), Num(costs, "value", "%.2f").c_str(),
                 Num(costs, "margin", "%.2f").c_str(), "", "");
-  out += buf;
+  std::string all = buf;
+  all.erase(all.find_last_not_of(" \n") + 1);  // no trailing blanks
+  out += all + "\n";
   if (costs.contains("buckets") && costs["buckets"].is_object()) {
     const double total =
         costs.contains("cost") && costs["cost"].is_number() ? costs["cost"].get<double>() : 0;
