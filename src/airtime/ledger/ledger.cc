@@ -145,6 +145,13 @@ std::vector<std::array<int64_t, 3>> SplitExactly(
 
 }  // namespace
 
+GpuTypeId Ledger::OneTypeOf(const Cluster& c, const Placement& p) {
+  const GpuTypeId first = c.gpu_type(p.gpus[0]);
+  for (GpuIndex g : p.gpus)
+    if (c.gpu_type(g) != first) return kNoGpuType;
+  return first;
+}
+
 Ledger::TypeSplit Ledger::SplitOf(const Cluster& c, const Placement& p) {
   TypeSplit split;
   for (GpuIndex g : p.gpus) {
@@ -187,7 +194,13 @@ void Ledger::FlushAllocations() {
   if (dt > 0) {
     for (const AllocRates& r : alloc_rates_) {
       AllocAcc& a = acc_[r.id];
-      if (a.split.empty()) a.split = alloc_split_[r.id];
+      if (a.split.empty()) {
+        if (r.type != kNoGpuType) {
+          a.split = {{r.type, 1}};
+        } else if (auto m = multi_split_.find(r.id); m != multi_split_.end()) {
+          a.split = m->second;
+        }
+      }
       a.useful += r.useful * dt;
       a.idle += r.idle * dt;
       a.low += r.low * dt;
@@ -250,7 +263,7 @@ void Ledger::Classify() {
     r.reserved_held = 0;
   }
   alloc_rates_.clear();
-  alloc_split_.clear();
+  multi_split_.clear();
   shape_blocked_rate_.clear();
 
   // Waiting demand per GPU type: all of it, and the part that would fit but is held back.
@@ -361,19 +374,29 @@ void Ledger::Classify() {
       it->second -= reserved;
       idle -= reserved;
     }
-    TypeSplit split = SplitOf(c, h.a->placement);
     reserved_held_rate_ += reserved;
-    // Each type's part of the allocation's buckets, adding up exactly both ways.
-    const std::array<Bucket, 3> buckets = {Bucket::kReservedHeadroom, Bucket::kIdleHeld,
-                                           h.low ? Bucket::kLowValueBusy : Bucket::kUseful};
-    const auto parts = SplitExactly(split, {reserved, idle, h.useful});
-    for (size_t i = 0; i < split.size(); ++i) {
-      for (size_t k = 0; k < buckets.size(); ++k) AddRate(split[i].first, buckets[k], parts[i][k]);
-      if (const int slot = type_slot_[static_cast<size_t>(split[i].first)]; slot >= 0)
-        type_rates_[static_cast<size_t>(slot)].reserved_held += parts[i][0];
+    const Bucket busy = h.low ? Bucket::kLowValueBusy : Bucket::kUseful;
+    const GpuTypeId one = OneTypeOf(c, h.a->placement);
+    if (one != kNoGpuType) {
+      AddRate(one, Bucket::kReservedHeadroom, reserved);
+      AddRate(one, Bucket::kIdleHeld, idle);
+      AddRate(one, busy, h.useful);
+      if (const int slot = type_slot_[static_cast<size_t>(one)]; slot >= 0)
+        type_rates_[static_cast<size_t>(slot)].reserved_held += reserved;
+    } else {
+      // Each type's part of the allocation's buckets, adding up exactly both ways.
+      TypeSplit split = SplitOf(c, h.a->placement);
+      const std::array<Bucket, 3> buckets = {Bucket::kReservedHeadroom, Bucket::kIdleHeld, busy};
+      const auto parts = SplitExactly(split, {reserved, idle, h.useful});
+      for (size_t i = 0; i < split.size(); ++i) {
+        for (size_t k = 0; k < buckets.size(); ++k)
+          AddRate(split[i].first, buckets[k], parts[i][k]);
+        if (const int slot = type_slot_[static_cast<size_t>(split[i].first)]; slot >= 0)
+          type_rates_[static_cast<size_t>(slot)].reserved_held += parts[i][0];
+      }
+      multi_split_[h.a->id] = std::move(split);
     }
-    alloc_rates_.push_back({h.a->id, h.low ? 0 : h.useful, idle, h.low ? h.useful : 0});
-    alloc_split_[h.a->id] = std::move(split);
+    alloc_rates_.push_back({h.a->id, h.low ? 0 : h.useful, idle, h.low ? h.useful : 0, one});
   }
 
   // Free capacity per type.

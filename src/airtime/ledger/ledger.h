@@ -121,6 +121,7 @@ class Ledger {
   struct AllocRates {
     AllocationId id;
     int64_t useful, idle, low;  // milli-GPU per ms of each bucket
+    GpuTypeId type;             // its GPUs' type; kNoGpuType: several (multi_split_)
   };
   struct AllocAcc {
     TypeSplit split;
@@ -134,6 +135,8 @@ class Ledger {
   // Adds `milli` of bucket `b` on type `t` to the rates now.
   void AddRate(GpuTypeId t, Bucket b, int64_t milli);
   static TypeSplit SplitOf(const Cluster& c, const Placement& p);
+  // The one type of `p`'s GPUs, or kNoGpuType when they are of several.
+  static GpuTypeId OneTypeOf(const Cluster& c, const Placement& p);
   void Classify();
   void FlushAllocations();
 
@@ -145,7 +148,8 @@ class Ledger {
   std::vector<TypeRates> type_rates_;  // the same per installed type
   std::vector<int> type_slot_;         // GpuTypeId -> index in type_rates_ (-1: none installed)
   std::vector<AllocRates> alloc_rates_;
-  std::unordered_map<AllocationId, TypeSplit> alloc_split_;  // of each live allocation
+  // The split of each live allocation whose GPUs are of several types (rare: gangs).
+  std::unordered_map<AllocationId, TypeSplit> multi_split_;
   int64_t reserved_held_rate_ = 0;  // milli-GPU of reserved_headroom held by replicas
   std::unordered_map<AllocationId, AllocAcc> acc_;     // per live allocation, since it started
   std::unordered_map<AllocationId, double> measured_;  // telemetry, when the daemon has it

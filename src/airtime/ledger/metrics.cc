@@ -55,11 +55,7 @@ void Metrics::Advance(TimeMs to) {
   for (const auto& [tenant, milli] : tenant_rates_)
     s_.tenant_gpu_ms[tenant] += static_cast<double>(milli) * dt / 1000.0;
   const auto ms = to - last_;
-  for (const JobTypeRate& r : job_type_rates_) {
-    std::vector<int64_t>& held = job_type_ms_[r.job];
-    if (held.empty()) held.assign(s_.value_by_type.size(), 0);
-    held[static_cast<size_t>(r.type)] += r.milli * ms;
-  }
+  for (const JobTypeRate& r : job_type_rates_) *r.held_ms += r.milli * ms;
   last_ = to;
 }
 
@@ -139,9 +135,18 @@ void Metrics::Recompute() {
   for (const auto& [aid, a] : e.allocations()) {
     const Job& job = e.job(a.workload);
     tenants[job.s().tenant] += a.placement.total_milli();
-    if (!job.is_service())
-      for (GpuIndex g : a.placement.gpus)
-        job_type_rates_.push_back({a.workload, e.cluster().gpu_type(g), a.placement.milli});
+    if (job.is_service() || a.placement.gpus.empty()) continue;
+    // Pointers into job_type_ms_ stay valid until its entry is erased, which happens only
+    // in Observe, before this recomputation.
+    std::vector<int64_t>& held = job_type_ms_[a.workload];
+    if (held.empty()) held.assign(s_.value_by_type.size(), 0);
+    for (GpuIndex g : a.placement.gpus) {
+      int64_t* slot = &held[static_cast<size_t>(e.cluster().gpu_type(g))];
+      if (!job_type_rates_.empty() && job_type_rates_.back().held_ms == slot)
+        job_type_rates_.back().milli += a.placement.milli;  // the same type as the last GPU
+      else
+        job_type_rates_.push_back({slot, a.placement.milli});
+    }
   }
   tenant_rates_.assign(tenants.begin(), tenants.end());
 }

@@ -93,8 +93,7 @@ class Metrics {
     std::vector<std::pair<GpuTypeId, double>> type_shares;
   };
   struct JobTypeRate {
-    WorkloadId job;
-    GpuTypeId type;
+    int64_t* held_ms;  // the job's entry for the type in job_type_ms_
     int64_t milli;
   };
   void Recompute();
