@@ -411,6 +411,58 @@ TEST(GoodInput, SmallScenarioRuns) {
                            HasSubstr("installed GPU-hours")));
 }
 
+// The cluster file's costs reach the report: every installed GPU-hour at the type's rate
+// (here 43,800 / (5 x 8,760 h) = 1.00 + 1 kW x 0.10 x 1.5 = 0.15, so 1.15 per GPU-hour).
+TEST(Costs, SimJsonCarriesCostsFromTheClusterFile) {
+  const std::string dir = TempDir();
+  const std::string cluster = dir + "/cluster.yaml";
+  {
+    std::ofstream f(cluster);
+    f << ReadFile(kData + "cluster.yaml")
+      << "  costs:\n    H100: {price: 43800, life_years: 5, power_w: 1000, "
+         "electricity_per_kwh: 0.10, pue: 1.5}\n";
+  }
+  const std::string json = dir + "/report.json";
+  Outcome r = Airtime({"sim", "--cluster", cluster, "--workload", kData + "ok.yaml", "--policy",
+                       "fifo", "--no-bound", "--json", json});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("costs for fifo"), HasSubstr("break-even"),
+                           HasSubstr("cost by bucket: useful")));
+  const auto report = nlohmann::json::parse(ReadFile(json));
+  const auto& p = report["policies"][0];
+  const auto& c = p["costs"];
+  ASSERT_EQ(c["types"].size(), 1u) << c.dump(2);
+  const auto& h100 = c["types"][0];
+  EXPECT_EQ(h100["type"], "H100");
+  EXPECT_EQ(h100["basis"], "catalogue_power");
+  EXPECT_NEAR(h100["per_hour"].get<double>(), 1.15, 1e-12);
+  EXPECT_NEAR(h100["depreciation_per_hour"].get<double>(), 1.0, 1e-12);
+  const double installed = p["ledger"]["installed_gpu_hours"].get<double>();
+  EXPECT_NEAR(c["cost"].get<double>(), 1.15 * installed, 1e-9);
+  double buckets = 0;
+  for (const auto& [name, v] : c["buckets"].items()) buckets += v.get<double>();
+  EXPECT_NEAR(buckets, c["cost"].get<double>(), 1e-9);
+  EXPECT_NEAR(c["margin"].get<double>(), p["value"].get<double>() - c["cost"].get<double>(), 1e-9);
+  // Both jobs complete on the H100s: their value is the type's, and so is a break-even.
+  EXPECT_NEAR(h100["value"].get<double>(), p["value"].get<double>(), 1e-9);
+  ASSERT_TRUE(h100["breakeven_allocation"].is_number()) << h100.dump(2);
+  EXPECT_NEAR(h100["breakeven_allocation"].get<double>(),
+              1.15 / h100["value_per_allocated_gpu_hour"].get<double>(), 1e-12);
+}
+
+TEST(Costs, AHostileCostIsRefusedNamingFileLineAndField) {
+  const std::string dir = TempDir();
+  const std::string cluster = dir + "/cluster.yaml";
+  {
+    std::ofstream f(cluster);
+    f << ReadFile(kData + "cluster.yaml") << "  costs:\n    H100: {price: -30000}\n";
+  }
+  Outcome r = Airtime({"sim", "--cluster", cluster, "--workload", kData + "ok.yaml"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("cluster.yaml:13"), HasSubstr("costs.H100.price"),
+                           HasSubstr("found '-30000'")));
+}
+
 TEST(Suite, EveryScenarioUnderEveryPolicyWithInputFromTheCommandLine) {
   const std::string json = TempDir() + "/suite.json";
   Outcome r = Airtime({"sim", "--suite", "--suite-file", kData + "suite.yaml", "--policy",

@@ -301,9 +301,10 @@ TEST(PrometheusE2E, PromtoolAcceptsTheMetrics) {
   LoadedDaemon daemon(dir);
   ASSERT_NO_FATAL_FAILURE(daemon.Start());
   const std::string body = daemon.Metrics();
-  for (const char* family : {"airtime_build_info", "airtime_tenant_allocated_gpus",
-                             "airtime_tenant_deserved_gpus", "airtime_tenant_fair_share_gpus",
-                             "airtime_tenant_borrowed_gpus", "airtime_admission_attempts_total"})
+  for (const char* family :
+       {"airtime_build_info", "airtime_tenant_allocated_gpus", "airtime_tenant_deserved_gpus",
+        "airtime_tenant_fair_share_gpus", "airtime_tenant_borrowed_gpus",
+        "airtime_admission_attempts_total", "airtime_gpu_cost_per_hour"})
     EXPECT_NE(body.find(std::string("\n") + family + "{"), std::string::npos) << family;
   std::ofstream(dir + "/metrics.txt") << body;
   const std::string cmd =

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "airtime/ledger/cost_json.h"
 #include "airtime/ledger/hold_json.h"
 
 namespace airtime {
@@ -342,6 +343,9 @@ std::string RenderLedger(const json& ledger) {
       "  return per GPU-hour: " +
       (Num(ledger, "return_per_gpu_hour") ? Fixed(*Num(ledger, "return_per_gpu_hour"), 3) : "-") +
       "\n";
+  // What the GPUs cost over the window, and the margin (an airtime before costs: none).
+  if (const std::string costs = CostsTable(Field(ledger, "costs")); !costs.empty())
+    out += "costs (every installed GPU-hour at its type's hourly cost; docs/costs.md):\n" + costs;
   return out + BackendLines(Field(ledger, "backend"));
 }
 

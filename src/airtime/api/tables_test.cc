@@ -170,6 +170,27 @@ TEST(Tables, TheSlurmBackendsLinesAndTheForeignBucket) {
   EXPECT_EQ(RenderLedger(ledger).find("backend"), std::string::npos) << RenderLedger(ledger);
 }
 
+// A daemon with costs adds their table after the value line.
+TEST(Tables, LedgerWithCosts) {
+  json ledger = json::parse(R"js({"installed_gpu_seconds": 7200,
+    "buckets": {"useful": 3600, "free_no_demand": 3600}, "value": 3, "return_per_gpu_hour": 1.5,
+    "costs": {"cost": 1.6, "value": 3, "margin": 1.4, "cost_per_installed_gpu_hour": 0.8,
+              "unattributed_value": 0, "buckets": {"useful": 0.8, "free_no_demand": 0.8},
+              "unpriced": [],
+              "types": [{"type": "H100", "basis": "catalogue_power", "per_hour": 0.8,
+                         "installed_gpu_hours": 2, "allocated_gpu_hours": 1, "allocation": 0.5,
+                         "cost": 1.6, "value": 3, "margin": 1.4,
+                         "value_per_allocated_gpu_hour": 3, "breakeven_allocation": 0.2667}]}
+})js");
+  const std::string out = RenderLedger(ledger);
+  EXPECT_NE(out.find("costs (every installed GPU-hour"), std::string::npos) << out;
+  EXPECT_NE(out.find("H100"), std::string::npos) << out;
+  EXPECT_NE(out.find("26.7%"), std::string::npos) << out;
+  EXPECT_NE(out.find("cost by bucket: useful 0.80 (50.0%), free_no_demand 0.80 (50.0%)"),
+            std::string::npos)
+      << out;
+}
+
 TEST(Tables, TopFrameHasAllSections) {
   json gpus = {{"gpus", json::array()}};
   json ledger = {{"installed_gpu_seconds", 0}, {"buckets", json::object()}};

@@ -193,6 +193,7 @@ int RunScenario(const SimArgs& a) {
     }
     for (const auto& r : results)
       if (const std::string holds = HoldsReport(r); !holds.empty()) std::cout << "\n" << holds;
+    for (const auto& r : results) std::cout << "\n" << CostsReport(r);
     for (const auto& r : results) {
       if (r.waiting_at_end_count == 0) continue;
       std::cout << "\n"

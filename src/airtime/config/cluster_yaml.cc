@@ -88,8 +88,77 @@ Status ParseNodeEntry(const YamlFile& file, const YAML::Node& item, size_t index
   return OkStatus();
 }
 
-StatusOr<Cluster> ParseClusterDocuments(const YamlFile& file, const std::vector<YAML::Node>& docs,
-                                        const GpuCatalog& catalog) {
+constexpr double kMaxPrice = 1e7;  // per GPU: more is a typo (or a whole cluster)
+constexpr double kMaxLifeYears = 100;
+constexpr double kMaxPowerW = 10000;  // per GPU; today's largest draw about 1.5 kW
+constexpr double kMaxPerKwh = 100;    // far above any retail electricity price
+constexpr double kMaxPue = 10;
+constexpr double kMaxPerHour = 1e5;
+
+// One entry of `costs:`: the overrides of one GPU type's cost inputs, onto `cost`.
+Status ParseCostEntry(const MapReader& costs, const std::string& key, GpuCost* cost) {
+  if (!costs.Get(key).IsMap())
+    return costs.Expected(key, "a mapping of cost fields",
+                          " (e.g. {price: 30000} or {per_hour: 2})");
+  auto opened =
+      costs.Sub(key, {"price", "life_years", "power_w", "electricity_per_kwh", "pue", "per_hour"});
+  if (!opened.ok()) return opened.status();
+  const MapReader& r = *opened;
+  if (r.Has("per_hour")) {
+    for (const char* other : {"price", "life_years", "power_w", "electricity_per_kwh", "pue"})
+      if (r.Has(other))
+        return r.FieldError(other,
+                            "per_hour replaces price, life_years, power_w, "
+                            "electricity_per_kwh and pue: give per_hour or those, not both");
+    double per_hour = 0;
+    AIRTIME_RETURN_IF_ERROR(r.Number("per_hour", &per_hour, 0, kMaxPerHour));
+    *cost = GpuCost{};
+    cost->priced = true;
+    cost->per_hour = per_hour;
+    return OkStatus();
+  }
+  if (!cost->priced) {  // a type without defaults starts from the shared ones
+    cost->life_years = kDefaultLifeYears;
+    cost->electricity_per_kwh = kDefaultElectricityPerKwh;
+    cost->pue = kDefaultPue;
+  }
+  cost->priced = true;
+  cost->per_hour.reset();
+  AIRTIME_RETURN_IF_ERROR(r.Number("price", &cost->price, 0, kMaxPrice));
+  AIRTIME_RETURN_IF_ERROR(r.Number("life_years", &cost->life_years, 0, kMaxLifeYears, true));
+  AIRTIME_RETURN_IF_ERROR(r.Number("power_w", &cost->power_w, 0, kMaxPowerW));
+  AIRTIME_RETURN_IF_ERROR(
+      r.Number("electricity_per_kwh", &cost->electricity_per_kwh, 0, kMaxPerKwh));
+  AIRTIME_RETURN_IF_ERROR(r.Number("pue", &cost->pue, 1, kMaxPue));
+  return OkStatus();
+}
+
+// `costs:` of the cluster mapping: a mapping from GPU type to cost fields.
+Status ParseCosts(const MapReader& c, const GpuCatalog& catalog, std::vector<GpuCost>* costs) {
+  *costs = DefaultGpuCosts(catalog);
+  if (!c.Has("costs")) return OkStatus();
+  if (!c.Get("costs").IsMap())
+    return c.Expected("costs", "a mapping from GPU type to its costs",
+                      " (e.g. costs: {H100: {price: 30000}})");
+  auto opened = c.SubAnyKeys("costs");
+  if (!opened.ok()) return opened.status();
+  const MapReader& r = *opened;
+  std::map<GpuTypeId, std::string> seen;
+  for (const auto& e : r.entries()) {
+    auto id = yaml_internal::FindGpuType(catalog, e.key);
+    if (!id.ok()) return r.FieldError(e.key, id.status().message());
+    auto [it, inserted] = seen.emplace(*id, e.key);
+    if (!inserted)
+      return r.FieldError(e.key, "GPU type " + catalog.type(*id).name + " already has costs (as '" +
+                                     it->second + "')");
+    AIRTIME_RETURN_IF_ERROR(ParseCostEntry(r, e.key, &(*costs)[static_cast<size_t>(*id)]));
+  }
+  return OkStatus();
+}
+
+StatusOr<ClusterFile> ParseClusterDocuments(const YamlFile& file,
+                                            const std::vector<YAML::Node>& docs,
+                                            const GpuCatalog& catalog) {
   std::vector<YAML::Node> present;
   for (const auto& d : docs)
     if (!d.IsNull()) present.push_back(d);
@@ -101,8 +170,8 @@ StatusOr<Cluster> ParseClusterDocuments(const YamlFile& file, const std::vector<
   auto root = MapReader::Open(file, present[0], "cluster file", "", {"cluster"}, 1);
   if (!root.ok()) return root.status();
   AIRTIME_RETURN_IF_ERROR(root->Require("cluster"));
-  auto cluster = MapReader::Open(file, root->Get("cluster"), "cluster", "", {"name", "nodes"},
-                                 root->LineOf("cluster"));
+  auto cluster = MapReader::Open(file, root->Get("cluster"), "cluster", "",
+                                 {"name", "nodes", "costs"}, root->LineOf("cluster"));
   if (!cluster.ok()) return cluster.status();
   MapReader& c = *cluster;
 
@@ -130,15 +199,18 @@ StatusOr<Cluster> ParseClusterDocuments(const YamlFile& file, const std::vector<
                                         file.Where(lines[it->second]) + ")");
   }
 
+  std::vector<GpuCost> costs;
+  AIRTIME_RETURN_IF_ERROR(ParseCosts(c, catalog, &costs));
+
   auto built = Cluster::Build(name, std::move(nodes), catalog);
   if (!built.ok()) return file.ErrorAt(c.line(), built.status().message());
-  return built;
+  return ClusterFile{std::move(*built), std::move(costs)};
 }
 
 }  // namespace
 
-StatusOr<Cluster> ParseClusterYaml(std::string_view text, std::string_view filename,
-                                   const GpuCatalog& catalog) {
+StatusOr<ClusterFile> ParseClusterFile(std::string_view text, std::string_view filename,
+                                       const GpuCatalog& catalog) {
   YamlFile file{std::string(filename)};
   auto docs = file.LoadAll(text);
   if (!docs.ok()) return docs.status();
@@ -149,10 +221,23 @@ StatusOr<Cluster> ParseClusterYaml(std::string_view text, std::string_view filen
   }
 }
 
-StatusOr<Cluster> LoadClusterYaml(const std::string& path, const GpuCatalog& catalog) {
+StatusOr<ClusterFile> LoadClusterFile(const std::string& path, const GpuCatalog& catalog) {
   auto text = yaml_internal::ReadFileToString(path, "cluster file");
   if (!text.ok()) return text.status();
-  return ParseClusterYaml(*text, path, catalog);
+  return ParseClusterFile(*text, path, catalog);
+}
+
+StatusOr<Cluster> ParseClusterYaml(std::string_view text, std::string_view filename,
+                                   const GpuCatalog& catalog) {
+  auto parsed = ParseClusterFile(text, filename, catalog);
+  if (!parsed.ok()) return parsed.status();
+  return std::move(parsed->cluster);
+}
+
+StatusOr<Cluster> LoadClusterYaml(const std::string& path, const GpuCatalog& catalog) {
+  auto parsed = LoadClusterFile(path, catalog);
+  if (!parsed.ok()) return parsed.status();
+  return std::move(parsed->cluster);
 }
 
 }  // namespace airtime

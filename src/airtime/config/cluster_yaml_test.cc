@@ -164,5 +164,86 @@ TEST(ClusterYamlTest, TheWholeClusterHasANodeLimit) {
                         "100000 nodes"));
 }
 
+std::string WithCosts(const std::string& costs) {
+  return "cluster:\n  name: c\n  nodes:\n    - name: n\n      gpu: H100\n      gpus: 8\n"
+         "  costs:\n" +
+         costs;
+}
+
+TEST(ClusterYamlCostsTest, DefaultsWithoutCosts) {
+  auto f = ParseClusterFile(OneNode("      gpus: 8\n      gpu: H100\n"), "c.yaml");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  const GpuCatalog& cat = GpuCatalog::Builtin();
+  ASSERT_EQ(f->costs.size(), cat.size());
+  const GpuCost& h100 = f->costs[static_cast<size_t>(*cat.Find("H100"))];
+  EXPECT_TRUE(h100.priced);
+  EXPECT_EQ(h100.price, 30000);
+  EXPECT_EQ(h100.pue, kDefaultPue);
+}
+
+TEST(ClusterYamlCostsTest, OverridesPerTypeKeepTheRestOfTheDefaults) {
+  auto f = ParseClusterFile(WithCosts("    H100-SXM: {price: 24000, life_years: 4, pue: 1.3}\n"
+                                      "    L4:\n      per_hour: 0.35\n"
+                                      "    G2: {price: 5000, power_w: 250}\n"),
+                            "c.yaml");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  const GpuCatalog& cat = GpuCatalog::Builtin();
+  const GpuCost& h100 = f->costs[static_cast<size_t>(*cat.Find("H100"))];
+  EXPECT_EQ(h100.price, 24000);
+  EXPECT_EQ(h100.life_years, 4);
+  EXPECT_EQ(h100.pue, 1.3);
+  EXPECT_EQ(h100.power_w, 700);  // the catalogue's
+  EXPECT_EQ(h100.electricity_per_kwh, kDefaultElectricityPerKwh);
+  // 24,000 / 35,040 h + 0.7 kW x 0.10 x 1.3
+  EXPECT_NEAR(ComputeHourlyCost(h100).total, 24000.0 / 35040 + 0.091, 1e-12);
+  const GpuCost& l4 = f->costs[static_cast<size_t>(*cat.Find("L4"))];
+  ASSERT_TRUE(l4.per_hour.has_value());
+  EXPECT_EQ(ComputeHourlyCost(l4).total, 0.35);
+  // A type without defaults gets the shared ones for what the file leaves out.
+  const GpuCost& g2 = f->costs[static_cast<size_t>(*cat.Find("G2"))];
+  EXPECT_TRUE(g2.priced);
+  EXPECT_NEAR(ComputeHourlyCost(g2).total, 5000.0 / 43800 + 0.25 * 0.10 * 1.58, 1e-12);
+  // ParseClusterYaml accepts the same file.
+  EXPECT_TRUE(ParseClusterYaml(WithCosts("    H100: {price: 1}\n"), "c.yaml").ok());
+}
+
+// Parses `text` as "c.yaml" and expects an error at `line` naming every one of `parts`.
+void ExpectCostError(const std::string& costs, int line, std::vector<std::string> parts) {
+  ExpectError(WithCosts(costs), line, std::move(parts));
+}
+
+TEST(ClusterYamlCostsTest, HostileValuesAreRefusedNamingTheField) {
+  ExpectCostError(
+      "    H100: {price: -1}\n", 8,
+      {"cluster 'c'", "field 'costs.H100.price'", "expected a number in [0, ", "found '-1'"});
+  ExpectCostError("    H100: {pue: .nan}\n", 8,
+                  {"field 'costs.H100.pue'", "expected a number in [1, 10]", "found '.nan'"});
+  ExpectCostError("    H100: {pue: 0.5}\n", 8, {"field 'costs.H100.pue'", "found '0.5'"});
+  ExpectCostError("    H100: {life_years: 0}\n", 8,
+                  {"field 'costs.H100.life_years'", "expected a number in (0, 100]"});
+  ExpectCostError("    H100: {power_w: 1e300}\n", 8,
+                  {"field 'costs.H100.power_w'", "found '1e300'"});
+  ExpectCostError("    H100: {electricity_per_kwh: .inf}\n", 8,
+                  {"field 'costs.H100.electricity_per_kwh'", "found '.inf'"});
+  ExpectCostError("    H100: {per_hour: 1e9}\n", 8, {"field 'costs.H100.per_hour'"});
+  ExpectCostError("    H100: {price: lots}\n", 8, {"field 'costs.H100.price'", "found 'lots'"});
+}
+
+TEST(ClusterYamlCostsTest, ShapeErrors) {
+  ExpectCostError("    H100: {per_hour: 2, price: 30000}\n", 8,
+                  {"field 'costs.H100.price'", "per_hour replaces price"});
+  ExpectCostError("    H100: {prise: 1}\n", 8,
+                  {"unknown field 'costs.H100.prise'", "did you mean 'price'?"});
+  ExpectCostError("    B900: {price: 1}\n", 8,
+                  {"field 'costs.B900'", "expected a GPU type", "found 'B900'"});
+  ExpectCostError("    H100: {price: 1}\n    h100-sxm: {price: 2}\n", 9,
+                  {"field 'costs.h100-sxm'", "H100 already has costs (as 'H100')"});
+  ExpectCostError("    H100:\n", 8, {"field 'costs.H100'", "expected a mapping of cost fields"});
+  ExpectError(
+      "cluster:\n  name: c\n  nodes:\n    - {name: n, gpu: H100, gpus: 8}\n"
+      "  costs: 5\n",
+      5, {"field 'costs'", "expected a mapping from GPU type to its costs"});
+}
+
 }  // namespace
 }  // namespace airtime

@@ -31,16 +31,32 @@ const char* BucketName(Bucket b) {
   return "?";
 }
 
-int64_t LedgerTotals::sum() const {
+int64_t BucketTotals::sum() const {
   int64_t s = 0;
   for (int64_t v : milli_ms) s += v;
   return s;
 }
-double LedgerTotals::gpu_hours(Bucket b) const {
+double BucketTotals::gpu_hours(Bucket b) const {
   return static_cast<double>(milli_ms[static_cast<size_t>(b)]) / 3.6e9;
 }
-double LedgerTotals::installed_gpu_hours() const {
+double BucketTotals::installed_gpu_hours() const {
   return static_cast<double>(installed_milli_ms) / 3.6e9;
+}
+int64_t BucketTotals::allocated_milli_ms() const {
+  return milli_ms[static_cast<size_t>(Bucket::kUseful)] +
+         milli_ms[static_cast<size_t>(Bucket::kIdleHeld)] +
+         milli_ms[static_cast<size_t>(Bucket::kLowValueBusy)] +
+         milli_ms[static_cast<size_t>(Bucket::kLost)] + reserved_held_milli_ms;
+}
+void BucketTotals::Add(const BucketTotals& other) {
+  for (size_t b = 0; b < milli_ms.size(); ++b) milli_ms[b] += other.milli_ms[b];
+  installed_milli_ms += other.installed_milli_ms;
+  reserved_held_milli_ms += other.reserved_held_milli_ms;
+}
+void LedgerTotals::Add(const LedgerTotals& other) {
+  BucketTotals::Add(other);
+  if (by_type.size() < other.by_type.size()) by_type.resize(other.by_type.size());
+  for (size_t t = 0; t < other.by_type.size(); ++t) by_type[t].Add(other.by_type[t]);
 }
 
 void Ledger::SetMeasuredUtilization(std::unordered_map<AllocationId, double> measured) {
@@ -50,14 +66,103 @@ void Ledger::SetMeasuredUtilization(std::unordered_map<AllocationId, double> mea
 }
 
 Ledger::Ledger(const Engine& engine) : engine_(&engine), last_(engine.now()), acc_since_(last_) {
-  installed_milli_ = 1000 * static_cast<int64_t>(engine.cluster().gpu_count());
+  const Cluster& c = engine.cluster();
+  installed_milli_ = 1000 * static_cast<int64_t>(c.gpu_count());
+  totals_.by_type.resize(c.catalog().size());
+  type_slot_.assign(c.catalog().size(), -1);
+  for (size_t t = 0; t < c.gpus_per_type().size(); ++t) {
+    if (c.gpus_per_type()[t] == 0) continue;
+    type_slot_[t] = static_cast<int>(type_rates_.size());
+    type_rates_.push_back({static_cast<GpuTypeId>(t), {}, 1000LL * c.gpus_per_type()[t], 0});
+  }
   Classify();
 }
 
-void Ledger::Carry(const LedgerTotals& earlier) {
-  for (size_t b = 0; b < totals_.milli_ms.size(); ++b) totals_.milli_ms[b] += earlier.milli_ms[b];
-  totals_.installed_milli_ms += earlier.installed_milli_ms;
-  totals_.reserved_held_milli_ms += earlier.reserved_held_milli_ms;
+void Ledger::Carry(const LedgerTotals& earlier) { totals_.Add(earlier); }
+
+void Ledger::AddRate(GpuTypeId t, Bucket b, int64_t milli) {
+  rate_[static_cast<size_t>(b)] += milli;
+  const int slot = type_slot_[static_cast<size_t>(t)];
+  if (slot >= 0) type_rates_[static_cast<size_t>(slot)].rate[static_cast<size_t>(b)] += milli;
+}
+
+namespace {
+
+// `amount` split over `split` in proportion to its milli, exactly (the last takes the rest).
+template <typename F>
+void Spread(const std::vector<std::pair<GpuTypeId, int64_t>>& split, int64_t amount, F&& add) {
+  int64_t total = 0;
+  for (const auto& [t, m] : split) total += m;
+  int64_t left = amount;
+  for (size_t i = 0; i < split.size(); ++i) {
+    const int64_t part =
+        i + 1 == split.size() || total == 0
+            ? left
+            : static_cast<int64_t>(static_cast<__int128>(amount) * split[i].second / total);
+    add(split[i].first, part);
+    left -= part;
+    if (total == 0) break;
+  }
+}
+
+// The table parts[type][k] with rows adding up to each type's milli and columns to
+// amounts[k] (which add up to the split's total), each part within a few milli of its
+// proportional share: the floors of the shares, then the remainders filled row by row.
+std::vector<std::array<int64_t, 3>> SplitExactly(
+    const std::vector<std::pair<GpuTypeId, int64_t>>& split,
+    const std::array<int64_t, 3>& amounts) {
+  std::vector<std::array<int64_t, 3>> parts(split.size());
+  if (split.size() == 1) {
+    parts[0] = amounts;
+    return parts;
+  }
+  int64_t total = 0;
+  for (const auto& [t, m] : split) total += m;
+  std::vector<int64_t> row_left(split.size());
+  std::array<int64_t, 3> col_left = amounts;
+  for (size_t i = 0; i < split.size(); ++i) {
+    row_left[i] = split[i].second;
+    for (size_t k = 0; k < amounts.size(); ++k) {
+      const int64_t p =
+          total > 0
+              ? static_cast<int64_t>(static_cast<__int128>(amounts[k]) * split[i].second / total)
+              : 0;
+      parts[i][k] = p;
+      row_left[i] -= p;
+      col_left[k] -= p;
+    }
+  }
+  for (size_t i = 0; i < split.size(); ++i)
+    for (size_t k = 0; k < amounts.size() && row_left[i] > 0; ++k) {
+      const int64_t x = std::min(row_left[i], col_left[k]);
+      if (x <= 0) continue;
+      parts[i][k] += x;
+      row_left[i] -= x;
+      col_left[k] -= x;
+    }
+  return parts;
+}
+
+}  // namespace
+
+GpuTypeId Ledger::OneTypeOf(const Cluster& c, const Placement& p) {
+  const GpuTypeId first = c.gpu_type(p.gpus[0]);
+  for (GpuIndex g : p.gpus)
+    if (c.gpu_type(g) != first) return kNoGpuType;
+  return first;
+}
+
+Ledger::TypeSplit Ledger::SplitOf(const Cluster& c, const Placement& p) {
+  TypeSplit split;
+  for (GpuIndex g : p.gpus) {
+    const GpuTypeId t = c.gpu_type(g);
+    auto it = std::find_if(split.begin(), split.end(), [&](const auto& e) { return e.first == t; });
+    if (it == split.end())
+      split.push_back({t, p.milli});
+    else
+      it->second += p.milli;
+  }
+  return split;
 }
 
 void Ledger::Advance(TimeMs to) {
@@ -67,6 +172,12 @@ void Ledger::Advance(TimeMs to) {
     totals_.milli_ms[static_cast<size_t>(b)] += rate_[static_cast<size_t>(b)] * dt;
   totals_.installed_milli_ms += installed_milli_ * dt;
   totals_.reserved_held_milli_ms += reserved_held_rate_ * dt;
+  for (const TypeRates& r : type_rates_) {
+    BucketTotals& t = totals_.by_type[static_cast<size_t>(r.type)];
+    for (size_t b = 0; b < r.rate.size(); ++b) t.milli_ms[b] += r.rate[b] * dt;
+    t.installed_milli_ms += r.installed * dt;
+    t.reserved_held_milli_ms += r.reserved_held * dt;
+  }
   for (const auto& [shape, rate] : shape_blocked_rate_) shape_blocked_[shape] += rate * dt;
   last_ = to;
 }
@@ -83,6 +194,13 @@ void Ledger::FlushAllocations() {
   if (dt > 0) {
     for (const AllocRates& r : alloc_rates_) {
       AllocAcc& a = acc_[r.id];
+      if (a.split.empty()) {
+        if (r.type != kNoGpuType) {
+          a.split = {{r.type, 1}};
+        } else if (auto m = multi_split_.find(r.id); m != multi_split_.end()) {
+          a.split = m->second;
+        }
+      }
       a.useful += r.useful * dt;
       a.idle += r.idle * dt;
       a.low += r.low * dt;
@@ -111,6 +229,20 @@ void Ledger::Observe(const CycleResult& cycle) {
       v = std::min(v, m);
       m -= v;
       totals_.milli_ms[static_cast<size_t>(Bucket::kLost)] += v;
+      // The same per type: from the allocation's types in proportion, and what rounding
+      // left them short of from any type that has it (the types add up to `m`, so some do).
+      int64_t left = v;
+      auto move = [&](size_t t, int64_t want) {
+        BucketTotals& of_type = totals_.by_type[t];
+        auto& mt = of_type.milli_ms[static_cast<size_t>(b)];
+        const int64_t part = std::min({want, mt, left});
+        mt -= part;
+        of_type.milli_ms[static_cast<size_t>(Bucket::kLost)] += part;
+        left -= part;
+      };
+      Spread(a.split, v, [&](GpuTypeId t, int64_t part) { move(static_cast<size_t>(t), part); });
+      for (const auto& [t, m] : a.split) move(static_cast<size_t>(t), left);
+      for (size_t t = 0; t < totals_.by_type.size() && left > 0; ++t) move(t, left);
     };
     take(Bucket::kUseful, from_useful);
     take(Bucket::kIdleHeld, from_idle);
@@ -126,7 +258,12 @@ void Ledger::Classify() {
   const size_t types = c.catalog().size();
   rate_.fill(0);
   reserved_held_rate_ = 0;
+  for (TypeRates& r : type_rates_) {
+    r.rate.fill(0);
+    r.reserved_held = 0;
+  }
   alloc_rates_.clear();
+  multi_split_.clear();
   shape_blocked_rate_.clear();
 
   // Waiting demand per GPU type: all of it, and the part that would fit but is held back.
@@ -231,36 +368,55 @@ void Ledger::Classify() {
   }
   for (const Held& h : held) {
     int64_t idle = h.milli - h.useful;
+    int64_t reserved = 0;
     if (auto it = held_on_purpose.find(h.a->workload); it != held_on_purpose.end()) {
-      const int64_t reserved = std::min(idle, it->second);
+      reserved = std::min(idle, it->second);
       it->second -= reserved;
       idle -= reserved;
-      rate_[static_cast<size_t>(Bucket::kReservedHeadroom)] += reserved;
-      reserved_held_rate_ += reserved;
     }
-    rate_[static_cast<size_t>(Bucket::kIdleHeld)] += idle;
-    rate_[static_cast<size_t>(h.low ? Bucket::kLowValueBusy : Bucket::kUseful)] += h.useful;
-    alloc_rates_.push_back({h.a->id, h.low ? 0 : h.useful, idle, h.low ? h.useful : 0});
+    reserved_held_rate_ += reserved;
+    const Bucket busy = h.low ? Bucket::kLowValueBusy : Bucket::kUseful;
+    const GpuTypeId one = OneTypeOf(c, h.a->placement);
+    if (one != kNoGpuType) {
+      AddRate(one, Bucket::kReservedHeadroom, reserved);
+      AddRate(one, Bucket::kIdleHeld, idle);
+      AddRate(one, busy, h.useful);
+      if (const int slot = type_slot_[static_cast<size_t>(one)]; slot >= 0)
+        type_rates_[static_cast<size_t>(slot)].reserved_held += reserved;
+    } else {
+      // Each type's part of the allocation's buckets, adding up exactly both ways.
+      TypeSplit split = SplitOf(c, h.a->placement);
+      const std::array<Bucket, 3> buckets = {Bucket::kReservedHeadroom, Bucket::kIdleHeld, busy};
+      const auto parts = SplitExactly(split, {reserved, idle, h.useful});
+      for (size_t i = 0; i < split.size(); ++i) {
+        for (size_t k = 0; k < buckets.size(); ++k)
+          AddRate(split[i].first, buckets[k], parts[i][k]);
+        if (const int slot = type_slot_[static_cast<size_t>(split[i].first)]; slot >= 0)
+          type_rates_[static_cast<size_t>(slot)].reserved_held += parts[i][0];
+      }
+      multi_split_[h.a->id] = std::move(split);
+    }
+    alloc_rates_.push_back({h.a->id, h.low ? 0 : h.useful, idle, h.low ? h.useful : 0, one});
   }
 
   // Free capacity per type.
   for (size_t t = 0; t < types; ++t) {
     const auto type = static_cast<GpuTypeId>(t);
     int64_t free = st.free_milli_of_type(type);
-    rate_[static_cast<size_t>(Bucket::kReservedHeadroom)] += st.reserved_milli_of_type(type);
+    AddRate(type, Bucket::kReservedHeadroom, st.reserved_milli_of_type(type));
     // Free capacity the policy declared it keeps for a forecast peak.
     const int64_t declared = std::min(free, e.declared_headroom(type));
     free -= declared;
-    rate_[static_cast<size_t>(Bucket::kReservedHeadroom)] += declared;
-    rate_[static_cast<size_t>(Bucket::kDown)] += st.down_milli_of_type(type);
-    rate_[static_cast<size_t>(Bucket::kForeign)] += st.foreign_milli_of_type(type);
+    AddRate(type, Bucket::kReservedHeadroom, declared);
+    AddRate(type, Bucket::kDown, st.down_milli_of_type(type));
+    AddRate(type, Bucket::kForeign, st.foreign_milli_of_type(type));
     const int64_t blocked = std::min(free, fits_blocked[t]);
     free -= blocked;
     const int64_t stranded = std::min(free, std::max<int64_t>(0, demand[t] - fits_blocked[t]));
     free -= stranded;
-    rate_[static_cast<size_t>(Bucket::kBlocked)] += blocked;
-    rate_[static_cast<size_t>(Bucket::kStranded)] += stranded;
-    rate_[static_cast<size_t>(Bucket::kFreeNoDemand)] += free;
+    AddRate(type, Bucket::kBlocked, blocked);
+    AddRate(type, Bucket::kStranded, stranded);
+    AddRate(type, Bucket::kFreeNoDemand, free);
   }
 }
 

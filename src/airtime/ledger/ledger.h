@@ -61,8 +61,9 @@ enum class Bucket : uint8_t {
 inline constexpr int kBucketCount = 10;
 const char* BucketName(Bucket b);
 
-struct LedgerTotals {
-  // Milli-GPU-milliseconds per bucket; divide by 3.6e9 for GPU-hours.
+// The buckets of one GPU type (or of all of them): milli-GPU-milliseconds per bucket; divide
+// by 3.6e9 for GPU-hours.
+struct BucketTotals {
   std::array<int64_t, kBucketCount> milli_ms{};
   int64_t installed_milli_ms = 0;
   // Of reserved_headroom, the part that running replicas held (allocated, kept warm on
@@ -72,6 +73,19 @@ struct LedgerTotals {
   int64_t sum() const;
   double gpu_hours(Bucket b) const;
   double installed_gpu_hours() const;
+  // What the allocation rate counts as allocated: useful, idle_held, low_value_busy, lost
+  // and the reserved_headroom that replicas held.
+  int64_t allocated_milli_ms() const;
+  void Add(const BucketTotals& other);
+};
+
+struct LedgerTotals : BucketTotals {
+  // The same buckets per GPU type, indexed by GpuTypeId (the cluster's catalogue); each type
+  // adds up to its own installed capacity x time, and the types to the totals above. Empty
+  // in totals carried from an airtime that did not count per type.
+  std::vector<BucketTotals> by_type;
+
+  void Add(const LedgerTotals& other);
 };
 
 class Ledger {
@@ -102,13 +116,27 @@ class Ledger {
   const std::unordered_map<std::string, int64_t>& shape_blocked() const { return shape_blocked_; }
 
  private:
+  // An allocation's milli-GPUs per GPU type (a gang can span nodes of several types).
+  using TypeSplit = std::vector<std::pair<GpuTypeId, int64_t>>;
   struct AllocRates {
     AllocationId id;
     int64_t useful, idle, low;  // milli-GPU per ms of each bucket
+    GpuTypeId type;             // its GPUs' type; kNoGpuType: several (multi_split_)
   };
   struct AllocAcc {
+    TypeSplit split;
     int64_t useful = 0, idle = 0, low = 0;
   };
+  struct TypeRates {
+    GpuTypeId type;
+    std::array<int64_t, kBucketCount> rate{};
+    int64_t installed = 0, reserved_held = 0;
+  };
+  // Adds `milli` of bucket `b` on type `t` to the rates now.
+  void AddRate(GpuTypeId t, Bucket b, int64_t milli);
+  static TypeSplit SplitOf(const Cluster& c, const Placement& p);
+  // The one type of `p`'s GPUs, or kNoGpuType when they are of several.
+  static GpuTypeId OneTypeOf(const Cluster& c, const Placement& p);
   void Classify();
   void FlushAllocations();
 
@@ -117,7 +145,11 @@ class Ledger {
   LedgerTotals totals_;
   std::array<int64_t, kBucketCount> rate_{};  // milli-GPU in each bucket now
   int64_t installed_milli_ = 0;
+  std::vector<TypeRates> type_rates_;  // the same per installed type
+  std::vector<int> type_slot_;         // GpuTypeId -> index in type_rates_ (-1: none installed)
   std::vector<AllocRates> alloc_rates_;
+  // The split of each live allocation whose GPUs are of several types (rare: gangs).
+  std::unordered_map<AllocationId, TypeSplit> multi_split_;
   int64_t reserved_held_rate_ = 0;  // milli-GPU of reserved_headroom held by replicas
   std::unordered_map<AllocationId, AllocAcc> acc_;     // per live allocation, since it started
   std::unordered_map<AllocationId, double> measured_;  // telemetry, when the daemon has it

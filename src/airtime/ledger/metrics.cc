@@ -25,7 +25,9 @@ Percentiles ComputePercentiles(std::vector<double> v) {
 }
 
 Metrics::Metrics(const Engine& engine, bool score_holds)
-    : engine_(&engine), last_(engine.now()), score_holds_(score_holds) {}
+    : engine_(&engine), last_(engine.now()), score_holds_(score_holds) {
+  s_.value_by_type.assign(engine.cluster().catalog().size(), 0.0);
+}
 
 void Metrics::Advance(TimeMs to) {
   if (to <= last_) return;
@@ -42,6 +44,8 @@ void Metrics::Advance(TimeMs to) {
     r.out->requests += requests;
     r.out->requests_in_slo += served;
     r.out->value += v;
+    for (const auto& [type, share] : r.type_shares)
+      s_.value_by_type[static_cast<size_t>(type)] += v * share;
     r.out->gpu_ms += static_cast<double>(r.held_milli) * dt / 1000.0;
     if (last_ < r.first_ready) {
       const double early = static_cast<double>(std::min(to, r.first_ready) - last_) / 1000.0;
@@ -50,6 +54,8 @@ void Metrics::Advance(TimeMs to) {
   }
   for (const auto& [tenant, milli] : tenant_rates_)
     s_.tenant_gpu_ms[tenant] += static_cast<double>(milli) * dt / 1000.0;
+  const auto ms = to - last_;
+  for (const JobTypeRate& r : job_type_rates_) *r.held_ms += r.milli * ms;
   last_ = to;
 }
 
@@ -82,6 +88,10 @@ void Metrics::Observe(const CycleResult& cycle) {
   for (const Stopped& st : cycle.stopped) {
     const Job& job = e.job(st.workload);
     if (!st.completed && st.lost_gpu_ms > 0 && job.is_service()) ++s_.failures;
+    // A job that ended without completing (cancelled, failed for good) earns nothing.
+    if (!st.completed && !job.is_service() &&
+        (job.phase == JobPhase::kCancelled || job.phase == JobPhase::kDone))
+      job_type_ms_.erase(job.id);
     if (!st.completed || job.is_service()) continue;
     KindMetrics& k = s_.kinds[static_cast<size_t>(job.s().kind)];
     ++k.completed;
@@ -89,6 +99,7 @@ void Metrics::Observe(const CycleResult& cycle) {
     const double v = job.s().value.CompletionValue(job.finished, job.s().deadline);
     k.value += v;
     s_.value += v;
+    AttributeToTypes(job.id, v);
   }
   Recompute();
 }
@@ -102,19 +113,52 @@ void Metrics::Recompute() {
     // Ready replicas, each slowed by work sharing its GPU (Allocation::interference).
     double ready = 0;
     int64_t held = 0;
+    std::vector<std::pair<GpuTypeId, double>> shares;
     for (AllocationId a : job.allocations) {
       const Allocation* al = e.allocation(a);
-      if (al->ready_at <= e.now()) ready += al->interference;
+      if (al->ready_at <= e.now() && !al->placement.gpus.empty()) {
+        ready += al->interference;
+        // A replica spanning several types serves from each in proportion to its GPUs.
+        const double per_gpu = al->interference / static_cast<double>(al->placement.gpus.size());
+        for (GpuIndex g : al->placement.gpus) shares.push_back({e.cluster().gpu_type(g), per_gpu});
+      }
       held += al->placement.total_milli();
     }
-    service_rates_.push_back(
-        {id, job.demand_rps, ready * job.s().realtime.capacity_rps, job.s().value.per_1k_requests,
-         held, job.submitted + job.s().realtime.cold_start, &s_.services[job.s().name]});
+    for (auto& [type, share] : shares) share = ready > 0 ? share / ready : 0;
+    service_rates_.push_back({id, job.demand_rps, ready * job.s().realtime.capacity_rps,
+                              job.s().value.per_1k_requests, held,
+                              job.submitted + job.s().realtime.cold_start,
+                              &s_.services[job.s().name], std::move(shares)});
   }
   std::map<std::string, int64_t> tenants;
-  for (const auto& [aid, a] : e.allocations())
-    tenants[e.job(a.workload).s().tenant] += a.placement.total_milli();
+  job_type_rates_.clear();
+  for (const auto& [aid, a] : e.allocations()) {
+    const Job& job = e.job(a.workload);
+    tenants[job.s().tenant] += a.placement.total_milli();
+    if (job.is_service() || a.placement.gpus.empty()) continue;
+    // Pointers into job_type_ms_ stay valid until its entry is erased, which happens only
+    // in Observe, before this recomputation.
+    std::vector<int64_t>& held = job_type_ms_[a.workload];
+    if (held.empty()) held.assign(s_.value_by_type.size(), 0);
+    for (GpuIndex g : a.placement.gpus) {
+      int64_t* slot = &held[static_cast<size_t>(e.cluster().gpu_type(g))];
+      if (!job_type_rates_.empty() && job_type_rates_.back().held_ms == slot)
+        job_type_rates_.back().milli += a.placement.milli;  // the same type as the last GPU
+      else
+        job_type_rates_.push_back({slot, a.placement.milli});
+    }
+  }
   tenant_rates_.assign(tenants.begin(), tenants.end());
+}
+
+void Metrics::AttributeToTypes(WorkloadId job, double value) {
+  auto it = job_type_ms_.find(job);
+  if (it == job_type_ms_.end()) return;
+  int64_t total = 0;
+  for (int64_t ms : it->second) total += ms;
+  for (size_t t = 0; t < it->second.size() && total > 0; ++t)
+    s_.value_by_type[t] += value * static_cast<double>(it->second[t]) / static_cast<double>(total);
+  job_type_ms_.erase(it);
 }
 
 void Metrics::Finish(TimeMs end) {

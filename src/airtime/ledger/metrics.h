@@ -55,6 +55,11 @@ struct MetricsSummary {
   // (finished, or the deadline passed); cancelled work and deadlines after the end excluded.
   double deadline_hit_rate = 1.0;
   std::array<KindMetrics, kWorkloadKindCount> kinds;
+  // Value by the GPU type that earned it, indexed by GpuTypeId: a service's value over an
+  // interval is split over its ready replicas' types by capacity, a job's completion value
+  // over the types it held, in proportion to the GPU-time it held on each (attempts that
+  // were preempted included). Value of work that held no GPU is in none.
+  std::vector<double> value_by_type;
   std::map<std::string, double> tenant_gpu_ms;     // GPU-ms held per tenant
   std::map<std::string, ServiceMetrics> services;  // by name
   size_t preemptions = 0, failures = 0;
@@ -84,8 +89,16 @@ class Metrics {
     int64_t held_milli;   // milli-GPUs its replicas hold
     TimeMs first_ready;   // its submission + cold start
     ServiceMetrics* out;  // its entry in s_.services
+    // Ready capacity per GPU type, as shares of capacity_rps (empty: nothing ready).
+    std::vector<std::pair<GpuTypeId, double>> type_shares;
+  };
+  struct JobTypeRate {
+    int64_t* held_ms;  // the job's entry for the type in job_type_ms_
+    int64_t milli;
   };
   void Recompute();
+  // Adds a finished job's value to the types it held, and forgets its GPU-time.
+  void AttributeToTypes(WorkloadId job, double value);
 
   const Engine* engine_;
   TimeMs last_ = 0;
@@ -93,6 +106,9 @@ class Metrics {
   std::vector<WorkloadId> services_;
   std::vector<ServiceRate> service_rates_;
   std::vector<std::pair<std::string, int64_t>> tenant_rates_;  // milli-GPU held per tenant
+  std::vector<JobTypeRate> job_type_rates_;  // milli-GPU each job (not service) holds per type
+  // Milli-GPU-ms each unfinished job has held per type, for its completion value.
+  std::unordered_map<WorkloadId, std::vector<int64_t>> job_type_ms_;
   bool score_holds_ = true;
   HoldBook holds_;
 };

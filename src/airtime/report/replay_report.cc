@@ -57,7 +57,7 @@ void ReturnSection(HtmlPage& page, const std::vector<SimResult>& results, double
   page.Heading(3, "Return and SLO per policy");
   std::vector<std::string> header = {"policy", "return / installed GPU-h"};
   if (bound > 0) header.push_back("% of bound");
-  for (const char* h : {"value", "allocation rate", "realtime SLO attainment",
+  for (const char* h : {"value", "cost", "margin", "allocation rate", "realtime SLO attainment",
                         "batch deadlines met", "preemptions"})
     header.push_back(h);
   std::vector<std::vector<std::string>> rows;
@@ -65,6 +65,8 @@ void ReturnSection(HtmlPage& page, const std::vector<SimResult>& results, double
     std::vector<std::string> row = {r.policy, Fmt("%.3f", r.return_per_gpu_hour())};
     if (bound > 0) row.push_back(PercentOfBound(r.return_per_gpu_hour(), bound));
     row.push_back(Fmt("%.1f", r.metrics.value));
+    row.push_back(Fmt("%.1f", r.costs.cost));  // every installed GPU-hour at its type's rate
+    row.push_back(Fmt("%.1f", r.costs.margin));
     row.push_back(Percent(r.allocation_rate()));
     row.push_back(Fmt("%.2f%%", 100 * r.metrics.slo_attainment));
     row.push_back(Percent(r.metrics.deadline_hit_rate));

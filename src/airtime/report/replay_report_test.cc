@@ -26,6 +26,8 @@ SimResult Result(const std::string& policy, double value, double useful_gpu_hour
   r.ledger.milli_ms[static_cast<size_t>(Bucket::kFreeNoDemand)] =
       r.ledger.installed_milli_ms - useful;
   r.metrics.value = value;
+  r.costs.cost = 80;  // 100 GPU-hours at 0.80
+  r.costs.margin = value - 80;
   r.metrics.requests = 100;
   r.metrics.requests_in_slo = 95;
   r.metrics.slo_attainment = 0.95;
@@ -55,8 +57,9 @@ TEST(ReplayReport, ChartsPerPolicyWithTheirValuesEscaped) {
   // The time charts: one line per policy each.
   EXPECT_EQ(Count(html, "<polyline"), 3u * 2);
   // Return per installed GPU-hour: value / 100 installed GPU-hours; 1.5 is 75% of the bound.
-  for (const char* v : {"1.200", "1.500", "1.100", "75.0%", "95.00%", "useful", "free_no_demand",
-                        "40.0%", "60.0%", "1 / 10"})
+  for (const char* v :
+       {"1.200", "1.500", "1.100", "75.0%", "95.00%", "useful", "free_no_demand", "40.0%", "60.0%",
+        "1 / 10", "<th>cost</th>", "<th>margin</th>", "80.0", "70.0"})
     EXPECT_NE(html.find(v), std::string::npos) << v;
   EXPECT_EQ(html.find("<b>"), std::string::npos);
   EXPECT_NE(html.find("&lt;b&gt;airtime&lt;/b&gt;"), std::string::npos);

@@ -34,6 +34,7 @@
 #include "airtime/engine/engine.h"
 #include "airtime/exec/executor.h"
 #include "airtime/gpu/inventory.h"
+#include "airtime/ledger/costs.h"
 #include "airtime/ledger/hold_book.h"
 #include "airtime/ledger/ledger.h"
 #include "airtime/ledger/metrics.h"
@@ -320,6 +321,16 @@ class Daemon final : public ControlPlane {
   std::unique_ptr<airtime::Metrics> books_;
   double value_carried_ = 0;  // value earned under earlier daemons (the saved ledger)
   double ValueEarned() const { return value_carried_ + books_->summary().value; }
+  // Of it, by GPU type (GpuTypeId), the same way: the saved ledger's and this daemon's.
+  std::vector<double> value_by_type_carried_;
+  std::vector<double> ValueByType() const;
+  // NVML's power readings per GPU type since this daemon started: sum of watts, count; their
+  // mean replaces the catalogue's draw in the type's hourly cost (ledger/costs.h).
+  std::vector<std::pair<double, int64_t>> power_by_type_;
+  void CountPower(const GpuSample& sample);
+  // The ledger's costs so far (call ledger_->Advance and AccountValue first): catalogue
+  // rates, with measured power where NVML gave some.
+  CostSummary Costs() const;
   uint64_t submissions_total_ = 0, starts_total_ = 0, preemptions_total_ = 0;
   uint64_t failures_total_ = 0;
   // Admission attempts, as Kueue counts them: a workload the cycle started (success), or one

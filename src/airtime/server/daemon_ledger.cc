@@ -1,6 +1,9 @@
 // Daemon: the GPU-hour ledger in the API, and kept across restarts (ledger_record.h).
+#include <cmath>
 #include <iostream>
 
+#include "airtime/ledger/cost_json.h"
+#include "airtime/model/gpu_cost.h"
 #include "airtime/server/daemon.h"
 #include "airtime/server/ledger_record.h"
 
@@ -24,6 +27,7 @@ std::string Daemon::CarryLedger(TimeMs now) {
   const DurationMs gap = std::max<DurationMs>(0, ledger_->last() - saved->saved_at);
   ledger_->Carry(saved->totals);
   value_carried_ += saved->value;
+  value_by_type_carried_ = saved->value_by_type;
   ledger_since_ = saved->since;
   unobserved_ = saved->unobserved + gap;
   next_ledger_save_ = now + options_.ledger_save_interval;
@@ -40,6 +44,7 @@ void Daemon::SaveLedger(TimeMs now) {
   r.unobserved = unobserved_;
   r.totals = ledger_->totals();
   r.value = ValueEarned();
+  r.value_by_type = ValueByType();
   if (Status st = store_->SetMeta(kLedgerKey, EncodeLedgerRecord(r)); !st.ok())
     std::cerr << "airtime server: saving the ledger: " << st.message() << "\n";
 }
@@ -63,8 +68,37 @@ StatusOr<json> Daemon::Ledger(const Caller&) {
                 {"buckets", buckets},
                 {"value", ValueEarned()},
                 {"return_per_gpu_hour", installed_h > 0 ? ValueEarned() / installed_h : 0.0},
+                {"costs", CostsToJson(Costs())},
                 {"backend", BackendView()}};
   });
+}
+
+std::vector<double> Daemon::ValueByType() const {
+  std::vector<double> v = books_->summary().value_by_type;
+  if (v.size() < value_by_type_carried_.size()) v.resize(value_by_type_carried_.size(), 0.0);
+  for (size_t t = 0; t < value_by_type_carried_.size(); ++t) v[t] += value_by_type_carried_[t];
+  return v;
+}
+
+void Daemon::CountPower(const GpuSample& sample) {
+  if (!sample.power_w || !std::isfinite(*sample.power_w) || *sample.power_w < 0) return;
+  auto g = gpu_of_uuid_.find(sample.uuid);
+  if (g == gpu_of_uuid_.end()) return;
+  const auto type = static_cast<size_t>(engine_->cluster().gpu_type(g->second));
+  if (power_by_type_.size() <= type) power_by_type_.resize(type + 1, {0.0, 0});
+  power_by_type_[type].first += *sample.power_w;
+  ++power_by_type_[type].second;
+}
+
+CostSummary Daemon::Costs() const {
+  const GpuCatalog& catalog = engine_->cluster().catalog();
+  std::vector<std::optional<double>> measured(catalog.size());
+  for (size_t t = 0; t < power_by_type_.size() && t < measured.size(); ++t)
+    if (power_by_type_[t].second > 0)
+      measured[t] = power_by_type_[t].first / static_cast<double>(power_by_type_[t].second);
+  const std::vector<GpuCost> costs = DefaultGpuCosts(catalog);
+  return ComputeCosts(ledger_->totals(), ValueEarned(), ValueByType(), HourlyRates(costs, measured),
+                      PricedTypes(costs), catalog);
 }
 
 }  // namespace airtime

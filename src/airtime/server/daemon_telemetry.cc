@@ -70,7 +70,10 @@ void Daemon::SampleTelemetry(TimeMs now) {
     for (const std::string& uuid : run.row.gpus)
       (void)inventory_->Report(uuid, report->utilization, report->memory_mib, {run.row.pid});
   }
-  for (GpuSample& s : inventory_->Sample(now)) telemetry_[s.uuid] = std::move(s);
+  for (GpuSample& s : inventory_->Sample(now)) {
+    CountPower(s);
+    telemetry_[s.uuid] = std::move(s);
+  }
   // The ledger counts measured busy time where telemetry has it.
   std::unordered_map<AllocationId, double> measured;
   for (const auto& [aid, a] : engine_->allocations()) {
@@ -269,6 +272,11 @@ std::string Daemon::RenderMetrics() {
   w.Counter("airtime_value_total",
             "Value earned (owner's units) since the ledger began (kept across restarts).",
             ValueEarned());
+  for (const TypeCost& c : Costs().types)
+    w.Gauge("airtime_gpu_cost_per_hour",
+            "Hourly cost of one installed GPU of the type: depreciation + power x PUE "
+            "(catalogue figures; measured power where NVML gives it); 0 when unpriced.",
+            c.hourly.total, {{"gpu_type", c.name}});
   for (const auto& [name, sm] : books_->summary().services) {
     const std::pair<double, double> v = {sm.requests, sm.requests_in_slo};
     const PromLabels l = {{"workload", name}};

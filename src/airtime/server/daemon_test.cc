@@ -16,6 +16,7 @@
 
 #include "airtime/api/http_api.h"
 #include "airtime/api/tokens.h"
+#include "airtime/model/gpu_cost.h"
 #include "airtime/server/demand_scrape.h"
 
 namespace airtime {
@@ -366,7 +367,21 @@ TEST_F(DaemonTest, GpusLedgerAndMetricsDescribeTheHost) {
   for (const auto& [k, v] : (*ledger)["buckets"].items()) sum += v.get<double>();
   EXPECT_NEAR(sum, (*ledger)["installed_gpu_seconds"].get<double>(), 1e-6);
   EXPECT_GT((*ledger)["buckets"]["free_no_demand"].get<double>(), 0);
+  // Costs: the H100s at the catalogue's rate (fake GPUs report no power), every installed
+  // second of them, the buckets adding up to the cost.
+  const json& costs = (*ledger)["costs"];
+  ASSERT_EQ(costs["types"].size(), 1u) << costs.dump(2);
+  EXPECT_EQ(costs["types"][0]["type"], "H100");
+  EXPECT_EQ(costs["types"][0]["basis"], "catalogue_power");
+  const double rate = ComputeHourlyCost(DefaultGpuCost("H100")).total;
+  EXPECT_NEAR(costs["types"][0]["per_hour"].get<double>(), rate, 1e-12);
+  EXPECT_NEAR(costs["cost"].get<double>(),
+              rate * (*ledger)["installed_gpu_seconds"].get<double>() / 3600, 1e-9);
+  double cost_sum = 0;
+  for (const auto& [k, v] : costs["buckets"].items()) cost_sum += v.get<double>();
+  EXPECT_NEAR(cost_sum, costs["cost"].get<double>(), 1e-9);
   const std::string m = daemon_->Metrics();
+  EXPECT_THAT(m, HasSubstr("airtime_gpu_cost_per_hour{gpu_type=\"H100\"} 0.79553"));
   EXPECT_THAT(m, HasSubstr("airtime_gpu_allocated_ratio{gpu=\"0\",UUID=\"GPU-"));
   EXPECT_THAT(m, HasSubstr("Hostname=\"testhost\""));
   EXPECT_THAT(m, HasSubstr("airtime_ledger_gpu_seconds_total{bucket=\"useful\"}"));
@@ -464,6 +479,10 @@ TEST_F(DaemonTest, TheLedgerIsCarriedAcrossARestart) {
   double sum = 0;
   for (const auto& [k, v] : a["buckets"].items()) sum += v.get<double>();
   EXPECT_NEAR(sum, a["installed_gpu_seconds"].get<double>(), 1e-6);
+  // The hours per GPU type were carried too: the cost covers every installed hour.
+  ASSERT_EQ(a["costs"]["types"].size(), 1u) << a["costs"].dump(2);
+  EXPECT_NEAR(a["costs"]["types"][0]["installed_gpu_hours"].get<double>() * 3600,
+              a["installed_gpu_seconds"].get<double>(), 1e-6);
   // Every moment of the window is either counted (on 2 GPUs) or not observed.
   const double window_s =
       static_cast<double>(a["now"].get<int64_t>() - a["since"].get<int64_t>()) / 1000;

@@ -9,10 +9,12 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "airtime/base/status.h"
 #include "airtime/base/time.h"
 #include "airtime/ledger/ledger.h"
+#include "airtime/model/gpu_catalog.h"
 
 namespace airtime {
 
@@ -20,14 +22,20 @@ struct LedgerRecord {
   TimeMs since = 0;           // when the first daemon on this store began counting
   TimeMs saved_at = 0;        // the time the totals reach
   DurationMs unobserved = 0;  // time within [since, saved_at] that no daemon counted
-  LedgerTotals totals;
-  double value = 0;  // value earned, in the owner's units
+  LedgerTotals totals;        // by_type indexed by GpuTypeId of the catalogue given to the codec
+  double value = 0;           // value earned, in the owner's units
+  std::vector<double> value_by_type;  // of it, by the GPU type that earned it (GpuTypeId)
 };
 
-// JSON text, buckets by name (integer milli-GPU-milliseconds, so nothing is rounded).
-std::string EncodeLedgerRecord(const LedgerRecord& record);
+// JSON text, buckets by name (integer milli-GPU-milliseconds, so nothing is rounded), and
+// the same per GPU type ("by_type") and value per type ("value_by_type"), types by their
+// names in `catalog`.
+std::string EncodeLedgerRecord(const LedgerRecord& record,
+                               const GpuCatalog& catalog = GpuCatalog::Builtin());
 // The error names the field that is missing or wrong. Buckets missing from the text (an
-// older airtime) count as 0; unknown ones are an error, as are totals that do not add up.
-StatusOr<LedgerRecord> DecodeLedgerRecord(std::string_view text);
+// older airtime) count as 0, as do by_type and value_by_type; unknown buckets and types are
+// an error, as are totals (of all, or of a type) that do not add up.
+StatusOr<LedgerRecord> DecodeLedgerRecord(std::string_view text,
+                                          const GpuCatalog& catalog = GpuCatalog::Builtin());
 
 }  // namespace airtime

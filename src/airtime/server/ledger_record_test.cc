@@ -35,6 +35,44 @@ TEST(LedgerRecord, RoundTripsExactly) {
   EXPECT_EQ(back->value, r.value);
 }
 
+// The hours and value per GPU type go by the type's name and come back to its id; records
+// without them (an airtime before costs) read as none; bad ones name the field.
+TEST(LedgerRecord, PerTypeTotalsAndValueRoundTrip) {
+  const GpuCatalog& cat = GpuCatalog::Builtin();
+  const auto h100 = static_cast<size_t>(*cat.Find("H100"));
+  LedgerRecord r = Sample();
+  r.totals.by_type.assign(cat.size(), BucketTotals{});
+  static_cast<BucketTotals&>(r.totals.by_type[h100]) = r.totals;
+  r.value_by_type.assign(cat.size(), 0.0);
+  r.value_by_type[h100] = 12.25;
+  const std::string text = EncodeLedgerRecord(r);
+  EXPECT_THAT(text, HasSubstr("\"by_type\":{\"H100\":"));
+  auto back = DecodeLedgerRecord(text);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_EQ(back->totals.by_type.size(), cat.size());
+  EXPECT_EQ(back->totals.by_type[h100].milli_ms, r.totals.milli_ms);
+  EXPECT_EQ(back->totals.by_type[h100].reserved_held_milli_ms, r.totals.reserved_held_milli_ms);
+  EXPECT_EQ(back->value_by_type[h100], 12.25);
+
+  LedgerRecord plain = Sample();
+  auto old = DecodeLedgerRecord(EncodeLedgerRecord(plain));
+  ASSERT_TRUE(old.ok());
+  for (const BucketTotals& t : old->totals.by_type) EXPECT_EQ(t.installed_milli_ms, 0);
+
+  std::string bad = text;
+  bad.replace(bad.find("\"H100\":{"), 6, "\"H900\"");
+  auto refused = DecodeLedgerRecord(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("'by_type.H900' is not a GPU type"));
+  std::string uneven = text;
+  const size_t at = uneven.find("\"installed_milli_ms\":7140000001", uneven.find("by_type"));
+  ASSERT_NE(at, std::string::npos) << text;
+  uneven.replace(at, 31, "\"installed_milli_ms\":7140000002");
+  auto refused2 = DecodeLedgerRecord(uneven);
+  ASSERT_FALSE(refused2.ok());
+  EXPECT_THAT(refused2.status().message(), HasSubstr("'by_type.H100.buckets' add up to"));
+}
+
 // The held part of reserved_headroom: absent in older records (none then), never more than
 // the bucket.
 TEST(LedgerRecord, ReservedHeldIsOptionalAndWithinItsBucket) {

@@ -34,6 +34,13 @@ std::string HoldsReport(const SimResult& r) {
          HoldsTable(sums);
 }
 
+std::string CostsReport(const SimResult& r) {
+  return "costs for " + r.policy +
+         ": every installed GPU-hour at its type's hourly cost (depreciation + power x PUE; "
+         "docs/costs.md), against the value earned on it\n" +
+         CostsTable(CostsToJson(r.costs));
+}
+
 nlohmann::json PercentilesToJson(const Percentiles& p) {
   return {{"count", p.count}, {"p50", p.p50}, {"p99", p.p99}, {"mean", p.mean}, {"max", p.max}};
 }
@@ -101,6 +108,7 @@ nlohmann::json ResultToJson(const SimResult& r) {
       {"wall_seconds", r.wall_seconds},
       {"event_errors", r.event_errors},
       {"waiting_at_end", {{"count", r.waiting_at_end_count}, {"first", r.waiting_at_end}}},
+      {"costs", CostsToJson(r.costs)},
   };
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "airtime/ledger/cost_json.h"
 #include "airtime/ledger/hold_json.h"
 #include "airtime/sim/lp_bound.h"
 #include "airtime/sim/simulator.h"
@@ -18,6 +19,8 @@ nlohmann::json ResultToJson(const SimResult& result);
 nlohmann::json HoldsToJson(const MetricsSummary& metrics);
 // The 3 a.m. report as a table, one service per line ("" when the policy made no call).
 std::string HoldsReport(const SimResult& result);
+// What the run's GPUs cost, and the margin: a heading and the table of ledger/cost_json.h.
+std::string CostsReport(const SimResult& result);
 nlohmann::json PercentilesToJson(const Percentiles& p);
 // {"policies": [...]} with a header describing the input; with a bound, "bound" and each
 // policy's "return_of_bound".

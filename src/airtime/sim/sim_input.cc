@@ -58,7 +58,8 @@ std::string StatsNote(const TraceSource& t, const ImportStats& s) {
 
 SimInput MakeSimInput(Cluster cluster, std::vector<WorkloadSpec> workloads,
                       std::vector<ScenarioEvent> events) {
-  SimInput in{std::move(cluster), std::move(workloads), std::move(events), {}};
+  std::vector<GpuCost> costs = DefaultGpuCosts(cluster.catalog());
+  SimInput in{std::move(cluster), std::move(workloads), std::move(events), {}, std::move(costs)};
   std::stable_sort(
       in.workloads.begin(), in.workloads.end(),
       [](const WorkloadSpec& a, const WorkloadSpec& b) { return a.submit_at < b.submit_at; });
@@ -70,8 +71,9 @@ SimInput MakeSimInput(Cluster cluster, std::vector<WorkloadSpec> workloads,
 StatusOr<SimInput> LoadSimInput(const std::string& cluster_path,
                                 const std::vector<std::string>& workload_paths,
                                 const LoadOptions& options) {
-  auto cluster = LoadClusterYaml(cluster_path);
-  if (!cluster.ok()) return cluster.status();
+  auto file = LoadClusterFile(cluster_path);
+  if (!file.ok()) return file.status();
+  Cluster* cluster = &file->cluster;
   auto scenario = LoadWorkloadYamlFiles(workload_paths, cluster->catalog(), options.families);
   if (!scenario.ok()) return scenario.status();
   std::vector<std::string> notes;
@@ -123,6 +125,7 @@ StatusOr<SimInput> LoadSimInput(const std::string& cluster_path,
   SimInput in = MakeSimInput(std::move(*cluster), std::move(scenario->workloads),
                              std::move(scenario->events));
   in.notes = std::move(notes);
+  in.costs = std::move(file->costs);
   return in;
 }
 

@@ -12,6 +12,7 @@
 #include "airtime/base/status.h"
 #include "airtime/config/workload_yaml.h"
 #include "airtime/model/cluster.h"
+#include "airtime/model/gpu_cost.h"
 #include "airtime/model/workload.h"
 
 namespace airtime {
@@ -21,6 +22,9 @@ struct SimInput {
   std::vector<WorkloadSpec> workloads;  // sorted by (submit_at, file order)
   std::vector<ScenarioEvent> events;    // sorted by time
   std::vector<std::string> notes;       // what was imported, rows skipped, ...
+  // Hourly-cost inputs per GPU type of the cluster's catalogue (by GpuTypeId): the
+  // catalogue's defaults with the cluster file's `costs:` (model/gpu_cost.h).
+  std::vector<GpuCost> costs;
 };
 
 struct LoadOptions {
@@ -33,7 +37,8 @@ StatusOr<SimInput> LoadSimInput(const std::string& cluster_path,
                                 const std::vector<std::string>& workload_paths,
                                 const LoadOptions& options = {});
 
-// Builds a SimInput from parts already in memory (sorting workloads and events).
+// Builds a SimInput from parts already in memory (sorting workloads and events), with the
+// catalogue's default costs.
 SimInput MakeSimInput(Cluster cluster, std::vector<WorkloadSpec> workloads,
                       std::vector<ScenarioEvent> events = {});
 

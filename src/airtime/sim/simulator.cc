@@ -316,6 +316,10 @@ StatusOr<SimResult> Simulate(const SimInput& input, const std::string& policy_sp
   // Name the run by the spec as given, so that variants of one policy
   // ("kai:preempt_min_runtime=30m") stay apart in tables and reports.
   if (policy_spec.find(':') != std::string::npos) r.policy = policy_spec;
+  const std::vector<GpuCost> costs =
+      input.costs.empty() ? DefaultGpuCosts(input.cluster.catalog()) : input.costs;
+  r.costs = ComputeCosts(r.ledger, r.metrics.value, r.metrics.value_by_type, HourlyRates(costs),
+                         PricedTypes(costs), input.cluster.catalog());
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

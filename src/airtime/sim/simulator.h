@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "airtime/base/status.h"
+#include "airtime/ledger/costs.h"
 #include "airtime/ledger/ledger.h"
 #include "airtime/ledger/metrics.h"
 #include "airtime/model/interference.h"
@@ -51,6 +52,10 @@ struct SimResult {
   LedgerTotals ledger;
   std::unordered_map<std::string, int64_t> shape_blocked;  // milli-GPU-ms per shape
   MetricsSummary metrics;
+  // What the installed GPUs cost over the run (SimInput::costs), per bucket and per type,
+  // and the margin: ledger/costs.h. Computed from the ledger and the metrics; it changes
+  // no decision.
+  CostSummary costs;
   size_t events = 0;
   std::vector<double> cycle_us;  // per cycle, when SimOptions::time_cycles
   double wall_seconds = 0;

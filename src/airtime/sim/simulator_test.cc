@@ -30,6 +30,21 @@ TEST(LedgerPropertyTest, BucketsAddUpToInstalledOnRandomScenarios) {
       EXPECT_EQ(t.installed_milli_ms, 1000 * static_cast<int64_t>(in.cluster.gpu_count()) * r->end);
       for (int b = 0; b < kBucketCount; ++b)
         EXPECT_GE(t.milli_ms[static_cast<size_t>(b)], 0) << BucketName(static_cast<Bucket>(b));
+      // Per GPU type too, and the types add up to the totals bucket by bucket.
+      BucketTotals types;
+      for (const BucketTotals& bt : t.by_type) {
+        EXPECT_EQ(bt.sum(), bt.installed_milli_ms) << "seed " << seed << " " << policy;
+        types.Add(bt);
+      }
+      EXPECT_EQ(types.milli_ms, t.milli_ms) << "seed " << seed << " " << policy;
+      EXPECT_EQ(types.installed_milli_ms, t.installed_milli_ms);
+      EXPECT_EQ(types.reserved_held_milli_ms, t.reserved_held_milli_ms);
+      // Costs: the buckets add up to the total; value by type to no more than the value.
+      double bucket_cost = 0;
+      for (double c : r->costs.bucket_cost) bucket_cost += c;
+      EXPECT_NEAR(bucket_cost, r->costs.cost, 1e-9 * (1 + r->costs.cost));
+      EXPECT_NEAR(r->costs.margin, r->metrics.value - r->costs.cost, 1e-9 * (1 + r->costs.cost));
+      EXPECT_GE(r->costs.unattributed_value, -1e-9 * (1 + r->metrics.value));
       EXPECT_LE(r->allocation_rate(), 1.0 + 1e-12);
       EXPECT_GE(r->metrics.slo_attainment, 0.0);
       EXPECT_LE(r->metrics.slo_attainment, 1.0 + 1e-12);
