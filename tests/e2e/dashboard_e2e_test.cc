@@ -167,6 +167,15 @@ TEST(DashboardE2E, ShowsTheApisFiguresAndNoInjectedMarkupInChromium) {
   std::cout << output << "browser run: " << seconds << " s; screenshots in " << out << "\n";
   for (const char* shot : {"gpus.png", "ledger.png", "queue.png", "holds.png", "tenants.png"})
     EXPECT_TRUE(fs::exists(out / shot)) << shot;
+  // Cancelled, the workloads' processes stop with the test (a killed daemon leaves them for
+  // the next daemon to adopt).
+  for (const json& w : GetJson(c, "/v1/workloads?state=active").value("workloads", json::array()))
+    c.Delete("/v1/workloads/" + std::to_string(w.value("id", 0)));
+  for (int i = 0;
+       i < 100 &&
+       !GetJson(c, "/v1/workloads?state=running").value("workloads", json::array()).empty();
+       ++i)
+    std::this_thread::sleep_for(50ms);
   if (status == 0 && !HasFailure()) fs::remove_all(dir);
 }
 
