@@ -32,7 +32,16 @@ PACKAGES=(
   libcpp-httplib-dev # the daemon's HTTP API and the CLI's client
   coinor-libclp-dev  # COIN-OR CLP: solves the LP bound on a replay's return (src/airtime/sim/lp_bound.h)
   prometheus         # promtool and a real Prometheus for the /metrics tests (tests/e2e/prometheus_e2e_test.cc)
+  chromium           # the dashboard's browser test (tests/e2e/dashboard_e2e_test.cc, playwright-core)
 )
+# Node.js and npm build the dashboard (web/: npm ci, vite build; scripts/build-web.sh): Debian's
+# nodejs and npm, unless a node of its own with npm is installed already (NodeSource's nodejs
+# package, for instance, holds npm and conflicts with Debian's npm package: installing that
+# would replace it). Debian 12's Node.js 18 builds the page; the browser test needs 20 or later
+# (playwright-core) and skips, saying so, on 18.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  PACKAGES+=(nodejs npm)
+fi
 
 installed() {
   dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"

@@ -38,6 +38,7 @@ std::string Query(const ListFilter& f) {
   if (!f.kind.empty()) params.emplace("kind", f.kind);
   if (!f.tenant.empty()) params.emplace("tenant", f.tenant);
   if (f.limit > 0) params.emplace("limit", std::to_string(f.limit));
+  if (f.offset > 0) params.emplace("offset", std::to_string(f.offset));
   const std::string q = httplib::detail::params_to_query_str(params);
   return q.empty() ? "" : "?" + q;
 }

@@ -27,6 +27,7 @@
 // Ledger: {"since": ms, "now": ms, "installed_gpu_seconds": 1234.5,
 //   "buckets": {"useful": gpu_seconds, "idle_held": ..., ... all nine ...},
 //   "value": 12.3, "return_per_gpu_hour": 0.5}
+// GpuHistory: see the method below.
 // Holds (the 3 a.m. report, ledger/hold_json.h): {"now": ms, "services": {name: summary},
 //   "decisions": [call, ...] (the newest `limit`, oldest first; times `t_s` / `until_s` in
 //   seconds since the epoch), "decisions_kept": calls kept that match the filter}
@@ -51,6 +52,7 @@ struct ListFilter {
   std::string kind;    // "" for all
   std::string tenant;  // admin only: "" for all
   int limit = 0;       // 0: no limit; else the most recent `limit`
+  int offset = 0;      // skip the `offset` most recent matches first (a page of `limit`)
 };
 
 // GET /v1/holds?service=&limit=.
@@ -78,6 +80,13 @@ struct LogChunk {
   std::string data;        // bytes as the workload wrote them (not necessarily UTF-8)
 };
 
+// GET /v1/gpus/history?gpu=&minutes=.
+inline constexpr int kMaxHistoryMinutes = 1440;
+struct HistoryFilter {
+  std::string gpu;                   // "" for the cluster only; else a GPU's UUID or index
+  int minutes = kMaxHistoryMinutes;  // the last `minutes` one-minute slots, 1 to 1440
+};
+
 class ControlPlane {
  public:
   virtual ~ControlPlane() = default;
@@ -90,7 +99,8 @@ class ControlPlane {
   // Answer: {"accepted": [{"id": 12, "name": "chat"}, ...]}.
   virtual StatusOr<nlohmann::json> Submit(const Caller& caller, std::string_view body,
                                           std::string_view origin) = 0;
-  // {"workloads": [view, ...]} (a tenant sees only its own).
+  // {"workloads": [view, ...], "total": matches before offset and limit} (a tenant sees
+  // only its own), in id order.
   virtual StatusOr<nlohmann::json> List(const Caller& caller, const ListFilter& filter) = 0;
   // One workload by id ("12") or name, with explanation and runs.
   virtual StatusOr<nlohmann::json> Get(const Caller& caller, std::string_view id_or_name) = 0;
@@ -100,6 +110,12 @@ class ControlPlane {
   virtual Status ReportDemand(const Caller& caller, std::string_view id_or_name, double rps) = 0;
   virtual StatusOr<nlohmann::json> Gpus(const Caller& caller) = 0;
   virtual StatusOr<nlohmann::json> Ledger(const Caller& caller) = 0;
+  // Allocation against measured utilization per minute over the last day (the dashboard):
+  // {"step_s", "start", "now", "cluster": {"allocated": [...], "utilization": [...]},
+  //  "gpus": [{"index", "uuid", "allocated", "utilization"}]} (server/gpu_history.h); the
+  // whole machine for every caller, like Gpus. An unknown GPU is kNotFound.
+  virtual StatusOr<nlohmann::json> GpuHistory(const Caller& caller,
+                                              const HistoryFilter& filter) = 0;
   // The 3 a.m. report: every hold-or-hand-off call on services' headroom, scored against
   // the demand that came. A tenant sees only its own services' calls and summaries; a
   // service it cannot see (or that made no call) gives an empty answer, not an error.

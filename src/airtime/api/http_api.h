@@ -4,17 +4,19 @@
 //   POST   /v1/workloads                 body YAML or JSON (Content-Type application/json,
 //                                        application/yaml, application/x-yaml or text/yaml;
 //                                        none is read as YAML) -> 201 {"accepted": [...]}
-//   GET    /v1/workloads?state=&kind=&tenant=&limit=   -> {"workloads": [...]}
+//   GET    /v1/workloads?state=&kind=&tenant=&limit=&offset= -> {"workloads": [...], "total"}
 //   GET    /v1/workloads/{id-or-name}    -> the workload view with runs and explanation
 //   DELETE /v1/workloads/{id-or-name}    -> {"cancelled": "{id-or-name}"}
 //   POST   /v1/workloads/{id-or-name}/priority  {"priority": 5}  -> {"id": ..., "priority": 5}
 //   POST   /v1/workloads/{id-or-name}/demand    {"rps": 12.5}    -> {"id": ..., "rps": 12.5}
 //   GET    /v1/gpus, GET /v1/ledger      -> ControlPlane::Gpus / Ledger
+//   GET    /v1/gpus/history?gpu=&minutes= -> ControlPlane::GpuHistory
 //   GET    /v1/holds                     -> ControlPlane::Holds
 //   GET    /metrics                      Prometheus text, Content-Type text/plain;
 //                                        version=0.0.4 (no token unless
 //                                        metrics_need_token: scrapers on loopback)
 //   GET    /healthz                      200 "ok" or 503 with the reason (never a token)
+//   GET    /, /index.html, /assets/NAME  the dashboard's files (web_ui.h; never a token)
 // Errors: {"error": {"code": "not_found", "message": "..."}} with the status of
 // control_plane.h's mapping; also 404 for an unknown path, 405 (with an Allow header) for a
 // known path with another method, 413 for a body over max_body_bytes, 415 for another

@@ -1,6 +1,7 @@
 // HttpApi + ApiClient tests: a fake ControlPlane behind a real server on a free port.
 #include "airtime/api/http_api.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <unistd.h>
@@ -10,17 +11,21 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <regex>
 #include <sstream>
 #include <thread>
 
 #include "airtime/api/client.h"
 #include "airtime/api/errors.h"
+#include "airtime/api/web_assets.h"
 #include "airtime/cli/client_commands.h"
 
 namespace airtime {
 namespace {
 
 using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::string kAdminToken(64, 'a');
 const std::string kTeamAToken = "team-a-token-0123456789";
@@ -89,6 +94,10 @@ class FakePlane : public ControlPlane {
   StatusOr<json> Ledger(const Caller&) override {
     if (ledger_down) return Status(StatusCode::kUnavailable, "ledger not ready");
     return json{{"installed_gpu_seconds", 10}};
+  }
+  StatusOr<json> GpuHistory(const Caller&, const HistoryFilter& filter) override {
+    if (filter.gpu == "nope") return NotFound("no GPU 'nope'");
+    return json{{"gpu", filter.gpu}, {"minutes", filter.minutes}};
   }
   StatusOr<json> Holds(const Caller& caller, const HoldsFilter& filter) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -231,6 +240,10 @@ TEST_F(HttpApiTest, ListPassesFilter) {
   EXPECT_EQ(plane_.last_filter.kind, "batch");
   EXPECT_EQ(plane_.last_filter.tenant, "team-a");
   EXPECT_EQ(plane_.last_filter.limit, 5);
+  EXPECT_EQ(plane_.last_filter.offset, 0);
+  ASSERT_TRUE(Admin().List(ListFilter{"active", "", "", 200, 400}).ok());
+  EXPECT_EQ(plane_.last_filter.limit, 200);
+  EXPECT_EQ(plane_.last_filter.offset, 400);
   auto bad_limit = Raw().Get("/v1/workloads?limit=-3");
   EXPECT_EQ(bad_limit->status, 400);
   EXPECT_EQ(ErrorMessage(bad_limit), "query 'limit': expected a non-negative integer");
@@ -421,6 +434,75 @@ TEST_F(HttpApiTest, MetricsCanNeedAToken) {
   StartServer(o);
   EXPECT_EQ(Raw("").Get("/metrics")->status, 401);
   EXPECT_EQ(Raw().Get("/metrics")->status, 200);
+}
+
+// The dashboard's files need no token, carry a strict CSP, an ETag that answers 304, and
+// caching by kind; a build without the UI answers / with a page that says how to build it.
+TEST_F(HttpApiTest, DashboardIsServedWithoutATokenUnderAStrictPolicy) {
+  auto page = Raw("").Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_EQ(page->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  const std::string csp = page->get_header_value("Content-Security-Policy");
+  EXPECT_THAT(csp, HasSubstr("default-src 'none'"));
+  EXPECT_THAT(csp, HasSubstr("script-src 'self'"));
+  EXPECT_THAT(csp, Not(HasSubstr("unsafe")));
+  EXPECT_EQ(page->get_header_value("X-Content-Type-Options"), "nosniff");
+  EXPECT_EQ(Raw("").Get("/index.html")->body, page->body);
+  EXPECT_EQ(Raw("").Get("/?x=1")->status, 200);
+  if (!WebAssetsMissing().empty()) {
+    EXPECT_THAT(page->body, HasSubstr("dashboard was not built"));
+    EXPECT_THAT(page->body, HasSubstr(std::string(WebAssetsMissing())));
+    EXPECT_EQ(Raw("").Get("/assets/index.js")->status, 404);
+    return;
+  }
+  // Built: the page loads its script from assets/, with no inline script.
+  EXPECT_THAT(page->body, Not(HasSubstr("<script>")));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(page->body, m, std::regex(R"re(src="(/assets/[^"]+\.js)")re")))
+      << page->body;
+  auto script = Raw("").Get(m[1].str());
+  ASSERT_TRUE(script);
+  EXPECT_EQ(script->status, 200);
+  EXPECT_EQ(script->get_header_value("Content-Type"), "text/javascript; charset=utf-8");
+  EXPECT_THAT(script->get_header_value("Cache-Control"), HasSubstr("immutable"));
+  EXPECT_EQ(page->get_header_value("Cache-Control"), "no-cache");
+  const std::string etag = page->get_header_value("ETag");
+  ASSERT_FALSE(etag.empty());
+  auto again = Raw("").Get("/", {{"If-None-Match", etag}});
+  EXPECT_EQ(again->status, 304);
+  EXPECT_TRUE(again->body.empty());
+  EXPECT_EQ(Raw("").Get("/", {{"If-None-Match", "\"other\""}})->status, 200);
+  EXPECT_EQ(Raw("").Get("/assets/nothing.js")->status, 404);
+  auto post = Raw("").Post("/", "", "text/plain");
+  EXPECT_EQ(post->status, 405);
+  EXPECT_EQ(post->get_header_value("Allow"), "GET");
+}
+
+// Brotli at cpp-httplib's fixed quality 11 takes a second for a few hundred KB: a client
+// that accepts it (every browser) gets gzip instead.
+TEST_F(HttpApiTest, AnswersAreNeverBrotli) {
+  auto both = Raw().Get("/metrics", {{"Accept-Encoding", "gzip, deflate, br, zstd"}});
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->status, 200);
+  EXPECT_NE(both->get_header_value("Content-Encoding"), "br");
+  auto br = Raw().Get("/v1/gpus", {{"Accept-Encoding", "br;q=1.0"}});
+  ASSERT_TRUE(br);
+  EXPECT_EQ(br->status, 200);
+  EXPECT_EQ(br->get_header_value("Content-Encoding"), "");
+}
+
+TEST_F(HttpApiTest, HistoryPassesItsFilter) {
+  auto all = Raw().Get("/v1/gpus/history");
+  ASSERT_EQ(all->status, 200) << all->body;
+  EXPECT_EQ(json::parse(all->body), (json{{"gpu", ""}, {"minutes", 1440}}));
+  auto one = Raw().Get("/v1/gpus/history?gpu=GPU-x&minutes=60");
+  EXPECT_EQ(json::parse(one->body), (json{{"gpu", "GPU-x"}, {"minutes", 60}}));
+  EXPECT_EQ(Raw().Get("/v1/gpus/history?gpu=nope")->status, 404);
+  auto bad = Raw().Get("/v1/gpus/history?minutes=0");
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_EQ(ErrorMessage(bad), "query 'minutes': expected an integer from 1 to 1440, found '0'");
+  EXPECT_EQ(Raw("").Get("/v1/gpus/history")->status, 401);
 }
 
 TEST_F(HttpApiTest, UnknownRoute404WrongMethod405) {

@@ -161,9 +161,14 @@ StatusOr<ListFilter> ParseListQuery(std::string_view query, const Caller& caller
       if (!limit || *limit < 0 || *limit > INT_MAX)
         return InvalidArgument("query 'limit': expected a non-negative integer");
       f.limit = static_cast<int>(*limit);
+    } else if (name == "offset") {
+      auto offset = ParseInt(value);
+      if (!offset || *offset < 0 || *offset > INT_MAX)
+        return InvalidArgument("query 'offset': expected a non-negative integer");
+      f.offset = static_cast<int>(*offset);
     } else {
       return InvalidArgument("query '" + name +
-                             "': unknown (expected state, kind, tenant or limit)");
+                             "': unknown (expected state, kind, tenant, limit or offset)");
     }
   }
   if (!caller.admin && !f.tenant.empty()) {
@@ -235,6 +240,30 @@ StatusOr<LogQuery> ParseLogQuery(std::string_view query, const QueryLimits& limi
     }
   }
   return q;
+}
+
+StatusOr<HistoryFilter> ParseHistoryQuery(std::string_view query, const QueryLimits& limits) {
+  auto params = ParseQueryString(query, limits);
+  if (!params.ok()) return params.status();
+  HistoryFilter f;
+  std::vector<std::string> seen;
+  for (const auto& [name, value] : *params) {
+    for (const std::string& s : seen)
+      if (s == name) return InvalidArgument("query '" + name + "': given twice");
+    seen.push_back(name);
+    if (name == "gpu") {
+      f.gpu = value;
+    } else if (name == "minutes") {
+      auto minutes = ParseInt(value);
+      if (!minutes || *minutes < 1 || *minutes > kMaxHistoryMinutes)
+        return InvalidArgument("query 'minutes': expected an integer from 1 to " +
+                               std::to_string(kMaxHistoryMinutes) + ", found '" + value + "'");
+      f.minutes = static_cast<int>(*minutes);
+    } else {
+      return InvalidArgument("query '" + name + "': unknown (expected gpu or minutes)");
+    }
+  }
+  return f;
 }
 
 StatusOr<int> ParsePriorityBody(std::string_view body) {

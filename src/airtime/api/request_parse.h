@@ -28,9 +28,9 @@ using QueryParams = std::vector<std::pair<std::string, std::string>>;
 // character or bytes that are not UTF-8.
 StatusOr<QueryParams> ParseQueryString(std::string_view query, const QueryLimits& limits = {});
 
-// GET /v1/workloads?state=&kind=&tenant=&limit=: each at most once; state is a workload
-// state or "active", kind a workload kind, limit a non-negative integer. A tenant caller may
-// name only its own tenant.
+// GET /v1/workloads?state=&kind=&tenant=&limit=&offset=: each at most once; state is a
+// workload state or "active", kind a workload kind, limit and offset non-negative integers. A
+// tenant caller may name only its own tenant.
 StatusOr<ListFilter> ParseListQuery(std::string_view query, const Caller& caller,
                                     const QueryLimits& limits = {});
 
@@ -39,6 +39,10 @@ StatusOr<ListFilter> ParseListQuery(std::string_view query, const Caller& caller
 StatusOr<HoldsFilter> ParseHoldsQuery(std::string_view query, const QueryLimits& limits = {});
 // ?run=&stream=&offset=&limit= of GET /v1/workloads/{id}/logs; each at most once, integers.
 StatusOr<LogQuery> ParseLogQuery(std::string_view query, const QueryLimits& limits = {});
+
+// GET /v1/gpus/history?gpu=&minutes=: each at most once; gpu a UUID or index (checked by the
+// daemon), minutes an integer from 1 to 1440.
+StatusOr<HistoryFilter> ParseHistoryQuery(std::string_view query, const QueryLimits& limits = {});
 
 // {"priority": 5} -> 5.
 StatusOr<int> ParsePriorityBody(std::string_view body);

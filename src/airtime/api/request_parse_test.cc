@@ -99,6 +99,12 @@ TEST(QueryString, ListFilter) {
   EXPECT_EQ(f->kind, "realtime");
   EXPECT_EQ(f->tenant, "team-b");
   EXPECT_EQ(f->limit, 7);
+  EXPECT_EQ(f->offset, 0);
+  EXPECT_EQ(ParseListQuery("limit=200&offset=400", admin)->offset, 400);
+  EXPECT_EQ(ParseListQuery("offset=-1", admin).status().message(),
+            "query 'offset': expected a non-negative integer");
+  EXPECT_EQ(ParseListQuery("page=2", admin).status().message(),
+            "query 'page': unknown (expected state, kind, tenant, limit or offset)");
   EXPECT_EQ(ParseListQuery("tenant=team-b", team_a).status().code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(ParseListQuery("tenant=team-a", team_a)->tenant, "");
   EXPECT_EQ(ParseListQuery("limit=99999999999", admin).status().message(),

@@ -38,6 +38,7 @@
 #include "airtime/ledger/hold_book.h"
 #include "airtime/ledger/ledger.h"
 #include "airtime/ledger/metrics.h"
+#include "airtime/server/gpu_history.h"
 #include "airtime/server/latency_log.h"
 #include "airtime/server/tenant_users.h"
 #include "airtime/store/store.h"
@@ -152,6 +153,7 @@ class Daemon final : public ControlPlane {
   Status ReportDemand(const Caller& caller, std::string_view id_or_name, double rps) override;
   StatusOr<nlohmann::json> Gpus(const Caller& caller) override;
   StatusOr<nlohmann::json> Ledger(const Caller& caller) override;
+  StatusOr<nlohmann::json> GpuHistory(const Caller& caller, const HistoryFilter& filter) override;
   StatusOr<nlohmann::json> Holds(const Caller& caller, const HoldsFilter& filter) override;
   StatusOr<nlohmann::json> Events(const Caller& caller, std::string_view id_or_name) override;
   StatusOr<LogChunk> Logs(const Caller& caller, std::string_view id_or_name,
@@ -271,6 +273,7 @@ class Daemon final : public ControlPlane {
   StatusOr<WorkloadRec*> Find(const Caller& caller, std::string_view id_or_name);
   nlohmann::json View(const WorkloadRec& w, bool full) const;
   void SampleTelemetry(TimeMs now);
+  void RecordHistory(TimeMs now);  // history_: this sample of every device
   void ScrapeDemand(TimeMs now);
   void ApplyScrape(const std::map<int64_t, double>& rps_sums);
   std::string RenderMetrics();
@@ -296,7 +299,10 @@ class Daemon final : public ControlPlane {
   std::vector<Decision> deferred_;  // starts waiting for a stopping process to free GPUs
   std::vector<PendingLaunch> pending_launches_;  // recorded starts not launched yet
   std::unordered_map<AllocationId, int64_t> run_of_allocation_;
-  std::map<std::string, GpuSample> telemetry_;        // by UUID
+  std::map<std::string, GpuSample> telemetry_;  // by UUID
+  // Each telemetry sample's allocated share and busy fraction per device (devices_ order),
+  // as minute means over the last day, for GET /v1/gpus/history.
+  std::unique_ptr<airtime::GpuHistory> history_;
   std::unordered_map<int64_t, double> counter_last_;  // demand counters per workload
   std::unordered_map<int64_t, TimeMs> counter_at_;
 

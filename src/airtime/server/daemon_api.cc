@@ -230,7 +230,10 @@ StatusOr<json> Daemon::List(const Caller& caller, const ListFilter& filter) {
     return Status(StatusCode::kPermissionDenied,
                   "tenant '" + filter.tenant + "': a tenant token lists only its own workloads");
   return OnLoop<StatusOr<json>>([&]() -> StatusOr<json> {
+    // Newest first: the page is the `limit` matches after the `offset` newest; every match
+    // is counted for "total" (views are made for the page only).
     json out = json::array();
+    int64_t total = 0;
     for (auto it = workloads_.rbegin(); it != workloads_.rend(); ++it) {
       const WorkloadRec& w = it->second;
       if (!caller.admin && w.row.tenant != caller.tenant) continue;
@@ -239,11 +242,13 @@ StatusOr<json> Daemon::List(const Caller& caller, const ListFilter& filter) {
       if (filter.state == "active" ? IsFinalState(w.row.state)
                                    : !filter.state.empty() && w.row.state != filter.state)
         continue;
+      ++total;
+      if (total <= filter.offset) continue;
+      if (filter.limit > 0 && static_cast<int>(out.size()) >= filter.limit) continue;
       out.push_back(View(w, false));
-      if (filter.limit > 0 && static_cast<int>(out.size()) >= filter.limit) break;
     }
     std::reverse(out.begin(), out.end());
-    return json{{"workloads", out}};
+    return json{{"workloads", out}, {"total", total}};
   });
 }
 
@@ -457,6 +462,25 @@ StatusOr<json> Daemon::Gpus(const Caller&) {
       gpus.push_back(std::move(g));
     }
     return json{{"gpus", gpus}, {"backend", BackendView()}};
+  });
+}
+
+StatusOr<json> Daemon::GpuHistory(const Caller&, const HistoryFilter& filter) {
+  return OnLoop<StatusOr<json>>([&]() -> StatusOr<json> {
+    std::vector<size_t> picked;
+    std::vector<std::string> uuids;
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      uuids.push_back(devices_[i].uuid);
+      if (!filter.gpu.empty() &&
+          (filter.gpu == devices_[i].uuid || filter.gpu == std::to_string(devices_[i].index)))
+        picked.push_back(i);
+    }
+    if (!filter.gpu.empty() && picked.empty())
+      return NotFound("no GPU '" + filter.gpu + "' (GET /v1/gpus lists their UUIDs and indices)");
+    const TimeMs now = WallNow();
+    if (!history_)
+      return airtime::GpuHistory(devices_.size()).Json(now, filter.minutes, picked, uuids);
+    return history_->Json(now, filter.minutes, picked, uuids);
   });
 }
 

@@ -55,6 +55,22 @@ std::optional<ProcessReport> ReadProcessReport(const std::string& path) {
 
 }  // namespace
 
+void Daemon::RecordHistory(TimeMs now) {
+  if (!history_ || history_->gpus() != devices_.size())
+    history_ = std::make_unique<airtime::GpuHistory>(devices_.size());
+  std::unordered_map<std::string, int64_t> held_milli;  // by UUID
+  for (const auto& [aid, a] : engine_->allocations())
+    for (GpuIndex g : a.placement.gpus)
+      held_milli[uuid_of_gpu_[static_cast<size_t>(g)]] += a.placement.milli;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    const std::string& uuid = devices_[i].uuid;
+    auto h = held_milli.find(uuid);
+    auto t = telemetry_.find(uuid);
+    history_->Record(i, now, h == held_milli.end() ? 0.0 : h->second / 1000.0,
+                     t == telemetry_.end() ? std::nullopt : t->second.utilization);
+  }
+}
+
 void Daemon::SampleTelemetry(TimeMs now) {
   // Fake GPUs learn their load from the processes' own reports; one without a process is
   // idle (not the last report of a process that has gone).
@@ -74,6 +90,7 @@ void Daemon::SampleTelemetry(TimeMs now) {
     CountPower(s);
     telemetry_[s.uuid] = std::move(s);
   }
+  RecordHistory(now);
   // The ledger counts measured busy time where telemetry has it.
   std::unordered_map<AllocationId, double> measured;
   for (const auto& [aid, a] : engine_->allocations()) {

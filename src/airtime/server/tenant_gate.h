@@ -46,6 +46,10 @@ class TenantGate final : public ControlPlane {
     if (!c.admin) return Refused(c);
     return inner_.Ledger(c);
   }
+  StatusOr<nlohmann::json> GpuHistory(const Caller& c, const HistoryFilter& filter) override {
+    if (!c.admin) return Refused(c);
+    return inner_.GpuHistory(c, filter);
+  }
   StatusOr<nlohmann::json> Holds(const Caller& c, const HoldsFilter& filter) override {
     if (!c.admin) return Refused(c);
     return inner_.Holds(c, filter);
