@@ -6,32 +6,10 @@
 #include "airtime/api/bounded_json.h"
 #include "airtime/api/errors.h"
 #include "airtime/api/web_assets.h"
+#include "airtime/html/escape.h"
 
 namespace airtime {
 namespace {
-
-std::string EscapeHtml(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 // Whether `etag` is among the entity tags of an If-None-Match header ("*" matches all).
 bool EtagMatches(std::string_view header, std::string_view etag) {
@@ -55,7 +33,7 @@ WebAnswer NotBuiltPage(std::string_view why) {
       "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<title>airtime: dashboard not built</title></head><body>\n"
       "<h1>The airtime dashboard was not built into this binary</h1>\n<p>Why: " +
-      EscapeHtml(why) +
+      EscapeText(why) +
       ".</p>\n<p>To build it: install Node.js and npm (on Debian 12, "
       "<code>apt-get install nodejs npm</code>, or run <code>scripts/install-deps.sh</code>), "
       "then rebuild airtime with <code>scripts/build.sh</code>. The build runs "
