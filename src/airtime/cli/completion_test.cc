@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 namespace airtime {
@@ -25,7 +26,9 @@ void Define(CLI::App& app) {
 
 // What bash completes `words` (the last one being completed) to, with the script loaded.
 std::string Complete(const std::string& script, const std::string& words) {
-  const std::string dir = ::testing::TempDir();
+  // A folder of its own: ctest runs the tests of this file at once, in separate processes.
+  std::string dir = ::testing::TempDir() + "/completion_XXXXXX";
+  if (mkdtemp(dir.data()) == nullptr) return "mkdtemp failed";
   std::ofstream(dir + "/completion.bash") << script;
   std::ofstream(dir + "/driver.bash") << "source " << dir << "/completion.bash\n"
                                       << "COMP_WORDS=(" << words << ")\n"
