@@ -315,13 +315,14 @@ fi
 cat <<EOF
 
 live-demo: the server keeps running${pid:+ (pid $pid)}. Where to look:
+  dashboard    http://$AIRTIME_ADDR/   (it asks for a token: the admin token of $d/tokens; docs/dashboard.md)
   API          http://$AIRTIME_ADDR/v1/workloads   (Authorization: Bearer <admin token of $d/tokens>; docs/api.md)
   metrics      http://$AIRTIME_ADDR/metrics   health: http://$AIRTIME_ADDR/healthz
   process logs $logs
   checkpoints  $d/checkpoints/<workload id>/
   the CLI      export AIRTIME_ADDR=$AIRTIME_ADDR AIRTIME_TOKEN=\$(awk '\$1=="admin"{print \$2}' $d/tokens)
                $rel top          (live view; Ctrl-C quits)
-               $rel describe live-chat    $rel describe live-train
+               $rel describe live-chat    $rel events live-train    $rel logs -f live-train
 EOF
 if [[ "$backend" == slurm ]]; then
   cat <<EOF
