@@ -176,7 +176,10 @@ TEST(DashboardE2E, ShowsTheApisFiguresAndNoInjectedMarkupInChromium) {
        !GetJson(c, "/v1/workloads?state=running").value("workloads", json::array()).empty();
        ++i)
     std::this_thread::sleep_for(50ms);
-  if (status == 0 && !HasFailure()) fs::remove_all(dir);
+  // A cancelled run's shim may still be writing its exit file: a folder that cannot be
+  // removed whole now is left in the temporary directory, not a failure.
+  std::error_code ignored;
+  if (status == 0 && !HasFailure()) fs::remove_all(dir, ignored);
 }
 
 }  // namespace
