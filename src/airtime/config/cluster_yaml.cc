@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include <yaml-cpp/yaml.h>
+
 #include "airtime/config/yaml_reader.h"
 
 namespace airtime {
@@ -238,6 +240,34 @@ StatusOr<Cluster> LoadClusterYaml(const std::string& path, const GpuCatalog& cat
   auto parsed = LoadClusterFile(path, catalog);
   if (!parsed.ok()) return parsed.status();
   return std::move(parsed->cluster);
+}
+
+std::string ClusterFileYaml(const Cluster& cluster) {
+  YAML::Emitter out;
+  out.SetDoublePrecision(15);
+  out << YAML::BeginMap << YAML::Key << "cluster" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << YAML::DoubleQuoted << cluster.name();
+  out << YAML::Key << "nodes" << YAML::Value << YAML::BeginSeq;
+  for (const Node& n : cluster.nodes()) {
+    out << YAML::BeginMap;
+    out << YAML::Key << "name" << YAML::Value << YAML::DoubleQuoted << n.name;
+    if (n.gpu_type != kNoGpuType)
+      out << YAML::Key << "gpu" << YAML::Value << cluster.catalog().type(n.gpu_type).name;
+    out << YAML::Key << "gpus" << YAML::Value << n.gpu_count;
+    if (n.cpu_milli > 0)
+      out << YAML::Key << "cpu" << YAML::Value << static_cast<double>(n.cpu_milli) / 1000;
+    if (n.memory_mib > 0)
+      out << YAML::Key << "memory_gib" << YAML::Value << static_cast<double>(n.memory_mib) / 1024;
+    for (const auto& [key, value] :
+         {std::pair<const char*, const std::string*>{"nvlink_domain", &n.nvlink_domain},
+          {"rack", &n.rack},
+          {"pool", &n.pool}})
+      if (!value->empty()) out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << *value;
+    if (n.mig_enabled) out << YAML::Key << "mig" << YAML::Value << true;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq << YAML::EndMap << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
 }
 
 }  // namespace airtime

@@ -55,4 +55,8 @@ StatusOr<Cluster> ParseClusterYaml(std::string_view text, std::string_view filen
 StatusOr<Cluster> LoadClusterYaml(const std::string& path,
                                   const GpuCatalog& catalog = GpuCatalog::Builtin());
 
+// `cluster` as a cluster file that ParseClusterFile reads back to the same nodes (one entry
+// per node, names quoted whatever they hold; no costs).
+std::string ClusterFileYaml(const Cluster& cluster);
+
 }  // namespace airtime

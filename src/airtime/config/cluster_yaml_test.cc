@@ -245,5 +245,45 @@ TEST(ClusterYamlCostsTest, ShapeErrors) {
       5, {"field 'costs'", "expected a mapping from GPU type to its costs"});
 }
 
+// ClusterFileYaml (what the daemon records at each start) reads back to the same nodes,
+// whatever the names hold.
+TEST(ClusterYamlTest, ClusterFileYamlRoundTrips) {
+  const GpuCatalog& catalog = GpuCatalog::Builtin();
+  std::vector<Node> nodes(3);
+  nodes[0].name = "host: \"quoted\" #not-a-comment";
+  nodes[0].gpu_type = *catalog.Find("H100");
+  nodes[0].gpu_count = 8;
+  nodes[0].cpu_milli = 96500;
+  nodes[0].memory_mib = 1536;
+  nodes[0].nvlink_domain = "nvl: a";
+  nodes[0].rack = "r1";
+  nodes[0].pool = "inference";
+  nodes[0].mig_enabled = true;
+  nodes[1].name = "- [list]";
+  nodes[1].gpu_type = *catalog.Find("L4");
+  nodes[1].gpu_count = 2;
+  nodes[2].name = "cpu-only \u00e9";
+  auto cluster = Cluster::Build("lab {x}", nodes);
+  ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+  const std::string text = ClusterFileYaml(*cluster);
+  auto back = ParseClusterYaml(text, "recorded");
+  ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << text;
+  EXPECT_EQ(back->name(), "lab {x}");
+  ASSERT_EQ(back->node_count(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    const Node& a = nodes[i];
+    const Node& b = back->nodes()[i];
+    EXPECT_EQ(b.name, a.name);
+    EXPECT_EQ(b.gpu_type, a.gpu_type);
+    EXPECT_EQ(b.gpu_count, a.gpu_count);
+    EXPECT_EQ(b.cpu_milli, a.cpu_milli);
+    EXPECT_EQ(b.memory_mib, a.memory_mib);
+    EXPECT_EQ(b.nvlink_domain, a.nvlink_domain);
+    EXPECT_EQ(b.rack, a.rack);
+    EXPECT_EQ(b.pool, a.pool);
+    EXPECT_EQ(b.mig_enabled, a.mig_enabled);
+  }
+}
+
 }  // namespace
 }  // namespace airtime

@@ -22,6 +22,7 @@
 #include <future>
 
 #include "airtime/base/strings.h"
+#include "airtime/config/cluster_yaml.h"
 #include "airtime/exec/run_files.h"
 #include "airtime/gpu/host_cluster.h"
 #include "airtime/policies/registry.h"
@@ -139,6 +140,11 @@ Status Daemon::Init() {
   AIRTIME_RETURN_IF_ERROR(CheckUnrecordedRuns());
   auto policy = PolicyRegistry::Builtin().Make(options_.policy, *cluster_);
   if (!policy.ok()) return policy.status();
+  // What this start runs, for `airtime sim --from-data` (docs/what-if.md).
+  if (Status st = store_->AddDaemonStart(
+          {WallNow(), options_.policy, ClusterFileYaml(*cluster_), uuid_of_gpu_});
+      !st.ok())
+    return Status(st.code(), "recording this start in the store: " + st.message());
   EngineOptions engine_options;
   engine_options.restart_backoff = options_.restart_backoff;
   engine_options.restart_backoff_max =

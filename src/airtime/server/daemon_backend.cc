@@ -221,10 +221,22 @@ void Daemon::OnUnusable(const std::vector<std::string>& gpus, TimeMs now) {
   for (const std::string& id : gpus)
     if (auto g = gpu_of_uuid_.find(id); g != gpu_of_uuid_.end())
       down.insert(cluster_->gpu(g->second).node);
-  for (NodeIndex n : down)
-    if (!nodes_down_.count(n)) Feed(Event::NodeDown(now, n));
-  for (NodeIndex n : nodes_down_)
-    if (!down.count(n)) Feed(Event::NodeUp(now, n));
+  // Each change is recorded for `airtime sim --from-data`; a failed write loses only that.
+  auto record = [&](NodeIndex n, const char* state) {
+    if (Status st = store_->AddNodeEvent({now, cluster_->node(n).name, state}); !st.ok())
+      std::cerr << "airtime server: recording node " << cluster_->node(n).name << " " << state
+                << ": " << st.message() << "\n";
+  };
+  for (NodeIndex n : down) {
+    if (nodes_down_.count(n)) continue;
+    record(n, "down");
+    Feed(Event::NodeDown(now, n));
+  }
+  for (NodeIndex n : nodes_down_) {
+    if (down.count(n)) continue;
+    record(n, "up");
+    Feed(Event::NodeUp(now, n));
+  }
   nodes_down_ = std::move(down);
 }
 

@@ -1,4 +1,4 @@
-// Store on SQLite: schema version 1, prepared statements cached for the Store's lifetime,
+// Store on SQLite: schema version 5, prepared statements cached for the Store's lifetime,
 // every value bound as a parameter. See store.h for what is stored and why.
 #include "airtime/store/store.h"
 
@@ -19,7 +19,10 @@
 namespace airtime {
 namespace {
 
-constexpr int64_t kSchemaVersion = 4;
+constexpr int64_t kSchemaVersion = 5;
+// The oldest schema OpenReadOnly reads (it cannot migrate: older stores are upgraded by the
+// next daemon of this airtime that opens them).
+constexpr int64_t kOldestReadableVersion = 4;
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE submissions(
@@ -72,8 +75,17 @@ CREATE TABLE demand(
 CREATE INDEX runs_by_workload ON runs(workload_id);
 CREATE INDEX runs_by_state ON runs(state);
 CREATE INDEX workloads_by_state ON workloads(state);
+CREATE TABLE daemon_starts(
+  at INTEGER NOT NULL,
+  policy TEXT NOT NULL,
+  cluster TEXT NOT NULL,
+  gpus TEXT NOT NULL);
+CREATE TABLE node_events(
+  at INTEGER NOT NULL,
+  node TEXT NOT NULL,
+  state TEXT NOT NULL);
 CREATE INDEX demand_by_workload ON demand(workload_id, at);
-PRAGMA user_version = 4;
+PRAGMA user_version = 5;
 )sql";
 
 // From version 1: runs gain the Slurm backend's job id.
@@ -98,6 +110,21 @@ ALTER TABLE runs ADD COLUMN placed TEXT NOT NULL DEFAULT '';
 PRAGMA user_version = 4;
 )sql";
 
+// From version 4: what each daemon start ran (its cluster and policy) and the nodes that
+// went down and came back, so that `airtime sim --from-data` can replay the store.
+constexpr char kMigrateFrom4[] = R"sql(
+CREATE TABLE daemon_starts(
+  at INTEGER NOT NULL,
+  policy TEXT NOT NULL,
+  cluster TEXT NOT NULL,
+  gpus TEXT NOT NULL);
+CREATE TABLE node_events(
+  at INTEGER NOT NULL,
+  node TEXT NOT NULL,
+  state TEXT NOT NULL);
+PRAGMA user_version = 5;
+)sql";
+
 // The cached statements; kSql holds their text in the same order.
 enum Statement {
   kAddSubmission,
@@ -118,6 +145,10 @@ enum Statement {
   kAddDemand,
   kDemandOf,
   kPruneDemand,
+  kAddDaemonStart,
+  kDaemonStarts,
+  kAddNodeEvent,
+  kNodeEvents,
   kStatementCount,
 };
 
@@ -157,6 +188,10 @@ constexpr std::array<const char*, kStatementCount> kSql = {
     "INSERT INTO demand(workload_id, at, rps) VALUES(?, ?, ?)",
     "SELECT at, rps FROM demand WHERE workload_id = ? AND at >= ? ORDER BY at, rowid",
     "DELETE FROM demand WHERE at < ?",
+    "INSERT INTO daemon_starts(at, policy, cluster, gpus) VALUES(?, ?, ?, ?)",
+    "SELECT at, policy, cluster, gpus FROM daemon_starts ORDER BY at, rowid",
+    "INSERT INTO node_events(at, node, state) VALUES(?, ?, ?)",
+    "SELECT at, node, state FROM node_events ORDER BY at, rowid",
 };
 
 // Meta keys of the start-up check (store_marks.h).
@@ -202,24 +237,34 @@ StatusCode CodeFor(int rc) {
 // each row in order, and resets the statement when it goes out of scope.
 class Query {
  public:
-  explicit Query(sqlite3_stmt* stmt) : stmt_(stmt) {}
+  // `stmt` null: its preparation failed with `prepare_rc`, which every Step returns.
+  explicit Query(sqlite3_stmt* stmt, int prepare_rc = SQLITE_OK)
+      : stmt_(stmt),
+        bind_rc_(stmt ? SQLITE_OK : (prepare_rc != SQLITE_OK ? prepare_rc : SQLITE_MISUSE)) {}
   ~Query() {
+    if (!stmt_) return;
     sqlite3_reset(stmt_);
     sqlite3_clear_bindings(stmt_);
   }
   Query(const Query&) = delete;
   Query& operator=(const Query&) = delete;
 
-  void Bind(int64_t v) { Check(sqlite3_bind_int64(stmt_, ++param_, v)); }
+  void Bind(int64_t v) {
+    if (stmt_) Check(sqlite3_bind_int64(stmt_, ++param_, v));
+  }
   void Bind(int32_t v) { Bind(static_cast<int64_t>(v)); }
-  void Bind(double v) { Check(sqlite3_bind_double(stmt_, ++param_, v)); }
+  void Bind(double v) {
+    if (stmt_) Check(sqlite3_bind_double(stmt_, ++param_, v));
+  }
   void Bind(const std::string& v) {
-    Check(sqlite3_bind_text64(stmt_, ++param_, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
+    if (stmt_)
+      Check(
+          sqlite3_bind_text64(stmt_, ++param_, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
   }
   template <typename T>
   void Bind(const std::optional<T>& v) {
     if (v) return Bind(*v);
-    Check(sqlite3_bind_null(stmt_, ++param_));
+    if (stmt_) Check(sqlite3_bind_null(stmt_, ++param_));
   }
 
   // SQLITE_ROW, SQLITE_DONE or an error code (that of a failed Bind first).
@@ -383,6 +428,8 @@ struct Store::Impl {
   sqlite3* db = nullptr;
   std::array<sqlite3_stmt*, kStatementCount> stmts{};
   bool in_transaction = false;
+  bool read_only = false;
+  int64_t schema_version = 0;  // the schema version found at Open (after any migration)
   int64_t submission_floor = 0, workload_floor = 0, run_floor = 0;
 
   Impl() = default;
@@ -397,7 +444,20 @@ struct Store::Impl {
     return Status(CodeFor(rc), std::string(op) + ": " + sqlite3_errmsg(db));
   }
 
-  Query Use(Statement s) { return Query(stmts[s]); }
+  // The cached statement `s`, prepared at its first use (a read-only store prepares only what
+  // it reads; a read-write one prepares all at Open).
+  Query Use(Statement s) {
+    if (!stmts[s]) {
+      const int rc =
+          sqlite3_prepare_v3(db, kSql[s], -1, SQLITE_PREPARE_PERSISTENT, &stmts[s], nullptr);
+      if (rc != SQLITE_OK) {
+        sqlite3_finalize(stmts[s]);
+        stmts[s] = nullptr;
+        return Query(nullptr, rc);
+      }
+    }
+    return Query(stmts[s]);
+  }
 
   // Steps a statement that yields no rows.
   Status Done(Query& q, std::string_view op) {
@@ -479,6 +539,7 @@ struct Store::Impl {
 
   Status RunTransaction(const std::function<Status()>& body);
   Status Open(const std::string& path);
+  Status OpenReadOnly(const std::string& path);
   Status Configure();
   StatusOr<int64_t> ReadVersion();
   Status CreateSchema();
@@ -489,7 +550,10 @@ Status Store::Impl::RunTransaction(const std::function<Status()>& body) {
   if (in_transaction) {
     return FailedPrecondition("store: Transaction called inside a transaction (no nesting)");
   }
-  AIRTIME_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "begin transaction"));
+  // A read-only store's transaction is a consistent snapshot for reading: it takes no lock
+  // that would stop a daemon writing.
+  AIRTIME_RETURN_IF_ERROR(
+      Exec(read_only ? "BEGIN DEFERRED" : "BEGIN IMMEDIATE", "begin transaction"));
   TransactionScope scope(*this);
   AIRTIME_RETURN_IF_ERROR(body());
   return scope.Commit();
@@ -510,7 +574,35 @@ Status Store::Impl::Open(const std::string& path) {
   }
   AIRTIME_RETURN_IF_ERROR(Configure());
   AIRTIME_RETURN_IF_ERROR(CreateSchema());
+  schema_version = kSchemaVersion;
   return PrepareStatements();
+}
+
+// Reads without writing anything to the database: no WAL switch, no migration, no store id.
+// SQLite's WAL lets this reader see committed transactions while a daemon writes.
+Status Store::Impl::OpenReadOnly(const std::string& path) {
+  read_only = true;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  if (rc != SQLITE_OK) return Error("open read-only", rc);
+  sqlite3_extended_result_codes(db, 1);
+  AIRTIME_RETURN_IF_ERROR(Exec("PRAGMA busy_timeout = 5000", "set busy_timeout"));
+  // The first read finds a file that is not a database (SQLITE_NOTADB).
+  StatusOr<int64_t> found = ReadVersion();
+  if (!found.ok()) return found.status();
+  schema_version = *found;
+  if (schema_version > kSchemaVersion) {
+    return FailedPrecondition("written by a newer airtime (schema version " +
+                              std::to_string(schema_version) + ", this airtime reads up to " +
+                              std::to_string(kSchemaVersion) + "); use that airtime to read it");
+  }
+  if (schema_version == 0) return FailedPrecondition("it holds no airtime store (no schema)");
+  if (schema_version < kOldestReadableVersion) {
+    return FailedPrecondition("schema version " + std::to_string(schema_version) +
+                              " is older than this reader knows (" +
+                              std::to_string(kOldestReadableVersion) +
+                              "); start this airtime's server on it once to upgrade it");
+  }
+  return OkStatus();
 }
 
 StatusOr<int64_t> Store::Impl::ReadVersion() {
@@ -548,7 +640,9 @@ Status Store::Impl::CreateSchema() {
       AIRTIME_RETURN_IF_ERROR(Exec(kMigrateFrom1, "migrate the schema from version 1"));
     if (*version <= 2)
       AIRTIME_RETURN_IF_ERROR(Exec(kMigrateFrom2, "migrate the schema from version 2"));
-    if (*version <= 3) return Exec(kMigrateFrom3, "migrate the schema from version 3");
+    if (*version <= 3)
+      AIRTIME_RETURN_IF_ERROR(Exec(kMigrateFrom3, "migrate the schema from version 3"));
+    if (*version <= 4) return Exec(kMigrateFrom4, "migrate the schema from version 4");
     return FailedPrecondition("unexpected schema version " + std::to_string(*version));
   });
 }
@@ -576,7 +670,32 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
   return store;
 }
 
+StatusOr<std::unique_ptr<Store>> Store::OpenReadOnly(const std::string& dir) {
+  const std::string path = (std::filesystem::path(dir) / "airtime.db").string();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    return NotFound("cannot read store " + path + ": '" + dir + "' is not a directory");
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0)
+    return NotFound("cannot read store " + path + ": no such file (is '" + dir +
+                    "' the --data directory of an airtime server?)");
+  if (!S_ISREG(st.st_mode))
+    return FailedPrecondition("cannot read store " + path + ": not a regular file");
+  if (st.st_size == 0)
+    return FailedPrecondition("cannot read store " + path + ": the file is empty");
+  std::unique_ptr<Store> store(new Store());
+  store->path_ = path;
+  store->impl_ = std::make_unique<Impl>();
+  Status status = store->impl_->OpenReadOnly(path);
+  if (!status.ok())
+    return Status(status.code(), "cannot read store " + path + ": " + status.message());
+  return store;
+}
+
 Store::~Store() = default;
+
+bool Store::read_only() const { return impl_->read_only; }
+int64_t Store::schema_version() const { return impl_->schema_version; }
 
 Status Store::Transaction(const std::function<Status()>& body) {
   return impl_->RunTransaction(body);
@@ -693,6 +812,62 @@ Status Store::PruneDemand(int64_t before) {
   Query q = impl_->Use(kPruneDemand);
   q.Bind(before);
   return impl_->Done(q, "prune demand");
+}
+
+Status Store::AddDaemonStart(const DaemonStartRow& row) {
+  Query q = impl_->Use(kAddDaemonStart);
+  q.Bind(row.at);
+  q.Bind(row.policy);
+  q.Bind(row.cluster);
+  q.Bind(nlohmann::json(row.gpus).dump());
+  return impl_->Done(q, "add daemon start");
+}
+
+StatusOr<std::vector<DaemonStartRow>> Store::DaemonStarts() {
+  if (impl_->schema_version < 5) return std::vector<DaemonStartRow>{};  // a read-only older store
+  Query q = impl_->Use(kDaemonStarts);
+  std::vector<DaemonStartRow> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    DaemonStartRow row;
+    std::string gpus;
+    q.Get(row.at);
+    q.Get(row.policy);
+    q.Get(row.cluster);
+    q.Get(gpus);
+    std::optional<std::vector<std::string>> parsed = ParseGpus(gpus);
+    if (!parsed)
+      return Internal("daemon start at " + std::to_string(row.at) +
+                      ": gpus is not a JSON array of strings");
+    row.gpus = std::move(*parsed);
+    out.push_back(std::move(row));
+  }
+  if (rc != SQLITE_DONE) return impl_->Error("load daemon starts", rc);
+  return out;
+}
+
+Status Store::AddNodeEvent(const NodeEventRow& row) {
+  Query q = impl_->Use(kAddNodeEvent);
+  q.Bind(row.at);
+  q.Bind(row.node);
+  q.Bind(row.state);
+  return impl_->Done(q, "add node event");
+}
+
+StatusOr<std::vector<NodeEventRow>> Store::NodeEvents() {
+  if (impl_->schema_version < 5) return std::vector<NodeEventRow>{};
+  Query q = impl_->Use(kNodeEvents);
+  std::vector<NodeEventRow> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    NodeEventRow row;
+    q.Get(row.at);
+    q.Get(row.node);
+    q.Get(row.state);
+    out.push_back(std::move(row));
+  }
+  if (rc != SQLITE_DONE) return impl_->Error("load node events", rc);
+  return out;
 }
 
 bool Store::NameTaken(const std::string& name) {

@@ -74,6 +74,22 @@ struct RunRow {
   std::string placed;                // where it went and why, as the daemon started it
 };
 
+// One start of a daemon on the store: what it ran, so that `airtime sim --from-data` can
+// replay the store on the same cluster and compare with the same policy.
+struct DaemonStartRow {
+  TimeMs at = 0;
+  std::string policy;             // the policy spec it ran ("airtime")
+  std::string cluster;            // its cluster as a cluster file (config/cluster_yaml.h)
+  std::vector<std::string> gpus;  // GPU UUIDs in the cluster's GPU order
+};
+
+// A node that became unusable ("down") or usable again ("up"), by its name in the cluster.
+struct NodeEventRow {
+  TimeMs at = 0;
+  std::string node;
+  std::string state;  // down | up
+};
+
 // What the store says about its own extent, compared at start with the marks kept outside
 // the database (store_marks.h) and with the run directories.
 struct StoreExtent {
@@ -95,6 +111,11 @@ class Store {
   // message naming the path when the directory or database cannot be used, or when the
   // database was written by a newer schema version.
   static StatusOr<std::unique_ptr<Store>> Open(const std::string& dir);
+  // Opens `dir`/airtime.db for reading only, while a daemon may be writing it: it creates
+  // nothing, migrates nothing, takes no lock a writer would wait on (Transaction is then a
+  // read snapshot) and never writes (writes fail). Fails naming the file when it is
+  // missing, empty, not a database, of a newer schema or of one older than version 4.
+  static StatusOr<std::unique_ptr<Store>> OpenReadOnly(const std::string& dir);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -128,6 +149,13 @@ class Store {
   StatusOr<std::vector<std::pair<int64_t, double>>> DemandOf(int64_t workload_id, int64_t since);
   Status PruneDemand(int64_t before);
 
+  // Each daemon start (by time), and each node event (by time). A read-only store of schema
+  // version 4 has neither: empty.
+  Status AddDaemonStart(const DaemonStartRow& row);
+  StatusOr<std::vector<DaemonStartRow>> DaemonStarts();
+  Status AddNodeEvent(const NodeEventRow& row);
+  StatusOr<std::vector<NodeEventRow>> NodeEvents();
+
   Status SetMeta(const std::string& key, const std::string& value);
   std::optional<std::string> GetMeta(const std::string& key);
 
@@ -140,6 +168,8 @@ class Store {
   Status RaiseIdFloors(int64_t submission, int64_t workload, int64_t run);
 
   const std::string& path() const { return path_; }
+  bool read_only() const;
+  int64_t schema_version() const;
   // Whether the database file was missing or empty (0 bytes) when Open found it: a new
   // store, or one that was deleted or emptied.
   bool created() const { return created_; }

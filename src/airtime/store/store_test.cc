@@ -466,9 +466,9 @@ TEST_F(StoreTest, ReopenKeepsData) {
   EXPECT_GT(*next, w.id);
 }
 
-TEST_F(StoreTest, DatabaseIsInWalModeWithSchemaVersion4) {
+TEST_F(StoreTest, DatabaseIsInWalModeWithSchemaVersion5) {
   EXPECT_EQ(RawSql(store_->path(), "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(RawSql(store_->path(), "PRAGMA user_version"), "4");
+  EXPECT_EQ(RawSql(store_->path(), "PRAGMA user_version"), "5");
   AddWorkload("w");
   EXPECT_TRUE(fs::exists(store_->path() + "-wal"));
   for (const char* index :
@@ -484,13 +484,13 @@ TEST_F(StoreTest, DatabaseIsInWalModeWithSchemaVersion4) {
 TEST_F(StoreTest, NewerSchemaVersionIsRefused) {
   std::string path = store_->path();
   store_.reset();
-  RawSql(path, "PRAGMA user_version = 5");
+  RawSql(path, "PRAGMA user_version = 6");
   StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(store.status().message(), HasSubstr(path));
   EXPECT_THAT(store.status().message(), HasSubstr("newer"));
-  EXPECT_THAT(store.status().message(), HasSubstr("schema version 5"));
+  EXPECT_THAT(store.status().message(), HasSubstr("schema version 6"));
 }
 
 // A version-1 store (before the Slurm backend) is migrated in place: its runs keep what they
@@ -506,11 +506,13 @@ TEST_F(StoreTest, Version1StoreGainsTheSlurmJobColumn) {
   RawSql(path, "ALTER TABLE runs DROP COLUMN slurm_job");
   RawSql(path, "ALTER TABLE runs DROP COLUMN placed");
   RawSql(path, "DROP TABLE demand");
+  RawSql(path, "DROP TABLE daemon_starts");
+  RawSql(path, "DROP TABLE node_events");
   RawSql(path, "PRAGMA user_version = 1");
   StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   store_ = std::move(*store);
-  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "4");
+  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "5");
   std::vector<RunRow> runs = Runs(false);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(Tie(runs[0]), Tie(r));
@@ -541,11 +543,13 @@ TEST_F(StoreTest, DemandHistoryIsKeptByWorkloadAndPruned) {
   store_.reset();
   RawSql(path, "DROP TABLE demand");
   RawSql(path, "ALTER TABLE runs DROP COLUMN placed");
+  RawSql(path, "DROP TABLE daemon_starts");
+  RawSql(path, "DROP TABLE node_events");
   RawSql(path, "PRAGMA user_version = 2");
   StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   store_ = std::move(*store);
-  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "4");
+  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "5");
   EXPECT_TRUE(store_->DemandOf(a, 0)->empty());
   ASSERT_TRUE(store_->AddDemand(a, 4000, 4.0).ok());
   EXPECT_EQ(*store_->DemandOf(a, 0), (Points{{4000, 4.0}}));
@@ -562,11 +566,13 @@ TEST_F(StoreTest, Version3StoreGainsThePlacementColumn) {
   const std::string path = store_->path();
   store_.reset();
   RawSql(path, "ALTER TABLE runs DROP COLUMN placed");
+  RawSql(path, "DROP TABLE daemon_starts");
+  RawSql(path, "DROP TABLE node_events");
   RawSql(path, "PRAGMA user_version = 3");
   StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   store_ = std::move(*store);
-  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "4");
+  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "5");
   std::vector<RunRow> runs = Runs(false);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(Tie(runs[0]), Tie(r));
@@ -577,6 +583,102 @@ TEST_F(StoreTest, Version3StoreGainsThePlacementColumn) {
   runs = Runs(false);
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[1].placed, "placed on n1/gpu0 after waiting 3m00s");
+}
+
+// Daemon starts and node events round-trip by time; a version-4 store gains both tables,
+// and a read-only store of version 4 reads them as empty.
+TEST_F(StoreTest, DaemonStartsAndNodeEventsRoundTripAndVersion4Migrates) {
+  ASSERT_TRUE(store_->AddDaemonStart({2000, "fifo", "cluster: {}", {"GPU-b"}}).ok());
+  ASSERT_TRUE(store_->AddDaemonStart({1000, "airtime", "cluster:\n  name: x\n", {"GPU-a"}}).ok());
+  ASSERT_TRUE(store_->AddNodeEvent({5000, "n1", "up"}).ok());
+  ASSERT_TRUE(store_->AddNodeEvent({4000, "n1", "down"}).ok());
+  StatusOr<std::vector<DaemonStartRow>> starts = store_->DaemonStarts();
+  ASSERT_TRUE(starts.ok()) << starts.status().ToString();
+  ASSERT_EQ(starts->size(), 2u);
+  EXPECT_EQ((*starts)[0].policy, "airtime");
+  EXPECT_EQ((*starts)[0].cluster, "cluster:\n  name: x\n");
+  EXPECT_EQ((*starts)[0].gpus, std::vector<std::string>{"GPU-a"});
+  StatusOr<std::vector<NodeEventRow>> events = store_->NodeEvents();
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_EQ((*events)[0].state, "down");
+  EXPECT_EQ((*events)[1].at, 5000);
+
+  const std::string path = store_->path();
+  store_.reset();
+  RawSql(path, "DROP TABLE daemon_starts");
+  RawSql(path, "DROP TABLE node_events");
+  RawSql(path, "PRAGMA user_version = 4");
+  {
+    StatusOr<std::unique_ptr<Store>> old = Store::OpenReadOnly(dir_);
+    ASSERT_TRUE(old.ok()) << old.status().ToString();
+    EXPECT_EQ((*old)->schema_version(), 4);
+    EXPECT_TRUE((*old)->DaemonStarts()->empty());
+    EXPECT_TRUE((*old)->NodeEvents()->empty());
+  }
+  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "4");  // read-only migrates nothing
+  StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  store_ = std::move(*store);
+  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "5");
+  EXPECT_TRUE(store_->DaemonStarts()->empty());
+  ASSERT_TRUE(store_->AddNodeEvent({6000, "n2", "down"}).ok());
+  EXPECT_EQ(store_->NodeEvents()->size(), 1u);
+}
+
+// A reader sees what a writer committed while the writer keeps the store open, writes
+// nothing itself, and takes no lock the writer would wait on.
+TEST_F(StoreTest, ReadOnlyStoreReadsBesideAWriterAndNeverWrites) {
+  const int64_t w = AddWorkload("w");
+  StatusOr<std::unique_ptr<Store>> reader = Store::OpenReadOnly(dir_);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_TRUE((*reader)->read_only());
+  ASSERT_TRUE((*reader)
+                  ->Transaction([&]() -> Status {
+                    // The writer commits while the reader holds its snapshot.
+                    EXPECT_TRUE(store_->AddDemand(w, 1000, 2.0).ok());
+                    EXPECT_EQ((*reader)->LoadWorkloads(false)->size(), 1u);
+                    return OkStatus();
+                  })
+                  .ok());
+  EXPECT_EQ((*reader)->DemandOf(w, 0)->size(), 1u);
+  EXPECT_FALSE((*reader)->AddDemand(w, 2000, 3.0).ok());
+  EXPECT_FALSE((*reader)->SetMeta("k", "v").ok());
+  EXPECT_EQ(store_->DemandOf(w, 0)->size(), 1u);
+  EXPECT_EQ(store_->GetMeta("k"), std::nullopt);
+}
+
+TEST_F(StoreTest, ReadOnlyStoreNamesTheFileAndWhatIsWrong) {
+  const std::string missing = dir_ + "/none";
+  StatusOr<std::unique_ptr<Store>> store = Store::OpenReadOnly(missing);
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(store.status().message(), HasSubstr(missing));
+  EXPECT_FALSE(fs::exists(missing));  // nothing created
+
+  const std::string empty = dir_ + "/empty";
+  fs::create_directories(empty);
+  EXPECT_THAT(Store::OpenReadOnly(empty).status().message(), HasSubstr("no such file"));
+  std::ofstream(empty + "/airtime.db").flush();
+  EXPECT_THAT(Store::OpenReadOnly(empty).status().message(), HasSubstr("empty"));
+
+  const std::string garbage = dir_ + "/garbage";
+  fs::create_directories(garbage);
+  std::ofstream(garbage + "/airtime.db") << std::string(4096, 'x');
+  store = Store::OpenReadOnly(garbage);
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(store.status().message(), HasSubstr(garbage + "/airtime.db"));
+  EXPECT_THAT(store.status().message(), HasSubstr("not a database"));
+
+  const std::string path = store_->path();
+  store_.reset();
+  RawSql(path, "PRAGMA user_version = 6");
+  store = Store::OpenReadOnly(dir_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(store.status().message(), HasSubstr("newer"));
+  RawSql(path, "PRAGMA user_version = 3");
+  store = Store::OpenReadOnly(dir_);
+  ASSERT_FALSE(store.ok());
+  EXPECT_THAT(store.status().message(), HasSubstr("older"));
 }
 
 TEST_F(StoreTest, DirectoryThatIsAFileIsAClearError) {
