@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -403,6 +404,23 @@ StatusOr<RunRow> ReadRun(Query& q) {
   return r;
 }
 
+// `path` for a file: URI: every byte but unreserved ones and '/' percent-encoded.
+std::string UriPath(const std::string& path) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (char c : path) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += c;
+    } else {
+      out += '%';
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
+    }
+  }
+  return out;
+}
+
 Status MakeDirectory(const std::string& dir) {
   if (dir.empty()) return InvalidArgument("store: the state directory is empty");
   std::error_code ec;
@@ -582,7 +600,14 @@ Status Store::Impl::Open(const std::string& path) {
 // SQLite's WAL lets this reader see committed transactions while a daemon writes.
 Status Store::Impl::OpenReadOnly(const std::string& path) {
   read_only = true;
-  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  // With no write-ahead log beside it, no daemon has the database open (a daemon keeps its
+  // -wal file while it runs) and every commit is in the file: it is read as immutable, so
+  // that SQLite creates no -wal or -shm file of its own in the daemon's folder. Otherwise
+  // a plain read-only connection shares the daemon's log and sees its commits.
+  struct stat wal {};
+  const bool immutable = stat((path + "-wal").c_str(), &wal) != 0;
+  const std::string name = immutable ? "file:" + UriPath(path) + "?immutable=1" : path;
+  int rc = sqlite3_open_v2(name.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
   if (rc != SQLITE_OK) return Error("open read-only", rc);
   sqlite3_extended_result_codes(db, 1);
   AIRTIME_RETURN_IF_ERROR(Exec("PRAGMA busy_timeout = 5000", "set busy_timeout"));

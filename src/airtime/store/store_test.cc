@@ -648,6 +648,27 @@ TEST_F(StoreTest, ReadOnlyStoreReadsBesideAWriterAndNeverWrites) {
   EXPECT_EQ(store_->GetMeta("k"), std::nullopt);
 }
 
+// A store no daemon has open (no -wal file) is read without creating SQLite's -wal and -shm
+// files in the daemon's folder, whatever its path holds.
+TEST_F(StoreTest, ReadOnlyStoreOfAClosedDatabaseCreatesNoFile) {
+  const std::string odd = dir_ + "/odd ?#%& name";
+  {
+    auto store = Store::Open(odd);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    const int64_t sub = *(*store)->AddSubmission({0, "t", "b", "o", 1});
+    WorkloadRow w = Workload("w");
+    w.submission_id = sub;
+    ASSERT_TRUE((*store)->AddWorkload(w).ok());
+  }
+  ASSERT_FALSE(fs::exists(odd + "/airtime.db-wal"));
+  auto reader = Store::OpenReadOnly(odd);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_EQ((*reader)->LoadWorkloads(false)->size(), 1u);
+  reader->reset();
+  EXPECT_FALSE(fs::exists(odd + "/airtime.db-wal"));
+  EXPECT_FALSE(fs::exists(odd + "/airtime.db-shm"));
+}
+
 TEST_F(StoreTest, ReadOnlyStoreNamesTheFileAndWhatIsWrong) {
   const std::string missing = dir_ + "/none";
   StatusOr<std::unique_ptr<Store>> store = Store::OpenReadOnly(missing);
