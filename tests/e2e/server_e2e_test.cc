@@ -45,6 +45,7 @@ using ::testing::AnyOf;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
@@ -163,6 +164,80 @@ TEST(ServerE2E, CliSubmitListDescribeCancel) {
   auto metrics = httplib::Client(s.address()).Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_THAT(metrics->body, HasSubstr("airtime_ledger_gpu_seconds_total"));
+  s.Terminate();
+}
+
+// What-if on the daemon's own history (docs/what-if.md): `airtime sim --from-data` replays
+// the live store of a running daemon under other policies and a larger cluster, beside
+// what the daemon recorded; it reads the store without disturbing the daemon.
+TEST(ServerE2E, SimFromDataReplaysTheLiveStore) {
+  const std::string dir = TempDir();
+  const std::string data = dir + "/data";
+  Server s(data, "4xH100");
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  std::ofstream(dir + "/w.yaml")
+      << "- {name: quick, kind: batch, gpus: 1, command: [/bin/sleep, '1'], "
+         "value: {on_completion: 5}}\n"
+         "- {name: long, kind: training, gpus: 2, command: [/bin/sleep, '60']}\n"
+         "- {name: chat, kind: realtime, gpus: 1, slo: {latency_ms: 200, capacity_rps: 10, "
+         "max_replicas: 2}, value: {per_1k_requests: 2}, command: [/bin/sleep, '120']}\n";
+  auto [rc, out] = Cli(s, "submit " + dir + "/w.yaml");
+  ASSERT_EQ(rc, 0) << out;
+  auto c = s.Client();
+  auto demand = c.Post("/v1/workloads/chat/demand", json{{"rps", 12}}.dump(), "application/json");
+  ASSERT_TRUE(demand);
+  ASSERT_EQ(demand->status, 200) << demand->body;
+  std::tie(rc, out) = Cli(s, "wait quick --for succeeded --timeout 30s --interval 200ms");
+  ASSERT_EQ(rc, 0) << out;
+  std::tie(rc, out) = Cli(s, "cancel long");
+  ASSERT_EQ(rc, 0) << out;
+  std::tie(rc, out) = Cli(s, "wait long --for cancelled --timeout 30s --interval 200ms");
+  ASSERT_EQ(rc, 0) << out;
+
+  const std::string report = dir + "/what-if.json";
+  std::tie(rc, out) =
+      Cli(s, "sim --from-data " + data + " --policy fifo,airtime --no-bound --json " + report);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_THAT(out, HasSubstr("cluster "));
+  EXPECT_THAT(out, HasSubstr("4 GPUs; 3 workloads"));
+  EXPECT_THAT(out, HasSubstr("the daemon ran policy airtime"));
+  EXPECT_THAT(out, HasSubstr("What the daemon did from "));
+  EXPECT_THAT(out, HasSubstr("beside the replay of its policy (airtime)"));
+  EXPECT_THAT(out, HasSubstr("fifo"));
+  EXPECT_THAT(out, Not(HasSubstr("warning")));
+  const json j = json::parse(ReadFile(report), nullptr, false);
+  ASSERT_TRUE(j.is_object()) << ReadFile(report);
+  const json& fd = j["from_data"];
+  EXPECT_EQ(fd["daemon_policy"], "airtime");
+  EXPECT_EQ(fd["recorded"]["gpus"], 4);
+  EXPECT_EQ(fd["recorded"]["completed"], 1);
+  EXPECT_EQ(fd["recorded"]["cancelled"], 1);
+  EXPECT_GT(fd["recorded"]["allocated_gpu_hours"].get<double>(), 0);
+  EXPECT_EQ(fd["replay_of_daemon_policy"]["policy"], "airtime");
+  EXPECT_EQ(fd["replay_of_daemon_policy"]["completed"], 1);
+  EXPECT_TRUE(fd["ledger"].is_object());
+
+  // Two more nodes of 8 H100s and another price: the same history on 20 GPUs.
+  std::tie(rc, out) =
+      Cli(s, "sim --from-data " + data +
+                 " --policy fifo --no-bound --add-nodes 2xH100:8 --gpu-cost H100=2");
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_THAT(out, HasSubstr("20 GPUs"));
+  EXPECT_THAT(out, HasSubstr("added 2 node(s) of 8 x H100"));
+
+  // The daemon carries on: the reader took no lock it waits on.
+  std::ofstream(dir + "/more.yaml")
+      << "{name: after, kind: batch, gpus: 1, command: [/bin/true]}\n";
+  std::tie(rc, out) = Cli(s, "submit " + dir + "/more.yaml");
+  EXPECT_EQ(rc, 0) << out;
+  std::tie(rc, out) = Cli(s, "wait after --for succeeded --timeout 30s --interval 200ms");
+  EXPECT_EQ(rc, 0) << out;
+
+  // A folder with no store is named, with nothing created in it.
+  std::tie(rc, out) = Cli(s, "sim --from-data " + dir + "/nowhere");
+  EXPECT_NE(rc, 0);
+  EXPECT_THAT(out, HasSubstr(dir + "/nowhere/airtime.db"));
+  EXPECT_FALSE(fs::exists(dir + "/nowhere"));
   s.Terminate();
 }
 

@@ -30,6 +30,14 @@ struct SimArgs {
   std::string decisions;
   std::string demand_csv;  // each service's demand curve as the replay sees it
   std::string horizon;
+  // What-if on a daemon's history (sim/from_data.h, docs/what-if.md): its store's folder,
+  // and the window (ParseWindowTime's forms; "" : all the store holds).
+  std::string from_data;
+  std::string since, until;
+  // Replays: more nodes (COUNTxTYPE[:GPUS]) and hourly costs (TYPE=PER_HOUR) on top of the
+  // cluster (sim/from_data.h: AddNodes, OverrideGpuCost).
+  std::vector<std::string> add_nodes;
+  std::vector<std::string> gpu_costs;
   bool skip_bad_rows = false;
   bool quiet = false;
   std::string interference = "gavel";  // gavel, none, or a CSV file of measured factors

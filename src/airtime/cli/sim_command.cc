@@ -9,8 +9,11 @@
 
 #include "airtime/base/progress.h"
 #include "airtime/base/strings.h"
+#include "airtime/cli/from_data_report.h"
+#include "airtime/config/cluster_yaml.h"
 #include "airtime/policies/registry.h"
 #include "airtime/report/replay_report.h"
+#include "airtime/sim/from_data.h"
 #include "airtime/sim/interference_file.h"
 #include "airtime/sim/report.h"
 #include "airtime/sim/sim_input.h"
@@ -98,9 +101,58 @@ bool WriteDemandCsv(const SimInput& input, const std::string& path) {
   return static_cast<bool>(out);
 }
 
+// The replay's input from --from-data (the store, with --cluster replacing its cluster).
+// Exit code 0, or 1/2 with the message printed.
+int LoadFromStore(const SimArgs& a, const InterferenceModel* families,
+                  std::optional<FromData>* out) {
+  if (!a.workloads.empty()) {
+    std::cerr << "airtime sim: --workload does not go with --from-data (the workloads are the "
+                 "store's)\n";
+    return 2;
+  }
+  std::optional<ClusterFile> cluster;
+  if (!a.cluster.empty()) {
+    auto file = LoadClusterFile(a.cluster);
+    if (!file.ok()) {
+      std::cerr << "airtime sim: --cluster: " << file.status().message() << "\n";
+      return 1;
+    }
+    cluster.emplace(std::move(*file));
+  }
+  auto data = LoadFromData(a.from_data, FromDataOptions{a.since, a.until, families},
+                           cluster ? &*cluster : nullptr);
+  if (!data.ok()) {
+    std::cerr << "airtime sim: --from-data: " << data.status().message() << "\n";
+    return data.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  out->emplace(std::move(*data));
+  return 0;
+}
+
+// The policy the daemon ran, added to `policies` when missing, so that the replay of what it
+// did stands beside what it did; its index (-1: none, or unknown to this airtime).
+long DaemonPolicyIndex(const std::string& daemon_policy, std::vector<std::string>* policies) {
+  if (daemon_policy.empty()) return -1;
+  for (size_t i = 0; i < policies->size(); ++i)
+    if (ToLower((*policies)[i]) == ToLower(daemon_policy)) return static_cast<long>(i);
+  const std::vector<std::string> known = PolicyRegistry::Builtin().names();
+  const std::string name = ToLower(Trim(Split(daemon_policy, ':')[0]));
+  if (std::find(known.begin(), known.end(), name) == known.end()) {
+    std::cerr << "warning: the daemon's policy is not one this airtime knows; it is not replayed\n";
+    return -1;
+  }
+  policies->push_back(daemon_policy);
+  return static_cast<long>(policies->size()) - 1;
+}
+
 int RunScenario(const SimArgs& a) {
-  if (a.cluster.empty() || a.workloads.empty()) {
-    std::cerr << "airtime sim: --cluster and --workload are required (or --protocol fgd)\n";
+  if (a.from_data.empty() && (a.cluster.empty() || a.workloads.empty())) {
+    std::cerr << "airtime sim: --cluster and --workload are required (or --from-data DIR, or "
+                 "--protocol fgd)\n";
+    return 2;
+  }
+  if (a.from_data.empty() && (!a.since.empty() || !a.until.empty())) {
+    std::cerr << "airtime sim: --since and --until choose a window of --from-data DIR\n";
     return 2;
   }
   SimOptions opt;
@@ -122,24 +174,52 @@ int RunScenario(const SimArgs& a) {
     std::cerr << "airtime sim: --interference: " << st.message() << "\n";
     return 2;
   }
-  auto input = LoadSimInput(a.cluster, a.workloads, LoadOptions{a.skip_bad_rows, opt.interference});
+  std::optional<FromData> from;
+  StatusOr<SimInput> input = InvalidArgument("no input");
+  if (!a.from_data.empty()) {
+    if (int rc = LoadFromStore(a, opt.interference, &from); rc != 0) return rc;
+    input = std::move(from->input);
+    // The replay covers the window; --horizon may shorten it.
+    if (a.horizon.empty()) opt.horizon = from->end - from->origin;
+  } else {
+    input = LoadSimInput(a.cluster, a.workloads, LoadOptions{a.skip_bad_rows, opt.interference});
+  }
   if (!input.ok()) {
     std::cerr << "airtime sim: " << input.status().message() << "\n";
     return 1;
+  }
+  for (const std::string& spec : a.add_nodes) {
+    if (Status st = AddNodes(spec, &*input); !st.ok()) {
+      std::cerr << "airtime sim: " << st.message() << "\n";
+      return 2;
+    }
+  }
+  for (const std::string& spec : a.gpu_costs) {
+    if (Status st = OverrideGpuCost(spec, &*input); !st.ok()) {
+      std::cerr << "airtime sim: " << st.message() << "\n";
+      return 2;
+    }
   }
   if (!a.quiet) {
     std::cout << "cluster " << input->cluster.name() << ": " << input->cluster.node_count()
               << " nodes, " << input->cluster.gpu_count() << " GPUs; " << input->workloads.size()
               << " workloads\n";
     for (const auto& n : input->notes) std::cout << "  " << n << "\n";
+    if (from && !from->policy.empty())
+      std::cout << "  the daemon ran policy " << from->policy << "\n";
   }
+  if (from)
+    for (const auto& w : from->warnings) std::cerr << "warning: " << w << "\n";
   if (!a.demand_csv.empty() && !WriteDemandCsv(*input, a.demand_csv)) {
     std::cerr << "airtime sim: --demand-csv: cannot write " << a.demand_csv << "\n";
     return 1;
   }
   std::ofstream html;
   if (!a.html.empty() && !OpenHtmlReport(a.html, "airtime sim", &html)) return 1;
-  const std::vector<std::string> policies = SplitPolicies(a.policies);
+  std::vector<std::string> policies = SplitPolicies(a.policies);
+  // The daemon's policy among the replays (-1: none; an index, not an optional: GCC 12 warns
+  // of an optional<size_t> read after the replays as maybe uninitialized).
+  const long daemon_policy = from ? DaemonPolicyIndex(from->policy, &policies) : -1;
   std::optional<Progress> progress;
   if (!a.quiet) {
     progress.emplace(Progress::ForStderr("airtime sim", policies.size()));
@@ -152,6 +232,10 @@ int RunScenario(const SimArgs& a) {
     return 2;
   }
   std::vector<SimResult>& results = *run;
+  // --from-data: the replay of the daemon's own policy, and whether it ran on its cluster.
+  const SimResult* daemon_result =
+      daemon_policy >= 0 ? &results[static_cast<size_t>(daemon_policy)] : nullptr;
+  const bool same_cluster = from && from->recorded_cluster && a.add_nodes.empty();
   if (!a.decisions.empty()) {
     // A second, logged replay per policy over the same horizon (identical decisions), side
     // by side, each into its own file.
@@ -191,6 +275,7 @@ int RunScenario(const SimArgs& a) {
                     ceiling.reachable_per_gpu_hour(), ceiling.offered_per_gpu_hour());
       std::cout << line;
     }
+    if (from) std::cout << "\n" << RecordedReport(*from, daemon_result, same_cluster);
     for (const auto& r : results)
       if (const std::string holds = HoldsReport(r); !holds.empty()) std::cout << "\n" << holds;
     for (const auto& r : results) std::cout << "\n" << CostsReport(r);
@@ -207,6 +292,7 @@ int RunScenario(const SimArgs& a) {
     std::ofstream f(a.json);
     nlohmann::json report = ReportToJson(*input, results, a.seed, bound ? &*bound : nullptr);
     report["interference"] = a.interference;
+    if (from) report["from_data"] = RecordedJson(*from, daemon_result);
     f << report.dump(2) << "\n";
     if (!f) {
       std::cerr << "airtime sim: cannot write " << a.json << "\n";
@@ -223,6 +309,11 @@ int RunScenario(const SimArgs& a) {
                    FormatDuration(results.empty() ? 0 : results.front().end) + " with seed " +
                    std::to_string(a.seed) + ".");
     for (const auto& n : input->notes) page.Paragraph(n);
+    if (from) {
+      const std::string recorded = RecordedReport(*from, daemon_result, same_cluster);
+      for (std::string_view line : Split(recorded, '\n'))
+        if (!line.empty()) page.Paragraph(std::string(line));
+    }
     if (bound) page.Paragraph(BoundLine(*bound));
     AddReplaySections(page, results, bound && bound->ok() ? bound->per_gpu_hour() : 0);
     if (!WriteHtmlReport(page, a.html, "airtime sim", a.quiet, &html)) return 1;
@@ -255,6 +346,20 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
                   "write each service's demand curve as the replay sees it (traces imported, "
                   "days tiled) to this CSV, one row per step: service,from_s,rps and the "
                   "service's capacity_rps,cold_start_s,min_replicas,max_replicas (-1: none)");
+  sim->add_option("--from-data", args->from_data,
+                  "replay what a daemon saw: its --data folder (read-only, also while it runs); "
+                  "see docs/what-if.md");
+  sim->add_option("--since", args->since,
+                  "--from-data: the window's start, a UTC time (2026-12-01 08:00) or a duration "
+                  "before its end (7d)");
+  sim->add_option("--until", args->until,
+                  "--from-data: the window's end, a UTC time or a duration before the store's "
+                  "last record (default: that record)");
+  sim->add_option("--add-nodes", args->add_nodes,
+                  "add nodes to the cluster: COUNTxTYPE[:GPUS], e.g. 2xH100:8 (repeatable)");
+  sim->add_option("--gpu-cost", args->gpu_costs,
+                  "the hourly cost of one GPU of a type, replacing its cost model: "
+                  "TYPE=PER_HOUR, e.g. H100=2.5 (repeatable)");
   sim->add_flag("--skip-bad-rows", args->skip_bad_rows,
                 "skip and count broken trace rows instead of failing");
   sim->add_flag("-q,--quiet", args->quiet, "print nothing but errors");
