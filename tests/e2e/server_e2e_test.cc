@@ -194,9 +194,10 @@ TEST(ServerE2E, SimFromDataReplaysTheLiveStore) {
   std::tie(rc, out) = Cli(s, "wait long --for cancelled --timeout 30s --interval 200ms");
   ASSERT_EQ(rc, 0) << out;
 
-  const std::string report = dir + "/what-if.json";
+  const std::string report = dir + "/what-if.json", html = dir + "/what-if.html";
   std::tie(rc, out) =
-      Cli(s, "sim --from-data " + data + " --policy fifo,airtime --no-bound --json " + report);
+      Cli(s, "sim --from-data " + data + " --policy fifo,airtime --no-bound --json " + report +
+                 " --html " + html);
   ASSERT_EQ(rc, 0) << out;
   EXPECT_THAT(out, HasSubstr("cluster "));
   EXPECT_THAT(out, HasSubstr("4 GPUs; 3 workloads"));
@@ -216,6 +217,9 @@ TEST(ServerE2E, SimFromDataReplaysTheLiveStore) {
   EXPECT_EQ(fd["replay_of_daemon_policy"]["policy"], "airtime");
   EXPECT_EQ(fd["replay_of_daemon_policy"]["completed"], 1);
   EXPECT_TRUE(fd["ledger"].is_object());
+  const std::string page = ReadFile(html);
+  EXPECT_THAT(page, HasSubstr("What the daemon did"));
+  EXPECT_THAT(page, HasSubstr("GPU allocation (held / installed)"));
 
   // Two more nodes of 8 H100s and another price: the same history on 20 GPUs.
   std::tie(rc, out) =

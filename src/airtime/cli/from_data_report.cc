@@ -1,8 +1,10 @@
 #include "airtime/cli/from_data_report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <vector>
 
 #include "airtime/server/ledger_record.h"
 
@@ -48,6 +50,17 @@ double LedgerAllocation(const LedgerRecord& r) {
                                          : 0;
 }
 
+// How the ledger's span compares with the window: the ledger is saved every 10 s while the
+// daemon runs, so on a live store it ends up to 10 s before the window does.
+std::string LedgerSpanNote(const LedgerRecord& l, const RecordedWindow& w) {
+  const DurationMs window = w.to - w.from;
+  const DurationMs off = std::max(std::abs(l.since - w.from), std::abs(l.saved_at - w.to));
+  if (off <= kSecond) return ", the replay's window";
+  if (off * 100 <= window) return ", within 1% of the replay's window";
+  return "; not the replay's window (" + FormatDuration(off) +
+         " apart; a running daemon saves it every 10 s): compare with care";
+}
+
 std::string Row(const char* label, const std::string& recorded, const std::string& replay) {
   char line[160];
   std::snprintf(line, sizeof line, "  %-34s %14s %14s\n", label, recorded.c_str(), replay.c_str());
@@ -62,49 +75,77 @@ std::string Fixed(double v, const char* format) {
 
 }  // namespace
 
-std::string RecordedReport(const FromData& data, const SimResult* replay, bool same_cluster) {
+namespace {
+
+// The report's parts, shared by the terminal and the HTML page.
+struct RecordedParts {
+  std::string title;                           // "What the daemon did from ..."
+  std::vector<std::vector<std::string>> rows;  // label, daemon, replay
+  std::vector<std::string> lines;              // the ledger, the cluster note
+};
+
+RecordedParts PartsOf(const FromData& data, const SimResult* replay, bool same_cluster) {
+  RecordedParts p;
   const RecordedWindow& w = data.recorded;
-  std::string out = "What the daemon did from " + FormatTime(w.from) + " to " + FormatTime(w.to) +
-                    " (" + FormatDuration(w.to - w.from) + ")";
-  out += replay ? ", beside the replay of its policy (" + replay->policy + "):\n"
-                : " (its policy is unknown: no replay beside it):\n";
+  p.title = "What the daemon did from " + FormatTime(w.from) + " to " + FormatTime(w.to) + " (" +
+            FormatDuration(w.to - w.from) + ")" +
+            (replay ? ", beside the replay of its policy (" + replay->policy + ")"
+                    : " (its policy is unknown: no replay beside it)");
   std::optional<ReplayFigures> f;
   if (replay) f = FiguresOf(*replay);
   auto rep = [&](auto get) { return f ? get(*f) : std::string("-"); };
-  out += Row("", "daemon", "replay");
-  out += Row("GPU allocation (held / installed)", Fixed(100 * w.allocation_rate(), "%.1f%%"),
-             rep([](const ReplayFigures& x) { return Fixed(100 * x.allocation, "%.1f%%"); }));
-  out += Row("jobs completed", std::to_string(w.completed),
-             rep([](const ReplayFigures& x) { return std::to_string(x.completed); }));
-  out += Row("value of completed jobs", Fixed(w.completion_value, "%.2f"),
-             rep([](const ReplayFigures& x) { return Fixed(x.completion_value, "%.2f"); }));
-  out += Row("jobs failed / workloads cancelled",
-             std::to_string(w.failed) + " / " + std::to_string(w.cancelled), "-");
-  out += Row("queued or running at the end", std::to_string(w.unfinished),
-             replay ? std::to_string(replay->waiting_at_end_count) + " waiting" : "-");
+  p.rows.push_back(
+      {"GPU allocation (held / installed)", Fixed(100 * w.allocation_rate(), "%.1f%%"),
+       rep([](const ReplayFigures& x) { return Fixed(100 * x.allocation, "%.1f%%"); })});
+  p.rows.push_back({"jobs completed", std::to_string(w.completed),
+                    rep([](const ReplayFigures& x) { return std::to_string(x.completed); })});
+  p.rows.push_back({"value of completed jobs", Fixed(w.completion_value, "%.2f"),
+                    rep([](const ReplayFigures& x) { return Fixed(x.completion_value, "%.2f"); })});
+  p.rows.push_back({"jobs failed / workloads cancelled",
+                    std::to_string(w.failed) + " / " + std::to_string(w.cancelled), "-"});
+  p.rows.push_back({"queued or running at the end", std::to_string(w.unfinished),
+                    replay ? std::to_string(replay->waiting_at_end_count) + " waiting" : "-"});
   std::string problem;
   if (std::optional<LedgerRecord> l = SavedLedger(data, &problem)) {
     const double h = l->totals.installed_gpu_hours();
-    out += "The daemon's own ledger, " + FormatTime(l->since) + " to " + FormatTime(l->saved_at) +
-           " (" + FormatDuration(l->unobserved) + " of it not observed" +
-           (std::abs(l->since - w.from) <= kSecond && std::abs(l->saved_at - w.to) <= kSecond
-                ? ", the replay's window"
-                : "; not the replay's window: compare with care") +
-           "): allocation " + Fixed(100 * LedgerAllocation(*l), "%.1f%%") + ", value " +
-           Fixed(l->value, "%.2f") + ", return " + Fixed(h > 0 ? l->value / h : 0, "%.3f") +
-           " per installed GPU-h";
+    std::string line = "The daemon's own ledger, " + FormatTime(l->since) + " to " +
+                       FormatTime(l->saved_at) + " (" + FormatDuration(l->unobserved) +
+                       " of it not observed" + LedgerSpanNote(*l, w) + "): allocation " +
+                       Fixed(100 * LedgerAllocation(*l), "%.1f%%") + ", value " +
+                       Fixed(l->value, "%.2f") + ", return " +
+                       Fixed(h > 0 ? l->value / h : 0, "%.3f") + " per installed GPU-h";
     if (replay)
-      out += " (replay: value " + Fixed(replay->metrics.value, "%.2f") + ", return " +
-             Fixed(replay->return_per_gpu_hour(), "%.3f") + ")";
-    out += "\n";
+      line += " (replay: value " + Fixed(replay->metrics.value, "%.2f") + ", return " +
+              Fixed(replay->return_per_gpu_hour(), "%.3f") + ")";
+    p.lines.push_back(line);
   } else {
-    out += "The daemon's own ledger: " + problem + "\n";
+    p.lines.push_back("The daemon's own ledger: " + problem);
   }
   if (replay && !same_cluster)
-    out +=
+    p.lines.push_back(
         "The replay ran on another cluster than the daemon's (--cluster or --add-nodes): the "
-        "difference is what the change makes, not the replay's error.\n";
+        "difference is what the change makes, not the replay's error.");
+  return p;
+}
+
+}  // namespace
+
+std::string RecordedReport(const FromData& data, const SimResult* replay, bool same_cluster) {
+  const RecordedParts p = PartsOf(data, replay, same_cluster);
+  std::string out = p.title + ":\n" + Row("", "daemon", "replay");
+  for (const auto& r : p.rows) out += Row(r[0].c_str(), r[1], r[2]);
+  for (const auto& line : p.lines) out += line + "\n";
   return out;
+}
+
+void AddRecordedSection(HtmlPage& page, const FromData& data, const SimResult* replay,
+                        bool same_cluster) {
+  const RecordedParts p = PartsOf(data, replay, same_cluster);
+  page.Heading(3, "What the daemon did");
+  page.Paragraph(p.title + ".");
+  page.Table({"", "daemon", "replay"}, p.rows);
+  for (const auto& line : p.lines) page.Paragraph(line);
+  for (const auto& w : data.warnings) page.Paragraph("warning: " + w);
 }
 
 nlohmann::json RecordedJson(const FromData& data, const SimResult* replay) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "airtime/html/page.h"
 #include "airtime/sim/from_data.h"
 #include "airtime/sim/simulator.h"
 
@@ -15,6 +16,11 @@ namespace airtime {
 // `same_cluster` false (--cluster, --add-nodes): the replay ran on another cluster, and a
 // line says the difference is the change's, not the replay's error.
 std::string RecordedReport(const FromData& data, const SimResult* replay, bool same_cluster);
+
+// The same as a section of an HTML report (a heading, a table, the lines, and the
+// warnings; HtmlPage escapes every text).
+void AddRecordedSection(HtmlPage& page, const FromData& data, const SimResult* replay,
+                        bool same_cluster);
 
 // The same as JSON: {"store", "from", "to", "daemon_policy", "recorded": {...},
 // "ledger": {...} or null, "replay_of_daemon_policy": {...} or null, "warnings": [...]}.

@@ -309,11 +309,7 @@ int RunScenario(const SimArgs& a) {
                    FormatDuration(results.empty() ? 0 : results.front().end) + " with seed " +
                    std::to_string(a.seed) + ".");
     for (const auto& n : input->notes) page.Paragraph(n);
-    if (from) {
-      const std::string recorded = RecordedReport(*from, daemon_result, same_cluster);
-      for (std::string_view line : Split(recorded, '\n'))
-        if (!line.empty()) page.Paragraph(std::string(line));
-    }
+    if (from) AddRecordedSection(page, *from, daemon_result, same_cluster);
     if (bound) page.Paragraph(BoundLine(*bound));
     AddReplaySections(page, results, bound && bound->ok() ? bound->per_gpu_hour() : 0);
     if (!WriteHtmlReport(page, a.html, "airtime sim", a.quiet, &html)) return 1;

@@ -202,12 +202,7 @@ StatusOr<TimeMs> ResolveWindowTime(const std::string& flag, const std::string& t
 
 Status Converter::ChooseWindow() {
   const TimeMs latest = LatestRecorded(snap_);
-  TimeMs origin = EarliestRecorded(snap_);
-  // By default the window ends where the daemon last saved its ledger (every 10 s while it
-  // runs, and when it stops), so that the ledger and the replay cover the same time; a
-  // store with no ledger ends at its last record.
-  const std::optional<TimeMs> saved = LedgerSavedAt(snap_);
-  TimeMs end = saved && *saved > origin ? *saved : latest;
+  TimeMs origin = EarliestRecorded(snap_), end = latest;
   if (!options_.until.empty()) {
     auto t = ResolveWindowTime("--until", options_.until, latest);
     if (!t.ok()) return t.status();

@@ -9,9 +9,8 @@
 // is an error naming the file.
 //
 // Time: the replay's time 0 is the window's start (`since`, else the first daemon start or
-// submission recorded); its end is `until`, else the daemon's last save of its ledger (so
-// that the ledger and the replay cover the same time), else the latest moment the store
-// records.
+// submission recorded); its end is `until`, else the latest moment the store records
+// (a submission, a run's start or end, a demand sample, the ledger's last save, ...).
 #pragma once
 
 #include <optional>
