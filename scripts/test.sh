@@ -12,8 +12,9 @@
 #                                       side-by-side replays); TSan cannot fail the others
 #   6. scripts/build.sh fuzz           (the libFuzzer harnesses, clang, into build-fuzz/), then
 #      scripts/fuzz.sh                  every harness for a short fixed time (fuzz/README.md)
-# A failing step does not stop the later ones (a format error still lets the tests run), but
-# a build that fails skips its ctest. Prints ctest's summary for both builds and a table of
+# Each build after the first runs in the background, at nice 19, while the tests of the build
+# before it run (see start_background_build). A failing step does not stop the later ones (a
+# format error still lets the tests run), but a build that fails skips its tests. Prints ctest's summary for both builds and a table of
 # the steps; exits 1 when any step failed.
 #
 # Environment:
@@ -54,14 +55,18 @@ step() {
   echo
   echo "==== $name: $*"
   "$@" || rc=$?
-  local dt=$((SECONDS - t0))
-  if ((rc == 0)); then
-    summary+=("$(printf '  %-22s ok      %4d s' "$name" "$dt")")
+  record "$name" $((SECONDS - t0)) "$rc"
+  return "$rc"
+}
+
+# record NAME SECONDS STATUS: adds a step's line to the summary.
+record() {
+  if (($3 == 0)); then
+    summary+=("$(printf '  %-22s ok      %4d s' "$1" "$2")")
   else
-    summary+=("$(printf '  %-22s FAILED  %4d s  (exit %d)' "$name" "$dt" "$rc")")
+    summary+=("$(printf '  %-22s FAILED  %4d s  (exit %d)' "$1" "$2" "$3")")
     failed=1
   fi
-  return "$rc"
 }
 
 skip() {
@@ -99,39 +104,86 @@ ctest_summaries=()
 step "install deps" scripts/install-deps.sh || true
 step "format check" scripts/check-format.sh || true
 
-if step "build" env AIRTIME_BUILD_DIR="$build_dir" scripts/build.sh RelWithDebInfo; then
-  step "tests" run_ctest "$build_dir" || true
-else
-  skip "tests" "the build failed"
-fi
-
-# sanitizer_build KIND DIR: the KIND (asan, tsan) build into DIR and its tests, unless
-# AIRTIME_TEST_<KIND>=0.
-sanitizer_build() {
-  local kind="$1" dir="$2" skip_var="AIRTIME_TEST_${1^^}"
-  if [[ "${!skip_var:-1}" == 0 ]]; then
-    skip "$kind build" "$skip_var=0"
-    skip "$kind tests" "$skip_var=0"
-  elif step "$kind build" env AIRTIME_BUILD_DIR="$dir" scripts/build.sh "$kind"; then
-    step "$kind tests" run_ctest "$dir" || true
-  else
-    skip "$kind tests" "the sanitizer build failed"
-  fi
+# The four builds, in order: NAME KIND DIR TESTS, where TESTS names the function that runs
+# that build's tests. A build whose AIRTIME_TEST_<KIND>=0 is left out.
+run_fuzz() {
+  AIRTIME_BUILD_DIR="$fuzz_dir" AIRTIME_FUZZ_BUILD=0 scripts/fuzz.sh "${AIRTIME_FUZZ_SECONDS:-10}"
 }
-sanitizer_build asan "$asan_dir"
-sanitizer_build tsan "$tsan_dir"
+stages=("build RelWithDebInfo $build_dir run_ctest")
+left_out=()
+for kind in asan tsan fuzz; do
+  skip_var="AIRTIME_TEST_${kind^^}"
+  if [[ "${!skip_var:-1}" == 0 ]]; then
+    left_out+=("$kind")
+    continue
+  fi
+  case "$kind" in
+    asan) stages+=("asan build asan $asan_dir run_ctest") ;;
+    tsan) stages+=("tsan build tsan $tsan_dir run_ctest") ;;
+    fuzz) stages+=("fuzz build fuzz $fuzz_dir run_fuzz") ;;
+  esac
+done
 
-# The fuzz build (clang, libFuzzer) and a short run of every harness, unless
-# AIRTIME_TEST_FUZZ=0. A crash fails the step and prints the saved input's path.
-if [[ "${AIRTIME_TEST_FUZZ:-1}" == 0 ]]; then
-  skip "fuzz build" "AIRTIME_TEST_FUZZ=0"
-  skip "fuzz run" "AIRTIME_TEST_FUZZ=0"
-elif step "fuzz build" env AIRTIME_BUILD_DIR="$fuzz_dir" scripts/build.sh fuzz; then
-  step "fuzz run" env AIRTIME_BUILD_DIR="$fuzz_dir" AIRTIME_FUZZ_BUILD=0 \
-    scripts/fuzz.sh "${AIRTIME_FUZZ_SECONDS:-10}" || true
-else
-  skip "fuzz run" "the fuzz build failed"
-fi
+# Each build after the first starts in the background, at the lowest CPU priority (nice 19),
+# while the tests of the build before it run. Those tests spend much of their time waiting on
+# the processes, sockets and Slurm daemons they start, and the build takes the cores they leave
+# idle; when both want a core, Linux gives the tests 1024 shares to the build's 15. A build's
+# output is printed when it ends, and its time in the summary runs from its start.
+bg_pid="" bg_log="" bg_t0=0
+start_background_build() {
+  local name="$1" kind="$2" dir="$3"
+  bg_log="$(mktemp)" bg_t0=$SECONDS
+  echo
+  echo "==== $name: starts in the background (nice 19): scripts/build.sh $kind"
+  # Its own session, so that an interrupted test.sh stops the whole build (trap below).
+  AIRTIME_BUILD_DIR="$dir" setsid nice -n 19 scripts/build.sh "$kind" >"$bg_log" 2>&1 &
+  bg_pid=$!
+}
+trap '[[ -n "$bg_pid" ]] && kill -- -"$bg_pid" 2>/dev/null' EXIT
+finish_background_build() {
+  local name="$1" rc=0
+  wait "$bg_pid" || rc=$?
+  echo
+  echo "==== $name: the background build's output"
+  cat "$bg_log"
+  rm -f "$bg_log"
+  bg_pid=""
+  record "$name" $((SECONDS - bg_t0)) "$rc"
+  return "$rc"
+}
+
+for ((i = 0; i < ${#stages[@]}; i++)); do
+  # shellcheck disable=SC2206  # each stage is a list of words
+  stage=(${stages[i]})
+  # "asan build asan DIR run_ctest": the name has two words, "build RelWithDebInfo ..." one.
+  if [[ "${stage[0]}" == build ]]; then
+    name=build kind="${stage[1]}" dir="${stage[2]}" tests="${stage[3]}" tests_name=tests
+  else
+    name="${stage[0]} build" kind="${stage[2]}" dir="${stage[3]}" tests="${stage[4]}"
+    tests_name="${stage[0]} $([[ ${stage[0]} == fuzz ]] && echo run || echo tests)"
+  fi
+  if ((i == 0)); then
+    step "$name" env AIRTIME_BUILD_DIR="$dir" scripts/build.sh "$kind"
+    built=$?
+  else
+    finish_background_build "$name"
+    built=$?
+  fi
+  if ((i + 1 < ${#stages[@]})); then
+    # shellcheck disable=SC2206
+    next=(${stages[i + 1]})
+    start_background_build "${next[0]} build" "${next[2]}" "${next[3]}"
+  fi
+  if ((built == 0)); then
+    step "$tests_name" "$tests" "$dir" || true
+  else
+    skip "$tests_name" "the build failed"
+  fi
+done
+for kind in "${left_out[@]}"; do
+  skip "$kind build" "AIRTIME_TEST_${kind^^}=0"
+  skip "$kind $([[ $kind == fuzz ]] && echo run || echo tests)" "AIRTIME_TEST_${kind^^}=0"
+done
 
 echo
 echo "==== summary ($((SECONDS - start_all)) s in all, $jobs jobs)"

@@ -86,7 +86,11 @@ StatusOr<json> BodyField(std::string_view body, const std::string& field,
 
 std::string Dump(const json& j) {
   std::string s = DumpJson(j);
-  return s.size() > 80 ? s.substr(0, 80) + "..." : s;
+  if (s.size() > 80) {
+    s.resize(80);
+    s += "...";
+  }
+  return s;
 }
 
 }  // namespace

@@ -47,10 +47,14 @@ std::string Short(const std::string& id) { return id.empty() ? "(none)" : id.sub
 }  // namespace
 
 std::string FormatStoreMarks(const StoreMarks& m) {
-  return std::string(kHeader) + "\nstore_id " + m.store_id + "\nsequence " +
-         std::to_string(m.sequence) + "\nsubmission " + std::to_string(m.submission) +
-         "\nworkload " + std::to_string(m.workload) + "\nrun " + std::to_string(m.run) +
-         "\nrun_reserved " + std::to_string(m.run_reserved) + "\n";
+  std::string out = kHeader;
+  out += "\nstore_id " + m.store_id;
+  out += "\nsequence " + std::to_string(m.sequence);
+  out += "\nsubmission " + std::to_string(m.submission);
+  out += "\nworkload " + std::to_string(m.workload);
+  out += "\nrun " + std::to_string(m.run);
+  out += "\nrun_reserved " + std::to_string(m.run_reserved) + "\n";
+  return out;
 }
 
 StatusOr<StoreMarks> ParseStoreMarks(std::string_view text) {
@@ -59,7 +63,7 @@ StatusOr<StoreMarks> ParseStoreMarks(std::string_view text) {
   std::vector<std::string_view> lines = Split(text, '\n');
   const bool v1 = !lines.empty() && Trim(lines[0]) == kHeaderV1;
   if (lines.empty() || (Trim(lines[0]) != kHeader && !v1))
-    return InvalidArgument(std::string("line 1: expected '") + kHeader + "'");
+    return InvalidArgument(std::string("line 1: expected '").append(kHeader).append("'"));
   StoreMarks m;
   std::map<std::string, int64_t*> counts = {{"sequence", &m.sequence},
                                             {"submission", &m.submission},

@@ -1,0 +1,2 @@
+// The source file of the targets that only make airtime's precompiled headers
+// (cmake/precompiled_headers.cmake).
