@@ -161,6 +161,38 @@ TEST(LedgerPropertyTest, GpusAddUpToTheTypesOnRandomScenarios) {
   }
 }
 
+// The JSON report carries the timeline the HTML report draws: the same points, bounded by
+// SimOptions::timeline_points, covering the run.
+TEST(SimulatorTest, JsonReportCarriesTheTimeline) {
+  SimInput in = RandomScenario(5);
+  SimOptions opt{5, kNever, false};
+  opt.timeline_points = 16;
+  auto r = Simulate(in, "bestfit", opt);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_FALSE(r->timeline.empty());
+  const nlohmann::json t = ResultToJson(*r)["timeline"];
+  EXPECT_DOUBLE_EQ(t["step_s"].get<double>(), ToSeconds(r->timeline_step));
+  const size_t n = r->timeline.size();
+  EXPECT_LE(n, 16u);
+  for (const char* column : {"start_s", "covered_s", "allocation", "waiting"})
+    ASSERT_EQ(t[column].size(), n) << column;
+  double covered = 0;
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_DOUBLE_EQ(t["start_s"][i].get<double>(), ToSeconds(r->timeline[i].start));
+    EXPECT_DOUBLE_EQ(t["allocation"][i].get<double>(), r->timeline[i].allocation);
+    EXPECT_DOUBLE_EQ(t["waiting"][i].get<double>(), r->timeline[i].waiting);
+    EXPECT_GE(t["allocation"][i].get<double>(), 0);
+    EXPECT_LE(t["allocation"][i].get<double>(), 1 + 1e-12);
+    covered += t["covered_s"][i].get<double>();
+  }
+  EXPECT_DOUBLE_EQ(covered, ToSeconds(r->end));
+  // Without a timeline (timeline_points 0), empty columns.
+  opt.timeline_points = 0;
+  auto none = Simulate(in, "bestfit", opt);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(ResultToJson(*none)["timeline"]["start_s"].empty());
+}
+
 TEST(SimulatorTest, SameInputSameReport) {
   SimInput in = RandomScenario(11);
   auto a = Simulate(in, "bestfit", SimOptions{3, kNever, false});
