@@ -221,7 +221,7 @@ function typesTable(c: CostWindow): HTMLElement {
             { "data-type": t.type },
             el("td", {}, t.type),
             el("td", { class: "num" }, fixed(t.perHour, 3)),
-            el("td", { class: "num" }, fixed(t.installedHours, 2)),
+            el("td", { class: "num" }, gpuHours(t.installedHours * 3600)),
             el("td", { class: "num" }, share(t.allocation)),
             el("td", { class: "num" }, money(t.cost)),
             el("td", { class: "num" }, money(t.value)),
