@@ -37,8 +37,8 @@ PACKAGES=(
 # Node.js and npm build the dashboard (web/: npm ci, vite build; scripts/build-web.sh): Debian's
 # nodejs and npm, unless a node of its own with npm is installed already (NodeSource's nodejs
 # package, for instance, holds npm and conflicts with Debian's npm package: installing that
-# would replace it). Debian 12's Node.js 18 builds the page; the browser test needs 20 or later
-# (playwright-core) and skips, saying so, on 18.
+# would replace it). Debian 12's Node.js 18 builds the page and runs the browser test
+# (web/package.json pins playwright-core 1.61.1, the last release that supports Node.js 18).
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   PACKAGES+=(nodejs npm)
 fi

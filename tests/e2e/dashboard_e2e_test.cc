@@ -66,10 +66,11 @@ std::string MissingForBrowser(std::string* node, std::string* chromium) {
            " (apt-get install chromium, or scripts/install-deps.sh)";
   *node = OnPath("node");
   if (node->empty()) return "node is not installed (apt-get install nodejs npm)";
-  // playwright-core declares Node.js >= 20 (Debian 12's nodejs is 18).
+  // web/package.json pins playwright-core 1.61.1, the last that declares Node.js >= 18
+  // (Debian 12's nodejs is 18.20; 1.62 wants 20).
   const std::string version = NodeVersion(*node);
-  if (std::atoi(version.c_str() + (version.rfind('v', 0) == 0 ? 1 : 0)) < 20)
-    return "node " + version + " is older than the 20 that playwright-core needs";
+  if (std::atoi(version.c_str() + (version.rfind('v', 0) == 0 ? 1 : 0)) < 18)
+    return "node " + version + " is older than the 18 that playwright-core 1.61 needs";
   const std::string pw = std::string(AIRTIME_SOURCE_DIR) + "/web/node_modules/playwright-core";
   if (!fs::exists(pw + "/package.json"))
     return "no " + pw + ": run `npm ci` in web/ (the build does when npm is installed)";

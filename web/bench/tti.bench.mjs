@@ -55,6 +55,18 @@ async function main() {
       const n = performance.getEntriesByType("navigation")[0];
       return n ? { html: n.responseEnd, dom: n.domContentLoadedEventEnd } : {};
     });
+    // What each file and API call cost: when it was asked for, when its first and last byte
+    // came (ms since navigation), and its size on the wire and decoded.
+    const resources = await page.evaluate(() =>
+      performance.getEntriesByType("resource").map((r) => ({
+        name: new URL(r.name).pathname.replace(/^\/assets\/(.*)-[\w-]{8}\./, "/assets/$1."),
+        start: r.startTime,
+        first: r.responseStart,
+        end: r.responseEnd,
+        wire: r.transferSize,
+        body: r.decodedBodySize,
+      })),
+    );
     const tiles = await page.$$eval(".gpu-map .tile", (t) => t.length);
     const t0 = performance.now();
     await page.click('[data-testid="tab-queue"]');
@@ -66,6 +78,11 @@ async function main() {
     console.log(`run ${i + 1}: interactive at ${ready.toFixed(0)} ms (${tiles} GPU tiles); queue view + one explanation ${open.toFixed(0)} ms${i === 0 ? " (cold cache)" : ""}`);
     const order = Object.entries({ html: nav.html, dom: nav.dom, ...steps }).filter(([, v]) => v !== undefined);
     console.log(`  steps (ms since navigation): ${order.map(([k, v]) => `${k} ${v.toFixed(0)}`).join(", ")}`);
+    const kb = (b) => `${(b / 1024).toFixed(0)} KB`;
+    for (const r of resources.filter((x) => x.start <= ready))
+      console.log(
+        `  ${r.name}: asked ${r.start.toFixed(0)}, first byte ${r.first.toFixed(0)}, done ${r.end.toFixed(0)} ms; ${r.wire > 0 ? kb(r.wire) + " on the wire, " : "from cache, "}${kb(r.body)}`,
+      );
     tti.push(ready);
     await page.close();
   }

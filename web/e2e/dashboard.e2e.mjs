@@ -28,15 +28,24 @@ async function api(path, token = opt.token) {
 }
 
 const fixed3 = (x) => (x === null || x === undefined || !Number.isFinite(x) ? "-" : x.toFixed(3));
+// web/src/format.ts's money() and share(), to read the page's figures back.
+const smallDigits = (x, digits) => {
+  const a = Math.abs(x);
+  return a >= 1 || a === 0 ? digits : Math.min(8, Math.max(digits, digits - Math.floor(Math.log10(a))));
+};
+const finite = (x) => x !== null && x !== undefined && Number.isFinite(x);
+const money = (x) => (finite(x) ? x.toFixed(smallDigits(x, 2)) : "-");
+const share = (x) => (finite(x) ? `${(x * 100).toFixed(smallDigits(x * 100, 1))}%` : "-");
 
 // The page's own reads, to compare what it shows with what it was told.
 function recordResponses(page) {
-  const seen = { ledger: [], holds: [], active: [] };
+  const seen = { ledger: [], holds: [], active: [], gpus: [] };
   page.on("response", async (res) => {
     const url = new URL(res.url());
     if (!res.ok()) return;
     try {
       if (url.pathname === "/v1/ledger") seen.ledger.push(await res.json());
+      if (url.pathname === "/v1/gpus") seen.gpus.push((await res.json()).gpus);
       if (url.pathname === "/v1/holds") seen.holds.push(await res.json());
       if (url.pathname === "/v1/workloads") seen.active.push(await res.json());
     } catch {
@@ -97,11 +106,42 @@ async function main() {
   const gpus = (await api("/v1/gpus")).gpus;
   const shownCount = await page.textContent('[data-testid="gpu-count"]');
   check(shownCount === String(gpus.length), "GPU count shown = /v1/gpus", `${shownCount} vs ${gpus.length}`);
-  const tiles = await page.$$eval(".gpu-map .tile", (ts) => ts.map((t) => ({ uuid: t.dataset.uuid, state: t.dataset.state })));
+  const tiles = await page.$$eval(".gpu-map .tile", (ts) =>
+    ts.map((t) => ({
+      uuid: t.dataset.uuid,
+      bucket: t.dataset.bucket,
+      label: t.querySelector(".tile-bucket")?.textContent,
+      title: t.getAttribute("title"),
+      colour: getComputedStyle(t).backgroundColor,
+    })),
+  );
   check(tiles.length === gpus.length, "one tile per GPU", `${tiles.length}`);
-  const heldApi = gpus.filter((g) => g.allocations.length > 0).map((g) => g.uuid).sort();
-  const heldShown = tiles.filter((t) => t.state !== "free").map((t) => t.uuid).sort();
-  check(JSON.stringify(heldApi) === JSON.stringify(heldShown), "held tiles = GPUs with allocations", `${heldShown.length} vs ${heldApi.length}`);
+  // Each tile's bucket is the one /v1/gpus gave its GPU (in the read the page drew).
+  const bucketsOf = (read) => read.map((g) => `${g.uuid}=${g.bucket ?? "unscheduled"}`).sort().join(" ");
+  const shownBuckets = tiles.map((t) => `${t.uuid}=${t.bucket}`).sort().join(" ");
+  const reads = seen.gpus.map(bucketsOf);
+  check(reads.includes(shownBuckets), "each tile's ledger bucket = /v1/gpus's bucket of its GPU", `${shownBuckets} in [${reads.join(" | ")}]`);
+  const drawn = seen.gpus.find((r) => bucketsOf(r) === shownBuckets) ?? gpus;
+  for (const g of drawn.slice(0, 4)) {
+    const t = tiles.find((x) => x.uuid === g.uuid);
+    const parts = Object.entries(g.bucket_milli ?? {}).map(([b, m]) => `${b} ${(m / 1000).toFixed(3)}`);
+    check(
+      t?.label === (g.bucket ?? "unscheduled").replace(/_/g, " ") && parts.every((p) => t.title.includes(p)),
+      `GPU ${g.index}'s tile is labelled with its bucket and its split`,
+      `${t?.label}; ${t?.title?.split("\n")[1]} vs ${g.bucket} ${parts.join(", ")}`,
+    );
+  }
+  const colourOf = new Map();
+  let coloursAgree = true;
+  for (const t of tiles) {
+    if (colourOf.has(t.bucket) && colourOf.get(t.bucket) !== t.colour) coloursAgree = false;
+    colourOf.set(t.bucket, t.colour);
+  }
+  const distinct = new Set(colourOf.values()).size === colourOf.size;
+  check(coloursAgree && distinct, "tiles of a bucket share a colour, and buckets differ", [...colourOf].map(([b, c]) => `${b} ${c}`).join(", "));
+  const legend = await page.$$eval('[data-testid="gpu-legend"] .legend-item', (items) => items.map((i) => i.textContent));
+  const expected = [...colourOf.keys()].map((b) => `${b}: ${tiles.filter((t) => t.bucket === b).length}`);
+  check(expected.every((e) => legend.includes(e)) && legend.length === expected.length, "the legend counts the GPUs of each bucket", `${legend.join(", ")} vs ${expected.join(", ")}`);
   const held = gpus.find((g) => g.allocations.length > 0);
   if (held) {
     await page.click(`.tile[data-uuid="${held.uuid}"]`);
@@ -115,10 +155,31 @@ async function main() {
   // Ledger.
   await page.click('[data-testid="tab-ledger"]');
   await page.waitForSelector("#view-ledger:not([hidden]) svg.waterfall");
-  const shownReturn = await page.textContent('[data-testid="ledger-return"]');
-  const returns = seen.ledger.map((l) => fixed3(l.return_per_gpu_hour));
-  check(returns.includes(shownReturn), "return per GPU-hour shown = /v1/ledger's", `${shownReturn} in [${returns.join(", ")}]`);
-  const bars = await page.$$eval("svg.waterfall rect.bar", (rs) => rs.length);
+  // The figures shown are one read of /v1/ledger's: return, value, cost, margin, and each
+  // GPU type's break-even allocation.
+  const shown = await page.evaluate(() => {
+    const text = (id) => document.querySelector(`[data-testid="${id}"]`)?.textContent ?? null;
+    return {
+      ret: text("ledger-return"),
+      value: text("ledger-value"),
+      cost: text("ledger-cost"),
+      margin: text("ledger-margin"),
+      breakeven: Object.fromEntries([...document.querySelectorAll('[data-testid="ledger-types"] tr[data-type]')].map((r) => [r.dataset.type, r.querySelector('[data-testid="breakeven"]')?.textContent])),
+    };
+  });
+  const expectedOf = (l) => ({
+    ret: fixed3(l.return_per_gpu_hour),
+    value: money(l.value),
+    cost: money(l.costs?.cost),
+    margin: money(l.costs?.margin),
+    breakeven: Object.fromEntries((l.costs?.types ?? []).map((t) => [t.type, t.breakeven_allocation === null ? "none" : share(t.breakeven_allocation)])),
+  });
+  const match = seen.ledger.map(expectedOf).find((e) => JSON.stringify(e) === JSON.stringify(shown));
+  check(match !== undefined, "return, value, cost, margin and break-even shown = one /v1/ledger read's", `${JSON.stringify(shown)} vs ${seen.ledger.map((l) => JSON.stringify(expectedOf(l))).join(" | ")}`);
+  check(Object.keys(shown.breakeven).length > 0 && Object.values(shown.breakeven).some((b) => b !== "none"), "a GPU type that earned has a break-even allocation", JSON.stringify(shown.breakeven));
+  const steps = await page.$$eval('svg[aria-label="value and cost waterfall"] rect.bar', (rs) => rs.map((r) => r.dataset.step));
+  check(steps[0] === "value" && steps[steps.length - 1] === "margin" && steps.length >= 3, "the money waterfall goes from the value through the buckets' cost to the margin", steps.join(","));
+  const bars = await page.$$eval('svg[aria-label="ledger waterfall"] rect.bar', (rs) => rs.length);
   check(bars >= 8, "the waterfall has the installed bar and a bar per bucket", String(bars));
   await page.selectOption('[data-testid="ledger-window-select"]', "page");
   const windowText = await page.textContent('[data-testid="ledger-window"]');

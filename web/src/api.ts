@@ -22,6 +22,10 @@ export interface Gpu {
   power_w?: number | null;
   sampled_at?: number;
   allocations: Allocation[];
+  // The ledger bucket holding most of the GPU now, and its capacity by bucket (milli-GPUs);
+  // null and {} for a GPU airtime does not schedule, absent from daemons before them.
+  bucket?: string | null;
+  bucket_milli?: Record<string, number>;
 }
 
 export interface Workload {
@@ -56,6 +60,34 @@ export interface Ledger {
   buckets: Record<string, number>;
   value: number;
   return_per_gpu_hour: number | null;
+  costs?: Costs; // absent from daemons before the cost model
+}
+
+// What a GPU type cost over the ledger's span (docs/costs.md), cumulative like the buckets.
+export interface TypeCost {
+  type: string;
+  basis: string; // per_hour, measured_power, catalogue_power or unpriced
+  per_hour: number;
+  installed_gpu_hours: number;
+  allocated_gpu_hours: number;
+  allocation: number;
+  cost: number;
+  value: number;
+  margin: number;
+  value_per_allocated_gpu_hour: number;
+  breakeven_allocation: number | null;
+  buckets: Record<string, number>;
+}
+
+export interface Costs {
+  cost: number;
+  value: number;
+  margin: number;
+  cost_per_installed_gpu_hour: number;
+  unattributed_value: number;
+  buckets: Record<string, number>;
+  types: TypeCost[];
+  unpriced: string[];
 }
 
 export interface HoldCall {

@@ -69,31 +69,6 @@ export function utc(ms: number | null | undefined): string {
   return new Date(ms).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
 }
 
-// One GPU now, as the daemon knows it: the shares of it that are held and computing
-// (allocation x measured utilization), held but idle, and free. Utilization unknown: the
-// held share counts as held, of unknown use.
-export interface GpuSplit {
-  held: number; // 0..1
-  busy: number; // of the whole GPU, 0..1
-  idle: number; // held - busy
-  free: number; // 1 - held
-  known: boolean; // whether utilization was measured
-  state: "useful" | "idle_held" | "free" | "held_unknown";
-}
-
-export function splitGpu(allocatedMilli: number, utilization: number | null | undefined): GpuSplit {
-  const held = Math.min(1, Math.max(0, allocatedMilli / 1000));
-  const known = utilization !== null && utilization !== undefined && Number.isFinite(utilization);
-  const util = known ? Math.min(1, Math.max(0, utilization as number)) : 0;
-  const busy = known ? Math.min(held, util) : 0;
-  const idle = held - busy;
-  let state: GpuSplit["state"];
-  if (held <= 0) state = "free";
-  else if (!known) state = "held_unknown";
-  else state = busy >= idle ? "useful" : "idle_held";
-  return { held, busy, idle, free: 1 - held, known, state };
-}
-
 // Ledger buckets between two cumulative snapshots (a window): the differences, never below 0
 // (a daemon that started a fresh ledger resets them).
 export interface LedgerSnapshot {
@@ -101,6 +76,47 @@ export interface LedgerSnapshot {
   installed_gpu_seconds: number;
   buckets: Partial<Record<BucketName, number>>;
   value: number;
+  costs?: CostSnapshot;
+}
+
+// The part of /v1/ledger's `costs` a window needs (cumulative since the ledger began).
+export interface CostSnapshot {
+  cost: number;
+  value: number;
+  buckets: Partial<Record<string, number>>;
+  types: {
+    type: string;
+    per_hour: number;
+    installed_gpu_hours: number;
+    allocated_gpu_hours: number;
+    cost: number;
+    value: number;
+    breakeven_allocation: number | null;
+  }[];
+}
+
+// One GPU type over a window: its cost and value, and the allocation at which it breaks
+// even at the value it earned per allocated GPU-hour (docs/costs.md): rate / (value /
+// allocated GPU-hours); null when it earned nothing.
+export interface TypeWindow {
+  type: string;
+  perHour: number;
+  installedHours: number;
+  allocatedHours: number;
+  allocation: number | null;
+  cost: number;
+  value: number;
+  margin: number;
+  breakeven: number | null;
+}
+
+export interface CostWindow {
+  cost: number;
+  value: number; // as the cost model counts it (all value earned)
+  margin: number; // value - cost
+  costPerInstalledGpuHour: number | null;
+  buckets: Record<BucketName, number>;
+  types: TypeWindow[];
 }
 
 export interface LedgerWindow {
@@ -110,6 +126,7 @@ export interface LedgerWindow {
   buckets: Record<BucketName, number>; // GPU-seconds
   value: number;
   returnPerGpuHour: number | null;
+  costs: CostWindow | null; // null: the daemon reports no costs
 }
 
 export function ledgerWindow(to: LedgerSnapshot, from: LedgerSnapshot | null, since: number): LedgerWindow {
@@ -127,7 +144,81 @@ export function ledgerWindow(to: LedgerSnapshot, from: LedgerSnapshot | null, si
     buckets,
     value,
     returnPerGpuHour: installed > 0 ? value / (installed / 3600) : null,
+    costs: to.costs ? costWindow(to.costs, from ? (from.costs ?? null) : null, installed) : null,
   };
+}
+
+// Costs between two cumulative reads; with no earlier read, the daemon's own figures
+// (break-even included) unchanged.
+export function costWindow(to: CostSnapshot, from: CostSnapshot | null, installedGpuSeconds: number): CostWindow {
+  const diff = (a: number, b: number | undefined) => Math.max(0, a - (from ? (b ?? 0) : 0));
+  const buckets = {} as Record<BucketName, number>;
+  for (const b of BUCKETS) buckets[b] = diff(to.buckets[b] ?? 0, from?.buckets[b]);
+  const cost = diff(to.cost, from?.cost);
+  const value = diff(to.value, from?.value);
+  const types = to.types.map((t): TypeWindow => {
+    const before = from?.types.find((x) => x.type === t.type);
+    const installedHours = diff(t.installed_gpu_hours, before?.installed_gpu_hours);
+    const allocatedHours = diff(t.allocated_gpu_hours, before?.allocated_gpu_hours);
+    const tv = diff(t.value, before?.value);
+    const tc = diff(t.cost, before?.cost);
+    let breakeven: number | null;
+    if (!from) breakeven = t.breakeven_allocation;
+    else {
+      const perAllocated = allocatedHours > 0 ? tv / allocatedHours : 0;
+      breakeven = perAllocated > 0 ? t.per_hour / perAllocated : null;
+    }
+    return {
+      type: t.type,
+      perHour: t.per_hour,
+      installedHours,
+      allocatedHours,
+      allocation: installedHours > 0 ? allocatedHours / installedHours : null,
+      cost: tc,
+      value: tv,
+      margin: tv - tc,
+      breakeven,
+    };
+  });
+  const hours = installedGpuSeconds / 3600;
+  return { cost, value, margin: value - cost, costPerInstalledGpuHour: hours > 0 ? cost / hours : null, buckets, types };
+}
+
+// Money as the page shows it, and as the e2e test reads it back: two decimals, a minus sign
+// for a loss; below 1, three significant digits (a young daemon's costs are fractions of a
+// cent), at most 8 decimals.
+export function money(x: number | null | undefined): string {
+  if (x === null || x === undefined || !Number.isFinite(x)) return "-";
+  return fixed(x, smallDigits(x, 2));
+}
+
+// A share as a percentage: one decimal, or two significant digits below 1%.
+export function share(ratio: number | null | undefined): string {
+  if (ratio === null || ratio === undefined || !Number.isFinite(ratio)) return "-";
+  return `${fixed(ratio * 100, smallDigits(ratio * 100, 1))}%`;
+}
+
+// Decimals that show `x` to `digits` decimals when |x| >= 1, else to its first digits.
+function smallDigits(x: number, digits: number): number {
+  const a = Math.abs(x);
+  if (a >= 1 || a === 0) return digits;
+  return Math.min(8, Math.max(digits, digits - Math.floor(Math.log10(a))));
+}
+
+// The money waterfall of a window: from the value earned down through each bucket's cost to
+// the margin (below 0 when the GPUs cost more than they earned). Buckets that cost nothing
+// are left out.
+export function moneyWaterfall(c: CostWindow): WaterfallStep[] {
+  const steps: WaterfallStep[] = [{ label: "value", bottom: 0, top: c.value, total: true }];
+  let level = c.value;
+  for (const b of BUCKETS) {
+    const v = c.buckets[b];
+    if (v <= 0) continue;
+    steps.push({ label: b, bottom: level - v, top: level, total: false });
+    level -= v;
+  }
+  steps.push({ label: "margin", bottom: Math.min(0, c.margin), top: Math.max(0, c.margin), total: true });
+  return steps;
 }
 
 // The waterfall of a window: from the installed GPU-hours down through each bucket to 0.

@@ -31,6 +31,13 @@ const char* BucketName(Bucket b) {
   return "?";
 }
 
+Bucket GpuBuckets::main() const {
+  size_t best = 0;
+  for (size_t b = 1; b < milli.size(); ++b)
+    if (milli[b] > milli[best]) best = b;
+  return static_cast<Bucket>(best);
+}
+
 int64_t BucketTotals::sum() const {
   int64_t s = 0;
   for (int64_t v : milli_ms) s += v;
@@ -105,34 +112,33 @@ void Spread(const std::vector<std::pair<GpuTypeId, int64_t>>& split, int64_t amo
   }
 }
 
-// The table parts[type][k] with rows adding up to each type's milli and columns to
-// amounts[k] (which add up to the split's total), each part within a few milli of its
-// proportional share: the floors of the shares, then the remainders filled row by row.
-std::vector<std::array<int64_t, 3>> SplitExactly(
-    const std::vector<std::pair<GpuTypeId, int64_t>>& split,
-    const std::array<int64_t, 3>& amounts) {
-  std::vector<std::array<int64_t, 3>> parts(split.size());
-  if (split.size() == 1) {
+// The table parts[i][k] with rows adding up to weights[i] and columns to amounts[k] (which
+// add up to the weights' total), each part within a few milli of its proportional share:
+// the floors of the shares, then the remainders filled row by row. Rows are GPU types (an
+// allocation spanning several) or the GPUs of one type.
+std::vector<std::array<int64_t, 3>> SplitExactly(const std::vector<int64_t>& weights,
+                                                 const std::array<int64_t, 3>& amounts) {
+  std::vector<std::array<int64_t, 3>> parts(weights.size());
+  if (weights.size() == 1) {
     parts[0] = amounts;
     return parts;
   }
   int64_t total = 0;
-  for (const auto& [t, m] : split) total += m;
-  std::vector<int64_t> row_left(split.size());
+  for (int64_t m : weights) total += m;
+  std::vector<int64_t> row_left(weights.size());
   std::array<int64_t, 3> col_left = amounts;
-  for (size_t i = 0; i < split.size(); ++i) {
-    row_left[i] = split[i].second;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    row_left[i] = weights[i];
     for (size_t k = 0; k < amounts.size(); ++k) {
       const int64_t p =
-          total > 0
-              ? static_cast<int64_t>(static_cast<__int128>(amounts[k]) * split[i].second / total)
-              : 0;
+          total > 0 ? static_cast<int64_t>(static_cast<__int128>(amounts[k]) * weights[i] / total)
+                    : 0;
       parts[i][k] = p;
       row_left[i] -= p;
       col_left[k] -= p;
     }
   }
-  for (size_t i = 0; i < split.size(); ++i)
+  for (size_t i = 0; i < weights.size(); ++i)
     for (size_t k = 0; k < amounts.size() && row_left[i] > 0; ++k) {
       const int64_t x = std::min(row_left[i], col_left[k]);
       if (x <= 0) continue;
@@ -144,6 +150,13 @@ std::vector<std::array<int64_t, 3>> SplitExactly(
 }
 
 }  // namespace
+
+std::vector<int64_t> Ledger::WeightsOf(const TypeSplit& split) {
+  std::vector<int64_t> w;
+  w.reserve(split.size());
+  for (const auto& [t, m] : split) w.push_back(m);
+  return w;
+}
 
 GpuTypeId Ledger::OneTypeOf(const Cluster& c, const Placement& p) {
   const GpuTypeId first = c.gpu_type(p.gpus[0]);
@@ -387,7 +400,7 @@ void Ledger::Classify() {
       // Each type's part of the allocation's buckets, adding up exactly both ways.
       TypeSplit split = SplitOf(c, h.a->placement);
       const std::array<Bucket, 3> buckets = {Bucket::kReservedHeadroom, Bucket::kIdleHeld, busy};
-      const auto parts = SplitExactly(split, {reserved, idle, h.useful});
+      const auto parts = SplitExactly(WeightsOf(split), {reserved, idle, h.useful});
       for (size_t i = 0; i < split.size(); ++i) {
         for (size_t k = 0; k < buckets.size(); ++k)
           AddRate(split[i].first, buckets[k], parts[i][k]);
@@ -396,7 +409,8 @@ void Ledger::Classify() {
       }
       multi_split_[h.a->id] = std::move(split);
     }
-    alloc_rates_.push_back({h.a->id, h.low ? 0 : h.useful, idle, h.low ? h.useful : 0, one});
+    alloc_rates_.push_back(
+        {h.a->id, h.low ? 0 : h.useful, idle, h.low ? h.useful : 0, reserved, one});
   }
 
   // Free capacity per type.
@@ -417,7 +431,83 @@ void Ledger::Classify() {
     AddRate(type, Bucket::kBlocked, blocked);
     AddRate(type, Bucket::kStranded, stranded);
     AddRate(type, Bucket::kFreeNoDemand, free);
+    if (const int slot = type_slot_[t]; slot >= 0) {
+      TypeRates& r = type_rates_[static_cast<size_t>(slot)];
+      r.free_declared = declared;
+      r.free_blocked = blocked;
+      r.free_stranded = stranded;
+    }
   }
+}
+
+std::array<int64_t, kBucketCount> Ledger::type_rates_now(GpuTypeId t) const {
+  const auto i = static_cast<size_t>(t);
+  if (i >= type_slot_.size() || type_slot_[i] < 0) return {};
+  return type_rates_[static_cast<size_t>(type_slot_[i])].rate;
+}
+
+std::vector<GpuBuckets> Ledger::GpuBucketsNow() const {
+  const Engine& e = *engine_;
+  const Cluster& c = e.cluster();
+  const ClusterState& st = e.state();
+  std::vector<GpuBuckets> out(static_cast<size_t>(c.gpu_count()));
+  auto add = [&](GpuIndex g, Bucket b, int64_t milli) {
+    out[static_cast<size_t>(g)].milli[static_cast<size_t>(b)] += milli;
+  };
+  // Held: each allocation's buckets as Classify counted them, per type as Classify split
+  // them, then over the type's GPUs of the allocation by the share held on each.
+  for (const AllocRates& r : alloc_rates_) {
+    auto it = e.allocations().find(r.id);
+    if (it == e.allocations().end()) continue;  // stopped since the last classification
+    const Placement& p = it->second.placement;
+    const Bucket busy = r.low > 0 ? Bucket::kLowValueBusy : Bucket::kUseful;
+    const std::array<Bucket, 3> buckets = {Bucket::kReservedHeadroom, Bucket::kIdleHeld, busy};
+    const TypeSplit split = SplitOf(c, p);
+    const auto type_parts = SplitExactly(WeightsOf(split), {r.reserved, r.idle, r.useful + r.low});
+    for (size_t i = 0; i < split.size(); ++i) {
+      std::vector<GpuIndex> gpus;
+      for (GpuIndex g : p.gpus)
+        if (c.gpu_type(g) == split[i].first) gpus.push_back(g);
+      const auto parts = SplitExactly(std::vector<int64_t>(gpus.size(), p.milli), type_parts[i]);
+      for (size_t j = 0; j < gpus.size(); ++j)
+        for (size_t k = 0; k < buckets.size(); ++k) add(gpus[j], buckets[k], parts[j][k]);
+    }
+  }
+  // Free: what Classify split by amount per type, handed out in GPU order.
+  std::vector<std::array<int64_t, 3>> left(c.catalog().size());
+  for (const TypeRates& r : type_rates_)
+    left[static_cast<size_t>(r.type)] = {r.free_declared, r.free_blocked, r.free_stranded};
+  const std::array<Bucket, 3> by_amount = {Bucket::kReservedHeadroom, Bucket::kBlocked,
+                                           Bucket::kStranded};
+  for (NodeIndex n = 0; n < static_cast<NodeIndex>(c.node_count()); ++n) {
+    const GpuIndex first = c.first_gpu(n);
+    const int count = c.node(n).gpu_count;
+    for (GpuIndex g = first; g < first + count; ++g) {
+      if (!st.node(n).up) {
+        add(g, Bucket::kDown, 1000);
+        continue;
+      }
+      const GpuSlot& slot = st.gpu(g);
+      int64_t free = 1000 - slot.used_milli;
+      if (slot.foreign) {
+        add(g, Bucket::kForeign, free);
+        continue;
+      }
+      if (slot.reserved) {
+        add(g, Bucket::kReservedHeadroom, free);
+        continue;
+      }
+      std::array<int64_t, 3>& l = left[static_cast<size_t>(c.gpu_type(g))];
+      for (size_t k = 0; k < l.size() && free > 0; ++k) {
+        const int64_t x = std::min(free, l[k]);
+        add(g, by_amount[k], x);
+        l[k] -= x;
+        free -= x;
+      }
+      add(g, Bucket::kFreeNoDemand, free);
+    }
+  }
+  return out;
 }
 
 }  // namespace airtime

@@ -79,6 +79,15 @@ struct BucketTotals {
   void Add(const BucketTotals& other);
 };
 
+// One GPU's capacity now, by bucket, in milli-GPUs: how the ledger is counting it at this
+// moment (Ledger::GpuBucketsNow).
+struct GpuBuckets {
+  std::array<int64_t, kBucketCount> milli{};
+  // The bucket holding most of it (the first in bucket order on a tie): what a map of the
+  // GPUs colours it by.
+  Bucket main() const;
+};
+
 struct LedgerTotals : BucketTotals {
   // The same buckets per GPU type, indexed by GpuTypeId (the cluster's catalogue); each type
   // adds up to its own installed capacity x time, and the types to the totals above. Empty
@@ -115,12 +124,26 @@ class Ledger {
   // allowed type was free by count but not by shape, per shape description.
   const std::unordered_map<std::string, int64_t>& shape_blocked() const { return shape_blocked_; }
 
+  // Milli-GPUs in each bucket now: what Advance adds per millisecond, for all GPUs and for
+  // the GPUs of type `t`.
+  const std::array<int64_t, kBucketCount>& rates_now() const { return rate_; }
+  std::array<int64_t, kBucketCount> type_rates_now(GpuTypeId t) const;
+  // The same, per GPU (indexed by GpuIndex), from the classification of the last Observe
+  // (or SetMeasuredUtilization): each allocation's buckets spread over its GPUs by the share
+  // it holds on each; each type's free capacity that the classification split by amount
+  // (reserved_headroom a policy declared, blocked, stranded, free_no_demand, in that order)
+  // handed to the type's free capacity in GPU order; a down node's, a reserved GPU's and a
+  // foreign GPU's capacity to down, reserved_headroom and foreign. The GPUs of each type add
+  // up to type_rates_now bucket by bucket. O(GPUs + allocations); call it between cycles.
+  std::vector<GpuBuckets> GpuBucketsNow() const;
+
  private:
   // An allocation's milli-GPUs per GPU type (a gang can span nodes of several types).
   using TypeSplit = std::vector<std::pair<GpuTypeId, int64_t>>;
   struct AllocRates {
     AllocationId id;
     int64_t useful, idle, low;  // milli-GPU per ms of each bucket
+    int64_t reserved;           // of reserved_headroom (replicas held on purpose)
     GpuTypeId type;             // its GPUs' type; kNoGpuType: several (multi_split_)
   };
   struct AllocAcc {
@@ -131,10 +154,13 @@ class Ledger {
     GpuTypeId type;
     std::array<int64_t, kBucketCount> rate{};
     int64_t installed = 0, reserved_held = 0;
+    // How Classify split the type's free capacity by amount (the rest: free_no_demand).
+    int64_t free_declared = 0, free_blocked = 0, free_stranded = 0;
   };
   // Adds `milli` of bucket `b` on type `t` to the rates now.
   void AddRate(GpuTypeId t, Bucket b, int64_t milli);
   static TypeSplit SplitOf(const Cluster& c, const Placement& p);
+  static std::vector<int64_t> WeightsOf(const TypeSplit& split);
   // The one type of `p`'s GPUs, or kNoGpuType when they are of several.
   static GpuTypeId OneTypeOf(const Cluster& c, const Placement& p);
   void Classify();

@@ -438,6 +438,8 @@ StatusOr<json> Daemon::Gpus(const Caller&) {
              {"milli", a.placement.milli},
              {"run", rit == run_of_allocation_.end() ? json(nullptr) : json(rit->second)}});
     }
+    // How the ledger counts each scheduled GPU now (its buckets, in milli-GPUs).
+    const std::vector<GpuBuckets> buckets = ledger_->GpuBucketsNow();
     json gpus = json::array();
     for (const GpuDevice& d : devices_) {
       json g = {{"index", d.index},
@@ -459,6 +461,16 @@ StatusOr<json> Daemon::Gpus(const Caller&) {
       }
       auto h = holders.find(d.uuid);
       g["allocations"] = h == holders.end() ? json::array() : h->second;
+      g["bucket"] = nullptr;
+      g["bucket_milli"] = json::object();
+      if (auto gi = gpu_of_uuid_.find(d.uuid);
+          gi != gpu_of_uuid_.end() && static_cast<size_t>(gi->second) < buckets.size()) {
+        const GpuBuckets& b = buckets[static_cast<size_t>(gi->second)];
+        g["bucket"] = BucketName(b.main());
+        for (int k = 0; k < kBucketCount; ++k)
+          if (b.milli[static_cast<size_t>(k)] != 0)
+            g["bucket_milli"][BucketName(static_cast<Bucket>(k))] = b.milli[static_cast<size_t>(k)];
+      }
       gpus.push_back(std::move(g));
     }
     return json{{"gpus", gpus}, {"backend", BackendView()}};

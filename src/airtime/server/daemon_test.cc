@@ -358,7 +358,20 @@ TEST_F(DaemonTest, GpusLedgerAndMetricsDescribeTheHost) {
   ASSERT_TRUE(gpus.ok());
   ASSERT_EQ((*gpus)["gpus"].size(), 2u);
   int held = 0;
-  for (const json& g : (*gpus)["gpus"]) held += !g["allocations"].empty();
+  for (const json& g : (*gpus)["gpus"]) {
+    held += !g["allocations"].empty();
+    // The ledger's bucket of each GPU now: the held one in a held bucket (its utilization
+    // decides which), the free one free with nothing waiting; a whole GPU's worth each.
+    int64_t milli = 0;
+    for (const auto& [b, m] : g["bucket_milli"].items()) milli += m.get<int64_t>();
+    EXPECT_EQ(milli, 1000) << g.dump();
+    if (g["allocations"].empty()) {
+      EXPECT_EQ(g["bucket"], "free_no_demand") << g.dump();
+    } else {
+      EXPECT_THAT(g["bucket"].get<std::string>(), testing::AnyOf("useful", "idle_held"))
+          << g.dump();
+    }
+  }
   EXPECT_EQ(held, 1);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   auto ledger = daemon_->Ledger(kAdmin);

@@ -45,6 +45,22 @@ nlohmann::json PercentilesToJson(const Percentiles& p) {
   return {{"count", p.count}, {"p50", p.p50}, {"p99", p.p99}, {"mean", p.mean}, {"max", p.max}};
 }
 
+nlohmann::json TimelineToJson(const SimResult& r) {
+  nlohmann::json start = nlohmann::json::array(), covered = nlohmann::json::array(),
+                 allocation = nlohmann::json::array(), waiting = nlohmann::json::array();
+  for (const TimelinePoint& p : r.timeline) {
+    start.push_back(ToSeconds(p.start));
+    covered.push_back(ToSeconds(p.covered));
+    allocation.push_back(p.allocation);
+    waiting.push_back(p.waiting);
+  }
+  return {{"step_s", ToSeconds(r.timeline_step)},
+          {"start_s", start},
+          {"covered_s", covered},
+          {"allocation", allocation},
+          {"waiting", waiting}};
+}
+
 nlohmann::json ResultToJson(const SimResult& r) {
   nlohmann::json ledger = nlohmann::json::object();
   for (int b = 0; b < kBucketCount; ++b) {
@@ -101,6 +117,7 @@ nlohmann::json ResultToJson(const SimResult& r) {
       {"services", services},
       {"tenants", tenants},
       {"shape_blocked_gpu_hours", blocked},
+      {"timeline", TimelineToJson(r)},
       {"preemptions", m.preemptions},
       {"failures", m.failures},
       {"events", r.events},

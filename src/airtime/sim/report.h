@@ -14,6 +14,9 @@
 namespace airtime {
 
 nlohmann::json ResultToJson(const SimResult& result);
+// The run's allocation and queue over time (SimResult::timeline: the points the HTML report
+// draws), as columns: step_s, and per point start_s, covered_s, allocation, waiting.
+nlohmann::json TimelineToJson(const SimResult& result);
 // The 3 a.m. report: per service (HoldSummary) and every call (ScoredHold); the JSON of each
 // and the table are ledger/hold_json.h's.
 nlohmann::json HoldsToJson(const MetricsSummary& metrics);

@@ -71,6 +71,128 @@ TEST(LedgerTest, ForeignGpusHaveTheirOwnLine) {
   EXPECT_STREQ(BucketName(Bucket::kForeign), "foreign");
 }
 
+// Each GPU's buckets now (Ledger::GpuBucketsNow, the dashboard's map) are the ledger's own
+// classification handed to GPUs: the GPUs of each type add up to the type's rates exactly.
+void ExpectGpusAddUpToTypes(const Engine& e, const Ledger& ledger, const std::string& where) {
+  const std::vector<GpuBuckets> gpus = ledger.GpuBucketsNow();
+  ASSERT_EQ(gpus.size(), static_cast<size_t>(e.cluster().gpu_count()));
+  std::vector<std::array<int64_t, kBucketCount>> by_type(e.cluster().catalog().size());
+  std::array<int64_t, kBucketCount> all{};
+  for (size_t g = 0; g < gpus.size(); ++g) {
+    int64_t sum = 0;
+    for (size_t b = 0; b < all.size(); ++b) {
+      EXPECT_GE(gpus[g].milli[b], 0) << where << " GPU " << g;
+      by_type[static_cast<size_t>(e.cluster().gpu_type(static_cast<GpuIndex>(g)))][b] +=
+          gpus[g].milli[b];
+      all[b] += gpus[g].milli[b];
+      sum += gpus[g].milli[b];
+    }
+    EXPECT_EQ(sum, 1000) << where << " GPU " << g;
+  }
+  EXPECT_EQ(all, ledger.rates_now()) << where;
+  for (size_t t = 0; t < by_type.size(); ++t)
+    EXPECT_EQ(by_type[t], ledger.type_rates_now(static_cast<GpuTypeId>(t)))
+        << where << " type " << t;
+}
+
+TEST(LedgerTest, EachGpusBucketNowIsTheLedgersClassification) {
+  Cluster c = MakeCluster({{"H100", 4, 2}});
+  auto policy = PolicyRegistry::Builtin().Make("fifo", c);
+  ASSERT_TRUE(policy.ok());
+  Engine e(c, std::move(*policy));
+  Ledger ledger(e);
+  ledger.Observe(e.Handle(Event::NodeDown(0, 1)));
+  WorkloadSpec small = MakeJob("small", WorkloadKind::kTraining, 1, 3600);
+  small.utilization = 0.25;
+  ledger.Observe(e.Handle(Event::Arrival(0, small)));
+  // Nothing waits: the three free GPUs of the up node have no demand.
+  std::vector<GpuBuckets> gpus = ledger.GpuBucketsNow();
+  ASSERT_EQ(gpus.size(), 8u);
+  int held = -1;
+  for (int g = 0; g < 4; ++g)
+    if (gpus[static_cast<size_t>(g)].milli[static_cast<size_t>(Bucket::kUseful)] > 0) held = g;
+  ASSERT_GE(held, 0);
+  for (int g = 0; g < 8; ++g) {
+    const GpuBuckets& b = gpus[static_cast<size_t>(g)];
+    if (g == held) {
+      EXPECT_EQ(b.milli[static_cast<size_t>(Bucket::kUseful)], 250);
+      EXPECT_EQ(b.milli[static_cast<size_t>(Bucket::kIdleHeld)], 750);
+      EXPECT_EQ(b.main(), Bucket::kIdleHeld);
+    } else if (g < 4) {
+      EXPECT_EQ(b.main(), Bucket::kFreeNoDemand) << g;
+    } else {
+      EXPECT_EQ(b.main(), Bucket::kDown) << g;
+      EXPECT_EQ(b.milli[static_cast<size_t>(Bucket::kDown)], 1000);
+    }
+  }
+  ExpectGpusAddUpToTypes(e, ledger, "one job");
+  // A job of 4 GPUs waits and fits nowhere (3 free): the free GPUs are stranded.
+  ledger.Observe(e.Handle(Event::Arrival(0, MakeJob("big", WorkloadKind::kTraining, 4, 3600))));
+  gpus = ledger.GpuBucketsNow();
+  for (int g = 0; g < 4; ++g) {
+    if (g == held) continue;
+    EXPECT_EQ(gpus[static_cast<size_t>(g)].main(), Bucket::kStranded) << g;
+  }
+  EXPECT_EQ(gpus[static_cast<size_t>(held)].main(), Bucket::kIdleHeld);
+  ExpectGpusAddUpToTypes(e, ledger, "a job waits");
+}
+
+// The same on random scenarios (several GPU types, fractions, MIG, services, gangs) after
+// every arrival, under policies that hold headroom and flag low-value work.
+TEST(LedgerPropertyTest, GpusAddUpToTheTypesOnRandomScenarios) {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    SimInput in = RandomScenario(seed);
+    for (const char* policy : {"bestfit", "airtime"}) {
+      auto p = PolicyRegistry::Builtin().Make(policy, in.cluster);
+      ASSERT_TRUE(p.ok());
+      Engine e(in.cluster, std::move(*p));
+      Ledger ledger(e);
+      const size_t n = std::min<size_t>(in.workloads.size(), 40);
+      for (size_t i = 0; i < n; ++i) {
+        const TimeMs at = std::max(e.now(), in.workloads[i].submit_at);
+        ledger.Advance(at);
+        ledger.Observe(e.Handle(Event::Arrival(at, in.workloads[i])));
+        ExpectGpusAddUpToTypes(
+            e, ledger,
+            "seed " + std::to_string(seed) + " " + policy + " after " + std::to_string(i + 1));
+        if (HasFatalFailure() || HasNonfatalFailure()) return;
+      }
+    }
+  }
+}
+
+// The JSON report carries the timeline the HTML report draws: the same points, bounded by
+// SimOptions::timeline_points, covering the run.
+TEST(SimulatorTest, JsonReportCarriesTheTimeline) {
+  SimInput in = RandomScenario(5);
+  SimOptions opt{5, kNever, false};
+  opt.timeline_points = 16;
+  auto r = Simulate(in, "bestfit", opt);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_FALSE(r->timeline.empty());
+  const nlohmann::json t = ResultToJson(*r)["timeline"];
+  EXPECT_DOUBLE_EQ(t["step_s"].get<double>(), ToSeconds(r->timeline_step));
+  const size_t n = r->timeline.size();
+  EXPECT_LE(n, 16u);
+  for (const char* column : {"start_s", "covered_s", "allocation", "waiting"})
+    ASSERT_EQ(t[column].size(), n) << column;
+  double covered = 0;
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_DOUBLE_EQ(t["start_s"][i].get<double>(), ToSeconds(r->timeline[i].start));
+    EXPECT_DOUBLE_EQ(t["allocation"][i].get<double>(), r->timeline[i].allocation);
+    EXPECT_DOUBLE_EQ(t["waiting"][i].get<double>(), r->timeline[i].waiting);
+    EXPECT_GE(t["allocation"][i].get<double>(), 0);
+    EXPECT_LE(t["allocation"][i].get<double>(), 1 + 1e-12);
+    covered += t["covered_s"][i].get<double>();
+  }
+  EXPECT_DOUBLE_EQ(covered, ToSeconds(r->end));
+  // Without a timeline (timeline_points 0), empty columns.
+  opt.timeline_points = 0;
+  auto none = Simulate(in, "bestfit", opt);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(ResultToJson(*none)["timeline"]["start_s"].empty());
+}
+
 TEST(SimulatorTest, SameInputSameReport) {
   SimInput in = RandomScenario(11);
   auto a = Simulate(in, "bestfit", SimOptions{3, kNever, false});

@@ -1,17 +1,25 @@
-// The GPU map: one tile per GPU, coloured by what the daemon knows of it now (its
-// allocations and measured utilization), and the allocation against measured utilization
-// over the last day (GET /v1/gpus/history), for the cluster and for the GPU picked on the map.
+// The GPU map: one tile per GPU, coloured by the ledger bucket holding most of it now (the
+// daemon's per-GPU split of its ledger, GET /v1/gpus `bucket` and `bucket_milli`), with its
+// measured utilization; and the allocation against measured utilization over the last day
+// (GET /v1/gpus/history), for the cluster and for the GPU picked on the map.
 import uPlot from "uplot";
 import type { Gpu, GpuHistory, HistorySeries, Ledger } from "../api";
 import { el, replace } from "../dom";
-import { BUCKETS, percent, splitGpu, type LedgerSnapshot, ledgerWindow } from "../format";
+import { BUCKET_HELP, BUCKETS, type BucketName, percent, type LedgerSnapshot, ledgerWindow } from "../format";
 
-const STATE_TEXT = {
-  useful: "held, mostly computing",
-  idle_held: "held, mostly idle",
-  held_unknown: "held, utilization not measured",
-  free: "free",
-} as const;
+// A GPU's tile class: its main bucket, or "unscheduled" (a type airtime does not know, or
+// a daemon that reports no buckets).
+function bucketOf(g: Gpu): BucketName | "unscheduled" {
+  return g.bucket && (BUCKETS as readonly string[]).includes(g.bucket) ? (g.bucket as BucketName) : "unscheduled";
+}
+
+// "useful 0.25, idle_held 0.75" (GPUs), in the ledger's order.
+function bucketText(g: Gpu): string {
+  const m = g.bucket_milli ?? {};
+  return BUCKETS.filter((b) => (m[b] ?? 0) > 0)
+    .map((b) => `${b} ${((m[b] ?? 0) / 1000).toFixed(3)}`)
+    .join(", ");
+}
 
 export class GpuView {
   private selected: string | null = null;
@@ -22,7 +30,18 @@ export class GpuView {
   constructor(
     private readonly root: HTMLElement,
     private readonly onSelect: (uuid: string) => void,
-  ) {}
+  ) {
+    // One listener for the whole map (1,000 tiles need no 1,000 closures).
+    root.querySelector(".gpu-map")!.addEventListener("click", (e) => {
+      const tile = (e.target as Element).closest<HTMLElement>(".tile");
+      if (!tile?.dataset.uuid) return;
+      this.selected = tile.dataset.uuid;
+      this.onSelect(tile.dataset.uuid);
+      this.renderDetail();
+      for (const t of this.root.querySelectorAll(".tile.selected")) t.classList.remove("selected");
+      tile.classList.add("selected");
+    });
+  }
 
   selectedUuid(): string | null {
     return this.selected;
@@ -30,58 +49,60 @@ export class GpuView {
 
   render(gpus: Gpu[], nowSplit: { prev: LedgerSnapshot; cur: Ledger } | null) {
     this.lastGpus = gpus;
-    const counts = { useful: 0, idle_held: 0, held_unknown: 0, free: 0 };
+    const counts = new Map<string, number>();
     const tiles = gpus.map((g) => {
-      const milli = g.allocations.reduce((s, a) => s + a.milli, 0);
-      const split = splitGpu(milli, g.utilization);
-      counts[split.state]++;
+      const bucket = bucketOf(g);
+      counts.set(bucket, (counts.get(bucket) ?? 0) + 1);
+      const util = g.utilization;
+      const known = util !== null && util !== undefined && Number.isFinite(util);
       const who = g.allocations.map((a) => `${a.name} (${a.tenant}) ${a.milli / 1000}`).join(", ");
       const title =
         `GPU ${g.index} ${g.type || g.model} ${g.uuid}\n` +
-        `${STATE_TEXT[split.state]}; utilization ${split.known ? percent(g.utilization ?? null) : "unknown"}` +
+        (bucket === "unscheduled" ? "not scheduled by airtime" : `ledger now: ${bucketText(g)}`) +
+        `; utilization ${known ? percent(util) : "not measured"}` +
         (who ? `\nheld by ${who}` : "");
-      const bar = el(
-        "div",
-        { class: "tile-bar" },
-        el("span", { class: "seg useful", "data-w": split.busy }),
-        el("span", { class: "seg idle_held", "data-w": split.idle }),
-        el("span", { class: "seg free", "data-w": split.free }),
-      );
-      for (const seg of bar.children) (seg as HTMLElement).style.flexGrow = (seg as HTMLElement).dataset.w ?? "0";
-      const tile = el(
+      const bar = el("div", { class: "tile-bar" });
+      const m = g.bucket_milli ?? {};
+      for (const b of BUCKETS) {
+        if ((m[b] ?? 0) <= 0) continue;
+        const seg = el("span", { class: `seg ${b}` });
+        seg.style.flexGrow = String(m[b]);
+        bar.appendChild(seg);
+      }
+      return el(
         "button",
         {
-          class: `tile ${split.state}${g.uuid === this.selected ? " selected" : ""}${g.scheduled ? "" : " unscheduled"}`,
+          class: `tile ${bucket}${g.uuid === this.selected ? " selected" : ""}`,
           title,
           type: "button",
           "data-uuid": g.uuid,
-          "data-state": split.state,
+          "data-index": g.index,
+          "data-bucket": bucket,
         },
         el("span", { class: "tile-index" }, String(g.index)),
-        el("span", { class: "tile-type" }, g.type || "?"),
-        el("span", { class: "tile-util" }, split.known ? percent(g.utilization ?? null) : "-"),
+        el("span", { class: "tile-util" }, known ? percent(util) : "-"),
+        el("span", { class: "tile-bucket" }, bucket.replace(/_/g, " ")),
         bar,
       );
-      tile.addEventListener("click", () => {
-        this.selected = g.uuid;
-        this.onSelect(g.uuid);
-        this.renderDetail();
-        for (const t of this.root.querySelectorAll(".tile.selected")) t.classList.remove("selected");
-        tile.classList.add("selected");
-      });
-      return tile;
     });
+    const shown = [...BUCKETS, "unscheduled"].filter((b) => counts.has(b));
     const legend = el(
       "div",
-      { class: "legend" },
-      ...(["useful", "idle_held", "held_unknown", "free"] as const).map((s) =>
-        el("span", { class: "legend-item" }, el("span", { class: `swatch ${s}` }), `${STATE_TEXT[s]}: ${counts[s]}`),
+      { class: "legend", "data-testid": "gpu-legend" },
+      ...shown.map((b) =>
+        el(
+          "span",
+          { class: "legend-item", "data-bucket": b, title: b === "unscheduled" ? "a GPU airtime does not schedule" : BUCKET_HELP[b as BucketName] },
+          el("span", { class: `swatch ${b}` }),
+          `${b}: ${counts.get(b)}`,
+        ),
       ),
     );
+    const free = gpus.filter((g) => g.allocations.length === 0).length;
     replace(
       this.root.querySelector(".gpu-summary")!,
       el("span", { "data-testid": "gpu-count" }, String(gpus.length)),
-      ` GPUs; ${gpus.length - counts.free} held by work, ${counts.free} free`,
+      ` GPUs; ${gpus.length - free} held by work, ${free} free. Each tile has the colour of the ledger bucket that holds most of the GPU now, and a bar of its split; the GPUs per bucket:`,
     );
     replace(this.root.querySelector(".gpu-legend")!, legend);
     replace(this.root.querySelector(".gpu-map")!, ...tiles);
@@ -126,6 +147,7 @@ export class GpuView {
     replace(
       box,
       el("h3", {}, `GPU ${g.index}: `, g.model, ` (${g.uuid})`),
+      el("p", { "data-testid": "gpu-detail-bucket" }, g.bucket ? `The ledger counts it now as ${bucketText(g)} (GPUs).` : "airtime does not schedule it."),
       el(
         "p",
         {},

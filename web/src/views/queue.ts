@@ -4,8 +4,7 @@
 import type { Workload, WorkloadList } from "../api";
 import { el, replace } from "../dom";
 import { duration, utc } from "../format";
-
-export const PAGE_SIZE = 200;
+import { PAGE_SIZE } from "../reads";
 
 export class QueueView {
   offset = 0;
