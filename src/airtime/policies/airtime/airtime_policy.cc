@@ -163,6 +163,7 @@ StatusOr<Policy> MakeAirtimePolicy(const Cluster& cluster, const PolicyParams& p
                                                         : VariantMix::Mode::kCheapest;
   fo.variants.spare = fo.spare;
   fo.variants.lead = fo.lead;
+  fo.variants.keep = fo.keep;
   ValuePreempt::Options po;
   auto margin = params.GetDouble("margin", po.margin);
   if (!margin.ok()) return margin.status();

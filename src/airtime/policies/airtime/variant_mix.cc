@@ -277,9 +277,28 @@ void VariantMix::Plan(Group& g, const Engine& engine) {
   const RealtimeProfile& rt = spec.realtime;
   const size_t nv = rt.variants.size(), nc = rt.classes.size();
   const TimeMs now = engine.now();
-  // Demand per class: the highest of the last cold start + lead.
-  DurationMs window = o_.lead;
-  for (const ModelVariant& v : rt.variants) window = std::max(window, v.cold_start + o_.lead);
+  double density = 0;
+  for (WorkloadId id : g.members)
+    if (id != kNoWorkload) density = std::max(density, density_(engine.job(id), engine));
+  // Demand per class: the highest of a scale-down window, as ForecastScale keeps a plain
+  // service's replicas: `keep` while nothing waits; else as long as a replica given back
+  // would cost to get back (cold start x (1 + the best variant's value per GPU-hour / the
+  // waiting work's)), within [the longest cold start + lead, keep].
+  DurationMs cold = 0;
+  for (const ModelVariant& v : rt.variants) cold = std::max(cold, v.cold_start);
+  DurationMs window = o_.keep;
+  if (density > 0) {
+    double best_density = 0;
+    for (const ModelVariant& v : rt.variants) {
+      const double gpus = static_cast<double>(v.shape.TotalMilli(engine.catalog())) / 1000.0;
+      if (gpus > 0)
+        best_density = std::max(best_density, spec.value.per_1k_requests / 1000.0 * 3600 *
+                                                  v.PlanningThroughput() * v.quality / gpus);
+    }
+    const double rental = static_cast<double>(cold) * (1 + best_density / density);
+    window = std::clamp(static_cast<DurationMs>(rental), cold + o_.lead,
+                        std::max(o_.keep, cold + o_.lead));
+  }
   // ... and over `payback`: a switch by choice must hold for the peak of that long.
   const DurationMs long_window = std::max(window, o_.payback);
   g.recent.resize(nc);
@@ -301,9 +320,6 @@ void VariantMix::Plan(Group& g, const Engine& engine) {
         demand[c] = std::max(demand[c], steps[i].second);
     }
   }
-  double density = 0;
-  for (WorkloadId id : g.members)
-    if (id != kNoWorkload) density = std::max(density, density_(engine.job(id), engine));
   const int64_t budget = Budget(g, engine);
   State& st = g.st;
   st.demand = demand;

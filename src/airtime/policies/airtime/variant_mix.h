@@ -5,8 +5,11 @@
 // (ExpandVariants). Once a cycle, for each such service, VariantMix plans its mix and the
 // scale plug-in (ForecastScale) gives each member the replicas of the plan:
 //
-//   demand     per class, the highest demand of the last cold start + lead (the longest cold
-//              start of its variants): a replica given up now would take that long to return;
+//   demand     per class, the highest demand of a scale-down window, as ForecastScale keeps
+//              a plain service's replicas: `keep` while nothing waits for its GPUs, else as
+//              long as a replica given back would cost to get back (ski rental: the longest
+//              cold start x (1 + the best variant's value per GPU-hour / the waiting work's)),
+//              at least the longest cold start + lead;
 //   a plan     the share of each class each variant serves. Its replicas per variant are what
 //              its load needs at the variant's planning throughput (ModelVariant::
 //              PlanningThroughput) plus round(replicas x spare) warm spares, up to the
@@ -56,6 +59,7 @@ class VariantMix {
     Mode mode = Mode::kMix;
     double spare = 0.25;            // warm spares, as ForecastScale's `spare`
     DurationMs lead = 5 * kMinute;  // beyond the cold start, for the demand window
+    DurationMs keep = kHour;        // the longest demand window (ForecastScale's `keep`)
     DurationMs payback = kHour;     // a switch must repay its cold starts within this
     double margin = 0.05;           // ... and gain this share of the plan's worth more
     double step = 0.1;              // the share of a class one move of the search shifts
