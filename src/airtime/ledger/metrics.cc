@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "airtime/model/variant_route.h"
+#include "airtime/engine/variant_load.h"
 
 namespace airtime {
 
@@ -117,39 +117,24 @@ void Metrics::Observe(const CycleResult& cycle) {
   Recompute();
 }
 
-Metrics::ServiceRate Metrics::GroupRate(const std::vector<WorkloadId>& members) {
+Metrics::ServiceRate Metrics::GroupRate(const VariantLoad& load) {
   const Engine& e = *engine_;
-  const Job& first = e.job(members.front());
-  const RealtimeProfile& rt = first.s().realtime;
+  const Job* first = nullptr;
+  for (WorkloadId id : load.members)
+    if (id != kNoWorkload && first == nullptr) first = &e.job(id);
+  const RealtimeProfile& rt = first->s().realtime;
   const size_t nv = rt.variants.size();
-  std::vector<double> capacity(nv, 0.0);
-  std::vector<std::vector<double>> share(nv);
   std::vector<int64_t> held_by(nv, 0);
-  std::vector<std::vector<std::pair<GpuTypeId, double>>> ready_types(nv);
   int64_t held = 0;
   TimeMs first_ready = kNever;
-  for (WorkloadId id : members) {
-    const Job& m = e.job(id);
-    const auto v = static_cast<size_t>(m.s().realtime.variant);
-    if (v >= nv) continue;
-    share[v] = m.route_share;
+  for (size_t v = 0; v < nv; ++v) {
+    if (load.members[v] == kNoWorkload) continue;
+    const Job& m = e.job(load.members[v]);
     first_ready = std::min(first_ready, m.submitted + m.s().realtime.cold_start);
-    for (AllocationId a : m.allocations) {
-      const Allocation* al = e.allocation(a);
-      held += al->placement.total_milli();
-      held_by[v] += al->placement.total_milli();
-      if (al->ready_at > e.now() || al->placement.gpus.empty()) continue;
-      // A replica serves at its variant's throughput on its (first GPU's) type.
-      const GpuTypeId type = e.cluster().gpu_type(al->placement.gpus.front());
-      const double rps = rt.variants[v].ThroughputOn(type) * al->interference;
-      capacity[v] += rps;
-      ready_types[v].push_back({type, rps});
-    }
+    for (AllocationId a : m.allocations) held_by[v] += e.allocation(a)->placement.total_milli();
+    held += held_by[v];
   }
-  std::vector<double> demand(rt.classes.size(), 0.0);
-  for (size_t c = 0; c < demand.size() && c < first.class_rps.size(); ++c)
-    demand[c] = first.class_rps[c];
-  const VariantRoute route = RouteRequests(rt, capacity, demand, share);
+  const VariantRoute& route = load.route;
   // GPU-milli freed: the best variant's replica-milli for the other variants' load, less what
   // those hold.
   size_t best = 0;
@@ -161,20 +146,18 @@ Metrics::ServiceRate Metrics::GroupRate(const std::vector<WorkloadId>& members) 
   double freed = 0;
   std::vector<std::pair<GpuTypeId, double>> shares;
   for (size_t v = 0; v < nv; ++v) {
-    double served = 0;
-    for (double x : route.served[v]) served += x;
+    const double served = load.Served(v);
     if (v != best && best_rps > 0)
       freed += served / best_rps * best_milli - static_cast<double>(held_by[v]);
     // Value by type: each variant's served requests over its ready replicas' types.
-    if (capacity[v] > 0 && route.served_rps > 0)
-      for (const auto& [type, rps] : ready_types[v])
-        shares.push_back({type, served * rps / capacity[v] / route.served_rps});
+    if (load.capacity[v] > 0 && route.served_rps > 0)
+      for (const auto& [type, rps] : load.ready[v])
+        shares.push_back({type, served * rps / load.capacity[v] / route.served_rps});
   }
-  const double mean_q = route.MeanQuality();
-  return {first.id,
+  return {first->id,
           route.demand_rps,
           route.served_rps,
-          first.s().value.per_1k_requests * mean_q,
+          first->s().value.per_1k_requests * route.MeanQuality(),
           held,
           first_ready,
           &s_.services[rt.group],
@@ -186,17 +169,10 @@ Metrics::ServiceRate Metrics::GroupRate(const std::vector<WorkloadId>& members) 
 void Metrics::Recompute() {
   const Engine& e = *engine_;
   service_rates_.clear();
-  // Services with variants: one rate per service, from all its members.
-  std::map<std::string, std::vector<WorkloadId>> groups;
   for (WorkloadId id : services_) {
     const Job& job = e.job(id);
     if (job.phase == JobPhase::kCancelled) continue;
-    if (job.s().realtime.is_member()) {
-      auto [it, fresh] = groups.try_emplace(job.s().realtime.group);
-      it->second.push_back(id);
-      if (it->second.size() == 1) group_order_.push_back(job.s().realtime.group);
-      continue;
-    }
+    if (job.s().realtime.is_member()) continue;  // below, with its service's other members
     // Ready replicas, each slowed by work sharing its GPU (Allocation::interference).
     double ready = 0;
     int64_t held = 0;
@@ -217,11 +193,8 @@ void Metrics::Recompute() {
                               job.submitted + job.s().realtime.cold_start,
                               &s_.services[job.s().name], std::move(shares)});
   }
-  for (const std::string& g : group_order_) {
-    auto it = groups.find(g);
-    if (it != groups.end()) service_rates_.push_back(GroupRate(it->second));
-  }
-  group_order_.clear();
+  // Services with variants: one rate per service, from all its members.
+  for (const auto& [name, load] : VariantLoads(e)) service_rates_.push_back(GroupRate(load));
   std::map<std::string, int64_t> tenants;
   job_type_rates_.clear();
   for (const auto& [aid, a] : e.allocations()) {

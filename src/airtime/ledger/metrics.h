@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "airtime/engine/engine.h"
+#include "airtime/engine/variant_load.h"
 #include "airtime/ledger/hold_book.h"
 
 namespace airtime {
@@ -118,7 +119,7 @@ class Metrics {
   };
   void Recompute();
   // The rate of a service with variants, from its members (in the variants' order).
-  ServiceRate GroupRate(const std::vector<WorkloadId>& members);
+  ServiceRate GroupRate(const VariantLoad& load);
   // Adds a finished job's value to the types it held, and forgets its GPU-time.
   void AttributeToTypes(WorkloadId job, double value);
 
@@ -127,7 +128,6 @@ class Metrics {
   MetricsSummary s_;
   std::vector<WorkloadId> services_;
   std::vector<ServiceRate> service_rates_;
-  std::vector<std::string> group_order_;  // Recompute's scratch: services with variants
   std::vector<std::pair<std::string, int64_t>> tenant_rates_;  // milli-GPU held per tenant
   std::vector<JobTypeRate> job_type_rates_;  // milli-GPU each job (not service) holds per type
   // Milli-GPU-ms each unfinished job has held per type, for its completion value.

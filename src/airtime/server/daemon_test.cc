@@ -163,12 +163,8 @@ TEST_F(DaemonTest, BadRequestsNameTheFieldAndLoseNothing) {
   EXPECT_THAT(bad.status().message(), HasSubstr("request:2"));
   // Model variants run in the simulator only: refused, naming the field.
   auto variants = daemon_->Submit(kAdmin,
-                                  "name: v
-kind: realtime
-slo: {latency_ms: 100}
-"
-                                  "variants: [{name: a, gpus: 1, throughput: {H100: 1}}]
-",
+                                  "name: v\nkind: realtime\nslo: {latency_ms: 100}\n"
+                                  "variants: [{name: a, gpus: 1, throughput: {H100: 1}}]\n",
                                   "request");
   EXPECT_EQ(variants.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(variants.status().message(), HasSubstr("field 'variants'"));

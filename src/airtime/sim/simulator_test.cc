@@ -422,6 +422,14 @@ TEST(SimulatorVariantsTest, ValueTimesQualityAndGpuHoursFreed) {
   // The generalist needs 6 / 4 = 1.5 replicas' GPUs (6 GPUs) for what the small variant
   // served; the small variant held 3 + 1 spare replicas (4 GPUs), from its start.
   EXPECT_NEAR(c.gpu_ms_freed / 3.6e6, (6.0 * (7200 - 60) / 7200) * 2 - 4.0 * 2, 1e-6);
+  // The ledger counts a member's replicas useful by the share of their capacity that serves
+  // requests: 6 of 12 req/s on 3 generalist replicas (12 GPUs), 6 of 8 on 4 small ones (4).
+  const auto useful = [](const SimResult& r) {
+    return static_cast<double>(r.ledger.milli_ms[static_cast<size_t>(Bucket::kUseful)]) / 3.6e9;
+  };
+  EXPECT_NEAR(useful(*gen), 12 * 0.5 * (7200 - 60) / 3600.0, 0.01);
+  EXPECT_NEAR(useful(*cheap), 4 * 0.75 * (7200 - 60) / 3600.0, 0.01);
+  EXPECT_EQ(cheap->ledger.sum(), cheap->ledger.installed_milli_ms);
 }
 
 }  // namespace
