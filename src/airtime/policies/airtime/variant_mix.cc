@@ -111,7 +111,9 @@ VariantMix::Figures VariantMix::Evaluate(const WorkloadSpec& spec, const Shares&
       if (mv.Serves(static_cast<int>(c))) load += s[v][c] * demand[c];
     if (load <= 0) continue;
     const double t = mv.PlanningThroughput();
-    int need = t > 0 ? static_cast<int>(std::ceil(load / t - 1e-9)) : mv.max_replicas;
+    // In double first: a huge demand must not overflow the replica count.
+    const double need_d = t > 0 ? std::ceil(load / t - 1e-9) : kUnboundedReplicas;
+    int need = static_cast<int>(std::min(need_d, static_cast<double>(kUnboundedReplicas)));
     if (need > mv.max_replicas) {
       f.unserved_rps += load - mv.max_replicas * t;
       need = mv.max_replicas;
