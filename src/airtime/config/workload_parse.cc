@@ -14,18 +14,19 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 const std::vector<std::string>& WorkloadFields() {
-  static const std::vector<std::string> fields = {"name",       "kind",         "tenant",
-                                                  "priority",   "gpus",         "gpu_type",
-                                                  "prefer",     "gpu_fraction", "mig",
-                                                  "memory_gb",  "locality",     "cpu",
-                                                  "memory_gib", "work",         "duration",
-                                                  "speed",      "utilization",  "submit_at",
-                                                  "arrival",    "deadline",     "deadline_after",
-                                                  "checkpoint", "preemptible",  "preempt_grace",
-                                                  "slo",        "demand",       "demand_trace",
-                                                  "value",      "elastic",      "command",
-                                                  "env",        "workdir",      "metrics",
-                                                  "family"};
+  static const std::vector<std::string> fields = {"name",         "kind",         "tenant",
+                                                  "priority",     "gpus",         "gpu_type",
+                                                  "prefer",       "gpu_fraction", "mig",
+                                                  "memory_gb",    "locality",     "cpu",
+                                                  "memory_gib",   "work",         "duration",
+                                                  "speed",        "utilization",  "submit_at",
+                                                  "arrival",      "deadline",     "deadline_after",
+                                                  "checkpoint",   "preemptible",  "preempt_grace",
+                                                  "slo",          "demand",       "demand_trace",
+                                                  "value",        "elastic",      "command",
+                                                  "env",          "workdir",      "metrics",
+                                                  "family",       "variants",     "classes",
+                                                  "quality_floor"};
   return fields;
 }
 
@@ -194,6 +195,144 @@ Status ReadShape(const MapReader& r, const GpuCatalog& catalog, Shape* shape) {
   return OkStatus();
 }
 
+// A list of {at, rps} points in time order, under `key` of `r` ("demand"); `path` is the
+// field's path in messages ("demand", "classes[0].demand").
+Status ReadCurve(const MapReader& r, std::string_view key, const std::string& path,
+                 std::vector<DemandPoint>* out) {
+  YAML::Node list = r.Get(key);
+  if (!list.IsSequence()) return r.Expected(key, "a list of {at: <time>, rps: <rate>}");
+  size_t i = 0;
+  for (const auto& item : list) {
+    auto p = MapReader::Open(r.file(), item, r.subject(), path + "[" + std::to_string(i++) + "]",
+                             {"at", "rps"}, r.LineOf(key));
+    if (!p.ok()) return p.status();
+    DemandPoint point;
+    AIRTIME_RETURN_IF_ERROR(p->Require("at"));
+    AIRTIME_RETURN_IF_ERROR(p->Duration("at", &point.at));
+    AIRTIME_RETURN_IF_ERROR(p->Require("rps"));
+    AIRTIME_RETURN_IF_ERROR(p->Number("rps", &point.rps, 0, kInf));
+    if (!out->empty() && point.at < out->back().at)
+      return p->FieldError("at", "expected points in time order, found " +
+                                     FormatDuration(point.at) + " after " +
+                                     FormatDuration(out->back().at));
+    out->push_back(point);
+  }
+  return OkStatus();
+}
+
+// classes: [{name, demand | demand_trace}], each with its own demand curve.
+Status ReadClasses(const MapReader& r, WorkloadSpec* s, std::vector<TraceSource>* traces) {
+  YAML::Node list = r.Get("classes");
+  if (!list.IsSequence() || list.size() == 0)
+    return r.Expected("classes", "a non-empty list of {name: <class>, demand: [...]}");
+  size_t i = 0;
+  for (const auto& item : list) {
+    const std::string field = "classes[" + std::to_string(i++) + "]";
+    auto c = MapReader::Open(r.file(), item, r.subject(), field, {"name", "demand", "demand_trace"},
+                             r.LineOf("classes"));
+    if (!c.ok()) return c.status();
+    RequestClass rc;
+    AIRTIME_RETURN_IF_ERROR(c->Require("name"));
+    AIRTIME_RETURN_IF_ERROR(c->String("name", &rc.name));
+    for (const RequestClass& other : s->realtime.classes)
+      if (other.name == rc.name)
+        return c->FieldError("name", "class '" + rc.name + "' is listed twice");
+    AIRTIME_RETURN_IF_ERROR(c->OneOf("demand", "demand_trace"));
+    if (c->Has("demand"))
+      AIRTIME_RETURN_IF_ERROR(ReadCurve(*c, "demand", field + ".demand", &rc.demand));
+    if (c->Has("demand_trace")) {
+      auto trace = ParseTrace(r.file(), c->Get("demand_trace"), r.subject(),
+                              field + ".demand_trace", c->LineOf("demand_trace"));
+      if (!trace.ok()) return trace.status();
+      trace->options["target"] = s->name;
+      trace->options["class"] = rc.name;
+      traces->push_back(std::move(*trace));
+    }
+    s->realtime.classes.push_back(std::move(rc));
+  }
+  return OkStatus();
+}
+
+// variants: [{name, gpus, gpu_type, gpu_fraction | mig, memory_gb, throughput: {TYPE: rps},
+// cold_start, quality, classes, max_replicas}].
+Status ReadVariants(const MapReader& r, const GpuCatalog& catalog, WorkloadSpec* s) {
+  YAML::Node list = r.Get("variants");
+  if (!list.IsSequence() || list.size() == 0)
+    return r.Expected("variants", "a non-empty list of {name, gpus, throughput: {TYPE: rps}, ...}");
+  RealtimeProfile& rt = s->realtime;
+  size_t i = 0;
+  for (const auto& item : list) {
+    const std::string field = "variants[" + std::to_string(i++) + "]";
+    auto v = MapReader::Open(
+        r.file(), item, r.subject(), field,
+        {"name", "gpus", "gpu_type", "prefer", "gpu_fraction", "mig", "memory_gb", "locality",
+         "cpu", "memory_gib", "throughput", "cold_start", "quality", "classes", "max_replicas"},
+        r.LineOf("variants"));
+    if (!v.ok()) return v.status();
+    ModelVariant mv;
+    AIRTIME_RETURN_IF_ERROR(v->Require("name"));
+    AIRTIME_RETURN_IF_ERROR(v->String("name", &mv.name));
+    if (mv.name.find('/') != std::string::npos)
+      return v->FieldError("name",
+                           "a variant's name may not hold '/' (its replicas run as "
+                           "<service>/<variant>)");
+    for (const ModelVariant& other : rt.variants)
+      if (other.name == mv.name)
+        return v->FieldError("name", "variant '" + mv.name + "' is listed twice");
+    AIRTIME_RETURN_IF_ERROR(ReadShape(*v, catalog, &mv.shape));
+    if (mv.shape.gpu_count < 1) return v->Expected("gpus", "at least 1 (a replica needs a GPU)");
+    AIRTIME_RETURN_IF_ERROR(v->Require("throughput",
+                                       " (requests/s one replica serves per GPU type, e.g. "
+                                       "{H100: 2.5, L40S: 0.4})"));
+    auto tp = v->SubAnyKeys("throughput");
+    if (!tp.ok()) return tp.status();
+    if (tp->empty()) return v->Expected("throughput", "a mapping {GPU type: requests/s}");
+    for (const auto& e : tp->entries()) {
+      auto id = FindGpuType(catalog, e.key);
+      if (!id.ok())
+        return r.file().ErrorAt(r.file().Line(e.key_node, v->LineOf("throughput")),
+                                v->FieldName("throughput") + ": " + id.status().message());
+      if (!mv.shape.allowed_types.empty() && !mv.shape.AllowsType(*id))
+        return tp->FieldError(
+            e.key, "GPU type '" + catalog.type(*id).name + "' is not among the variant's gpu_type");
+      double rps = 0;
+      AIRTIME_RETURN_IF_ERROR(tp->Number(e.key, &rps, 0, kInf, /*lo_open=*/true));
+      mv.throughput_rps.push_back({*id, rps});
+    }
+    // A replica runs only where the variant has a throughput; the faster types first.
+    mv.shape.allowed_types.clear();
+    std::vector<std::pair<GpuTypeId, double>> by_speed = mv.throughput_rps;
+    std::stable_sort(by_speed.begin(), by_speed.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (const auto& [t, rps] : by_speed) mv.shape.allowed_types.push_back(t);
+    if (mv.shape.preferred_types.empty()) mv.shape.preferred_types = mv.shape.allowed_types;
+    mv.cold_start = rt.cold_start;
+    AIRTIME_RETURN_IF_ERROR(v->Duration("cold_start", &mv.cold_start));
+    AIRTIME_RETURN_IF_ERROR(v->Number("quality", &mv.quality, 0, 1, /*lo_open=*/true));
+    mv.max_replicas = rt.max_replicas;
+    AIRTIME_RETURN_IF_ERROR(v->Int("max_replicas", &mv.max_replicas, 1));
+    if (v->Has("classes")) {
+      std::vector<std::pair<std::string, int>> names;
+      AIRTIME_RETURN_IF_ERROR(v->StringList("classes", &names));
+      std::vector<std::string> known;
+      for (const RequestClass& c : rt.classes) known.push_back(c.name);
+      for (const auto& [name, line] : names) {
+        auto it = std::find(known.begin(), known.end(), name);
+        if (it == known.end())
+          return r.file().ErrorAt(
+              line, v->FieldName("classes") +
+                        ": expected one of the "
+                        "service's classes (" +
+                        (known.empty() ? std::string("none declared") : Join(known, ", ")) +
+                        "), found '" + name + "'" + DidYouMean(name, known));
+        mv.classes.push_back(static_cast<int>(it - known.begin()));
+      }
+    }
+    rt.variants.push_back(std::move(mv));
+  }
+  return OkStatus();
+}
+
 // slo, demand, demand_trace, value.per_1k_requests.
 Status ReadRealtime(const MapReader& r, WorkloadSpec* s, std::vector<TraceSource>* traces) {
   AIRTIME_RETURN_IF_ERROR(
@@ -202,11 +341,17 @@ Status ReadRealtime(const MapReader& r, WorkloadSpec* s, std::vector<TraceSource
       r.Sub("slo", {"latency_ms", "capacity_rps", "min_replicas", "max_replicas", "cold_start"});
   if (!slo.ok()) return slo.status();
   RealtimeProfile& rt = s->realtime;
+  const bool variants = r.Has("variants");
   AIRTIME_RETURN_IF_ERROR(slo->Require("latency_ms"));
   AIRTIME_RETURN_IF_ERROR(slo->Number("latency_ms", &rt.latency_slo_ms, 0, kInf, true));
-  AIRTIME_RETURN_IF_ERROR(
-      slo->Require("capacity_rps", " (requests/s one replica serves within the SLO)"));
-  AIRTIME_RETURN_IF_ERROR(slo->Number("capacity_rps", &rt.capacity_rps, 0, kInf, true));
+  if (variants && slo->Has("capacity_rps"))
+    return slo->FieldError("capacity_rps",
+                           "a service with variants gives each variant's throughput instead");
+  if (!variants) {
+    AIRTIME_RETURN_IF_ERROR(
+        slo->Require("capacity_rps", " (requests/s one replica serves within the SLO)"));
+    AIRTIME_RETURN_IF_ERROR(slo->Number("capacity_rps", &rt.capacity_rps, 0, kInf, true));
+  }
   AIRTIME_RETURN_IF_ERROR(slo->Int("min_replicas", &rt.min_replicas, 0));
   AIRTIME_RETURN_IF_ERROR(slo->Int("max_replicas", &rt.max_replicas, 1));
   if (rt.max_replicas < rt.min_replicas)
@@ -215,32 +360,26 @@ Status ReadRealtime(const MapReader& r, WorkloadSpec* s, std::vector<TraceSource
                                                std::to_string(rt.max_replicas));
   AIRTIME_RETURN_IF_ERROR(slo->Duration("cold_start", &rt.cold_start));
 
-  if (r.Has("demand")) {
-    YAML::Node list = r.Get("demand");
-    if (!list.IsSequence()) return r.Expected("demand", "a list of {at: <time>, rps: <rate>}");
-    size_t i = 0;
-    for (const auto& item : list) {
-      auto p = MapReader::Open(r.file(), item, r.subject(), "demand[" + std::to_string(i++) + "]",
-                               {"at", "rps"}, r.LineOf("demand"));
-      if (!p.ok()) return p.status();
-      DemandPoint point;
-      AIRTIME_RETURN_IF_ERROR(p->Require("at"));
-      AIRTIME_RETURN_IF_ERROR(p->Duration("at", &point.at));
-      AIRTIME_RETURN_IF_ERROR(p->Require("rps"));
-      AIRTIME_RETURN_IF_ERROR(p->Number("rps", &point.rps, 0, kInf));
-      if (!rt.demand.empty() && point.at < rt.demand.back().at)
-        return p->FieldError("at", "expected points in time order, found " +
-                                       FormatDuration(point.at) + " after " +
-                                       FormatDuration(rt.demand.back().at));
-      rt.demand.push_back(point);
-    }
-  }
+  if (r.Has("demand")) AIRTIME_RETURN_IF_ERROR(ReadCurve(r, "demand", "demand", &rt.demand));
   if (r.Has("demand_trace")) {
     auto trace = ParseTrace(r.file(), r.Get("demand_trace"), r.subject(), "demand_trace",
                             r.LineOf("demand_trace"));
     if (!trace.ok()) return trace.status();
     trace->options["target"] = s->name;
     traces->push_back(std::move(*trace));
+  }
+
+  if (r.Has("classes")) {
+    if (!variants)
+      return r.FieldError("classes", "only a service with variants splits its demand by class");
+    for (const char* f : {"demand", "demand_trace"})
+      if (r.Has(f))
+        return r.FieldError(f, "a service with classes gives each class its own demand");
+    AIRTIME_RETURN_IF_ERROR(ReadClasses(r, s, traces));
+  }
+  if (r.Has("quality_floor")) {
+    if (!variants) return r.FieldError("quality_floor", "only a service with variants has one");
+    AIRTIME_RETURN_IF_ERROR(r.Number("quality_floor", &rt.quality_floor, 0, 1));
   }
   return OkStatus();
 }
@@ -254,7 +393,7 @@ Status CheckKindFields(const MapReader& r, const WorkloadSpec& s) {
         return r.FieldError(f, "a realtime service runs until cancelled and has no '" +
                                    std::string(f) + "'; remove it or change the kind");
   } else {
-    for (const char* f : {"slo", "demand", "demand_trace"})
+    for (const char* f : {"slo", "demand", "demand_trace", "variants", "classes", "quality_floor"})
       if (r.Has(f))
         return r.FieldError(f, "only a realtime workload has '" + std::string(f) +
                                    "' (this one is kind " + kind + ")");
@@ -379,6 +518,13 @@ StatusOr<WorkloadSpec> ParseWorkload(const YamlFile& file, const YAML::Node& nod
   AIRTIME_RETURN_IF_ERROR(r.Duration("preempt_grace", &s.preempt_grace));
 
   if (s.is_service()) AIRTIME_RETURN_IF_ERROR(ReadRealtime(r, &s, traces));
+  if (s.is_service() && r.Has("variants")) {
+    // Each variant has its own replica shape: the service has none of its own.
+    for (const char* f : {"gpus", "gpu_type", "prefer", "gpu_fraction", "mig", "memory_gb"})
+      if (r.Has(f))
+        return r.FieldError(f, "a service with variants gives the replica shape per variant");
+    AIRTIME_RETURN_IF_ERROR(ReadVariants(r, catalog, &s));
+  }
 
   // Value.
   auto value = r.Sub("value", {"per_1k_requests", "on_completion", "decay_after_deadline"});

@@ -181,7 +181,19 @@ void Engine::Apply(const Event& e) {
       break;
     case EventType::kDemandChange:
       if (!check_workload()) return;
-      jobs_[static_cast<size_t>(e.workload)].demand_rps = std::max(0.0, e.rps);
+      if (e.request_class >= 0) {
+        Job& job = jobs_[static_cast<size_t>(e.workload)];
+        const auto c = static_cast<size_t>(e.request_class);
+        if (c >= job.s().realtime.classes.size()) {
+          result_.event_status = InvalidArgument("workload '" + job.s().name +
+                                                 "' has no request class " + std::to_string(c));
+          return;
+        }
+        if (job.class_rps.size() <= c) job.class_rps.resize(c + 1, 0.0);
+        job.class_rps[c] = std::max(0.0, e.rps);
+      } else {
+        jobs_[static_cast<size_t>(e.workload)].demand_rps = std::max(0.0, e.rps);
+      }
       services_dirty_ = true;
       break;
     case EventType::kPriorityChange: {
@@ -289,6 +301,12 @@ void Engine::OnArrival(const Event& e) {
     // The demand the spec's own curve gives for now, until demand events say otherwise.
     for (const DemandPoint& d : j.s().realtime.demand)
       if (d.at <= now_) j.demand_rps = d.rps;
+    const auto& classes = j.s().realtime.classes;
+    if (j.s().realtime.is_member()) {
+      j.class_rps.assign(classes.size(), 0.0);
+      for (size_t c = 0; c < classes.size(); ++c)
+        j.class_rps[c] = j.s().realtime.ClassRpsAt(static_cast<int>(c), now_);
+    }
     services_.push_back(j.id);
     services_dirty_ = true;
   } else {
@@ -455,6 +473,8 @@ void Engine::ScaleServices() {
       result_.decisions.push_back(std::move(d));
       job.target_replicas = target;
     }
+    if (job.s().realtime.is_member() && policy_.scale)
+      job.route_share = policy_.scale->Routing(job, *this);
     while (job.live_replicas() > job.target_replicas)
       OnStop(job.allocations.back(), false, false, "scaled down", DecisionType::kRelease);
     if (job.live_replicas() < job.target_replicas) {

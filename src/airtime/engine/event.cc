@@ -56,6 +56,11 @@ Event Event::Demand(TimeMs at, WorkloadId w, double rps) {
   e.rps = rps;
   return e;
 }
+Event Event::ClassDemand(TimeMs at, WorkloadId w, int request_class, double rps) {
+  Event e = Demand(at, w, rps);
+  e.request_class = request_class;
+  return e;
+}
 Event Event::Priority(TimeMs at, WorkloadId w, int priority) {
   Event e = Make(EventType::kPriorityChange, at);
   e.workload = w;

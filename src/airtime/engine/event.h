@@ -35,6 +35,9 @@ struct Event {
   AllocationId allocation = kNoAllocation;
   NodeIndex node = -1;
   double rps = 0;
+  // kDemandChange for a member of a service with variants: the request class whose demand is
+  // now `rps` (an index into its RealtimeProfile::classes); -1: the workload's own demand.
+  int request_class = -1;
   int priority = 0;
   std::shared_ptr<const WorkloadSpec> spec;  // kArrival only
 
@@ -42,6 +45,7 @@ struct Event {
   static Event Completion(TimeMs at, AllocationId a);
   static Event Failure(TimeMs at, AllocationId a);
   static Event Demand(TimeMs at, WorkloadId w, double rps);
+  static Event ClassDemand(TimeMs at, WorkloadId w, int request_class, double rps);
   static Event Priority(TimeMs at, WorkloadId w, int priority);
   static Event Cancel(TimeMs at, WorkloadId w);
   static Event NodeDown(TimeMs at, NodeIndex n);

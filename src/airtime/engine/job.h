@@ -108,6 +108,12 @@ struct alignas(64) Job {
 
   // Services.
   double demand_rps = 0;
+  // Members of a service with variants (RealtimeProfile::is_member): the demand of each of
+  // the service's request classes, and the share of each class's requests the policy routes
+  // to this member (ScalePlugin::Routing; empty: the policy routes none, and a request goes
+  // to the best ready variant that serves its class).
+  std::vector<double> class_rps;
+  std::vector<double> route_share;
   int target_replicas = 0;
   int next_replica = 0;
 

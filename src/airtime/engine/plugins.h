@@ -139,6 +139,14 @@ class ScalePlugin {
   virtual ~ScalePlugin() = default;
   virtual std::string_view name() const = 0;
   virtual int TargetReplicas(const Job& service, const Engine& engine) const = 0;
+  // For a member of a service with variants (RealtimeProfile::is_member), asked right after
+  // its target: the share of each request class the policy routes to it (Job::route_share);
+  // empty: none (requests go to the best ready variant that serves their class).
+  virtual std::vector<double> Routing(const Job& member, const Engine& engine) const {
+    (void)member;
+    (void)engine;
+    return {};
+  }
   // Why the target exceeds what the current demand needs, for the service's explanation
   // ("" : it does not, or no reason to give).
   virtual std::string WhyTarget(const Job& service, const Engine& engine) const {

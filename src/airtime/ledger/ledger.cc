@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "airtime/engine/variant_load.h"
+
 namespace airtime {
 
 const char* BucketName(Bucket b) {
@@ -328,11 +330,20 @@ void Ledger::Classify() {
   // above that: a forecast peak, warm spares, a scale-down window) are held on purpose:
   // their idle capacity is reserved headroom, up to their size, not idle_held.
   std::unordered_map<WorkloadId, int64_t> held_on_purpose;
+  // A member of a service with variants serves what its service's routing gives it, not its
+  // own demand curve (engine/variant_load.h): {served, ready capacity} requests/s.
+  std::unordered_map<WorkloadId, std::pair<double, double>> member_load;
+  for (const auto& [name, load] : VariantLoads(e))
+    for (size_t v = 0; v < load.members.size(); ++v)
+      if (load.members[v] != kNoWorkload)
+        member_load[load.members[v]] = {load.Served(v), load.capacity[v]};
   for (WorkloadId id : e.services()) {
     const Job& j = e.job(id);
     if (j.phase == JobPhase::kCancelled || j.phase == JobPhase::kDone) continue;
+    const auto member = member_load.find(id);
+    const double rps = member != member_load.end() ? member->second.first : j.demand_rps;
     const int extra =
-        std::min(j.live_replicas(), j.target_replicas) - j.s().realtime.ReplicasFor(j.demand_rps);
+        std::min(j.live_replicas(), j.target_replicas) - j.s().realtime.ReplicasFor(rps);
     if (extra > 0) held_on_purpose[id] = extra * j.s().shape.TotalMilli(c.catalog());
   }
   // Ready replicas per service (each slowed by interference), for their utilisation.
@@ -349,6 +360,9 @@ void Ledger::Classify() {
       util = 0;
     } else if (auto m = measured_.find(aid); m != measured_.end()) {
       util = std::clamp(m->second, 0.0, 1.0);
+    } else if (auto m = member_load.find(a.workload); m != member_load.end()) {
+      const auto [served, cap] = m->second;  // the capacity counts interference already
+      util = cap > 0 ? std::min(1.0, served / cap) * a.interference : 0;
     } else if (job.is_service()) {
       const double cap = job.s().realtime.capacity_rps * ready[a.workload];
       util = cap > 0 ? std::min(1.0, job.demand_rps / cap) * a.interference : 0;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "airtime/engine/variant_load.h"
+
 namespace airtime {
 
 Percentiles ComputePercentiles(std::vector<double> v) {
@@ -22,6 +24,10 @@ Percentiles ComputePercentiles(std::vector<double> v) {
   for (double x : v) sum += x;
   p.mean = sum / static_cast<double>(v.size());
   return p;
+}
+
+std::string ServiceName(const Job& job) {
+  return job.s().realtime.is_member() ? job.s().realtime.group : job.s().name;
 }
 
 Metrics::Metrics(const Engine& engine, bool score_holds)
@@ -47,6 +53,8 @@ void Metrics::Advance(TimeMs to) {
     for (const auto& [type, share] : r.type_shares)
       s_.value_by_type[static_cast<size_t>(type)] += v * share;
     r.out->gpu_ms += static_cast<double>(r.held_milli) * dt / 1000.0;
+    r.out->quality_served += r.quality_rps * dt / 1000.0;
+    r.out->gpu_ms_freed += r.freed_milli * dt / 1000.0;
     if (last_ < r.first_ready) {
       const double early = static_cast<double>(std::min(to, r.first_ready) - last_) / 1000.0;
       r.out->missed_at_start += std::max(0.0, r.demand_rps - r.capacity_rps) * early;
@@ -68,7 +76,12 @@ void Metrics::Observe(const CycleResult& cycle) {
     ++s_.kinds[static_cast<size_t>(job.s().kind)].submitted;
     if (job.is_service()) {
       services_.push_back(job.id);
-      s_.services[job.s().name];  // listed even if it never gets a request
+      // listed even if it never gets a request; a service with variants under its own name
+      ServiceMetrics& sm = s_.services[ServiceName(job)];
+      if (job.s().realtime.is_member()) {
+        sm.variants = true;
+        sm.quality_floor = job.s().realtime.quality_floor;
+      }
     }
   }
   for (const Decision& d : cycle.decisions) {
@@ -77,7 +90,7 @@ void Metrics::Observe(const CycleResult& cycle) {
     const Job& job = e.job(d.workload);
     KindMetrics& k = s_.kinds[static_cast<size_t>(job.s().kind)];
     if (job.is_service()) {
-      ++s_.services[job.s().name].replica_starts;
+      ++s_.services[ServiceName(job)].replica_starts;
       k.queue_delay_s.push_back(ToSeconds(d.waited));  // every replica's wait
       if (d.replica == 0) ++k.started;
     } else if (job.first_start == e.now() && job.preemptions == 0 && job.failures == 0) {
@@ -104,12 +117,62 @@ void Metrics::Observe(const CycleResult& cycle) {
   Recompute();
 }
 
+Metrics::ServiceRate Metrics::GroupRate(const VariantLoad& load) {
+  const Engine& e = *engine_;
+  const Job* first = nullptr;
+  for (WorkloadId id : load.members)
+    if (id != kNoWorkload && first == nullptr) first = &e.job(id);
+  const RealtimeProfile& rt = first->s().realtime;
+  const size_t nv = rt.variants.size();
+  std::vector<int64_t> held_by(nv, 0);
+  int64_t held = 0;
+  TimeMs first_ready = kNever;
+  for (size_t v = 0; v < nv; ++v) {
+    if (load.members[v] == kNoWorkload) continue;
+    const Job& m = e.job(load.members[v]);
+    first_ready = std::min(first_ready, m.submitted + m.s().realtime.cold_start);
+    for (AllocationId a : m.allocations) held_by[v] += e.allocation(a)->placement.total_milli();
+    held += held_by[v];
+  }
+  const VariantRoute& route = load.route;
+  // GPU-milli freed: the best variant's replica-milli for the other variants' load, less what
+  // those hold.
+  size_t best = 0;
+  for (size_t v = 1; v < nv; ++v)
+    if (rt.variants[v].quality > rt.variants[best].quality) best = v;
+  double best_rps = 0;
+  for (const auto& [t, rps] : rt.variants[best].throughput_rps) best_rps = std::max(best_rps, rps);
+  const double best_milli = static_cast<double>(rt.variants[best].shape.TotalMilli(e.catalog()));
+  double freed = 0;
+  std::vector<std::pair<GpuTypeId, double>> shares;
+  for (size_t v = 0; v < nv; ++v) {
+    const double served = load.Served(v);
+    if (v != best && best_rps > 0)
+      freed += served / best_rps * best_milli - static_cast<double>(held_by[v]);
+    // Value by type: each variant's served requests over its ready replicas' types.
+    if (load.capacity[v] > 0 && route.served_rps > 0)
+      for (const auto& [type, rps] : load.ready[v])
+        shares.push_back({type, served * rps / load.capacity[v] / route.served_rps});
+  }
+  return {first->id,
+          route.demand_rps,
+          route.served_rps,
+          first->s().value.per_1k_requests * route.MeanQuality(),
+          held,
+          first_ready,
+          &s_.services[rt.group],
+          std::move(shares),
+          route.quality_rps,
+          freed};
+}
+
 void Metrics::Recompute() {
   const Engine& e = *engine_;
   service_rates_.clear();
   for (WorkloadId id : services_) {
     const Job& job = e.job(id);
     if (job.phase == JobPhase::kCancelled) continue;
+    if (job.s().realtime.is_member()) continue;  // below, with its service's other members
     // Ready replicas, each slowed by work sharing its GPU (Allocation::interference).
     double ready = 0;
     int64_t held = 0;
@@ -130,6 +193,8 @@ void Metrics::Recompute() {
                               job.submitted + job.s().realtime.cold_start,
                               &s_.services[job.s().name], std::move(shares)});
   }
+  // Services with variants: one rate per service, from all its members.
+  for (const auto& [name, load] : VariantLoads(e)) service_rates_.push_back(GroupRate(load));
   std::map<std::string, int64_t> tenants;
   job_type_rates_.clear();
   for (const auto& [aid, a] : e.allocations()) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "airtime/engine/engine.h"
+#include "airtime/engine/variant_load.h"
 #include "airtime/ledger/hold_book.h"
 
 namespace airtime {
@@ -43,7 +44,19 @@ struct ServiceMetrics {
   // schedule serves those; starting the service ahead of its traffic does.
   double missed_at_start = 0;
   size_t replica_starts = 0;  // each a model load; many short-lived ones are churn
+  // A service with model variants (its members' figures are summed under its name):
+  bool variants = false;
+  double quality_served = 0;  // requests served within the SLO, each times its variant's quality
+  double quality_floor = 0;
+  // GPU-ms freed by variant choice: what the best variant (quality 1, at its highest
+  // throughput per replica) would have held to serve what the other variants served, less
+  // what those variants' replicas held (cold starts included). 0 under a policy that runs
+  // the best variant alone; < 0 where the other variants held more than that.
+  double gpu_ms_freed = 0;
   double slo_attainment() const { return requests > 0 ? requests_in_slo / requests : 1.0; }
+  double mean_quality() const {
+    return requests_in_slo > 0 ? quality_served / requests_in_slo : 1.0;
+  }
 };
 
 struct MetricsSummary {
@@ -69,6 +82,10 @@ struct MetricsSummary {
   std::map<std::string, HoldSummary> hold_summaries;
 };
 
+// The name a service's figures go under: its own, or for a member of a service with variants
+// (RealtimeProfile::is_member), the service's.
+std::string ServiceName(const Job& job);
+
 class Metrics {
  public:
   // `score_holds` false: the 3 a.m. calls are left to the caller (the daemon keeps its own
@@ -91,12 +108,18 @@ class Metrics {
     ServiceMetrics* out;  // its entry in s_.services
     // Ready capacity per GPU type, as shares of capacity_rps (empty: nothing ready).
     std::vector<std::pair<GpuTypeId, double>> type_shares;
+    // A service with variants: the quality of its served requests (capacity_rps is then
+    // what it serves, and per_1k is weighted by it) and the GPU-milli freed by variant choice.
+    double quality_rps = 0;
+    double freed_milli = 0;
   };
   struct JobTypeRate {
     int64_t* held_ms;  // the job's entry for the type in job_type_ms_
     int64_t milli;
   };
   void Recompute();
+  // The rate of a service with variants, from its members (in the variants' order).
+  ServiceRate GroupRate(const VariantLoad& load);
   // Adds a finished job's value to the types it held, and forgets its GPU-time.
   void AttributeToTypes(WorkloadId job, double value);
 

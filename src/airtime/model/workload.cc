@@ -142,6 +142,95 @@ int RealtimeProfile::ReplicasFor(double rps) const {
   return std::clamp(need, min_replicas, std::max(min_replicas, max_replicas));
 }
 
+bool ModelVariant::Serves(int request_class) const {
+  return classes.empty() ||
+         std::find(classes.begin(), classes.end(), request_class) != classes.end();
+}
+
+double ModelVariant::ThroughputOn(GpuTypeId type) const {
+  for (const auto& [t, rps] : throughput_rps)
+    if (t == type) return rps;
+  return 0;
+}
+
+double ModelVariant::PlanningThroughput() const {
+  double lowest = 0;
+  for (const auto& [t, rps] : throughput_rps)
+    if (rps > 0 && (lowest == 0 || rps < lowest)) lowest = rps;
+  return lowest;
+}
+
+int RealtimeProfile::DefaultVariantFor(int c) const {
+  int best = -1;
+  for (size_t v = 0; v < variants.size(); ++v)
+    if (variants[v].Serves(c) && (best < 0 || variants[v].quality > variants[best].quality))
+      best = static_cast<int>(v);
+  return best;
+}
+
+double RealtimeProfile::ClassRpsAt(int c, TimeMs t) const {
+  double rps = 0;
+  for (const DemandPoint& p : classes[static_cast<size_t>(c)].demand) {
+    if (p.at > t) break;
+    rps = p.rps;
+  }
+  return rps;
+}
+
+std::vector<DemandPoint> SumCurves(const std::vector<const std::vector<DemandPoint>*>& curves) {
+  std::vector<TimeMs> times;
+  for (const auto* c : curves)
+    for (const DemandPoint& p : *c) times.push_back(p.at);
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  std::vector<DemandPoint> out;
+  std::vector<size_t> next(curves.size(), 0);
+  std::vector<double> level(curves.size(), 0);
+  for (TimeMs t : times) {
+    double sum = 0;
+    for (size_t i = 0; i < curves.size(); ++i) {
+      const auto& c = *curves[i];
+      while (next[i] < c.size() && c[next[i]].at <= t) level[i] = c[next[i]++].rps;
+      sum += level[i];
+    }
+    if (out.empty() || out.back().rps != sum) out.push_back({t, sum});
+  }
+  return out;
+}
+
+std::vector<WorkloadSpec> ExpandVariants(const WorkloadSpec& service) {
+  const RealtimeProfile& rt = service.realtime;
+  if (!service.is_service() || rt.variants.empty() || rt.is_member()) return {service};
+  WorkloadSpec base = service;
+  if (base.realtime.classes.empty()) base.realtime.classes.push_back({"all", base.realtime.demand});
+  const RealtimeProfile& brt = base.realtime;
+  // The member that serves the most classes by default keeps the service's min_replicas.
+  std::vector<std::vector<const std::vector<DemandPoint>*>> by_default(rt.variants.size());
+  for (size_t c = 0; c < brt.classes.size(); ++c) {
+    const int v = brt.DefaultVariantFor(static_cast<int>(c));
+    if (v >= 0) by_default[static_cast<size_t>(v)].push_back(&brt.classes[c].demand);
+  }
+  size_t keeps_min = 0;
+  for (size_t v = 1; v < by_default.size(); ++v)
+    if (by_default[v].size() > by_default[keeps_min].size()) keeps_min = v;
+  std::vector<WorkloadSpec> members;
+  for (size_t v = 0; v < rt.variants.size(); ++v) {
+    const ModelVariant& mv = rt.variants[v];
+    WorkloadSpec m = base;
+    m.name = service.name + "/" + mv.name;
+    m.shape = mv.shape;
+    m.realtime.variant = static_cast<int>(v);
+    m.realtime.group = service.name;
+    m.realtime.capacity_rps = mv.PlanningThroughput();
+    m.realtime.cold_start = mv.cold_start;
+    m.realtime.min_replicas = v == keeps_min ? rt.min_replicas : 0;
+    m.realtime.max_replicas = std::max(m.realtime.min_replicas, mv.max_replicas);
+    m.realtime.demand = SumCurves(by_default[v]);
+    members.push_back(std::move(m));
+  }
+  return members;
+}
+
 double WorkloadSpec::SpeedOn(GpuTypeId t, const GpuCatalog& catalog) const {
   for (const auto& [type, speed] : speed_overrides)
     if (type == t) return speed;
@@ -153,6 +242,62 @@ DurationMs WorkloadSpec::RunTimeOn(GpuTypeId t, double work, const GpuCatalog& c
   if (speed <= 0) return kNever;
   return std::max<DurationMs>(1, static_cast<DurationMs>(std::llround(work / speed * kSecond)));
 }
+
+namespace {
+
+template <typename Err>
+Status ValidateVariants(const WorkloadSpec& s, const GpuCatalog& catalog, const Err& err) {
+  const RealtimeProfile& r = s.realtime;
+  if (!(r.quality_floor >= 0 && r.quality_floor <= 1))
+    return err("quality_floor", "expected a mean quality in [0, 1]");
+  const size_t classes = std::max<size_t>(1, r.classes.size());
+  for (size_t c = 0; c < r.classes.size(); ++c) {
+    for (size_t d = 0; d < c; ++d)
+      if (r.classes[d].name == r.classes[c].name)
+        return err("classes[" + std::to_string(c) + "].name",
+                   "class '" + r.classes[c].name + "' is listed twice");
+    const auto& curve = r.classes[c].demand;
+    for (size_t i = 0; i < curve.size(); ++i)
+      if (curve[i].rps < 0 || (i > 0 && curve[i].at < curve[i - 1].at))
+        return err("classes[" + std::to_string(c) + "].demand",
+                   "expected points in time order with rates >= 0");
+  }
+  double best = 0;
+  for (size_t v = 0; v < r.variants.size(); ++v) {
+    const ModelVariant& mv = r.variants[v];
+    const std::string at = "variants[" + std::to_string(v) + "]";
+    if (mv.name.empty()) return err(at + ".name", "must not be empty");
+    for (size_t u = 0; u < v; ++u)
+      if (r.variants[u].name == mv.name)
+        return err(at + ".name", "variant '" + mv.name + "' is listed twice");
+    if (!(mv.quality > 0 && mv.quality <= 1))
+      return err(at + ".quality", "expected a quality in (0, 1]");
+    best = std::max(best, mv.quality);
+    if (mv.throughput_rps.empty())
+      return err(at + ".throughput", "expected requests/s per replica for at least one GPU type");
+    for (const auto& [t, rps] : mv.throughput_rps)
+      if (!(rps > 0) || !std::isfinite(rps))
+        return err(at + ".throughput",
+                   "the throughput on " + catalog.type(t).name + " must be a number > 0");
+    if (mv.cold_start < 0) return err(at + ".cold_start", "must not be negative");
+    if (mv.max_replicas < 1) return err(at + ".max_replicas", "expected at least 1");
+    if (mv.shape.gpu_count < 1) return err(at + ".gpus", "a variant's replica needs a GPU");
+    for (int c : mv.classes)
+      if (c < 0 || static_cast<size_t>(c) >= classes)
+        return err(at + ".classes", "names a class the service does not have");
+  }
+  for (size_t c = 0; c < classes; ++c)
+    if (r.DefaultVariantFor(static_cast<int>(c)) < 0)
+      return err("classes", "no variant serves class '" +
+                                (r.classes.empty() ? std::string("all") : r.classes[c].name) + "'");
+  if (best < 1)
+    return err("variants",
+               "the best variant's quality must be 1 (qualities are "
+               "relative to the service's best variant)");
+  return OkStatus();
+}
+
+}  // namespace
 
 Status ValidateSpec(const WorkloadSpec& s, const GpuCatalog& catalog) {
   auto err = [&](const std::string& field, const std::string& what) {
@@ -200,7 +345,11 @@ Status ValidateSpec(const WorkloadSpec& s, const GpuCatalog& catalog) {
     if (speed <= 0) return err("speed", "speed for " + catalog.type(t).name + " must be > 0");
   if (s.is_service()) {
     const auto& r = s.realtime;
-    if (r.capacity_rps <= 0) return err("capacity_rps", "a realtime service needs capacity > 0");
+    if (!r.variants.empty()) {
+      AIRTIME_RETURN_IF_ERROR(ValidateVariants(s, catalog, err));
+    } else if (r.capacity_rps <= 0) {
+      return err("capacity_rps", "a realtime service needs capacity > 0");
+    }
     if (r.latency_slo_ms <= 0) return err("latency_slo", "a realtime service needs an SLO > 0");
     if (r.min_replicas < 0 || r.max_replicas < r.min_replicas)
       return err("replicas", "expected 0 <= min <= max");

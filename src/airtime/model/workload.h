@@ -89,6 +89,33 @@ struct DemandPoint {
 // RealtimeProfile::max_replicas when the service declares none.
 inline constexpr int kUnboundedReplicas = 1 << 20;
 
+// One class of a realtime service's requests (code completion, conversation): its own demand
+// curve. Only services with variants split their demand by class.
+struct RequestClass {
+  std::string name;
+  std::vector<DemandPoint> demand;  // sorted by time
+};
+
+// One model that can serve a realtime service: a large generalist, a quantized copy, a small
+// specialist for one class of requests. Each variant has its own replica shape, throughput
+// per GPU type, cold start and quality; the policy chooses how many replicas of each run.
+struct ModelVariant {
+  std::string name;
+  Shape shape;  // one replica; allowed types: those it has a throughput for
+  // Requests/s one replica serves within the SLO, per GPU type it may run on.
+  std::vector<std::pair<GpuTypeId, double>> throughput_rps;
+  DurationMs cold_start = 0;
+  double quality = 1.0;      // (0, 1], relative to the service's best variant
+  std::vector<int> classes;  // indices into RealtimeProfile::classes; empty: every class
+  int max_replicas = kUnboundedReplicas;
+
+  bool Serves(int request_class) const;
+  // 0 on a type it has no throughput for.
+  double ThroughputOn(GpuTypeId type) const;
+  // The lowest throughput over its types: what one replica serves wherever it lands.
+  double PlanningThroughput() const;
+};
+
 struct RealtimeProfile {
   double latency_slo_ms = 0;
   double capacity_rps = 0;  // requests/s one replica serves within the SLO
@@ -100,6 +127,26 @@ struct RealtimeProfile {
   // its store), sorted by time, all before the service's arrival: its forecast and its
   // scale-down window start from it. Not part of a workload file.
   std::vector<DemandPoint> history;
+
+  // Model variants (issue 22). A service that declares them is expanded before the engine
+  // sees it (ExpandVariants) into one realtime workload per variant, its members, named
+  // "<service>/<variant>"; each member carries the whole list, the classes and the floor.
+  std::vector<ModelVariant> variants;
+  // The service's request classes, each with its own demand curve; a service with variants
+  // and no classes has one class, "all", whose curve is `demand`.
+  std::vector<RequestClass> classes;
+  // The mean quality of the requests served must not fall below this (0: no floor).
+  double quality_floor = 0;
+  // A member: the index of its variant in `variants`, and the service's name. -1: not one.
+  int variant = -1;
+  std::string group;
+
+  bool is_member() const { return variant >= 0; }
+  // The variant a policy that knows nothing of variants serves class `c` with: the one of
+  // highest quality that serves it (the first among equals; -1: none).
+  int DefaultVariantFor(int c) const;
+  // Class `c`'s demand at time `t` (0 before its first point).
+  double ClassRpsAt(int c, TimeMs t) const;
 
   // Replicas needed to serve `rps` within the SLO, clamped to [min, max].
   int ReplicasFor(double rps) const;
@@ -162,6 +209,18 @@ struct WorkloadSpec {
   DurationMs RunTimeOn(GpuTypeId t, double work, const GpuCatalog& catalog) const;
   bool is_service() const { return kind == WorkloadKind::kRealtime; }
 };
+
+// The members of a service with variants (RealtimeProfile::variants), one realtime workload
+// per variant, in the variants' order: named "<service>/<variant>", with the variant's shape,
+// cold start and planning throughput as capacity_rps, `group` the service's name and
+// `variant` its index. A member's own `demand` is the demand of the classes it serves by
+// default (DefaultVariantFor), so that a policy that knows nothing of variants runs the best
+// one for every class; the service's min_replicas go to the member that serves the most
+// classes by default, the others have none. A service without variants comes back as it is.
+std::vector<WorkloadSpec> ExpandVariants(const WorkloadSpec& service);
+
+// The sum of several step curves (each sorted by time), as one sorted step curve.
+std::vector<DemandPoint> SumCurves(const std::vector<const std::vector<DemandPoint>*>& curves);
 
 // Checks the cross-field rules a loader cannot see field by field (fraction within 1..1000,
 // MIG profile known on at least one allowed type, realtime capacity > 0, ...). The message

@@ -99,6 +99,11 @@ StatusOr<Submission> ParseSubmission(const Caller& caller, std::string_view body
     return InvalidArgument(std::string(origin) + ": no workload in the request");
   for (WorkloadSpec& spec : scenario->workloads) {
     AIRTIME_RETURN_IF_ERROR(CheckSubmittedText(spec));
+    // Model variants run in the simulator only, for now (issue 22's live part).
+    if (!spec.realtime.variants.empty())
+      return FieldProblem(spec, "variants",
+                          "model variants are simulated only so far (airtime sim); the daemon "
+                          "cannot run them yet: submit one variant as a plain realtime service");
     if (!caller.admin) {
       if (spec.tenant != "default" && spec.tenant != caller.tenant)
         return Status(StatusCode::kPermissionDenied,

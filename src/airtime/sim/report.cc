@@ -91,7 +91,7 @@ nlohmann::json ResultToJson(const SimResult& r) {
   for (const auto& [t, v] : m.tenant_gpu_ms)
     tenants[t] = {{"gpu_hours", v / 3.6e6}, {"share", tenant_total > 0 ? v / tenant_total : 0}};
   nlohmann::json services = nlohmann::json::object();
-  for (const auto& [name, sm] : m.services)
+  for (const auto& [name, sm] : m.services) {
     services[name] = {{"requests", sm.requests},
                       {"requests_in_slo", sm.requests_in_slo},
                       {"slo_attainment", sm.slo_attainment()},
@@ -99,6 +99,12 @@ nlohmann::json ResultToJson(const SimResult& r) {
                       {"replica_starts", sm.replica_starts},
                       {"value", sm.value},
                       {"gpu_hours", sm.gpu_ms / 3.6e6}};
+    if (sm.variants) {
+      services[name]["mean_quality"] = sm.mean_quality();
+      services[name]["quality_floor"] = sm.quality_floor;
+      services[name]["gpu_hours_freed_by_variants"] = sm.gpu_ms_freed / 3.6e6;
+    }
+  }
   nlohmann::json blocked = nlohmann::json::object();
   for (const auto& [shape, v] : r.shape_blocked) blocked[shape] = static_cast<double>(v) / 3.6e9;
   return {
@@ -260,6 +266,29 @@ std::string ResultsTable(const std::vector<SimResult>& results, double bound_per
         return it == r.metrics.services.end() ? std::string("-")
                                               : Fmt("%.2f%%", 100 * it->second.slo_attainment());
       });
+  }
+  // Services with model variants: the mean quality served (floor) and the GPU-hours variant
+  // choice freed against the best variant serving the same requests.
+  for (const std::string& name : services) {
+    bool variants = false;
+    for (const auto& r : results) {
+      auto it = r.metrics.services.find(name);
+      variants |= it != r.metrics.services.end() && it->second.variants;
+    }
+    if (!variants) continue;
+    auto cell = [&](const SimResult& r, auto f) {
+      auto it = r.metrics.services.find(name);
+      return it == r.metrics.services.end() ? std::string("-") : f(it->second);
+    };
+    row("  " + name + " mean quality", [&](const SimResult& r) {
+      return cell(r, [](const ServiceMetrics& sm) {
+        return Fmt("%.3f", sm.mean_quality()) +
+               (sm.mean_quality() < sm.quality_floor - 1e-9 ? " <floor" : "");
+      });
+    });
+    row("  " + name + " GPU-h freed", [&](const SimResult& r) {
+      return cell(r, [](const ServiceMetrics& sm) { return Fmt("%.1f", sm.gpu_ms_freed / 3.6e6); });
+    });
   }
   row("batch deadlines met",
       [](const SimResult& r) { return Fmt("%.1f%%", 100 * r.metrics.deadline_hit_rate); });

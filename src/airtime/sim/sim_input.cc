@@ -18,7 +18,7 @@ StatusOr<AzureOptions> ParseAzureOptions(const TraceSource& t, bool skip_bad_row
                            ", got '" + t.options.at(key) + "'");
   };
   for (const auto& [key, value] : t.options) {
-    if (key == "target") continue;
+    if (key == "target" || key == "class") continue;
     if (key == "bucket") {
       auto d = ParseDurationMs(value);
       if (!d || *d <= 0) return bad(key, "a duration such as 60s");
@@ -59,7 +59,17 @@ std::string StatsNote(const TraceSource& t, const ImportStats& s) {
 SimInput MakeSimInput(Cluster cluster, std::vector<WorkloadSpec> workloads,
                       std::vector<ScenarioEvent> events) {
   std::vector<GpuCost> costs = DefaultGpuCosts(cluster.catalog());
-  SimInput in{std::move(cluster), std::move(workloads), std::move(events), {}, std::move(costs)};
+  // A service with variants runs as one member per variant (ExpandVariants).
+  std::vector<WorkloadSpec> expanded;
+  expanded.reserve(workloads.size());
+  for (WorkloadSpec& w : workloads) {
+    if (w.realtime.variants.empty() || w.realtime.is_member()) {
+      expanded.push_back(std::move(w));
+      continue;
+    }
+    for (WorkloadSpec& m : ExpandVariants(w)) expanded.push_back(std::move(m));
+  }
+  SimInput in{std::move(cluster), std::move(expanded), std::move(events), {}, std::move(costs)};
   std::stable_sort(
       in.workloads.begin(), in.workloads.end(),
       [](const WorkloadSpec& a, const WorkloadSpec& b) { return a.submit_at < b.submit_at; });
@@ -97,6 +107,18 @@ StatusOr<SimInput> LoadSimInput(const std::string& cluster_path,
         return Status(curve.status().code(), t.source + ": " + curve.status().message());
       // The curve starts at the workload's submission.
       for (DemandPoint& p : *curve) p.at += it->submit_at;
+      if (auto cls = t.options.find("class"); cls != t.options.end()) {
+        auto& classes = it->realtime.classes;
+        auto c = std::find_if(classes.begin(), classes.end(),
+                              [&](const RequestClass& rc) { return rc.name == cls->second; });
+        if (c == classes.end())
+          return InvalidArgument(t.source + ": workload '" + it->name + "' has no class '" +
+                                 cls->second + "'");
+        c->demand = std::move(*curve);
+        notes.push_back(StatsNote(t, stats) + " -> demand of '" + it->name + "', class '" +
+                        cls->second + "'");
+        continue;
+      }
       it->realtime.demand = std::move(*curve);
       notes.push_back(StatsNote(t, stats) + " -> demand of '" + it->name + "'");
       continue;

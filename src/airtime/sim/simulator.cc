@@ -25,6 +25,7 @@ struct Pending {
   int64_t seq;
   int64_t a;  // allocation id, scenario event index, workload index
   double rps;
+  int request_class = -1;  // kDemand of a member of a service with variants: its class
 
   bool operator>(const Pending& o) const {
     if (at != o.at) return at > o.at;
@@ -149,9 +150,9 @@ class Run {
                   static_cast<int64_t>(engine_.queue().size()));
   }
 
-  void Push(TimeMs at, Kind kind, int64_t a, double rps = 0) {
+  void Push(TimeMs at, Kind kind, int64_t a, double rps = 0, int request_class = -1) {
     if (!(kind == Kind::kTimer && a == 1)) ++others_;
-    queue_.push({at, kind, seq_++, a, rps});
+    queue_.push({at, kind, seq_++, a, rps, request_class});
   }
 
   bool ToEvent(const Pending& p, Event* ev) {
@@ -164,7 +165,9 @@ class Run {
         *ev = Event::Completion(p.at, p.a);
         return true;
       case Kind::kDemand:
-        *ev = Event::Demand(p.at, static_cast<WorkloadId>(p.a), p.rps);
+        *ev = p.request_class >= 0
+                  ? Event::ClassDemand(p.at, static_cast<WorkloadId>(p.a), p.request_class, p.rps)
+                  : Event::Demand(p.at, static_cast<WorkloadId>(p.a), p.rps);
         return true;
       case Kind::kTimer:
         if (p.a == 1) wakes_.erase(p.at);
@@ -204,6 +207,14 @@ class Run {
       }
     }
     Push(spec.submit_at, Kind::kDemand, id, initial);
+    // A member of a service with variants also sees each class's demand.
+    if (!spec.realtime.is_member()) return;
+    for (size_t c = 0; c < spec.realtime.classes.size(); ++c) {
+      const int cls = static_cast<int>(c);
+      for (const DemandPoint& d : spec.realtime.classes[c].demand)
+        if (d.at > spec.submit_at) Push(d.at, Kind::kDemand, id, d.rps, cls);
+      Push(spec.submit_at, Kind::kDemand, id, spec.realtime.ClassRpsAt(cls, spec.submit_at), cls);
+    }
   }
 
   void LogDecisions(const CycleResult& cycle) {

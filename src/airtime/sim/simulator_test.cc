@@ -497,3 +497,62 @@ TEST(SimulatorTest, WithoutAHorizonTheMixedDayEndsUnderEveryPolicy) {
 
 }  // namespace
 }  // namespace airtime
+
+namespace airtime {
+namespace {
+
+// A service with a generalist (4 x H100, 4 req/s, quality 1) and a small variant (1 x H100,
+// 2 req/s, quality 0.8), 6 req/s of one class for two hours on 16 H100: the simulator
+// serves each class with the ready variants, earns value x quality, and counts the GPUs
+// variant choice freed against the generalist serving the same requests.
+TEST(SimulatorVariantsTest, ValueTimesQualityAndGpuHoursFreed) {
+  const GpuTypeId h100 = *GpuCatalog::Builtin().Find("H100");
+  WorkloadSpec s = MakeService("chat", 1);
+  s.realtime.capacity_rps = 0;
+  s.realtime.classes = {{"all", {{0, 6.0}}}};
+  ModelVariant big;
+  big.name = "big";
+  big.shape.gpu_count = 4;
+  big.shape.allowed_types = {h100};
+  big.throughput_rps = {{h100, 4.0}};
+  big.cold_start = kMinute;
+  ModelVariant small = big;
+  small.name = "small";
+  small.shape.gpu_count = 1;
+  small.throughput_rps = {{h100, 2.0}};
+  small.quality = 0.8;
+  s.realtime.variants = {big, small};
+  SimInput in = MakeSimInput(MakeCluster({{"H100", 8, 2}}), {s});
+  ASSERT_EQ(in.workloads.size(), 2u);  // one member per variant
+  SimOptions o;
+  o.horizon = 2 * kHour;
+  auto gen = Simulate(in, "fixed-generalist", o);
+  auto cheap = Simulate(in, "cheapest-meeting-quality", o);
+  ASSERT_TRUE(gen.ok() && cheap.ok());
+  const ServiceMetrics& g = gen->metrics.services.at("chat");
+  const ServiceMetrics& c = cheap->metrics.services.at("chat");
+  EXPECT_TRUE(g.variants);
+  EXPECT_EQ(gen->metrics.services.count("chat/big"), 0u);  // figures under the service's name
+  // Both serve every request after the first cold start.
+  EXPECT_NEAR(g.requests, 6.0 * 7200, 1e-6);
+  EXPECT_NEAR(g.requests_in_slo, 6.0 * (7200 - 60), 1e-6);
+  EXPECT_NEAR(c.requests_in_slo, g.requests_in_slo, 1e-6);
+  EXPECT_DOUBLE_EQ(g.mean_quality(), 1.0);
+  EXPECT_NEAR(c.mean_quality(), 0.8, 1e-9);
+  EXPECT_NEAR(c.value, 0.8 * g.value, 1e-6);
+  EXPECT_DOUBLE_EQ(g.gpu_ms_freed, 0);
+  // The generalist needs 6 / 4 = 1.5 replicas' GPUs (6 GPUs) for what the small variant
+  // served; the small variant held 3 + 1 spare replicas (4 GPUs), from its start.
+  EXPECT_NEAR(c.gpu_ms_freed / 3.6e6, (6.0 * (7200 - 60) / 7200) * 2 - 4.0 * 2, 1e-6);
+  // The ledger counts a member's replicas useful by the share of their capacity that serves
+  // requests: 6 of 12 req/s on 3 generalist replicas (12 GPUs), 6 of 8 on 4 small ones (4).
+  const auto useful = [](const SimResult& r) {
+    return static_cast<double>(r.ledger.milli_ms[static_cast<size_t>(Bucket::kUseful)]) / 3.6e9;
+  };
+  EXPECT_NEAR(useful(*gen), 12 * 0.5 * (7200 - 60) / 3600.0, 0.01);
+  EXPECT_NEAR(useful(*cheap), 4 * 0.75 * (7200 - 60) / 3600.0, 0.01);
+  EXPECT_EQ(cheap->ledger.sum(), cheap->ledger.installed_milli_ms);
+}
+
+}  // namespace
+}  // namespace airtime

@@ -91,202 +91,245 @@ StatusOr<std::shared_ptr<KaiQueues>> ParseQuotas(const Cluster& cluster,
   return std::make_shared<KaiQueues>(cluster, std::move(*config));
 }
 
+// The airtime policy; `variants` is the default of its `variants` parameter (how a service
+// with model variants chooses its mix: VariantMix), which the peers fixed-generalist and
+// cheapest-meeting-quality set.
+StatusOr<Policy> MakeAirtimePolicy(const Cluster& cluster, const PolicyParams& params,
+                                   const std::string& variants) {
+  auto preempt_choice = GetChoice(params, "preemption", "on", {"on", "off"});
+  if (!preempt_choice.ok()) return preempt_choice.status();
+  const std::string preemption = *preempt_choice;
+  ForecastScale::Options fo;
+  auto lead = GetDuration(params, "lead", fo.lead);
+  if (!lead.ok()) return lead.status();
+  auto hold = GetDuration(params, "hold_horizon", fo.hold_horizon);
+  if (!hold.ok()) return hold.status();
+  fo.lead = *lead;
+  fo.hold_horizon = *hold;
+  auto keep = GetDuration(params, "keep", fo.keep);
+  if (!keep.ok()) return keep.status();
+  fo.keep = *keep;
+  auto slo_target = params.GetDouble("slo_target", fo.slo_target);
+  if (!slo_target.ok()) return slo_target.status();
+  if (*slo_target < 0 || *slo_target > 1)
+    return InvalidArgument("policy 'airtime': parameter 'slo_target' must be in [0, 1]");
+  fo.slo_target = *slo_target;
+  auto slo_reserve = params.GetDouble("slo_reserve", fo.slo_reserve);
+  if (!slo_reserve.ok()) return slo_reserve.status();
+  if (*slo_reserve < 0 || *slo_reserve > 1)
+    return InvalidArgument("policy 'airtime': parameter 'slo_reserve' must be in [0, 1]");
+  fo.slo_reserve = *slo_reserve;
+  auto surge = params.GetDouble("surge", fo.surge);
+  if (!surge.ok()) return surge.status();
+  if (!(*surge >= 0)) return InvalidArgument("policy 'airtime': parameter 'surge' must be >= 0");
+  fo.surge = *surge;
+  auto surge_ratio = params.GetDouble("surge_ratio", fo.surge_ratio);
+  if (!surge_ratio.ok()) return surge_ratio.status();
+  if (!(*surge_ratio >= 1))
+    return InvalidArgument("policy 'airtime': parameter 'surge_ratio' must be >= 1");
+  fo.surge_ratio = *surge_ratio;
+  auto spare = params.GetDouble("spare", fo.spare);
+  if (!spare.ok()) return spare.status();
+  if (*spare < 0) return InvalidArgument("policy 'airtime': parameter 'spare' must be >= 0");
+  fo.spare = *spare;
+  auto loose = params.GetDouble("spare_loose", fo.spare_loose);
+  if (!loose.ok()) return loose.status();
+  if (*loose < 0) return InvalidArgument("policy 'airtime': parameter 'spare_loose' must be >= 0");
+  fo.spare_loose = *loose;
+  // headroom=priced: warm replicas by expected value (ForecastScale::PricedExtra);
+  // spare: the fixed `spare` fraction.
+  auto headroom = GetChoice(params, "headroom", "priced", {"priced", "spare"});
+  if (!headroom.ok()) return headroom.status();
+  fo.priced = *headroom == "priced";
+  // Without preemption a service gets GPUs back only as work ends: keep a spare.
+  if (preemption == "off") fo.min_spare = 1;
+  auto envelope = GetChoice(params, "envelope", preemption == "off" ? "on" : "off", {"on", "off"});
+  if (!envelope.ok()) return envelope.status();
+  fo.envelope = *envelope == "on";
+  // Without preemption work that takes a service's GPUs keeps them to its end: hold
+  // for the forecast's 90th-percentile error, not its mean.
+  auto hold_q = params.GetDouble("hold_quantile", preemption == "off" ? 0.9 : 0);
+  if (!hold_q.ok()) return hold_q.status();
+  if (!(*hold_q >= 0 && *hold_q < 1))
+    return InvalidArgument("policy 'airtime': parameter 'hold_quantile' must be in [0, 1)");
+  fo.hold_quantile = *hold_q;
+  // How a service with model variants chooses its mix (VariantMix): `mix` searches the
+  // best one each cycle; `generalist` runs the best variant; `cheapest` the cheapest that
+  // meets the quality floor, per class.
+  auto variants_choice = GetChoice(params, "variants", variants, {"mix", "generalist", "cheapest"});
+  if (!variants_choice.ok()) return variants_choice.status();
+  fo.variants.mode = *variants_choice == "mix"          ? VariantMix::Mode::kMix
+                     : *variants_choice == "generalist" ? VariantMix::Mode::kGeneralist
+                                                        : VariantMix::Mode::kCheapest;
+  fo.variants.spare = fo.spare;
+  fo.variants.lead = fo.lead;
+  fo.variants.keep = fo.keep;
+  ValuePreempt::Options po;
+  auto margin = params.GetDouble("margin", po.margin);
+  if (!margin.ok()) return margin.status();
+  if (*margin < 1) return InvalidArgument("policy 'airtime': parameter 'margin' must be >= 1");
+  po.margin = *margin;
+  auto gain = GetDuration(params, "gain_horizon", po.gain_horizon);
+  if (!gain.ok()) return gain.status();
+  po.gain_horizon = *gain;
+
+  auto fl_choice = GetChoice(params, "faster_later", "deadlines", {"on", "deadlines", "off"});
+  if (!fl_choice.ok()) return fl_choice.status();
+  const std::string fl = *fl_choice;
+  auto mu_choice = GetChoice(params, "move_up", "on", {"on", "off"});
+  if (!mu_choice.ok()) return mu_choice.status();
+  const std::string mu = *mu_choice;
+  auto trade_choice = GetChoice(params, "trade", "on", {"on", "off"});
+  if (!trade_choice.ok()) return trade_choice.status();
+  auto pack = params.GetDouble("pack", 2.0);
+  if (!pack.ok()) return pack.status();
+  if (*pack < 0) return InvalidArgument("policy 'airtime': parameter 'pack' must be >= 0");
+  const bool reserve = params.GetString("gang_wait", "") != "off";
+  DurationMs gang_wait = kNever;  // kNever: no reservations
+  if (reserve) {
+    auto w = GetDuration(params, "gang_wait", 4 * kHour);
+    if (!w.ok()) return w.status();
+    gang_wait = *w;
+  }
+
+  // Gangs wider than any node (locality any) get reservations too (GangReserve).
+  auto wide_choice = GetChoice(params, "wide_gangs", "off", {"reserve", "off"});
+  if (!wide_choice.ok()) return wide_choice.status();
+  const bool wide_gangs = *wide_choice == "reserve";
+
+  // The cost of delay of work with a decaying deadline (UrgentDensity): 0 leaves the
+  // queue in plain value-density order.
+  auto urgency = GetDuration(params, "urgency", kHour);
+  if (!urgency.ok()) return urgency.status();
+  // Priority points that double a workload's rank in the queue (PriorityWeight);
+  // 0: value order alone.
+  auto doubling = params.GetDouble("priority_doubling", 50.0);
+  if (!doubling.ok()) return doubling.status();
+  if (*doubling < 0)
+    return InvalidArgument("airtime: priority_doubling must be 0 (off) or positive, not " +
+                           params.GetString("priority_doubling", ""));
+
+  auto quotas = ParseQuotas(cluster, params);
+  if (!quotas.ok()) return quotas.status();
+
+  Policy p;
+  p.name = preemption == "on" ? "airtime" : "airtime-nopreempt";
+  if (variants == "generalist") p.name = "fixed-generalist";
+  if (variants == "cheapest") p.name = "cheapest-meeting-quality";
+  p.description = "value scheduler";
+  if (*quotas) {
+    p.queue_sort = std::make_unique<QuotaValueOrder>(*quotas, *urgency, *doubling);
+    p.filters.push_back(std::make_unique<QuotaFilter>(*quotas));
+    p.cycle.push_back(std::make_unique<QuotaCycle>(*quotas));
+    p.tenants = std::make_unique<KaiTenantReport>(*quotas);
+  } else {
+    p.queue_sort = std::make_unique<ValueOrder>(*urgency, *doubling);
+  }
+  // Placement scores, in tiers (ScoreTerm: a later tier only breaks the ties of the
+  // ones before it): (0) the gang reservation overrides all but feasibility; (1)
+  // MoveUp's score sends a moved job to the node it was moved for; (2) work that could
+  // not give GPUs back in time keeps off the nodes that alone can host a service
+  // (ServiceHomeScore), where BurstHold would hold it back; (3) value rate:
+  // one unit of relative speed (an A100-80GB is 1, an H100 1.8) weighs 1, a node
+  // filled from empty to full `pack` of that, so a much faster empty node still beats
+  // a slow full one, and interference weighs like speed (a loss of value rate, as a
+  // share of the newcomer's) and picks the GPU for shared work where the GPUs differ
+  // in it; (4) FGD's fragmentation breaks the remaining ties (and picks the GPU where
+  // they do not), its own ties going to the node with the fewest wholly free GPUs
+  // (keep_whole). `pack` is 2 by default: small preemptible work fills partly used
+  // nodes, so whole nodes stay free for gangs, and MoveUp brings running work to
+  // faster GPUs that nothing waits for (docs/policies.md: without MoveUp packing
+  // lowered the return); non-preemptible work is not packed (PackScore).
+  // With preemption a replica keeps off the reserved node while it can make room
+  // elsewhere; without, it could not, so it may land there as before.
+  const bool keep_off = reserve && preemption == "on";
+  auto gang = std::make_unique<GangReserve>(gang_wait, keep_off, wide_gangs);
+  GangReserve* gang_raw = gang.get();
+  // Scarce fast GPUs go to the work that gains most from them (TypeTrade).
+  auto trade = *trade_choice == "on" ? std::make_unique<TypeTrade>() : nullptr;
+  p.scores.emplace_back(std::make_unique<SpeedScore>(), 1.0, kValueRateTier);
+  if (*pack > 0) p.scores.emplace_back(std::make_unique<PackScore>(), *pack, kValueRateTier);
+  p.scores.emplace_back(std::make_unique<InterferenceScore>(), 1.0, kValueRateTier);
+  p.scores.emplace_back(std::make_unique<FgdScore>(FgdScore::Options{.keep_whole = true}), 1.0,
+                        kFragmentationTier);
+  if (reserve) p.scores.emplace_back(std::make_unique<ReservationScore>(), 1.0, kReservationTier);
+  auto scale = std::make_unique<ForecastScale>(fo);
+  ForecastScale* raw = scale.get();
+  p.cycle.push_back(std::make_unique<CycleOf>(raw));
+  // Trades count the GPUs left free after the cycle plug-ins before it.
+  if (trade) p.cycle.push_back(std::move(trade));
+  const DurationMs reclaim_budget = preemption == "on" ? fo.lead : DurationMs{-1};
+  p.scores.emplace_back(std::make_unique<ServiceHomeScore>(reclaim_budget), 1.0, kServiceHomeTier);
+  p.permits.push_back(std::make_unique<BurstHold>(reclaim_budget));
+  // A job waits for a faster type that frees soon: any job (`on`), or only work that
+  // would then meet its deadline, or miss it by less (`deadlines`, the default).
+  if (fl != "off")
+    p.permits.push_back(std::make_unique<FasterLater>(fl == "on" ? FasterLater::Mode::kSooner
+                                                                 : FasterLater::Mode::kMoreValue));
+  // Moving a job is a stop and a restart: under preemption=off nothing moves.
+  if (mu == "on" && preemption == "on") {
+    auto move_up = std::make_unique<MoveUp>();
+    p.cycle.push_back(std::make_unique<CycleOf>(move_up.get()));
+    // Below the gang reservation, above everything else: a moved job lands where it
+    // was moved for.
+    p.scores.emplace_back(std::move(move_up), 1.0, kMoveUpTier);
+  }
+  // With reservations the gang plug-in computes the reservation each cycle and vets
+  // starts against it.
+  if (reserve) {
+    if (keep_off) p.filters.push_back(std::make_unique<ReservedNodeFilter>());
+    p.cycle.push_back(std::make_unique<CycleOf>(gang_raw));
+    p.permits.push_back(std::move(gang));
+  }
+  p.scale = std::move(scale);
+  po.urgency = *urgency;
+  if (preemption == "on") p.preempt = std::make_unique<ValuePreempt>(po, *quotas);
+  return p;
+}
+
+const std::vector<std::string>& AirtimeKeys() {
+  static const std::vector<std::string> keys = {
+      "preemption",   "lead",        "hold_horizon", "margin",   "gain_horizon",
+      "pack",         "gang_wait",   "wide_gangs",   "quota",    "limit",
+      "spare",        "spare_loose", "headroom",     "keep",     "slo_target",
+      "slo_reserve",  "surge",       "surge_ratio",  "envelope", "hold_quantile",
+      "faster_later", "move_up",     "trade",        "urgency",  "priority_doubling",
+      "variants"};
+  return keys;
+}
+
 }  // namespace
 
 void RegisterAirtime(PolicyRegistry& registry) {
   registry.Register(
       "airtime",
       "value density order, speed- and fragmentation-aware placement, forecast headroom, "
-      "hold-or-hand-off for bursts, preemption only when it pays",
-      {"preemption",   "lead",        "hold_horizon", "margin",   "gain_horizon",
-       "pack",         "gang_wait",   "wide_gangs",   "quota",    "limit",
-       "spare",        "spare_loose", "headroom",     "keep",     "slo_target",
-       "slo_reserve",  "surge",       "surge_ratio",  "envelope", "hold_quantile",
-       "faster_later", "move_up",     "trade",        "urgency",  "priority_doubling"},
-      [](const Cluster& cluster, const PolicyParams& params) -> StatusOr<Policy> {
-        auto preempt_choice = GetChoice(params, "preemption", "on", {"on", "off"});
-        if (!preempt_choice.ok()) return preempt_choice.status();
-        const std::string preemption = *preempt_choice;
-        ForecastScale::Options fo;
-        auto lead = GetDuration(params, "lead", fo.lead);
-        if (!lead.ok()) return lead.status();
-        auto hold = GetDuration(params, "hold_horizon", fo.hold_horizon);
-        if (!hold.ok()) return hold.status();
-        fo.lead = *lead;
-        fo.hold_horizon = *hold;
-        auto keep = GetDuration(params, "keep", fo.keep);
-        if (!keep.ok()) return keep.status();
-        fo.keep = *keep;
-        auto slo_target = params.GetDouble("slo_target", fo.slo_target);
-        if (!slo_target.ok()) return slo_target.status();
-        if (*slo_target < 0 || *slo_target > 1)
-          return InvalidArgument("policy 'airtime': parameter 'slo_target' must be in [0, 1]");
-        fo.slo_target = *slo_target;
-        auto slo_reserve = params.GetDouble("slo_reserve", fo.slo_reserve);
-        if (!slo_reserve.ok()) return slo_reserve.status();
-        if (*slo_reserve < 0 || *slo_reserve > 1)
-          return InvalidArgument("policy 'airtime': parameter 'slo_reserve' must be in [0, 1]");
-        fo.slo_reserve = *slo_reserve;
-        auto surge = params.GetDouble("surge", fo.surge);
-        if (!surge.ok()) return surge.status();
-        if (!(*surge >= 0))
-          return InvalidArgument("policy 'airtime': parameter 'surge' must be >= 0");
-        fo.surge = *surge;
-        auto surge_ratio = params.GetDouble("surge_ratio", fo.surge_ratio);
-        if (!surge_ratio.ok()) return surge_ratio.status();
-        if (!(*surge_ratio >= 1))
-          return InvalidArgument("policy 'airtime': parameter 'surge_ratio' must be >= 1");
-        fo.surge_ratio = *surge_ratio;
-        auto spare = params.GetDouble("spare", fo.spare);
-        if (!spare.ok()) return spare.status();
-        if (*spare < 0) return InvalidArgument("policy 'airtime': parameter 'spare' must be >= 0");
-        fo.spare = *spare;
-        auto loose = params.GetDouble("spare_loose", fo.spare_loose);
-        if (!loose.ok()) return loose.status();
-        if (*loose < 0)
-          return InvalidArgument("policy 'airtime': parameter 'spare_loose' must be >= 0");
-        fo.spare_loose = *loose;
-        // headroom=priced: warm replicas by expected value (ForecastScale::PricedExtra);
-        // spare: the fixed `spare` fraction.
-        auto headroom = GetChoice(params, "headroom", "priced", {"priced", "spare"});
-        if (!headroom.ok()) return headroom.status();
-        fo.priced = *headroom == "priced";
-        // Without preemption a service gets GPUs back only as work ends: keep a spare.
-        if (preemption == "off") fo.min_spare = 1;
-        auto envelope =
-            GetChoice(params, "envelope", preemption == "off" ? "on" : "off", {"on", "off"});
-        if (!envelope.ok()) return envelope.status();
-        fo.envelope = *envelope == "on";
-        // Without preemption work that takes a service's GPUs keeps them to its end: hold
-        // for the forecast's 90th-percentile error, not its mean.
-        auto hold_q = params.GetDouble("hold_quantile", preemption == "off" ? 0.9 : 0);
-        if (!hold_q.ok()) return hold_q.status();
-        if (!(*hold_q >= 0 && *hold_q < 1))
-          return InvalidArgument("policy 'airtime': parameter 'hold_quantile' must be in [0, 1)");
-        fo.hold_quantile = *hold_q;
-        ValuePreempt::Options po;
-        auto margin = params.GetDouble("margin", po.margin);
-        if (!margin.ok()) return margin.status();
-        if (*margin < 1)
-          return InvalidArgument("policy 'airtime': parameter 'margin' must be >= 1");
-        po.margin = *margin;
-        auto gain = GetDuration(params, "gain_horizon", po.gain_horizon);
-        if (!gain.ok()) return gain.status();
-        po.gain_horizon = *gain;
-
-        auto fl_choice = GetChoice(params, "faster_later", "deadlines", {"on", "deadlines", "off"});
-        if (!fl_choice.ok()) return fl_choice.status();
-        const std::string fl = *fl_choice;
-        auto mu_choice = GetChoice(params, "move_up", "on", {"on", "off"});
-        if (!mu_choice.ok()) return mu_choice.status();
-        const std::string mu = *mu_choice;
-        auto trade_choice = GetChoice(params, "trade", "on", {"on", "off"});
-        if (!trade_choice.ok()) return trade_choice.status();
-        auto pack = params.GetDouble("pack", 2.0);
-        if (!pack.ok()) return pack.status();
-        if (*pack < 0) return InvalidArgument("policy 'airtime': parameter 'pack' must be >= 0");
-        const bool reserve = params.GetString("gang_wait", "") != "off";
-        DurationMs gang_wait = kNever;  // kNever: no reservations
-        if (reserve) {
-          auto w = GetDuration(params, "gang_wait", 4 * kHour);
-          if (!w.ok()) return w.status();
-          gang_wait = *w;
-        }
-
-        // Gangs wider than any node (locality any) get reservations too (GangReserve).
-        auto wide_choice = GetChoice(params, "wide_gangs", "off", {"reserve", "off"});
-        if (!wide_choice.ok()) return wide_choice.status();
-        const bool wide_gangs = *wide_choice == "reserve";
-
-        // The cost of delay of work with a decaying deadline (UrgentDensity): 0 leaves the
-        // queue in plain value-density order.
-        auto urgency = GetDuration(params, "urgency", kHour);
-        if (!urgency.ok()) return urgency.status();
-        // Priority points that double a workload's rank in the queue (PriorityWeight);
-        // 0: value order alone.
-        auto doubling = params.GetDouble("priority_doubling", 50.0);
-        if (!doubling.ok()) return doubling.status();
-        if (*doubling < 0)
-          return InvalidArgument("airtime: priority_doubling must be 0 (off) or positive, not " +
-                                 params.GetString("priority_doubling", ""));
-
-        auto quotas = ParseQuotas(cluster, params);
-        if (!quotas.ok()) return quotas.status();
-
-        Policy p;
-        p.name = preemption == "on" ? "airtime" : "airtime-nopreempt";
-        p.description = "value scheduler";
-        if (*quotas) {
-          p.queue_sort = std::make_unique<QuotaValueOrder>(*quotas, *urgency, *doubling);
-          p.filters.push_back(std::make_unique<QuotaFilter>(*quotas));
-          p.cycle.push_back(std::make_unique<QuotaCycle>(*quotas));
-          p.tenants = std::make_unique<KaiTenantReport>(*quotas);
-        } else {
-          p.queue_sort = std::make_unique<ValueOrder>(*urgency, *doubling);
-        }
-        // Placement scores, in tiers (ScoreTerm: a later tier only breaks the ties of the
-        // ones before it): (0) the gang reservation overrides all but feasibility; (1)
-        // MoveUp's score sends a moved job to the node it was moved for; (2) work that could
-        // not give GPUs back in time keeps off the nodes that alone can host a service
-        // (ServiceHomeScore), where BurstHold would hold it back; (3) value rate:
-        // one unit of relative speed (an A100-80GB is 1, an H100 1.8) weighs 1, a node
-        // filled from empty to full `pack` of that, so a much faster empty node still beats
-        // a slow full one, and interference weighs like speed (a loss of value rate, as a
-        // share of the newcomer's) and picks the GPU for shared work where the GPUs differ
-        // in it; (4) FGD's fragmentation breaks the remaining ties (and picks the GPU where
-        // they do not), its own ties going to the node with the fewest wholly free GPUs
-        // (keep_whole). `pack` is 2 by default: small preemptible work fills partly used
-        // nodes, so whole nodes stay free for gangs, and MoveUp brings running work to
-        // faster GPUs that nothing waits for (docs/policies.md: without MoveUp packing
-        // lowered the return); non-preemptible work is not packed (PackScore).
-        // With preemption a replica keeps off the reserved node while it can make room
-        // elsewhere; without, it could not, so it may land there as before.
-        const bool keep_off = reserve && preemption == "on";
-        auto gang = std::make_unique<GangReserve>(gang_wait, keep_off, wide_gangs);
-        GangReserve* gang_raw = gang.get();
-        // Scarce fast GPUs go to the work that gains most from them (TypeTrade).
-        auto trade = *trade_choice == "on" ? std::make_unique<TypeTrade>() : nullptr;
-        p.scores.emplace_back(std::make_unique<SpeedScore>(), 1.0, kValueRateTier);
-        if (*pack > 0) p.scores.emplace_back(std::make_unique<PackScore>(), *pack, kValueRateTier);
-        p.scores.emplace_back(std::make_unique<InterferenceScore>(), 1.0, kValueRateTier);
-        p.scores.emplace_back(std::make_unique<FgdScore>(FgdScore::Options{.keep_whole = true}),
-                              1.0, kFragmentationTier);
-        if (reserve)
-          p.scores.emplace_back(std::make_unique<ReservationScore>(), 1.0, kReservationTier);
-        auto scale = std::make_unique<ForecastScale>(fo);
-        ForecastScale* raw = scale.get();
-        p.cycle.push_back(std::make_unique<CycleOf>(raw));
-        // Trades count the GPUs left free after the cycle plug-ins before it.
-        if (trade) p.cycle.push_back(std::move(trade));
-        const DurationMs reclaim_budget = preemption == "on" ? fo.lead : DurationMs{-1};
-        p.scores.emplace_back(std::make_unique<ServiceHomeScore>(reclaim_budget), 1.0,
-                              kServiceHomeTier);
-        p.permits.push_back(std::make_unique<BurstHold>(reclaim_budget));
-        // A job waits for a faster type that frees soon: any job (`on`), or only work that
-        // would then meet its deadline, or miss it by less (`deadlines`, the default).
-        if (fl != "off")
-          p.permits.push_back(std::make_unique<FasterLater>(
-              fl == "on" ? FasterLater::Mode::kSooner : FasterLater::Mode::kMoreValue));
-        // Moving a job is a stop and a restart: under preemption=off nothing moves.
-        if (mu == "on" && preemption == "on") {
-          auto move_up = std::make_unique<MoveUp>();
-          p.cycle.push_back(std::make_unique<CycleOf>(move_up.get()));
-          // Below the gang reservation, above everything else: a moved job lands where it
-          // was moved for.
-          p.scores.emplace_back(std::move(move_up), 1.0, kMoveUpTier);
-        }
-        // With reservations the gang plug-in computes the reservation each cycle and vets
-        // starts against it.
-        if (reserve) {
-          if (keep_off) p.filters.push_back(std::make_unique<ReservedNodeFilter>());
-          p.cycle.push_back(std::make_unique<CycleOf>(gang_raw));
-          p.permits.push_back(std::move(gang));
-        }
-        p.scale = std::move(scale);
-        po.urgency = *urgency;
-        if (preemption == "on") p.preempt = std::make_unique<ValuePreempt>(po, *quotas);
-        return p;
+      "hold-or-hand-off for bursts, preemption only when it pays, model variants chosen with "
+      "the allocation",
+      AirtimeKeys(), [](const Cluster& cluster, const PolicyParams& params) {
+        return MakeAirtimePolicy(cluster, params, "mix");
       });
+  // Peers for services with model variants (not compared by default: without variants they
+  // are airtime itself).
+  registry.Register(
+      "fixed-generalist",
+      "airtime, but a service with model variants always runs its best-quality variant "
+      "(what most clusters run)",
+      AirtimeKeys(),
+      [](const Cluster& cluster, const PolicyParams& params) {
+        return MakeAirtimePolicy(cluster, params, "generalist");
+      },
+      /*compared=*/false);
+  registry.Register(
+      "cheapest-meeting-quality",
+      "airtime, but a service with model variants serves each request class with the variant "
+      "that needs the fewest GPUs per request among those meeting its quality floor "
+      "(INFaaS-like)",
+      AirtimeKeys(),
+      [](const Cluster& cluster, const PolicyParams& params) {
+        return MakeAirtimePolicy(cluster, params, "cheapest");
+      },
+      /*compared=*/false);
 }
 
 }  // namespace airtime

@@ -134,6 +134,7 @@ DemandForecast& ForecastScale::Start(const Job& service, TimeMs now) const {
 }
 
 int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) const {
+  if (service.s().realtime.is_member()) return mix_.Target(service, engine);
   const TimeMs now = engine.now();
   if (!service.s().realtime.history.empty()) Start(service, now);
   const RealtimeProfile& rt = service.s().realtime;
@@ -266,7 +267,16 @@ ForecastScale::Priced ForecastScale::PricedExtra(const Job& service, const Engin
   return p;
 }
 
+std::vector<double> ForecastScale::Routing(const Job& member, const Engine& engine) const {
+  return mix_.Routing(member, engine);
+}
+
 std::string ForecastScale::WhyTarget(const Job& service, const Engine& engine) const {
+  if (service.s().realtime.is_member()) {
+    const VariantMix::State* st = mix_.state(service.s().realtime.group);
+    return st ? "the mix of '" + service.s().realtime.group + "': " + st->mix + " (" + st->why + ")"
+              : "";
+  }
   const TimeMs now = engine.now();
   const RealtimeProfile& rt = service.s().realtime;
   const int need = rt.ReplicasFor(service.demand_rps);
@@ -491,7 +501,8 @@ void ForecastScale::BeforeAllocate(Engine& engine) {
   const TimeMs now = engine.now();
   for (WorkloadId id : engine.services()) {
     const Job& j = engine.job(id);
-    if (j.phase == JobPhase::kCancelled) continue;
+    // A member of a service with variants follows its service's plan (VariantMix).
+    if (j.phase == JobPhase::kCancelled || j.s().realtime.is_member()) continue;
     // Requests since the last cycle, against the replicas that were ready then (a replica
     // that became ready in between counts from this cycle on).
     Served& sv = served_[j.id];
@@ -650,7 +661,7 @@ const Job* ForecastScale::SloAtRisk(const Engine& engine, GpuTypeId type, int64_
 void ForecastScale::RecordHolds(Engine& engine) {
   for (WorkloadId id : engine.services()) {
     const Job& j = engine.job(id);
-    if (j.phase == JobPhase::kCancelled) continue;
+    if (j.phase == JobPhase::kCancelled || j.s().realtime.is_member()) continue;
     const RealtimeProfile& rt = j.s().realtime;
     Call call;
     call.needed = rt.ReplicasFor(j.demand_rps);
@@ -723,6 +734,8 @@ void ForecastScale::AfterAllocate(Engine& engine) {
       break;
     }
   }
+  // A service with variants planned its mix against the waiting work before this pass.
+  if (mix_.Stale(engine)) engine.WakeAt(engine.now() + 1);
   // (The engine sets the targets before BeforeAllocate: next_wake_ holds this cycle's.)
   if (next_wake_ != kNever) engine.WakeAt(next_wake_);
   next_wake_ = kNever;

@@ -23,6 +23,7 @@
 #include "airtime/engine/plugins.h"
 #include "airtime/forecast/demand_forecast.h"
 #include "airtime/policies/airtime/cycle_views.h"
+#include "airtime/policies/airtime/variant_mix.h"
 
 namespace airtime {
 
@@ -90,8 +91,16 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
     // nothing waits (the hold costs nothing) the `spare` count bounds it; while the service
     // is below its SLO target it keeps that count at least (SLOs first).
     bool priced = true;
+    // Services with model variants: how their mix is chosen (VariantMix).
+    VariantMix::Options variants;
   };
-  explicit ForecastScale(Options o) : o_(o) {}
+  explicit ForecastScale(Options o)
+      : o_(o), mix_(o.variants, [this](const Job& member, const Engine& engine) {
+          return WaitingDensityFor(member, engine);
+        }) {}
+  // The mix VariantMix chose for each service with variants.
+  const VariantMix& variant_mix() const { return mix_; }
+  std::vector<double> Routing(const Job& member, const Engine& engine) const override;
 
   std::string_view name() const override { return "forecast-scale"; }
   // A service's forecast, begun (from the demand seen before the engine met it, a daemon's
@@ -212,6 +221,8 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
                            int64_t fits_milli = 0) const;
 
   Options o_;
+  // Target and Routing are const for the engine; the mix keeps its plans across cycles.
+  mutable VariantMix mix_;
   // What the last TargetReplicas of each service priced, and the budget it saw: WhyTarget
   // explains the target with the figures that set it (the waiting work changes after the
   // allocation pass, and with it a price computed then).

@@ -1,0 +1,202 @@
+// Services with model variants in the workload format: the fields, their expansion into
+// members, and every hostile input refused with the field named.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "airtime/config/workload_yaml.h"
+
+namespace airtime {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// A service with a generalist (8 x H100, or H200) and a quantized copy (2 x L40S), demand
+// split into two classes; `extra` lines go at the end of the service (indented 4).
+std::string Chat(const std::string& variant_extra = "", const std::string& extra = "") {
+  return "workloads:\n"                                                         // 1
+         "  - name: chat\n"                                                     // 2
+         "    kind: realtime\n"                                                 // 3
+         "    slo: {latency_ms: 2000, max_replicas: 6, cold_start: 3m}\n"       // 4
+         "    value: {per_1k_requests: 4}\n"                                    // 5
+         "    quality_floor: 0.9\n"                                             // 6
+         "    classes:\n"                                                       // 7
+         "      - {name: code, demand: [{at: 0, rps: 2}, {at: 1h, rps: 4}]}\n"  // 8
+         "      - {name: conv, demand: [{at: 0, rps: 5}]}\n"                    // 9
+         "    variants:\n"                                                      // 10
+         "      - name: fp16\n"                                                 // 11
+         "        gpus: 8\n"                                                    // 12
+         "        throughput: {H100: 3.0, H200: 4.0}\n"                         // 13
+         "      - name: int8\n"                                                 // 14
+         "        gpus: 2\n"                                                    // 15
+         "        throughput: {L40S: 0.8}\n"                                    // 16
+         "        quality: 0.85\n"                                              // 17
+         "        cold_start: 1m\n"                                             // 18
+         "        classes: [code]\n" +                                          // 19
+         variant_extra +
+         extra;
+}
+
+void ExpectError(const std::string& text, int line, const std::vector<std::string>& parts) {
+  auto s = ParseWorkloadYaml(text, "w.yaml");
+  ASSERT_FALSE(s.ok()) << "parsed:\n" << text;
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.status().message(), StartsWith("w.yaml:" + std::to_string(line) + ": "));
+  for (const auto& p : parts) EXPECT_THAT(s.status().message(), HasSubstr(p));
+}
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
+TEST(VariantsYamlTest, ParsesVariantsClassesAndFloor) {
+  auto s = ParseWorkloadYaml(Chat(), "w.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->workloads.size(), 1u);
+  const RealtimeProfile& rt = s->workloads[0].realtime;
+  EXPECT_DOUBLE_EQ(rt.quality_floor, 0.9);
+  ASSERT_EQ(rt.classes.size(), 2u);
+  EXPECT_EQ(rt.classes[0].name, "code");
+  EXPECT_EQ(rt.classes[0].demand.size(), 2u);
+  ASSERT_EQ(rt.variants.size(), 2u);
+  const ModelVariant& fp16 = rt.variants[0];
+  const ModelVariant& int8 = rt.variants[1];
+  EXPECT_EQ(fp16.shape.gpu_count, 8);
+  EXPECT_DOUBLE_EQ(fp16.quality, 1.0);
+  EXPECT_EQ(fp16.cold_start, 3 * kMinute);  // the service's
+  EXPECT_TRUE(fp16.classes.empty());        // every class
+  EXPECT_DOUBLE_EQ(fp16.PlanningThroughput(), 3.0);
+  EXPECT_EQ(fp16.max_replicas, 6);
+  const GpuCatalog& cat = GpuCatalog::Builtin();
+  EXPECT_DOUBLE_EQ(fp16.ThroughputOn(*cat.Find("H200")), 4.0);
+  EXPECT_DOUBLE_EQ(fp16.ThroughputOn(*cat.Find("L40S")), 0.0);
+  // Allowed types are those with a throughput, the fastest preferred first.
+  EXPECT_EQ(fp16.shape.allowed_types.front(), *cat.Find("H200"));
+  EXPECT_EQ(int8.cold_start, kMinute);
+  EXPECT_DOUBLE_EQ(int8.quality, 0.85);
+  EXPECT_EQ(int8.classes, (std::vector<int>{0}));
+  EXPECT_TRUE(int8.Serves(0));
+  EXPECT_FALSE(int8.Serves(1));
+  EXPECT_EQ(rt.DefaultVariantFor(0), 0);
+  EXPECT_EQ(rt.DefaultVariantFor(1), 0);
+}
+
+TEST(VariantsYamlTest, ExpandsIntoOneMemberPerVariant) {
+  auto s = ParseWorkloadYaml(Chat(), "w.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  std::vector<WorkloadSpec> members = ExpandVariants(s->workloads[0]);
+  ASSERT_EQ(members.size(), 2u);
+  EXPECT_EQ(members[0].name, "chat/fp16");
+  EXPECT_EQ(members[1].name, "chat/int8");
+  for (size_t v = 0; v < 2; ++v) {
+    EXPECT_TRUE(members[v].realtime.is_member());
+    EXPECT_EQ(members[v].realtime.variant, static_cast<int>(v));
+    EXPECT_EQ(members[v].realtime.group, "chat");
+    EXPECT_EQ(members[v].realtime.classes.size(), 2u);
+    EXPECT_TRUE(ValidateSpec(members[v], GpuCatalog::Builtin()).ok());
+  }
+  EXPECT_EQ(members[0].shape.gpu_count, 8);
+  EXPECT_DOUBLE_EQ(members[0].realtime.capacity_rps, 3.0);
+  EXPECT_EQ(members[1].realtime.cold_start, kMinute);
+  // The generalist serves both classes by default: its own curve is their sum.
+  ASSERT_EQ(members[0].realtime.demand.size(), 2u);
+  EXPECT_DOUBLE_EQ(members[0].realtime.demand[0].rps, 7);
+  EXPECT_DOUBLE_EQ(members[0].realtime.demand[1].rps, 9);
+  EXPECT_TRUE(members[1].realtime.demand.empty());
+  // A service without variants comes back as it is.
+  WorkloadSpec plain;
+  plain.name = "p";
+  plain.kind = WorkloadKind::kRealtime;
+  EXPECT_EQ(ExpandVariants(plain).size(), 1u);
+  EXPECT_EQ(ExpandVariants(plain)[0].name, "p");
+}
+
+TEST(VariantsYamlTest, WithoutClassesOneClassFollowsTheDemand) {
+  std::string text = Replace(Chat(), "    classes:\n", "    demand: [{at: 0, rps: 3}]\n");
+  text = Replace(text, "      - {name: code, demand: [{at: 0, rps: 2}, {at: 1h, rps: 4}]}\n", "");
+  text = Replace(text, "      - {name: conv, demand: [{at: 0, rps: 5}]}\n", "");
+  text = Replace(text, "        classes: [code]\n", "");
+  auto s = ParseWorkloadYaml(text, "w.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  std::vector<WorkloadSpec> members = ExpandVariants(s->workloads[0]);
+  ASSERT_EQ(members.size(), 2u);
+  ASSERT_EQ(members[0].realtime.classes.size(), 1u);
+  EXPECT_EQ(members[0].realtime.classes[0].name, "all");
+  EXPECT_DOUBLE_EQ(members[0].realtime.ClassRpsAt(0, kHour), 3);
+}
+
+TEST(VariantsYamlTest, HostileInputNamesTheField) {
+  ExpectError(Replace(Chat(), "quality: 0.85", "quality: 1.5"), 17,
+              {"field 'variants[1].quality'", "(0, 1]"});
+  ExpectError(Replace(Chat(), "quality: 0.85", "quality: -0.1"), 17,
+              {"field 'variants[1].quality'"});
+  ExpectError(Replace(Chat(), "quality: 0.85", "quality: nan"), 17,
+              {"field 'variants[1].quality'"});
+  ExpectError(Replace(Chat(), "{L40S: 0.8}", "{L40S: 0}"), 16,
+              {"field 'variants[1].throughput.L40S'", "> 0"});
+  ExpectError(Replace(Chat(), "{L40S: 0.8}", "{L40S: fast}"), 16,
+              {"field 'variants[1].throughput.L40S'"});
+  ExpectError(Replace(Chat(), "{L40S: 0.8}", "{L40Z: 0.8}"), 16,
+              {"field 'variants[1].throughput'", "L40Z"});
+  ExpectError(Replace(Chat(), "{L40S: 0.8}", "{}"), 16,
+              {"field 'variants[1].throughput'", "expected a mapping"});
+  ExpectError(Replace(Chat(), "        throughput: {L40S: 0.8}\n", ""), 14,
+              {"missing required field 'variants[1].throughput'"});
+  ExpectError(Replace(Chat(), "classes: [code]", "classes: [cod]"), 19,
+              {"field 'variants[1].classes'", "found 'cod'", "did you mean 'code'?"});
+  ExpectError(Replace(Chat(), "name: int8", "name: fp16"), 14,
+              {"field 'variants[1].name'", "listed twice"});
+  ExpectError(Replace(Chat(), "name: int8", "name: a/b"), 14, {"field 'variants[1].name'", "'/'"});
+  ExpectError(Replace(Chat(), "        gpus: 2\n", "        gpus: 0\n"), 15,
+              {"field 'variants[1].gpus'", "at least 1"});
+  ExpectError(Replace(Chat(), "        gpus: 2\n", "        gpus: 2\n        colour: red\n"), 16,
+              {"unknown field 'variants[1].colour'"});
+  ExpectError(Replace(Chat(), "quality_floor: 0.9", "quality_floor: 2"), 6,
+              {"field 'quality_floor'", "[0, 1]"});
+  ExpectError(Replace(Chat(), "name: conv", "name: code"), 9,
+              {"field 'classes[1].name'", "listed twice"});
+  ExpectError(Replace(Chat(), "{at: 1h, rps: 4}", "{at: 1h, rps: -4}"), 8,
+              {"field 'classes[0].demand[1].rps'"});
+  ExpectError(
+      Replace(Chat(), "{at: 0, rps: 2}, {at: 1h, rps: 4}", "{at: 1h, rps: 2}, {at: 0, rps: 4}"), 8,
+      {"field 'classes[0].demand[1].at'", "time order"});
+  const std::string bare =
+      "- name: s\n  kind: realtime\n  slo: {latency_ms: 1}\n";  // the next line is 4
+  ExpectError(bare + "  variants: []\n", 4, {"field 'variants'", "non-empty list"});
+  ExpectError(bare + "  variants: {a: 1}\n", 4, {"field 'variants'", "non-empty list"});
+  ExpectError(bare + "  variants: [{name: a, gpus: 1, throughput: {H100: 1}}]\n  classes: 3\n", 5,
+              {"field 'classes'", "non-empty list"});
+  ExpectError(bare + "  variants: [{name: a, gpus: 1, throughput: {H100: 1}}]\n  classes: [{}]\n",
+              5, {"missing required field 'classes[0].name'"});
+  // The service's own shape and capacity belong to its variants.
+  ExpectError(Replace(Chat(), "max_replicas: 6,", "max_replicas: 6, capacity_rps: 3,"), 4,
+              {"field 'slo.capacity_rps'", "each variant's throughput"});
+  ExpectError(Chat("", "    gpus: 4\n"), 20, {"field 'gpus'", "shape per variant"});
+  // A class no variant serves; a best quality below 1.
+  ExpectError(Replace(Chat(), "        gpus: 8\n", "        gpus: 8\n        classes: [code]\n"), 2,
+              {"field 'classes'", "no variant serves class 'conv'"});
+  ExpectError(Replace(Chat(), "        gpus: 8\n", "        gpus: 8\n        quality: 0.9\n"), 2,
+              {"field 'variants'", "must be 1"});
+  // Only a service has variants; classes and a floor only with variants.
+  ExpectError("- name: j\n  work: 1h\n  variants: []\n", 3,
+              {"field 'variants'", "only a realtime workload"});
+  ExpectError(
+      "- name: s\n  kind: realtime\n  slo: {latency_ms: 1, capacity_rps: 1}\n  quality_floor: "
+      "0.5\n",
+      4, {"field 'quality_floor'", "only a service with variants"});
+  ExpectError(
+      "- name: s\n  kind: realtime\n  slo: {latency_ms: 1, capacity_rps: 1}\n  classes: [{name: "
+      "a}]\n",
+      4, {"field 'classes'", "only a service with variants"});
+  // A class with both a curve and a trace, or a service with both demand and classes.
+  ExpectError(Replace(Chat(), "{name: conv, demand: [{at: 0, rps: 5}]}",
+                      "{name: conv, demand: [], demand_trace: {format: azure, file: x.csv}}"),
+              9, {"demand", "demand_trace"});
+  ExpectError(Chat("", "    demand: [{at: 0, rps: 1}]\n"), 20,
+              {"field 'demand'", "each class its own demand"});
+}
+
+}  // namespace
+}  // namespace airtime

@@ -1,0 +1,452 @@
+#include "airtime/policies/airtime/variant_mix.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace airtime {
+namespace {
+
+// Shares equal within a rounding error: the same plan.
+bool SameShares(const VariantMix::Shares& a, const VariantMix::Shares& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t v = 0; v < a.size(); ++v) {
+    if (a[v].size() != b[v].size()) return false;
+    for (size_t c = 0; c < a[v].size(); ++c)
+      if (std::abs(a[v][c] - b[v][c]) > 1e-9) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+const VariantMix::State* VariantMix::state(const std::string& service) const {
+  auto it = groups_.find(service);
+  return it == groups_.end() ? nullptr : &it->second.st;
+}
+
+VariantMix::Group& VariantMix::GroupOf(const Job& member, const Engine& engine) {
+  const RealtimeProfile& rt = member.s().realtime;
+  Group& g = groups_[rt.group];
+  const size_t nv = rt.variants.size();
+  if (g.members.size() != nv) {
+    g.members.assign(nv, kNoWorkload);
+    g.short_since.assign(nv, kNever);
+    g.targets.assign(nv, 0);
+  }
+  // Members arrive one by one: find them all whenever one is missing.
+  if (std::find(g.members.begin(), g.members.end(), kNoWorkload) != g.members.end()) {
+    for (WorkloadId id : engine.services()) {
+      const RealtimeProfile& o = engine.job(id).s().realtime;
+      if (o.is_member() && o.group == rt.group && static_cast<size_t>(o.variant) < nv)
+        g.members[static_cast<size_t>(o.variant)] = id;
+    }
+  }
+  return g;
+}
+
+bool VariantMix::Stale(const Engine& engine) const {
+  for (const auto& [name, g] : groups_) {
+    if (g.cycle != engine.cycles()) continue;  // not planned in this cycle
+    double density = 0;
+    for (WorkloadId id : g.members)
+      if (id != kNoWorkload && engine.job(id).phase != JobPhase::kCancelled)
+        density = std::max(density, density_(engine.job(id), engine));
+    if (std::abs(density - g.st.density) > 1e-9 * std::max(1.0, density)) return true;
+  }
+  return false;
+}
+
+int VariantMix::Target(const Job& member, const Engine& engine) {
+  Group& g = GroupOf(member, engine);
+  if (g.cycle != engine.cycles()) {
+    Plan(g, engine);
+    g.cycle = engine.cycles();
+  }
+  return g.targets[static_cast<size_t>(member.s().realtime.variant)];
+}
+
+std::vector<double> VariantMix::Routing(const Job& member, const Engine& engine) {
+  Group& g = GroupOf(member, engine);
+  const auto v = static_cast<size_t>(member.s().realtime.variant);
+  return v < g.st.shares.size() ? g.st.shares[v] : std::vector<double>{};
+}
+
+int64_t VariantMix::Budget(const Group& g, const Engine& engine) const {
+  const Job* any = nullptr;
+  int64_t budget = 0;
+  for (WorkloadId id : g.members) {
+    if (id == kNoWorkload) continue;
+    any = &engine.job(id);
+    for (AllocationId a : any->allocations) budget += engine.allocation(a)->placement.total_milli();
+  }
+  if (any == nullptr) return 0;
+  std::vector<bool> types(engine.catalog().size(), false);
+  for (const ModelVariant& v : any->s().realtime.variants)
+    for (const auto& [t, rps] : v.throughput_rps) types[static_cast<size_t>(t)] = true;
+  for (size_t t = 0; t < types.size(); ++t)
+    if (types[t]) budget += engine.state().free_milli_of_type(static_cast<GpuTypeId>(t));
+  // Preemptible jobs on those types give their GPUs back to a service.
+  for (const auto& [id, a] : engine.allocations()) {
+    const Job& j = engine.job(a.workload);
+    if (j.is_service() || !j.s().preemptible || a.placement.gpus.empty()) continue;
+    if (types[static_cast<size_t>(engine.cluster().gpu_type(a.placement.gpus.front()))])
+      budget += a.placement.total_milli();
+  }
+  return budget;
+}
+
+VariantMix::Figures VariantMix::Evaluate(const WorkloadSpec& spec, const Shares& s,
+                                         const std::vector<double>& demand, double density,
+                                         int64_t budget, const GpuCatalog& catalog) const {
+  const RealtimeProfile& rt = spec.realtime;
+  const double per_request = spec.value.per_1k_requests / 1000.0;
+  Figures f;
+  f.replicas.assign(rt.variants.size(), 0);
+  double load_all = 0, quality_load = 0, value = 0;
+  for (size_t v = 0; v < rt.variants.size(); ++v) {
+    const ModelVariant& mv = rt.variants[v];
+    double load = 0;
+    for (size_t c = 0; c < demand.size() && v < s.size() && c < s[v].size(); ++c)
+      if (mv.Serves(static_cast<int>(c))) load += s[v][c] * demand[c];
+    if (load <= 0) continue;
+    const double t = mv.PlanningThroughput();
+    // In double first: a huge demand must not overflow the replica count.
+    const double need_d = t > 0 ? std::ceil(load / t - 1e-9) : kUnboundedReplicas;
+    int need = static_cast<int>(std::min(need_d, static_cast<double>(kUnboundedReplicas)));
+    if (need > mv.max_replicas) {
+      f.unserved_rps += load - mv.max_replicas * t;
+      need = mv.max_replicas;
+    }
+    const int spares = o_.spare > 0 ? static_cast<int>(std::floor(need * o_.spare + 0.5)) : 0;
+    const int n = std::min(need + spares, mv.max_replicas);
+    f.replicas[v] = n;
+    f.milli += n * mv.shape.TotalMilli(catalog);
+    const double served = std::min(load, n * t);
+    value += per_request * 3600 * mv.quality * served;
+    load_all += load;
+    quality_load += load * mv.quality;
+  }
+  f.quality = load_all > 0 ? quality_load / load_all : 1.0;
+  f.floor_ok = f.quality >= rt.quality_floor - 1e-9;
+  f.worth = value - density * static_cast<double>(f.milli) / 1000.0;
+  f.over_milli = std::max<int64_t>(0, f.milli - budget);
+  return f;
+}
+
+bool VariantMix::Better(const Figures& a, const Figures& b) {
+  if (a.floor_ok != b.floor_ok) return a.floor_ok;
+  if (a.over_milli != b.over_milli) return a.over_milli < b.over_milli;
+  if (std::abs(a.unserved_rps - b.unserved_rps) > 1e-9) return a.unserved_rps < b.unserved_rps;
+  return a.worth > b.worth + 1e-9;
+}
+
+VariantMix::Shares VariantMix::Fixed(const RealtimeProfile& rt, Mode mode,
+                                     const GpuCatalog& catalog) const {
+  const size_t nc = rt.classes.size();
+  Shares s(rt.variants.size(), std::vector<double>(nc, 0.0));
+  for (size_t c = 0; c < nc; ++c) {
+    int pick = rt.DefaultVariantFor(static_cast<int>(c));
+    if (mode == Mode::kCheapest) {
+      // The fewest GPUs per request among the variants that meet the floor for this class.
+      double best = 0;
+      for (size_t v = 0; v < rt.variants.size(); ++v) {
+        const ModelVariant& mv = rt.variants[v];
+        if (!mv.Serves(static_cast<int>(c)) || mv.quality < rt.quality_floor - 1e-9) continue;
+        const double per_rps =
+            static_cast<double>(mv.shape.TotalMilli(catalog)) / mv.PlanningThroughput();
+        const bool cheaper = per_rps < best - 1e-9;
+        const bool tie_better = std::abs(per_rps - best) <= 1e-9 && pick >= 0 &&
+                                mv.quality > rt.variants[static_cast<size_t>(pick)].quality;
+        if (best == 0 || cheaper || tie_better) {
+          best = per_rps;
+          pick = static_cast<int>(v);
+        }
+      }
+    }
+    if (pick >= 0) s[static_cast<size_t>(pick)][c] = 1.0;
+  }
+  return s;
+}
+
+VariantMix::Shares VariantMix::Search(const WorkloadSpec& spec, const std::vector<double>& demand,
+                                      double density, int64_t budget,
+                                      const GpuCatalog& catalog) const {
+  const RealtimeProfile& rt = spec.realtime;
+  const size_t nv = rt.variants.size(), nc = rt.classes.size();
+  auto eval = [&](const Shares& s) { return Evaluate(spec, s, demand, density, budget, catalog); };
+  Shares best = Fixed(rt, Mode::kGeneralist, catalog);
+  Figures best_f = eval(best);
+  // Every plan that sends each class wholly to one variant (while there are few).
+  double combos = std::pow(static_cast<double>(nv), static_cast<double>(nc));
+  if (combos <= 4096) {
+    std::vector<size_t> pick(nc, 0);
+    for (bool more = nc > 0; more;) {
+      bool valid = true;
+      Shares s(nv, std::vector<double>(nc, 0.0));
+      for (size_t c = 0; c < nc; ++c) {
+        if (!rt.variants[pick[c]].Serves(static_cast<int>(c))) valid = false;
+        s[pick[c]][c] = 1.0;
+      }
+      if (valid) {
+        const Figures f = eval(s);
+        if (Better(f, best_f)) {
+          best = s;
+          best_f = f;
+        }
+      }
+      more = false;
+      for (size_t c = 0; c < nc; ++c) {
+        if (++pick[c] < nv) {
+          more = true;
+          break;
+        }
+        pick[c] = 0;
+      }
+    }
+  } else {
+    const Shares cheap = Fixed(rt, Mode::kCheapest, catalog);
+    if (const Figures f = eval(cheap); Better(f, best_f)) {
+      best = cheap;
+      best_f = f;
+    }
+  }
+  // Then shift `step` of a class from one variant to another while that improves the plan.
+  for (int round = 0; round < 200; ++round) {
+    Shares move_s;
+    Figures move_f = best_f;
+    for (size_t c = 0; c < nc; ++c) {
+      for (size_t a = 0; a < nv; ++a) {
+        if (best[a][c] <= 0) continue;
+        for (size_t b = 0; b < nv; ++b) {
+          if (b == a || !rt.variants[b].Serves(static_cast<int>(c))) continue;
+          Shares s = best;
+          const double d = std::min(best[a][c], o_.step);
+          s[a][c] -= d;
+          s[b][c] += d;
+          if (s[a][c] < 1e-9) s[a][c] = 0;
+          const Figures f = eval(s);
+          if (Better(f, move_f)) {
+            move_s = std::move(s);
+            move_f = f;
+          }
+        }
+      }
+    }
+    if (move_s.empty()) break;
+    best = std::move(move_s);
+    best_f = move_f;
+  }
+  return best;
+}
+
+std::string VariantMix::Describe(const RealtimeProfile& rt, const Shares& s, const Figures& f,
+                                 const State& st) const {
+  std::string out;
+  char buf[160];
+  for (size_t c = 0; c < rt.classes.size(); ++c) {
+    out += (c ? "; " : "") + rt.classes[c].name + ":";
+    for (size_t v = 0; v < rt.variants.size(); ++v) {
+      if (s[v][c] <= 0) continue;
+      std::snprintf(buf, sizeof buf, " %.0f%% %s", 100 * s[v][c], rt.variants[v].name.c_str());
+      out += buf;
+    }
+  }
+  out += " (";
+  for (size_t v = 0; v < rt.variants.size(); ++v) {
+    std::snprintf(buf, sizeof buf, "%s%d x %s", v ? ", " : "", f.replicas[v],
+                  rt.variants[v].name.c_str());
+    out += buf;
+  }
+  std::snprintf(buf, sizeof buf,
+                "); %.1f of %.1f GPUs it could have; mean quality %.3f (floor %.2f); worth %.2f "
+                "per hour after %.2f per GPU-hour for waiting work",
+                static_cast<double>(f.milli) / 1000.0,
+                static_cast<double>(st.budget_milli) / 1000.0, f.quality, rt.quality_floor, f.worth,
+                st.density);
+  return out + buf;
+}
+
+void VariantMix::Plan(Group& g, const Engine& engine) {
+  const Job* first = nullptr;
+  for (WorkloadId id : g.members)
+    if (id != kNoWorkload && engine.job(id).phase != JobPhase::kCancelled) {
+      first = &engine.job(id);
+      break;
+    }
+  if (first == nullptr) return;
+  const WorkloadSpec& spec = first->s();
+  const RealtimeProfile& rt = spec.realtime;
+  const size_t nv = rt.variants.size(), nc = rt.classes.size();
+  const TimeMs now = engine.now();
+  double density = 0;
+  for (WorkloadId id : g.members)
+    if (id != kNoWorkload) density = std::max(density, density_(engine.job(id), engine));
+  // Demand per class: the highest of a scale-down window, as ForecastScale keeps a plain
+  // service's replicas: `keep` while nothing waits; else as long as a replica given back
+  // would cost to get back (cold start x (1 + the best variant's value per GPU-hour / the
+  // waiting work's)), within [the longest cold start + lead, keep].
+  DurationMs cold = 0;
+  for (const ModelVariant& v : rt.variants) cold = std::max(cold, v.cold_start);
+  DurationMs window = o_.keep;
+  if (density > 0) {
+    double best_density = 0;
+    for (const ModelVariant& v : rt.variants) {
+      const double gpus = static_cast<double>(v.shape.TotalMilli(engine.catalog())) / 1000.0;
+      if (gpus > 0)
+        best_density = std::max(best_density, spec.value.per_1k_requests / 1000.0 * 3600 *
+                                                  v.PlanningThroughput() * v.quality / gpus);
+    }
+    const double rental = static_cast<double>(cold) * (1 + best_density / density);
+    window = std::clamp(static_cast<DurationMs>(rental), cold + o_.lead,
+                        std::max(o_.keep, cold + o_.lead));
+  }
+  // ... and over `payback`: a switch by choice must hold for the peak of that long.
+  const DurationMs long_window = std::max(window, o_.payback);
+  g.recent.resize(nc);
+  g.last_seen.resize(nc, -1);
+  std::vector<double> demand(nc, 0.0), demand_long(nc, 0.0);
+  for (size_t c = 0; c < nc; ++c) {
+    const double rps = c < first->class_rps.size() ? first->class_rps[c] : 0.0;
+    auto& steps = g.recent[c];
+    if (g.last_seen[c] != rps) {
+      steps.emplace_back(now, rps);
+      g.last_seen[c] = rps;
+    }
+    while (steps.size() >= 2 && steps[1].first <= now - long_window) steps.pop_front();
+    // Step i holds from its time until the next step's (the last one until now).
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const TimeMs until = i + 1 < steps.size() ? steps[i + 1].first : now;
+      demand_long[c] = std::max(demand_long[c], steps[i].second);
+      if (until > now - window || i + 1 == steps.size())
+        demand[c] = std::max(demand[c], steps[i].second);
+    }
+  }
+  const int64_t budget = Budget(g, engine);
+  State& st = g.st;
+  st.demand = demand;
+  st.density = density;
+  st.budget_milli = budget;
+  const GpuCatalog& catalog = engine.catalog();
+  auto plan_for = [&](const std::vector<double>& d) {
+    return o_.mode == Mode::kMix ? Search(spec, d, density, budget, catalog)
+                                 : Fixed(rt, o_.mode, catalog);
+  };
+  auto broken = [](const Figures& f) {
+    return !f.floor_ok || f.over_milli > 0 || f.unserved_rps > 0;
+  };
+  Shares next = plan_for(demand);
+  if (st.shares.empty()) {
+    st.shares = next;
+    st.why = "first plan";
+  } else if (const Figures fc = Evaluate(spec, st.shares, demand, density, budget, catalog);
+             broken(fc) && !SameShares(next, st.shares)) {
+    // The plan in force no longer fits: the best for the demand now, at once.
+    const Figures fn = Evaluate(spec, next, demand, density, budget, catalog);
+    char buf[200];
+    {
+      const bool take = Better(fn, fc);
+      std::snprintf(buf, sizeof buf, "switched: the plan before %s",
+                    !fc.floor_ok        ? "fell below the quality floor"
+                    : fc.over_milli > 0 ? "needed more GPUs than the service could have"
+                                        : "could not serve the demand within max_replicas");
+      if (take) {
+        st.shares = next;
+        ++st.switches;
+        st.last_switch = now;
+        st.why = buf;
+      }
+    }
+  } else if (next = plan_for(demand_long); !SameShares(next, st.shares)) {
+    // By choice: the best plan for the peak of the last `payback`, if it fits that peak and
+    // its gain there repays its cold starts.
+    const Figures fn = Evaluate(spec, next, demand_long, density, budget, catalog);
+    const Figures fl = Evaluate(spec, st.shares, demand_long, density, budget, catalog);
+    char buf[200];
+    bool take = false;
+    if (!broken(fn)) {
+      // The cold starts the new replicas cost, at the higher of the waiting work's value per
+      // GPU-hour and the replica's own at full load.
+      double cost = 0;
+      for (size_t v = 0; v < nv; ++v) {
+        const int more = fn.replicas[v] - fl.replicas[v];
+        if (more <= 0) continue;
+        const ModelVariant& mv = rt.variants[v];
+        const double gpus = static_cast<double>(mv.shape.TotalMilli(catalog)) / 1000.0;
+        const double own = gpus > 0 ? spec.value.per_1k_requests / 1000.0 * 3600 *
+                                          mv.PlanningThroughput() * mv.quality / gpus
+                                    : 0;
+        cost += more * gpus * ToHours(mv.cold_start) * std::max(density, own);
+      }
+      const double hours = ToHours(o_.payback);
+      const double gain = (fn.worth - fl.worth) * hours;
+      take = (broken(fl) || gain > cost + o_.margin * std::abs(fl.worth) * hours) && Better(fn, fl);
+      std::snprintf(buf, sizeof buf,
+                    "switched: %.2f more worth over %s than the plan before, beyond its cold "
+                    "starts' %.2f",
+                    gain, FormatDuration(o_.payback).c_str(), cost);
+    }
+    if (take) {
+      st.shares = next;
+      ++st.switches;
+      st.last_switch = now;
+      st.why = buf;
+    }
+  }
+  st.figures = Evaluate(spec, st.shares, demand, density, budget, catalog);
+  st.mix = Describe(rt, st.shares, st.figures, st);
+
+  // Targets: the plan's replicas, the service's min_replicas in all (on its busiest variant).
+  std::vector<int> plan = st.figures.replicas;
+  int min_total = 0, total = 0;
+  for (WorkloadId id : g.members)
+    if (id != kNoWorkload) min_total += engine.job(id).s().realtime.min_replicas;
+  for (int n : plan) total += n;
+  if (total < min_total) {
+    size_t busiest = 0;
+    for (size_t v = 0; v < nv; ++v) {
+      if (plan[v] > plan[busiest]) busiest = v;
+      if (g.members[v] != kNoWorkload && engine.job(g.members[v]).s().realtime.min_replicas > 0 &&
+          plan[busiest] == 0)
+        busiest = v;
+    }
+    plan[busiest] += min_total - total;
+  }
+  // Make-before-break: while some member has fewer ready replicas than its plan, none gives
+  // replicas back; once new replicas found no room for `lead`, an old member gives back one
+  // a cycle (not the group's last ready one) to make room.
+  std::vector<int> live(nv, 0), ready(nv, 0);
+  int ready_all = 0;
+  for (size_t v = 0; v < nv; ++v) {
+    if (g.members[v] == kNoWorkload) continue;
+    const Job& m = engine.job(g.members[v]);
+    live[v] = m.live_replicas();
+    for (AllocationId a : m.allocations) ready[v] += engine.allocation(a)->ready_at <= now;
+    ready_all += ready[v];
+  }
+  bool pending = false, stuck = false;
+  for (size_t v = 0; v < nv; ++v) {
+    pending = pending || ready[v] < plan[v];
+    if (live[v] < plan[v]) {
+      g.short_since[v] = std::min(g.short_since[v], now);
+      stuck = stuck || now - g.short_since[v] >= o_.lead;
+    } else {
+      g.short_since[v] = kNever;
+    }
+  }
+  for (size_t v = 0; v < nv; ++v) {
+    int t = plan[v];
+    if (pending && live[v] > plan[v]) {
+      t = live[v];
+      // One back, to make room, but never the group's last ready replica.
+      if (stuck && ready_all - std::min(ready[v], 1) > 0) {
+        t = live[v] - 1;
+        ready_all -= std::min(ready[v], 1);
+        stuck = false;  // one a cycle
+      }
+    }
+    g.targets[v] = std::max(t, 0);
+  }
+}
+
+}  // namespace airtime

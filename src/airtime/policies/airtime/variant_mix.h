@@ -1,0 +1,133 @@
+// VariantMix: which model variants of a service run, how many replicas of each, and which
+// share of each request class goes to each (issue 22).
+//
+// A service with variants runs as one engine service per variant, its members
+// (ExpandVariants). Once a cycle, for each such service, VariantMix plans its mix and the
+// scale plug-in (ForecastScale) gives each member the replicas of the plan:
+//
+//   demand     per class, the highest demand of a scale-down window, as ForecastScale keeps
+//              a plain service's replicas: `keep` while nothing waits for its GPUs, else as
+//              long as a replica given back would cost to get back (ski rental: the longest
+//              cold start x (1 + the best variant's value per GPU-hour / the waiting work's)),
+//              at least the longest cold start + lead;
+//   a plan     the share of each class each variant serves. Its replicas per variant are what
+//              its load needs at the variant's planning throughput (ModelVariant::
+//              PlanningThroughput) plus round(replicas x spare) warm spares, up to the
+//              variant's max_replicas;
+//   its worth  per hour, the value its requests earn (value per request x the quality of the
+//              variant that serves it) less what its GPUs would earn for the densest waiting
+//              work (the opportunity value ForecastScale prices spares with);
+//   feasible   the mean quality at or above the floor first, then the GPUs within what the
+//              service can have (its own, the free ones and those of preemptible jobs of its
+//              types): when they are scarce the plan moves to cheaper variants before
+//              requests are dropped, and when they are plentiful back toward quality, since
+//              a plan that serves every request is then worth most with the best variants.
+//
+// Mode kMix (the airtime policy) searches: every plan that sends each class wholly to one
+// variant, then moves of a `step` share of a class between two variants while one improves
+// the plan. Mode kGeneralist (the `fixed-generalist` peer) always runs the best variant for
+// each class; kCheapest (`cheapest-meeting-quality`, INFaaS-like) the variant that needs the
+// fewest GPUs per request among those whose quality meets the floor, for each class.
+//
+// Switching: a new plan replaces the one in force only when the one in force no longer fits
+// (floor, GPUs, max replicas) or the gain of the new one over `payback` exceeds the cold
+// starts it costs (the GPU-hours of the new replicas' loading, at the higher of the waiting
+// work's and the replica's own value per GPU-hour) and `margin` of the plan's worth: demand
+// noise does not flap the mix. Make-before-break: while a member has fewer ready replicas
+// than its plan wants, no member gives replicas back, so requests keep being served by the
+// old variant until the new one is up; only when the new replicas found no room for `lead`
+// does an old member give one replica back per cycle (never its last ready one), to make
+// room. The freed GPUs go to waiting work in the same cycle (the engine releases replicas
+// before its allocation pass). One instance per engine; state across cycles.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "airtime/engine/engine.h"
+
+namespace airtime {
+
+class VariantMix {
+ public:
+  enum class Mode { kMix, kGeneralist, kCheapest };
+  struct Options {
+    Mode mode = Mode::kMix;
+    double spare = 0.25;            // warm spares, as ForecastScale's `spare`
+    DurationMs lead = 5 * kMinute;  // beyond the cold start, for the demand window
+    DurationMs keep = kHour;        // the longest demand window (ForecastScale's `keep`)
+    DurationMs payback = kHour;     // a switch must repay its cold starts within this
+    double margin = 0.05;           // ... and gain this share of the plan's worth more
+    double step = 0.1;              // the share of a class one move of the search shifts
+  };
+  // The densest waiting work's value per GPU-hour that a member's replicas would keep from
+  // running (ForecastScale::WaitingDensityFor).
+  using Density = std::function<double(const Job& member, const Engine& engine)>;
+
+  VariantMix(Options o, Density density) : o_(o), density_(std::move(density)) {}
+
+  // The replicas `member` should run now, and the shares of its service's classes it serves.
+  int Target(const Job& member, const Engine& engine);
+  std::vector<double> Routing(const Job& member, const Engine& engine);
+
+  // A plan's figures (Evaluate).
+  struct Figures {
+    std::vector<int> replicas;  // per variant
+    int64_t milli = 0;          // GPUs the replicas hold
+    double quality = 1;         // mean quality of the planned requests
+    double worth = 0;           // value per hour less the opportunity value of its GPUs
+    double unserved_rps = 0;    // beyond max_replicas
+    bool floor_ok = true;
+    int64_t over_milli = 0;  // beyond the GPUs the service can have
+  };
+  using Shares = std::vector<std::vector<double>>;  // [variant][class]
+
+  // What the service's state was at its last plan, for `describe`-like explanations and tests.
+  struct State {
+    Shares shares;  // the plan in force
+    Figures figures;
+    std::vector<double> demand;  // the planning demand per class
+    double density = 0;          // the waiting work's value per GPU-hour
+    int64_t budget_milli = 0;    // GPUs the service could have
+    int switches = 0;            // plans replaced
+    TimeMs last_switch = kNever;
+    std::string why;  // why the plan in force replaced the one before ("first plan")
+    std::string mix;  // the plan in force in words: shares per class, replicas, figures
+  };
+  const State* state(const std::string& service) const;
+  // Whether a service's plan saw another opportunity value than its members' waiting work
+  // has now (after the allocation pass): worth a second look at once.
+  bool Stale(const Engine& engine) const;
+
+ private:
+  struct Group {
+    State st;
+    std::vector<WorkloadId> members;  // by variant index (kNoWorkload: none)
+    std::vector<std::deque<std::pair<TimeMs, double>>> recent;  // per class
+    std::vector<double> last_seen;
+    std::vector<int> targets;         // this cycle's, per variant
+    std::vector<TimeMs> short_since;  // per variant: since when replicas of the plan are unplaced
+    uint64_t cycle = ~uint64_t{0};
+  };
+  void Plan(Group& g, const Engine& engine);
+  Figures Evaluate(const WorkloadSpec& spec, const Shares& s, const std::vector<double>& demand,
+                   double density, int64_t budget, const GpuCatalog& catalog) const;
+  static bool Better(const Figures& a, const Figures& b);
+  Shares Fixed(const RealtimeProfile& rt, Mode mode, const GpuCatalog& catalog) const;
+  Shares Search(const WorkloadSpec& spec, const std::vector<double>& demand, double density,
+                int64_t budget, const GpuCatalog& catalog) const;
+  std::string Describe(const RealtimeProfile& rt, const Shares& s, const Figures& f,
+                       const State& st) const;
+  int64_t Budget(const Group& g, const Engine& engine) const;
+  Group& GroupOf(const Job& member, const Engine& engine);
+
+  Options o_;
+  Density density_;
+  std::map<std::string, Group> groups_;
+};
+
+}  // namespace airtime

@@ -1,0 +1,222 @@
+// Services with model variants under the airtime policy and its peers: the mix chosen when
+// GPUs are scarce or plentiful, the quality floor, make-before-break switching, no flapping
+// under noisy demand, and freed GPUs going to waiting work in the same cycle.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "airtime/base/rng.h"
+#include "airtime/engine/engine.h"
+#include "airtime/engine/test_util.h"
+#include "airtime/policies/airtime/forecast_scale.h"
+#include "airtime/policies/registry.h"
+
+namespace airtime {
+namespace {
+
+using testing::MakeCluster;
+using testing::MakeJob;
+using testing::MakeService;
+
+GpuTypeId H100() { return *GpuCatalog::Builtin().Find("H100"); }
+
+// "chat": a generalist `big` (4 GPUs, 4 req/s, quality 1) and a quantized `small` (1 GPU,
+// 2 req/s, quality 0.8): the small one needs half the GPUs per request. One class.
+WorkloadSpec Chat(double floor = 0) {
+  WorkloadSpec s = MakeService("chat", 1);
+  s.realtime.capacity_rps = 0;
+  s.realtime.quality_floor = floor;
+  s.realtime.classes = {{"all", {}}};
+  ModelVariant big;
+  big.name = "big";
+  big.shape.gpu_count = 4;
+  big.shape.allowed_types = {H100()};
+  big.throughput_rps = {{H100(), 4.0}};
+  big.cold_start = kMinute;
+  big.quality = 1.0;
+  ModelVariant small = big;
+  small.name = "small";
+  small.shape.gpu_count = 1;
+  small.throughput_rps = {{H100(), 2.0}};
+  small.quality = 0.8;
+  s.realtime.variants = {big, small};
+  return s;
+}
+
+struct Fixture {
+  explicit Fixture(int gpus, const std::string& policy = "airtime", double floor = 0)
+      : cluster(MakeCluster({{"H100", gpus, 1}})), engine(cluster, Make(policy)) {
+    for (const WorkloadSpec& m : ExpandVariants(Chat(floor)))
+      members.push_back(engine.Handle(Event::Arrival(0, m)).arrived);
+  }
+  Policy Make(const std::string& policy) {
+    auto p = PolicyRegistry::Builtin().Make(policy, cluster);
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    return std::move(*p);
+  }
+  const CycleResult& Demand(TimeMs at, double rps) {
+    for (WorkloadId m : members) engine.Handle(Event::ClassDemand(at, m, 0, rps));
+    return engine.last_cycle();
+  }
+  int Live(int v) const { return engine.job(members[static_cast<size_t>(v)]).live_replicas(); }
+  int Ready(int v) const {
+    int n = 0;
+    for (AllocationId a : engine.job(members[static_cast<size_t>(v)]).allocations)
+      n += engine.allocation(a)->ready_at <= engine.now();
+    return n;
+  }
+  const VariantMix::State& State() const {
+    auto* scale = dynamic_cast<const ForecastScale*>(engine.policy().scale.get());
+    EXPECT_NE(scale, nullptr);
+    const VariantMix::State* st = scale->variant_mix().state("chat");
+    EXPECT_NE(st, nullptr);
+    return *st;
+  }
+  // Timer cycles every `step` over (from, to]; `check` after each.
+  template <typename F>
+  void Run(TimeMs from, TimeMs to, DurationMs step, F check) {
+    for (TimeMs t = from + step; t <= to; t += step) {
+      engine.Handle(Event::Timer(t));
+      check();
+    }
+  }
+  Cluster cluster;
+  Engine engine;
+  std::vector<WorkloadId> members;
+};
+
+TEST(VariantMixTest, ScarceGpusMoveToTheCheaperVariant) {
+  // 12 req/s: the generalist would need 3 + 1 spare replicas, 16 GPUs; 8 are installed.
+  Fixture f(8);
+  f.Demand(0, 12);
+  EXPECT_EQ(f.Live(0), 0);
+  EXPECT_EQ(f.Live(1), 8);  // 6 + 2 spares, 1 GPU each
+  EXPECT_TRUE(f.State().figures.floor_ok);
+  EXPECT_EQ(f.State().figures.over_milli, 0);
+}
+
+TEST(VariantMixTest, PlentifulGpusServeWithTheBestVariant) {
+  Fixture f(32);
+  f.Demand(0, 12);
+  EXPECT_EQ(f.Live(0), 4);
+  EXPECT_EQ(f.Live(1), 0);
+  EXPECT_DOUBLE_EQ(f.State().figures.quality, 1.0);
+}
+
+TEST(VariantMixTest, TheQualityFloorHolds) {
+  // The same scarcity with a floor of 0.9: at least half the requests stay on the generalist.
+  for (double floor : {0.0, 0.9}) {
+    Fixture f(8, "airtime", floor);
+    f.Demand(0, 12);
+    const VariantMix::State& st = f.State();
+    EXPECT_GE(st.figures.quality, floor - 1e-9) << floor;
+    EXPECT_TRUE(st.figures.floor_ok);
+    if (floor == 0) {
+      EXPECT_DOUBLE_EQ(st.figures.quality, 0.8);
+    } else {
+      EXPECT_GT(f.Live(0), 0);
+    }
+  }
+}
+
+TEST(VariantMixTest, PeersRunTheGeneralistOrTheCheapestMeetingTheFloor) {
+  Fixture g(32, "fixed-generalist");
+  g.Demand(0, 12);
+  EXPECT_EQ(g.Live(0), 4);
+  EXPECT_EQ(g.Live(1), 0);
+  Fixture c(32, "cheapest-meeting-quality", 0.75);
+  c.Demand(0, 12);
+  EXPECT_EQ(c.Live(0), 0);
+  EXPECT_EQ(c.Live(1), 8);
+  // With a floor the small variant does not meet, the cheapest that does is the generalist.
+  Fixture c9(32, "cheapest-meeting-quality", 0.9);
+  c9.Demand(0, 12);
+  EXPECT_EQ(c9.Live(0), 4);
+  EXPECT_EQ(c9.Live(1), 0);
+}
+
+TEST(VariantMixTest, SwitchesAreMakeBeforeBreakAndComeBackWhenGpusFree) {
+  Fixture f(8);
+  f.Demand(0, 4);  // one generalist replica, 4 GPUs
+  f.Run(0, 5 * kMinute, 10 * kSecond, [] {});
+  ASSERT_EQ(f.Ready(0), 1);
+  // Demand triples: the generalist no longer fits; the mix moves to the small variant while
+  // the generalist keeps serving until the small replicas are up.
+  f.Demand(5 * kMinute, 12);
+  EXPECT_EQ(f.State().switches, 1);
+  EXPECT_EQ(f.Live(0), 1);
+  int min_ready = 1 << 20;
+  f.Run(5 * kMinute, 30 * kMinute, 10 * kSecond,
+        [&] { min_ready = std::min(min_ready, f.Ready(0) + f.Ready(1)); });
+  EXPECT_GE(min_ready, 1);  // never zero replicas serving
+  EXPECT_EQ(f.Live(0), 0);
+  EXPECT_EQ(f.Live(1), 8);
+  // Demand falls back: once the peak has left the last hour (the payback window a switch by
+  // choice must hold for), the generalist fits again and is worth more (quality); it comes
+  // back, again before the small replicas go.
+  f.Demand(30 * kMinute, 3);
+  f.Run(30 * kMinute, 89 * kMinute, 10 * kSecond,
+        [&] { min_ready = std::min(min_ready, f.Ready(0) + f.Ready(1)); });
+  EXPECT_EQ(f.State().switches, 1);
+  EXPECT_EQ(f.Live(0), 0);
+  f.Run(89 * kMinute, 100 * kMinute, 10 * kSecond,
+        [&] { min_ready = std::min(min_ready, f.Ready(0) + f.Ready(1)); });
+  EXPECT_GE(min_ready, 1);
+  EXPECT_EQ(f.State().switches, 2);
+  EXPECT_EQ(f.Live(0), 1);
+  EXPECT_EQ(f.Live(1), 0);
+}
+
+TEST(VariantMixTest, NoisyDemandDoesNotFlapTheMix) {
+  // Demand jumps between 3 req/s (the generalist fits in 8 GPUs) and 5 (it does not) every
+  // two minutes for 12 hours: the mix follows the peak of the last cold start + lead, so it
+  // switches once and stays.
+  Fixture f(8);
+  Rng rng(7);
+  TimeMs t = 0;
+  int demand_changes = 0;
+  for (; t < 12 * kHour; t += 2 * kMinute) {
+    f.Demand(t, rng.Uniform() < 0.5 ? 3 : 5);
+    ++demand_changes;
+    f.engine.Handle(Event::Timer(t + kMinute));
+  }
+  EXPECT_GT(demand_changes, 300);
+  EXPECT_LE(f.State().switches, 2) << f.State().why;
+}
+
+TEST(VariantMixTest, FreedGpusStartWaitingWorkInTheSameCycle) {
+  Fixture f(8);
+  f.Demand(0, 3);  // one generalist replica, 4 GPUs; a small mix would need 3
+  ASSERT_EQ(f.Live(0), 1);
+  ASSERT_EQ(f.Live(1), 0);
+  f.engine.Handle(Event::Timer(kMinute));  // ready
+  // Dense work arrives that needs 5 GPUs: only 4 are free.
+  WorkloadSpec job = MakeJob("train", WorkloadKind::kTraining, 5, 3600, 2 * kMinute);
+  job.shape.allowed_types = {H100()};
+  job.value.on_completion = 1000;
+  const WorkloadId train = f.engine.Handle(Event::Arrival(2 * kMinute, job)).arrived;
+  // The re-look the mix asks for (its opportunity value changed) switches to the small
+  // variant: 3 replicas start on the free GPUs; the generalist keeps serving meanwhile.
+  const CycleResult& relook = f.engine.Handle(Event::Timer(2 * kMinute + 1));
+  EXPECT_EQ(f.State().switches, 1) << f.State().mix;
+  EXPECT_EQ(f.Live(1), 3);
+  EXPECT_EQ(f.Live(0), 1);
+  EXPECT_EQ(f.engine.job(train).phase, JobPhase::kPending);
+  TimeMs ready = kNever;
+  for (const Decision& d : relook.decisions)
+    if (d.type == DecisionType::kStart) ready = std::min(ready, d.ready_at);
+  ASSERT_NE(ready, kNever);
+  // When they are ready the generalist's replica goes and the job takes its GPUs, in one cycle.
+  const CycleResult& r = f.engine.Handle(Event::Timer(ready));
+  bool released = false, started = false;
+  for (const Decision& d : r.decisions) {
+    released |= d.type == DecisionType::kRelease && d.workload == f.members[0];
+    started |= d.type == DecisionType::kStart && d.workload == train;
+  }
+  EXPECT_TRUE(released);
+  EXPECT_TRUE(started);
+  EXPECT_EQ(f.Live(0), 0);
+}
+
+}  // namespace
+}  // namespace airtime
