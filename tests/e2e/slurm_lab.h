@@ -13,6 +13,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -98,16 +99,50 @@ inline void StopLabsOfDeadTests() {
   }
 }
 
+// The TCP ports some process listens on (`ss -ltnH`).
+inline std::set<int> ListeningPorts() {
+  std::set<int> ports;
+  std::istringstream in(ShellOutput("ss -ltnH 2>/dev/null"));
+  for (std::string line; std::getline(in, line);) {
+    // State Recv-Q Send-Q Local-Address:Port Peer-Address:Port ...
+    std::istringstream fields(line);
+    std::string state, recv, send, local;
+    if (!(fields >> state >> recv >> send >> local)) continue;
+    const size_t colon = local.rfind(':');
+    if (colon == std::string::npos) continue;
+    const std::string port = local.substr(colon + 1);
+    if (!port.empty() && port.find_first_not_of("0123456789") == std::string::npos)
+      ports.insert(std::stoi(port));
+  }
+  return ports;
+}
+
+// slurmctld's port for a lab of `nodes` nodes (scripts/slurm-lab.sh takes slurmrestd's as
+// PORT+3 and node nI's slurmd's as PORT+1000+I): the first base from this test's pid on
+// whose ports no process listens. Ports of their own, away from a developer's lab on the
+// default 6817 and below Linux's ephemeral ports (32768 up), which outgoing connections
+// take: 10000-30994. Two tests whose pids are equal modulo 2,000 (pids wrap at 32,768), or a
+// lab some other run left behind, would otherwise meet on one port and the second fail
+// ("port(s) ... already in use").
+inline int ChooseLabPort(int nodes) {
+  const std::set<int> listening = ListeningPorts();
+  for (int k = 0; k < 2000; ++k) {
+    const int port = 10000 + ((getpid() + k) % 2000) * 10;
+    bool free = !listening.count(port) && !listening.count(port + 3);
+    for (int i = 1; free && i <= nodes; ++i) free = !listening.count(port + 1000 + i);
+    if (free) return port;
+  }
+  return 10000 + (getpid() % 2000) * 10;  // all taken: the script will say which
+}
+
 // The lab of one test: 4 emulated nodes by default (n1-n2 with fake h100, n3-n4 a100).
 class SlurmLab {
  public:
   // Starts it; false (with a gtest failure) when it did not.
   bool Start(int nodes = 4, int gpus = 8) {
     dir_ = "/tmp/airtime_slurm_e2e_" + std::to_string(getpid());
-    // Ports of their own, away from a developer's lab on the default 6817 and below Linux's
-    // ephemeral ports (32768 up), which outgoing connections take: 10000-30994.
-    port_ = 10000 + (getpid() % 2000) * 10;
     StopLabsOfDeadTests();
+    port_ = ChooseLabPort(nodes);
     env_prefix_ = "AIRTIME_SLURM_DIR=" + dir_ + " AIRTIME_SLURM_PORT=" + std::to_string(port_) +
                   " AIRTIME_SLURM_NODES=" + std::to_string(nodes) +
                   " AIRTIME_SLURM_GPUS=" + std::to_string(gpus) + " ";
