@@ -14,8 +14,8 @@
 #      scripts/fuzz.sh                  every harness for a short fixed time (fuzz/README.md)
 # Each build after the first runs in the background, at nice 19, while the tests of the build
 # before it run (see start_background_build). A failing step does not stop the later ones (a
-# format error still lets the tests run), but a build that fails skips its tests. Prints ctest's summary for both builds and a table of
-# the steps; exits 1 when any step failed.
+# format error still lets the tests run), but a build that fails skips its tests. Prints
+# ctest's summary for each build and a table of the steps; exits 1 when any step failed.
 #
 # Environment:
 #   AIRTIME_JOBS         parallel compile and test jobs (default: nproc)
@@ -104,12 +104,13 @@ ctest_summaries=()
 step "install deps" scripts/install-deps.sh || true
 step "format check" scripts/check-format.sh || true
 
-# The four builds, in order: NAME KIND DIR TESTS, where TESTS names the function that runs
-# that build's tests. A build whose AIRTIME_TEST_<KIND>=0 is left out.
+# The builds, in order, as four lists: the build step's name, scripts/build.sh's kind, the
+# folder, and the function that runs that build's tests. A build whose AIRTIME_TEST_<KIND>=0
+# is left out.
 run_fuzz() {
   AIRTIME_BUILD_DIR="$fuzz_dir" AIRTIME_FUZZ_BUILD=0 scripts/fuzz.sh "${AIRTIME_FUZZ_SECONDS:-10}"
 }
-stages=("build RelWithDebInfo $build_dir run_ctest")
+names=(build) kinds=(RelWithDebInfo) dirs=("$build_dir") runners=(run_ctest)
 left_out=()
 for kind in asan tsan fuzz; do
   skip_var="AIRTIME_TEST_${kind^^}"
@@ -117,10 +118,11 @@ for kind in asan tsan fuzz; do
     left_out+=("$kind")
     continue
   fi
+  names+=("$kind build") kinds+=("$kind") runners+=(run_ctest)
   case "$kind" in
-    asan) stages+=("asan build asan $asan_dir run_ctest") ;;
-    tsan) stages+=("tsan build tsan $tsan_dir run_ctest") ;;
-    fuzz) stages+=("fuzz build fuzz $fuzz_dir run_fuzz") ;;
+    asan) dirs+=("$asan_dir") ;;
+    tsan) dirs+=("$tsan_dir") ;;
+    fuzz) dirs+=("$fuzz_dir") runners[-1]=run_fuzz ;;
   esac
 done
 
@@ -152,32 +154,29 @@ finish_background_build() {
   return "$rc"
 }
 
-for ((i = 0; i < ${#stages[@]}; i++)); do
-  # shellcheck disable=SC2206  # each stage is a list of words
-  stage=(${stages[i]})
-  # "asan build asan DIR run_ctest": the name has two words, "build RelWithDebInfo ..." one.
-  if [[ "${stage[0]}" == build ]]; then
-    name=build kind="${stage[1]}" dir="${stage[2]}" tests="${stage[3]}" tests_name=tests
-  else
-    name="${stage[0]} build" kind="${stage[2]}" dir="${stage[3]}" tests="${stage[4]}"
-    tests_name="${stage[0]} $([[ ${stage[0]} == fuzz ]] && echo run || echo tests)"
-  fi
+# "asan build" -> "asan tests", "fuzz build" -> "fuzz run", "build" -> "tests".
+tests_name_of() {
+  case "$1" in
+    build) echo tests ;;
+    "fuzz build") echo "fuzz run" ;;
+    *) echo "${1% build} tests" ;;
+  esac
+}
+for ((i = 0; i < ${#names[@]}; i++)); do
   if ((i == 0)); then
-    step "$name" env AIRTIME_BUILD_DIR="$dir" scripts/build.sh "$kind"
+    step "${names[i]}" env AIRTIME_BUILD_DIR="${dirs[i]}" scripts/build.sh "${kinds[i]}"
     built=$?
   else
-    finish_background_build "$name"
+    finish_background_build "${names[i]}"
     built=$?
   fi
-  if ((i + 1 < ${#stages[@]})); then
-    # shellcheck disable=SC2206
-    next=(${stages[i + 1]})
-    start_background_build "${next[0]} build" "${next[2]}" "${next[3]}"
+  if ((i + 1 < ${#names[@]})); then
+    start_background_build "${names[i + 1]}" "${kinds[i + 1]}" "${dirs[i + 1]}"
   fi
   if ((built == 0)); then
-    step "$tests_name" "$tests" "$dir" || true
+    step "$(tests_name_of "${names[i]}")" "${runners[i]}" "${dirs[i]}" || true
   else
-    skip "$tests_name" "the build failed"
+    skip "$(tests_name_of "${names[i]}")" "the build failed"
   fi
 done
 for kind in "${left_out[@]}"; do
