@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "airtime/config/workload_yaml.h"
+#include "airtime/config/workload_yaml_expect.h"
 
 namespace airtime {
 namespace {
@@ -35,14 +36,6 @@ std::string Chat(const std::string& variant_extra = "", const std::string& extra
          "        classes: [code]\n" +                                          // 19
          variant_extra +
          extra;
-}
-
-void ExpectError(const std::string& text, int line, const std::vector<std::string>& parts) {
-  auto s = ParseWorkloadYaml(text, "w.yaml");
-  ASSERT_FALSE(s.ok()) << "parsed:\n" << text;
-  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.status().message(), StartsWith("w.yaml:" + std::to_string(line) + ": "));
-  for (const auto& p : parts) EXPECT_THAT(s.status().message(), HasSubstr(p));
 }
 
 std::string Replace(std::string text, const std::string& from, const std::string& to) {

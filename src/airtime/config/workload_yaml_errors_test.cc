@@ -3,22 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "airtime/config/workload_yaml.h"
+#include "airtime/config/workload_yaml_expect.h"
 
 namespace airtime {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-// Parses `text` as "w.yaml"; expects an InvalidArgument starting with "w.yaml:<line>: " that
-// contains every one of `parts`.
-void ExpectError(const std::string& text, int line, const std::vector<std::string>& parts) {
-  auto s = ParseWorkloadYaml(text, "w.yaml");
-  ASSERT_FALSE(s.ok()) << "parsed:\n" << text;
-  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.status().message(), StartsWith("w.yaml:" + std::to_string(line) + ": "));
-  for (const auto& p : parts) EXPECT_THAT(s.status().message(), HasSubstr(p));
-}
 
 // A batch job named "j" on line 1 with `extra` fields (one per line, from line 3 on).
 std::string Job(const std::string& extra) { return "name: j\nwork: 1h\n" + extra; }
