@@ -515,13 +515,14 @@ TEST(Policies, TheListIsTheRegistryAndSimsDefault) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{
                        "fifo", "static", "bestfit", "fgd", "slurm", "tiresias", "kai", "lyra",
-                       "airtime", "fixed-generalist", "cheapest-meeting-quality", "replay"}));
+                       "airtime", "fixed-generalist", "cheapest-meeting-quality", "static-split", "replay"}));
   // Compared by default: all but replay and the peers for model variants (airtime itself on
   // any input without variants).
   std::string joined;
   std::vector<std::string> compared;
   for (const auto& n : names)
-    if (n != "replay" && n != "fixed-generalist" && n != "cheapest-meeting-quality") {
+    if (n != "replay" && n != "fixed-generalist" && n != "cheapest-meeting-quality" &&
+        n != "static-split") {
       joined += (joined.empty() ? "" : ",") + n;
       compared.push_back(n);
     }

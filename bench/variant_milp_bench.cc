@@ -1,0 +1,202 @@
+// variant_milp_bench: airtime's choice of model variants against the offline optimum
+// (src/airtime/sim/variant_milp.h) on small instances built from the model-variants scenario
+// (examples/variants).
+//
+//   variant_milp_bench [--cluster FILE] [--workload FILE] [--seeds N] [--max-seconds S]
+//                      [--horizon DURATION] [--only NAME]
+//
+// Instances: the scenario as shipped ("shipped"), then N seeded variations of it ("seed-K"):
+// its demand scaled by 0.5-1.5, one to three H100 nodes and one or two L40S nodes of 8 GPUs,
+// the quality floor 0.85 (as shipped) or 0.6, and with probability one half a second copy of
+// the assistant ("assistant-b", demand scaled by 0.3-1.0 of its own) so that two services
+// share the GPUs. Each is replayed in the simulator (seed 1, to the horizon) under airtime,
+// fixed-generalist, cheapest-meeting-quality and static-split, and its MILP solved with
+// hourly slots. One line per instance: its size (services x variants x GPU types x slots,
+// GPUs, jobs), each policy's value, the optimum (the best solution CBC found and its bound:
+// equal when proven optimal), airtime's value as a share of the optimum, the MILP's split
+// of value between requests and jobs beside airtime's, and the solve time. Run from the
+// repository root (the scenario's trace paths are relative to its file).
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "airtime/base/rng.h"
+#include "airtime/base/strings.h"
+#include "airtime/sim/simulator.h"
+#include "airtime/sim/variant_milp.h"
+
+namespace airtime {
+namespace {
+
+struct Variation {
+  std::string name;
+  double demand_scale = 1;
+  int h100_nodes = 2, l40s_nodes = 1;
+  double floor = -1;           // < 0: as shipped
+  double second_service = 0;  // > 0: a copy of each service at this share of its demand
+};
+
+void ScaleCurve(std::vector<DemandPoint>& curve, double k) {
+  for (DemandPoint& p : curve) p.rps *= k;
+}
+
+// The shipped input with a variation applied: nodes of each type copied or dropped (by the
+// first node of each type as the template), demand and floors rewritten.
+StatusOr<SimInput> Vary(const SimInput& base, const Variation& v) {
+  SimInput in = base;
+  const GpuCatalog& catalog = base.cluster.catalog();
+  std::vector<Node> nodes;
+  for (const auto& [type, count] : {std::pair<std::string, int>{"H100", v.h100_nodes},
+                                    std::pair<std::string, int>{"L40S", v.l40s_nodes}}) {
+    const Node* model = nullptr;
+    for (const Node& n : base.cluster.nodes())
+      if (catalog.type(n.gpu_type).name == type && model == nullptr) model = &n;
+    if (model == nullptr) return InvalidArgument("the cluster has no " + type + " node to copy");
+    for (int k = 0; k < count; ++k) {
+      Node n = *model;
+      n.name = type + "-" + std::to_string(k);
+      nodes.push_back(n);
+    }
+  }
+  auto cluster = Cluster::Build(base.cluster.name() + "-" + v.name, nodes, catalog);
+  if (!cluster.ok()) return cluster.status();
+  in.cluster = std::move(*cluster);
+  std::vector<WorkloadSpec> copies;
+  for (WorkloadSpec& w : in.workloads) {
+    if (!w.is_service()) continue;
+    RealtimeProfile& rt = w.realtime;
+    ScaleCurve(rt.demand, v.demand_scale);
+    for (RequestClass& c : rt.classes) ScaleCurve(c.demand, v.demand_scale);
+    if (v.floor >= 0) rt.quality_floor = v.floor;
+    if (v.second_service > 0 && rt.is_member()) {
+      WorkloadSpec b = w;
+      b.realtime.group = rt.group + "-b";
+      b.name = b.realtime.group + "/" + rt.variants[static_cast<size_t>(rt.variant)].name;
+      ScaleCurve(b.realtime.demand, v.second_service);
+      for (RequestClass& c : b.realtime.classes) ScaleCurve(c.demand, v.second_service);
+      copies.push_back(std::move(b));
+    }
+  }
+  for (WorkloadSpec& b : copies) in.workloads.push_back(std::move(b));
+  std::stable_sort(
+      in.workloads.begin(), in.workloads.end(),
+      [](const WorkloadSpec& a, const WorkloadSpec& b) { return a.submit_at < b.submit_at; });
+  return in;
+}
+
+int Main(int argc, char** argv) {
+  std::string cluster_path = "examples/variants/cluster.yaml";
+  std::string workload_path = "examples/variants/workloads.yaml";
+  std::string only;
+  int seeds = 5;
+  TimeMs horizon = kDay;
+  VariantMilpOptions mo;
+  mo.max_seconds = 120;
+  for (int i = 1; i < argc; ++i) {
+    const bool has = i + 1 < argc;
+    if (!std::strcmp(argv[i], "--cluster") && has) {
+      cluster_path = argv[++i];
+    } else if (!std::strcmp(argv[i], "--workload") && has) {
+      workload_path = argv[++i];
+    } else if (!std::strcmp(argv[i], "--only") && has) {
+      only = argv[++i];
+    } else if (!std::strcmp(argv[i], "--seeds") && has) {
+      seeds = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--max-seconds") && has) {
+      mo.max_seconds = std::atof(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--horizon") && has) {
+      auto d = ParseDurationMs(argv[++i]);
+      if (!d || *d <= 0) {
+        std::fprintf(stderr, "variant_milp_bench: --horizon: expected a duration such as 24h\n");
+        return 2;
+      }
+      horizon = *d;
+    } else {
+      std::fprintf(stderr,
+                   "usage: variant_milp_bench [--cluster FILE] [--workload FILE] [--seeds N] "
+                   "[--max-seconds S] [--horizon DURATION] [--only NAME]\n");
+      return 2;
+    }
+  }
+  auto base = LoadSimInput(cluster_path, {workload_path});
+  if (!base.ok()) {
+    std::fprintf(stderr, "variant_milp_bench: %s\n", base.status().message().c_str());
+    return 1;
+  }
+  std::vector<Variation> variations = {{"shipped", 1, 2, 1, -1, 0}};
+  Rng rng(2022);
+  for (int k = 1; k <= seeds; ++k) {
+    Variation v;
+    v.name = "seed-" + std::to_string(k);
+    v.demand_scale = 0.5 + rng.Uniform();
+    v.h100_nodes = 1 + static_cast<int>(rng.Below(3));
+    v.l40s_nodes = 1 + static_cast<int>(rng.Below(2));
+    v.floor = rng.Uniform() < 0.5 ? 0.85 : 0.6;
+    v.second_service = rng.Uniform() < 0.5 ? 0.3 + 0.7 * rng.Uniform() : 0;
+    variations.push_back(v);
+  }
+  const std::vector<std::string> policies = {"airtime", "fixed-generalist",
+                                             "cheapest-meeting-quality", "static-split"};
+  std::printf("%-8s %-18s %5s %4s %5s %6s %5s %10s %10s %10s %10s %10s %10s %7s %7s %17s %17s %8s\n",
+              "instance", "demand/H100/L40S/f", "size", "GPUs", "jobs", "svc2", "", "airtime",
+              "generalist", "cheapest", "static", "optimum", "bound", "air/opt", "best/opt",
+              "air rt+jobs", "opt rt+jobs", "solve_s");
+  for (const Variation& v : variations) {
+    if (!only.empty() && v.name != only) continue;
+    auto input = Vary(*base, v);
+    if (!input.ok()) {
+      std::fprintf(stderr, "variant_milp_bench: %s: %s\n", v.name.c_str(),
+                   input.status().message().c_str());
+      return 1;
+    }
+    SimOptions so;
+    so.seed = 1;
+    so.horizon = horizon;
+    so.threads = 2;
+    auto results = SimulatePolicies(*input, policies, so);
+    if (!results.ok()) {
+      std::fprintf(stderr, "variant_milp_bench: %s: %s\n", v.name.c_str(),
+                   results.status().message().c_str());
+      return 1;
+    }
+    const VariantMilpInstance mi = VariantMilpInstanceOf(*input, horizon, kHour);
+    const VariantMilpResult m = SolveVariantMilp(mi, mo);
+    size_t variants = 0;
+    for (const auto& s : mi.services) variants = std::max(variants, s.variants.size());
+    double gpus = 0;
+    for (double g : mi.gpus) gpus += g;
+    const SimResult& air = (*results)[0];
+    double air_rt = 0;
+    for (const auto& [name, sm] : air.metrics.services) air_rt += sm.value;
+    double best = 0;
+    for (const SimResult& r : *results) best = std::max(best, r.metrics.value);
+    const std::string size = std::to_string(mi.services.size()) + "x" + std::to_string(variants) +
+                             "x" + std::to_string(mi.gpus.size()) + "x" +
+                             std::to_string(mi.slots);
+    char knobs[64];
+    std::snprintf(knobs, sizeof knobs, "%.2f/%d/%d/%.2f", v.demand_scale, v.h100_nodes,
+                  v.l40s_nodes, v.floor < 0 ? mi.services[0].quality_floor : v.floor);
+    char air_split[40], opt_split[40];
+    std::snprintf(air_split, sizeof air_split, "%.1f+%.1f", air_rt, air.metrics.value - air_rt);
+    std::snprintf(opt_split, sizeof opt_split, "%.1f+%.1f", m.realtime_value, m.job_value);
+    std::printf(
+        "%-8s %-18s %5s %4.0f %5zu %6.2f %5s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %6.1f%% "
+        "%6.1f%% %17s %17s %8.2f%s\n",
+        v.name.c_str(), knobs, size.c_str(), gpus, mi.jobs.size(), v.second_service, "",
+        (*results)[0].metrics.value, (*results)[1].metrics.value, (*results)[2].metrics.value,
+        (*results)[3].metrics.value, m.value, m.bound,
+        m.value > 0 ? 100 * air.metrics.value / m.value : 0.0,
+        m.value > 0 ? 100 * best / m.value : 0.0, air_split, opt_split, m.solve_seconds,
+        m.status == "optimal" ? "" : ("  (" + m.status + ")").c_str());
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace airtime
+
+int main(int argc, char** argv) { return airtime::Main(argc, argv); }
