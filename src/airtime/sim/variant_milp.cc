@@ -105,7 +105,8 @@ VariantMilpResult SolveVariantMilp(const VariantMilpInstance& in, const VariantM
   Program p;
   VariantMilpResult res;
 
-  // Columns. x, a: [i][v][t][s]; r: [i][c][v][s]; w: [j][t][s]; z: [j].
+  // Columns. x, a: [i][v][t][s]; r: [i][c][v][s]; w: [j][t][s] (the share of the job's gang
+  // that runs); z: [j].
   using Grid = std::vector<std::vector<std::vector<std::vector<int>>>>;
   Grid x(in.services.size()), a(in.services.size()), r(in.services.size());
   for (size_t i = 0; i < in.services.size(); ++i) {
@@ -147,7 +148,7 @@ VariantMilpResult SolveVariantMilp(const VariantMilpInstance& in, const VariantM
     for (size_t t = 0; t < nt; ++t) {
       if (t >= job.hours.size() || job.hours[t] <= 0 || job.gpus > in.gpus[t]) continue;
       for (size_t s = static_cast<size_t>(std::max(job.first_slot, 0)); s < ns; ++s) {
-        w[j][t][s] = p.Column(0, job.gpus, 0, false);
+        w[j][t][s] = p.Column(0, 1, 0, o.whole_gangs);
         runs = true;
       }
     }
@@ -201,7 +202,7 @@ VariantMilpResult SolveVariantMilp(const VariantMilpInstance& in, const VariantM
       for (size_t i = 0; i < in.services.size(); ++i)
         for (size_t v = 0; v < in.services[i].variants.size(); ++v)
           terms.push_back({x[i][v][t][s], in.services[i].variants[v].gpus});
-      for (size_t j = 0; j < in.jobs.size(); ++j) terms.push_back({w[j][t][s], 1});
+      for (size_t j = 0; j < in.jobs.size(); ++j) terms.push_back({w[j][t][s], in.jobs[j].gpus});
       p.Row(terms, -COIN_DBL_MAX, in.gpus[t]);
     }
   }
@@ -215,9 +216,9 @@ VariantMilpResult SolveVariantMilp(const VariantMilpInstance& in, const VariantM
       for (size_t t = 0; t < nt; ++t) {
         if (w[j][t][s] == kNone) continue;
         width.push_back({w[j][t][s], 1});
-        done.push_back({w[j][t][s], -h / (job.gpus * job.hours[t])});
+        done.push_back({w[j][t][s], -h / job.hours[t]});
       }
-      if (width.size() > 1) p.Row(width, -COIN_DBL_MAX, job.gpus);
+      if (width.size() > 1) p.Row(width, -COIN_DBL_MAX, 1);
     }
     p.Row(done, -COIN_DBL_MAX, 0);
   }

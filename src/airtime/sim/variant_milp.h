@@ -19,20 +19,25 @@
 //              service's quality_floor (sum (q_v - floor) r >= 0);
 //   min        at least the service's min_replicas in all;
 //   GPUs       per type, the replicas' GPUs plus the deferrable work's at most those installed;
-//   work       w[j,t,s] in [0, gang width]: the GPUs deferrable job j holds on type t in slot s
-//              (from the slot its submission falls in), sum over types at most its width; it
-//              completes (z[j] binary, or continuous without `integer_jobs`) when its work is
-//              done: sum w x slot / (width x its run time on t) >= z[j].
+//   work       w[j,t,s] in {0, 1}: deferrable job j runs its whole gang on type t for slot s
+//              (from the slot its submission falls in; at most one type a slot), holding its
+//              width in GPUs; it may pause and resume between slots (checkpoints, at no
+//              cost); it completes (z[j] binary, or continuous without `integer_jobs`) when its
+//              work is done: sum w x slot / its run time on t >= z[j]. Without `whole_gangs`,
+//              w is continuous: a gang may run at part width.
 //
 // It maximizes the value the simulator's ledger counts: each request served earns the
 // service's value per request x the quality of the variant that served it, each completed job
 // its completion value. Relaxations against the simulator (so the optimum is optimistic, not
 // a schedule a policy can reach): demand is the slot's mean (a policy must also cover the
-// peaks within the slot), nothing is lost to preemption, checkpoints, placement or
-// fragmentation, a job's gang may be spread over types and slots fractionally, a job earns
-// its full completion value (no decay after a deadline) if it completes by the end of the
-// horizon, and the optimum knows the whole day's demand in advance. What it does not relax:
-// whole replicas, cold starts, the quality floor, the GPUs per type.
+// peaks within the slot), nothing is lost to preemption, restarts, placement or
+// fragmentation, a job's work may be spread over types and slots, a job earns its full
+// completion value (no decay after a deadline) if it completes by the end of the horizon, and
+// the optimum knows the whole day's demand in advance. What it does not relax: whole
+// replicas, cold starts, the quality floor, the GPUs per type, whole gangs. Its slots also
+// restrict it: replicas change and jobs start only at a slot's boundary, which a policy need
+// not wait for; so it is the optimum of an hourly plan, not a bound on every schedule (the
+// LP bound, lp_bound.h, is one).
 //
 // Pure function of its input (solve_seconds apart); thread-compatible.
 #pragma once
@@ -85,6 +90,7 @@ struct VariantMilpOptions {
   double max_seconds = 60;  // CBC's time limit; past it, the best solution found and the bound
   double relative_gap = 1e-4;  // stop when the best solution is this close to the bound
   bool integer_jobs = true;    // z[j] binary (false: a job may complete fractionally)
+  bool whole_gangs = true;     // w binary (false: a gang may run at part width)
 };
 
 struct VariantMilpResult {

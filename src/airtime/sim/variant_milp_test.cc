@@ -91,7 +91,7 @@ double BruteForce(const Instance& in, int most) {
                BestRouting(cap, q, svc.quality_floor, svc.demand[s][0]);
       for (const auto& job : in.jobs)
         if (static_cast<int>(s) >= job.first_slot)
-          free_work += std::min(job.gpus, in.gpus[0] - used) * h / (job.gpus * job.hours[0]);
+          free_work += in.gpus[0] - used >= job.gpus - 1e-9 ? h / job.hours[0] : 0;
     }
     for (const auto& job : in.jobs)
       if (job.gpus <= in.gpus[0] && free_work >= 1 - 1e-9) value += job.value;
@@ -140,6 +140,10 @@ TEST(VariantMilpTest, MatchesBruteForceWithColdStartsFloorAndAJob) {
   ASSERT_EQ(rj.status, "optimal");
   EXPECT_NEAR(rj.value, BruteForce(in, 6), 1e-6);
   EXPECT_NEAR(rj.realtime_value + rj.job_value, rj.value, 1e-6);
+  // A gang at part width can only do better.
+  VariantMilpOptions part;
+  part.whole_gangs = false;
+  EXPECT_GE(SolveVariantMilp(in, part).value, rj.value - 1e-6);
 }
 
 TEST(VariantMilpTest, MatchesBruteForceOnRandomTinyInstances) {
