@@ -3,19 +3,25 @@
 // (examples/variants).
 //
 //   variant_milp_bench [--cluster FILE] [--workload FILE] [--seeds N] [--max-seconds S]
-//                      [--horizon DURATION] [--only NAME]
+//                      [--gap G] [--horizon DURATION] [--only NAME] [--plans]
 //
-// Instances: the scenario as shipped ("shipped"), then N seeded variations of it ("seed-K"):
-// its demand scaled by 0.5-1.5, one to three H100 nodes and one or two L40S nodes of 8 GPUs,
+// Instances: the scenario as shipped ("shipped"), then N (default 6) seeded variations of it
+// ("seed-K"): its demand scaled by 0.5-1.5, one to three H100 nodes and one or two L40S nodes
+// of 8 GPUs,
 // the quality floor 0.85 (as shipped) or 0.6, and with probability one half a second copy of
 // the assistant ("assistant-b", demand scaled by 0.3-1.0 of its own) so that two services
 // share the GPUs. Each is replayed in the simulator (seed 1, to the horizon) under airtime,
 // fixed-generalist, cheapest-meeting-quality and static-split, and its MILP solved with
 // hourly slots. One line per instance: its size (services x variants x GPU types x slots,
 // GPUs, jobs), each policy's value, the optimum (the best solution CBC found and its bound:
-// equal when proven optimal), airtime's value as a share of the optimum, the MILP's split
-// of value between requests and jobs beside airtime's, and the solve time. Run from the
-// repository root (the scenario's trace paths are relative to its file).
+// equal when proven optimal), airtime's value as a share of the optimum and the best
+// policy's, the MILP's split of value between requests and jobs beside airtime's, and the
+// solve time. Run from the
+// repository root (the scenario's trace paths are relative to its file). CBC stops at
+// --max-seconds (default 120) or once its solution is within --gap (default 0.001) of its
+// bound. Last, the optimum with each service's best-quality variant alone (opt_gen) and what
+// the choice of variants adds to the optimum (opt-gen), to set beside airtime - generalist.
+// --plans adds the optimum's replicas per slot and each policy's figures per service.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -35,7 +41,7 @@ struct Variation {
   std::string name;
   double demand_scale = 1;
   int h100_nodes = 2, l40s_nodes = 1;
-  double floor = -1;           // < 0: as shipped
+  double floor = -1;          // < 0: as shipped
   double second_service = 0;  // > 0: a copy of each service at this share of its demand
 };
 
@@ -87,14 +93,59 @@ StatusOr<SimInput> Vary(const SimInput& base, const Variation& v) {
   return in;
 }
 
+// The instance with each service's variants cut to the best-quality one for each class (the
+// first among equals): the optimum of the generalist alone, so that optimum - this is what
+// choosing variants is worth in the MILP, beside airtime - fixed-generalist in the simulator.
+VariantMilpInstance GeneralistOnly(VariantMilpInstance mi) {
+  for (auto& svc : mi.services) {
+    std::vector<bool> keep(svc.variants.size(), false);
+    for (size_t c = 0; c < svc.classes.size(); ++c) {
+      int best = -1;
+      for (size_t v = 0; v < svc.variants.size(); ++v)
+        if (c < svc.variants[v].serves.size() && svc.variants[v].serves[c] &&
+            (best < 0 || svc.variants[v].quality > svc.variants[static_cast<size_t>(best)].quality))
+          best = static_cast<int>(v);
+      if (best >= 0) keep[static_cast<size_t>(best)] = true;
+    }
+    std::vector<VariantMilpInstance::Variant> kept;
+    for (size_t v = 0; v < svc.variants.size(); ++v)
+      if (keep[v]) kept.push_back(svc.variants[v]);
+    svc.variants = std::move(kept);
+  }
+  return mi;
+}
+
+// --plans: the MILP's replicas per slot, and each policy's figures per service.
+void PrintPlans(const VariantMilpInstance& mi, const VariantMilpResult& m,
+                const std::vector<std::string>& policies, const std::vector<SimResult>& results) {
+  for (size_t i = 0; i < mi.services.size() && i < m.replicas.size(); ++i) {
+    const auto& svc = mi.services[i];
+    for (size_t v = 0; v < svc.variants.size(); ++v)
+      for (size_t t = 0; t < mi.gpus.size(); ++t) {
+        if (t >= svc.variants[v].rps.size() || svc.variants[v].rps[t] <= 0) continue;
+        std::printf("  optimum %s/%s on %s, replicas per slot:", svc.name.c_str(),
+                    svc.variants[v].name.c_str(), mi.types[t].c_str());
+        for (int n : m.replicas[i][v][t]) std::printf(" %d", n);
+        std::printf("\n");
+      }
+  }
+  for (size_t k = 0; k < results.size(); ++k)
+    for (const auto& [name, sm] : results[k].metrics.services)
+      std::printf("  %-24s %-12s value %8.1f  SLO %6.2f%%  quality %.3f  GPU-h %6.1f\n",
+                  policies[k].c_str(), name.c_str(), sm.value, 100 * sm.slo_attainment(),
+                  sm.mean_quality(), sm.gpu_ms / 3.6e6);
+}
+
 int Main(int argc, char** argv) {
   std::string cluster_path = "examples/variants/cluster.yaml";
   std::string workload_path = "examples/variants/workloads.yaml";
   std::string only;
-  int seeds = 5;
+  int seeds = 6;
+  bool plans = false;
   TimeMs horizon = kDay;
   VariantMilpOptions mo;
   mo.max_seconds = 120;
+  mo.relative_gap = 1e-3;
   for (int i = 1; i < argc; ++i) {
     const bool has = i + 1 < argc;
     if (!std::strcmp(argv[i], "--cluster") && has) {
@@ -105,6 +156,10 @@ int Main(int argc, char** argv) {
       only = argv[++i];
     } else if (!std::strcmp(argv[i], "--seeds") && has) {
       seeds = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--plans")) {
+      plans = true;
+    } else if (!std::strcmp(argv[i], "--gap") && has) {
+      mo.relative_gap = std::atof(argv[++i]);
     } else if (!std::strcmp(argv[i], "--max-seconds") && has) {
       mo.max_seconds = std::atof(argv[++i]);
     } else if (!std::strcmp(argv[i], "--horizon") && has) {
@@ -117,7 +172,7 @@ int Main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: variant_milp_bench [--cluster FILE] [--workload FILE] [--seeds N] "
-                   "[--max-seconds S] [--horizon DURATION] [--only NAME]\n");
+                   "[--max-seconds S] [--gap G] [--horizon DURATION] [--only NAME] [--plans]\n");
       return 2;
     }
   }
@@ -140,10 +195,12 @@ int Main(int argc, char** argv) {
   }
   const std::vector<std::string> policies = {"airtime", "fixed-generalist",
                                              "cheapest-meeting-quality", "static-split"};
-  std::printf("%-8s %-18s %5s %4s %5s %6s %5s %10s %10s %10s %10s %10s %10s %7s %7s %17s %17s %8s\n",
-              "instance", "demand/H100/L40S/f", "size", "GPUs", "jobs", "svc2", "", "airtime",
-              "generalist", "cheapest", "static", "optimum", "bound", "air/opt", "best/opt",
-              "air rt+jobs", "opt rt+jobs", "solve_s");
+  std::printf(
+      "%-8s %-18s %5s %4s %5s %6s %5s %10s %10s %10s %10s %10s %10s %7s %7s %17s %17s %8s %9s "
+      "%9s\n",
+      "instance", "demand/H100/L40S/f", "size", "GPUs", "jobs", "svc2", "", "airtime", "generalist",
+      "cheapest", "static", "optimum", "bound", "air/opt", "best/opt", "air rt+jobs", "opt rt+jobs",
+      "solve_s", "opt_gen", "opt-gen");
   for (const Variation& v : variations) {
     if (!only.empty() && v.name != only) continue;
     auto input = Vary(*base, v);
@@ -164,6 +221,7 @@ int Main(int argc, char** argv) {
     }
     const VariantMilpInstance mi = VariantMilpInstanceOf(*input, horizon, kHour);
     const VariantMilpResult m = SolveVariantMilp(mi, mo);
+    const VariantMilpResult gen = SolveVariantMilp(GeneralistOnly(mi), mo);
     size_t variants = 0;
     for (const auto& s : mi.services) variants = std::max(variants, s.variants.size());
     double gpus = 0;
@@ -174,8 +232,7 @@ int Main(int argc, char** argv) {
     double best = 0;
     for (const SimResult& r : *results) best = std::max(best, r.metrics.value);
     const std::string size = std::to_string(mi.services.size()) + "x" + std::to_string(variants) +
-                             "x" + std::to_string(mi.gpus.size()) + "x" +
-                             std::to_string(mi.slots);
+                             "x" + std::to_string(mi.gpus.size()) + "x" + std::to_string(mi.slots);
     char knobs[64];
     std::snprintf(knobs, sizeof knobs, "%.2f/%d/%d/%.2f", v.demand_scale, v.h100_nodes,
                   v.l40s_nodes, v.floor < 0 ? mi.services[0].quality_floor : v.floor);
@@ -184,13 +241,15 @@ int Main(int argc, char** argv) {
     std::snprintf(opt_split, sizeof opt_split, "%.1f+%.1f", m.realtime_value, m.job_value);
     std::printf(
         "%-8s %-18s %5s %4.0f %5zu %6.2f %5s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %6.1f%% "
-        "%6.1f%% %17s %17s %8.2f%s\n",
+        "%6.1f%% %17s %17s %8.2f%s %9.1f %9.1f%s\n",
         v.name.c_str(), knobs, size.c_str(), gpus, mi.jobs.size(), v.second_service, "",
         (*results)[0].metrics.value, (*results)[1].metrics.value, (*results)[2].metrics.value,
         (*results)[3].metrics.value, m.value, m.bound,
         m.value > 0 ? 100 * air.metrics.value / m.value : 0.0,
         m.value > 0 ? 100 * best / m.value : 0.0, air_split, opt_split, m.solve_seconds,
-        m.status == "optimal" ? "" : ("  (" + m.status + ")").c_str());
+        m.status == "optimal" ? "" : ("  (" + m.status + ")").c_str(), gen.value,
+        m.value - gen.value, gen.status == "optimal" ? "" : ("  (" + gen.status + ")").c_str());
+    if (plans) PrintPlans(mi, m, policies, *results);
     std::fflush(stdout);
   }
   return 0;

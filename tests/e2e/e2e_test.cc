@@ -513,9 +513,10 @@ TEST(Policies, TheListIsTheRegistryAndSimsDefault) {
     EXPECT_FALSE(p.at("description").get<std::string>().empty()) << p.dump();
     EXPECT_TRUE(p.at("parameters").is_array()) << p.dump();
   }
-  EXPECT_EQ(names, (std::vector<std::string>{
-                       "fifo", "static", "bestfit", "fgd", "slurm", "tiresias", "kai", "lyra",
-                       "airtime", "fixed-generalist", "cheapest-meeting-quality", "static-split", "replay"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"fifo", "static", "bestfit", "fgd", "slurm", "tiresias",
+                                      "kai", "lyra", "airtime", "fixed-generalist",
+                                      "cheapest-meeting-quality", "static-split", "replay"}));
   // Compared by default: all but replay and the peers for model variants (airtime itself on
   // any input without variants).
   std::string joined;

@@ -56,8 +56,7 @@ class Program {
     // have no coefficient.
     CoinPackedMatrix full(m);
     full.setDimensions(rows(), columns());
-    solver.loadProblem(full, lo_.data(), hi_.data(), obj_.data(), row_lo_.data(),
-                       row_hi_.data());
+    solver.loadProblem(full, lo_.data(), hi_.data(), obj_.data(), row_lo_.data(), row_hi_.data());
     for (int c : integers_) solver.setInteger(c);
     solver.messageHandler()->setLogLevel(0);
     CbcModel model(solver);
@@ -67,7 +66,7 @@ class Program {
     // runs them.
     const std::string seconds = std::to_string(o.max_seconds);
     const std::string ratio = std::to_string(o.relative_gap);
-    const char* argv[] = {"airtime", "-log", "0",      "-sec",  seconds.c_str(),
+    const char* argv[] = {"airtime", "-log",        "0",      "-sec", seconds.c_str(),
                           "-ratio",  ratio.c_str(), "-solve", "-quit"};
     CbcMain0(model);
     model.setLogLevel(0);
@@ -256,8 +255,7 @@ VariantMilpResult SolveVariantMilp(const VariantMilpInstance& in, const VariantM
       res.job_value += res.job_done[j] * in.jobs[j].value;
     }
   }
-  res.solve_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.solve_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
 }
 

@@ -87,7 +87,7 @@ struct VariantMilpInstance {
 };
 
 struct VariantMilpOptions {
-  double max_seconds = 60;  // CBC's time limit; past it, the best solution found and the bound
+  double max_seconds = 60;     // CBC's time limit; past it, the best solution found and the bound
   double relative_gap = 1e-4;  // stop when the best solution is this close to the bound
   bool integer_jobs = true;    // z[j] binary (false: a job may complete fractionally)
   bool whole_gangs = true;     // w binary (false: a gang may run at part width)

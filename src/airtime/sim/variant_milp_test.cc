@@ -43,12 +43,12 @@ double BestRouting(const double cap[2], const double q[2], double floor, double 
   struct Line {
     double a0, a1, b;
   };
-  const std::vector<Line> lines = {{1, 0, 0},      {0, 1, 0},      {1, 0, cap[0]}, {0, 1, cap[1]},
-                                   {1, 1, demand}, {q[0] - floor, q[1] - floor, 0}};
+  const std::vector<Line> lines = {{1, 0, 0},      {0, 1, 0},      {1, 0, cap[0]},
+                                   {0, 1, cap[1]}, {1, 1, demand}, {q[0] - floor, q[1] - floor, 0}};
   auto feasible = [&](double r0, double r1) {
     const double e = 1e-9;
-    return r0 >= -e && r1 >= -e && r0 <= cap[0] + e && r1 <= cap[1] + e &&
-           r0 + r1 <= demand + e && (q[0] - floor) * r0 + (q[1] - floor) * r1 >= -e;
+    return r0 >= -e && r1 >= -e && r0 <= cap[0] + e && r1 <= cap[1] + e && r0 + r1 <= demand + e &&
+           (q[0] - floor) * r0 + (q[1] - floor) * r1 >= -e;
   };
   double best = 0;
   for (size_t i = 0; i < lines.size(); ++i)
@@ -163,8 +163,11 @@ TEST(VariantMilpTest, MatchesBruteForceOnRandomTinyInstances) {
     svc.variants[1].max_replicas = 2 + static_cast<int>(rng.Below(3));
     svc.quality_floor = rng.Uniform() < 0.5 ? 0 : 0.6 + 0.3 * rng.Uniform();
     if (rng.Uniform() < 0.6)
-      in.jobs.push_back({"job", 20 * rng.Uniform(), 1 + static_cast<double>(rng.Below(2)),
-                         {0.5 + 2 * rng.Uniform()}, static_cast<int>(rng.Below(2))});
+      in.jobs.push_back({"job",
+                         20 * rng.Uniform(),
+                         1 + static_cast<double>(rng.Below(2)),
+                         {0.5 + 2 * rng.Uniform()},
+                         static_cast<int>(rng.Below(2))});
     const VariantMilpResult r = SolveVariantMilp(in);
     ASSERT_EQ(r.status, "optimal") << k;
     EXPECT_NEAR(r.value, BruteForce(in, 6), 1e-6) << "instance " << k;
