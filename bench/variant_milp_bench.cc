@@ -7,11 +7,11 @@
 //
 // Instances: the scenario as shipped ("shipped"), then N (default 6) seeded variations of it
 // ("seed-K"): its demand scaled by 0.5-1.5, one to three H100 nodes and one or two L40S nodes
-// of 8 GPUs,
-// the quality floor 0.85 (as shipped) or 0.6, and with probability one half a second copy of
-// the assistant ("assistant-b", demand scaled by 0.3-1.0 of its own) so that two services
-// share the GPUs. Each is replayed in the simulator (seed 1, to the horizon) under airtime,
-// fixed-generalist, cheapest-meeting-quality and static-split, and its MILP solved with
+// of 8 GPUs, the quality floor 0.85 (as shipped) or 0.6, and with probability one half a
+// second copy of the assistant ("assistant-b", demand scaled by 0.3-1.0 of its own) so that
+// two services share the GPUs; and "three", as shipped with two copies at 0.6 and 0.4 of its
+// demand (three services). Each is replayed in the simulator (seed 1, to the horizon) under
+// airtime, fixed-generalist, cheapest-meeting-quality and static-split, and its MILP solved with
 // hourly slots. One line per instance: its size (services x variants x GPU types x slots,
 // GPUs, jobs), each policy's value, the optimum (the best solution CBC found and its bound:
 // equal when proven optimal), airtime's value as a share of the optimum and the best
@@ -43,6 +43,7 @@ struct Variation {
   int h100_nodes = 2, l40s_nodes = 1;
   double floor = -1;          // < 0: as shipped
   double second_service = 0;  // > 0: a copy of each service at this share of its demand
+  double third_service = 0;   // > 0: another copy, at this share
 };
 
 void ScaleCurve(std::vector<DemandPoint>& curve, double k) {
@@ -77,12 +78,14 @@ StatusOr<SimInput> Vary(const SimInput& base, const Variation& v) {
     ScaleCurve(rt.demand, v.demand_scale);
     for (RequestClass& c : rt.classes) ScaleCurve(c.demand, v.demand_scale);
     if (v.floor >= 0) rt.quality_floor = v.floor;
-    if (v.second_service > 0 && rt.is_member()) {
+    for (const auto& [suffix, share] : {std::pair<std::string, double>{"-b", v.second_service},
+                                        std::pair<std::string, double>{"-c", v.third_service}}) {
+      if (share <= 0 || !rt.is_member()) continue;
       WorkloadSpec b = w;
-      b.realtime.group = rt.group + "-b";
+      b.realtime.group = rt.group + suffix;
       b.name = b.realtime.group + "/" + rt.variants[static_cast<size_t>(rt.variant)].name;
-      ScaleCurve(b.realtime.demand, v.second_service);
-      for (RequestClass& c : b.realtime.classes) ScaleCurve(c.demand, v.second_service);
+      ScaleCurve(b.realtime.demand, share);
+      for (RequestClass& c : b.realtime.classes) ScaleCurve(c.demand, share);
       copies.push_back(std::move(b));
     }
   }
@@ -181,7 +184,9 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "variant_milp_bench: %s\n", base.status().message().c_str());
     return 1;
   }
-  std::vector<Variation> variations = {{"shipped", 1, 2, 1, -1, 0}};
+  // "three": three services as shipped otherwise, the largest instance the bench builds.
+  std::vector<Variation> variations = {{"shipped", 1, 2, 1, -1, 0, 0},
+                                       {"three", 1, 2, 1, -1, 0.6, 0.4}};
   Rng rng(2022);
   for (int k = 1; k <= seeds; ++k) {
     Variation v;
@@ -198,9 +203,9 @@ int Main(int argc, char** argv) {
   std::printf(
       "%-8s %-18s %5s %4s %5s %6s %5s %10s %10s %10s %10s %10s %10s %7s %7s %17s %17s %8s %9s "
       "%9s\n",
-      "instance", "demand/H100/L40S/f", "size", "GPUs", "jobs", "svc2", "", "airtime", "generalist",
-      "cheapest", "static", "optimum", "bound", "air/opt", "best/opt", "air rt+jobs", "opt rt+jobs",
-      "solve_s", "opt_gen", "opt-gen");
+      "instance", "demand/H100/L40S/f", "size", "GPUs", "jobs", "svc2", "svc3", "airtime",
+      "generalist", "cheapest", "static", "optimum", "bound", "air/opt", "best/opt", "air rt+jobs",
+      "opt rt+jobs", "solve_s", "opt_gen", "opt-gen");
   for (const Variation& v : variations) {
     if (!only.empty() && v.name != only) continue;
     auto input = Vary(*base, v);
@@ -240,11 +245,11 @@ int Main(int argc, char** argv) {
     std::snprintf(air_split, sizeof air_split, "%.1f+%.1f", air_rt, air.metrics.value - air_rt);
     std::snprintf(opt_split, sizeof opt_split, "%.1f+%.1f", m.realtime_value, m.job_value);
     std::printf(
-        "%-8s %-18s %5s %4.0f %5zu %6.2f %5s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %6.1f%% "
+        "%-8s %-18s %5s %4.0f %5zu %6.2f %5.2f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %6.1f%% "
         "%6.1f%% %17s %17s %8.2f%s %9.1f %9.1f%s\n",
-        v.name.c_str(), knobs, size.c_str(), gpus, mi.jobs.size(), v.second_service, "",
-        (*results)[0].metrics.value, (*results)[1].metrics.value, (*results)[2].metrics.value,
-        (*results)[3].metrics.value, m.value, m.bound,
+        v.name.c_str(), knobs, size.c_str(), gpus, mi.jobs.size(), v.second_service,
+        v.third_service, (*results)[0].metrics.value, (*results)[1].metrics.value,
+        (*results)[2].metrics.value, (*results)[3].metrics.value, m.value, m.bound,
         m.value > 0 ? 100 * air.metrics.value / m.value : 0.0,
         m.value > 0 ? 100 * best / m.value : 0.0, air_split, opt_split, m.solve_seconds,
         m.status == "optimal" ? "" : ("  (" + m.status + ")").c_str(), gen.value,
