@@ -39,7 +39,9 @@
 // not wait for; so it is the optimum of an hourly plan, not a bound on every schedule (the
 // LP bound, lp_bound.h, is one).
 //
-// Pure function of its input (solve_seconds apart); thread-compatible.
+// Pure function of its input (solve_seconds apart). Not thread-safe: CBC's standard driver
+// (CbcMain1), which it runs for presolve, cuts and heuristics, keeps static state; solve one
+// instance at a time.
 #pragma once
 
 #include <string>
