@@ -337,8 +337,8 @@ void RegisterAirtime(PolicyRegistry& registry) {
   registry.Register(
       "static-split",
       "airtime, but a service with model variants runs a fixed number of replicas per "
-      "variant: the mix airtime would choose at the service's peak demand per class, sized "
-      "once and never changed",
+      "variant: the mix airtime would choose at the service's peak demand per class, held "
+      "all day whatever the demand or the queue",
       AirtimeKeys(),
       [](const Cluster& cluster, const PolicyParams& params) {
         return MakeAirtimePolicy(cluster, params, "static");
