@@ -31,6 +31,7 @@ PACKAGES=(
   libsqlite3-dev     # the daemon's embedded store
   libcpp-httplib-dev # the daemon's HTTP API and the CLI's client
   coinor-libclp-dev  # COIN-OR CLP: solves the LP bound on a replay's return (src/airtime/sim/lp_bound.h)
+  coinor-libcbc-dev  # COIN-OR CBC: solves the MILP optimum of model variants (src/airtime/sim/variant_milp.h)
   prometheus         # promtool and a real Prometheus for the /metrics tests (tests/e2e/prometheus_e2e_test.cc)
   chromium           # the dashboard's browser test (tests/e2e/dashboard_e2e_test.cc, playwright-core)
 )

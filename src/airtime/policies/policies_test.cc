@@ -28,7 +28,7 @@ TEST(RegistryTest, KeepsRegistrationOrder) {
   EXPECT_EQ(PolicyRegistry::Builtin().names(),
             (std::vector<std::string>{"fifo", "static", "bestfit", "fgd", "slurm", "tiresias",
                                       "kai", "lyra", "airtime", "fixed-generalist",
-                                      "cheapest-meeting-quality", "replay"}));
+                                      "cheapest-meeting-quality", "static-split", "replay"}));
   EXPECT_EQ(PolicyRegistry::Builtin().compared_names(),
             (std::vector<std::string>{"fifo", "static", "bestfit", "fgd", "slurm", "tiresias",
                                       "kai", "lyra", "airtime"}));

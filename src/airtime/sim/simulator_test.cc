@@ -556,3 +556,48 @@ TEST(SimulatorVariantsTest, ValueTimesQualityAndGpuHoursFreed) {
 
 }  // namespace
 }  // namespace airtime
+
+namespace airtime {
+namespace {
+
+// static-split in a replay: a declared curve of 2 req/s, then 6 from 01:00. Sized for the
+// peak from the start (ceil(6 / 4) = 2 generalist replicas + round(2 x 0.25) = 1 spare: 12
+// GPUs of 16), it holds them for the whole two hours; airtime runs what the demand of the
+// moment needs, so it holds less for the same requests served.
+TEST(SimulatorVariantsTest, StaticSplitHoldsItsPeakReplicasAllDay) {
+  const GpuTypeId h100 = *GpuCatalog::Builtin().Find("H100");
+  WorkloadSpec s = MakeService("chat", 1);
+  s.realtime.capacity_rps = 0;
+  s.realtime.classes = {{"all", {{0, 2.0}, {kHour, 6.0}}}};
+  ModelVariant big;
+  big.name = "big";
+  big.shape.gpu_count = 4;
+  big.shape.allowed_types = {h100};
+  big.throughput_rps = {{h100, 4.0}};
+  big.cold_start = kMinute;
+  ModelVariant small = big;
+  small.name = "small";
+  small.shape.gpu_count = 1;
+  small.throughput_rps = {{h100, 2.0}};
+  small.quality = 0.8;
+  s.realtime.variants = {big, small};
+  SimInput in = MakeSimInput(MakeCluster({{"H100", 8, 2}}), {s});
+  SimOptions o;
+  o.horizon = 2 * kHour;
+  auto st = Simulate(in, "static-split", o);
+  auto air = Simulate(in, "airtime", o);
+  ASSERT_TRUE(st.ok() && air.ok());
+  const ServiceMetrics& a = st->metrics.services.at("chat");
+  const ServiceMetrics& b = air->metrics.services.at("chat");
+  EXPECT_NEAR(a.gpu_ms / 3.6e6, 12 * 2.0, 1e-6);
+  EXPECT_EQ(a.replica_starts, 3u);
+  EXPECT_DOUBLE_EQ(a.mean_quality(), 1.0);
+  EXPECT_LT(b.gpu_ms, a.gpu_ms);
+  // Both serve every request after the first cold start (airtime's rise at 01:00 is met by
+  // its forecast headroom or costs it at most one cold start of the added requests).
+  EXPECT_NEAR(a.requests_in_slo, 2.0 * (3600 - 60) + 6.0 * 3600, 1e-6);
+  EXPECT_GE(b.requests_in_slo, a.requests_in_slo - 4.0 * 60 - 1e-6);
+}
+
+}  // namespace
+}  // namespace airtime

@@ -92,8 +92,8 @@ StatusOr<std::shared_ptr<KaiQueues>> ParseQuotas(const Cluster& cluster,
 }
 
 // The airtime policy; `variants` is the default of its `variants` parameter (how a service
-// with model variants chooses its mix: VariantMix), which the peers fixed-generalist and
-// cheapest-meeting-quality set.
+// with model variants chooses its mix: VariantMix), which the peers fixed-generalist,
+// cheapest-meeting-quality and static-split set.
 StatusOr<Policy> MakeAirtimePolicy(const Cluster& cluster, const PolicyParams& params,
                                    const std::string& variants) {
   auto preempt_choice = GetChoice(params, "preemption", "on", {"on", "off"});
@@ -156,11 +156,14 @@ StatusOr<Policy> MakeAirtimePolicy(const Cluster& cluster, const PolicyParams& p
   // How a service with model variants chooses its mix (VariantMix): `mix` searches the
   // best one each cycle; `generalist` runs the best variant; `cheapest` the cheapest that
   // meets the quality floor, per class.
-  auto variants_choice = GetChoice(params, "variants", variants, {"mix", "generalist", "cheapest"});
+  // `static` a fixed number of replicas per variant, sized once for the peak.
+  auto variants_choice =
+      GetChoice(params, "variants", variants, {"mix", "generalist", "cheapest", "static"});
   if (!variants_choice.ok()) return variants_choice.status();
   fo.variants.mode = *variants_choice == "mix"          ? VariantMix::Mode::kMix
                      : *variants_choice == "generalist" ? VariantMix::Mode::kGeneralist
-                                                        : VariantMix::Mode::kCheapest;
+                     : *variants_choice == "cheapest"   ? VariantMix::Mode::kCheapest
+                                                        : VariantMix::Mode::kStatic;
   fo.variants.spare = fo.spare;
   fo.variants.lead = fo.lead;
   fo.variants.keep = fo.keep;
@@ -216,6 +219,7 @@ StatusOr<Policy> MakeAirtimePolicy(const Cluster& cluster, const PolicyParams& p
   p.name = preemption == "on" ? "airtime" : "airtime-nopreempt";
   if (variants == "generalist") p.name = "fixed-generalist";
   if (variants == "cheapest") p.name = "cheapest-meeting-quality";
+  if (variants == "static") p.name = "static-split";
   p.description = "value scheduler";
   if (*quotas) {
     p.queue_sort = std::make_unique<QuotaValueOrder>(*quotas, *urgency, *doubling);
@@ -328,6 +332,16 @@ void RegisterAirtime(PolicyRegistry& registry) {
       AirtimeKeys(),
       [](const Cluster& cluster, const PolicyParams& params) {
         return MakeAirtimePolicy(cluster, params, "cheapest");
+      },
+      /*compared=*/false);
+  registry.Register(
+      "static-split",
+      "airtime, but a service with model variants runs a fixed number of replicas per "
+      "variant: the mix airtime would choose at the service's peak demand per class, held "
+      "all day whatever the demand or the queue",
+      AirtimeKeys(),
+      [](const Cluster& cluster, const PolicyParams& params) {
+        return MakeAirtimePolicy(cluster, params, "static");
       },
       /*compared=*/false);
 }

@@ -98,7 +98,8 @@ int64_t VariantMix::Budget(const Group& g, const Engine& engine) const {
 
 VariantMix::Figures VariantMix::Evaluate(const WorkloadSpec& spec, const Shares& s,
                                          const std::vector<double>& demand, double density,
-                                         int64_t budget, const GpuCatalog& catalog) const {
+                                         int64_t budget, const GpuCatalog& catalog,
+                                         const std::vector<int>* fixed) const {
   const RealtimeProfile& rt = spec.realtime;
   const double per_request = spec.value.per_1k_requests / 1000.0;
   Figures f;
@@ -109,8 +110,19 @@ VariantMix::Figures VariantMix::Evaluate(const WorkloadSpec& spec, const Shares&
     double load = 0;
     for (size_t c = 0; c < demand.size() && v < s.size() && c < s[v].size(); ++c)
       if (mv.Serves(static_cast<int>(c))) load += s[v][c] * demand[c];
-    if (load <= 0) continue;
     const double t = mv.PlanningThroughput();
+    if (fixed != nullptr && v < fixed->size()) {
+      const int n = (*fixed)[v];
+      f.replicas[v] = n;
+      f.milli += n * mv.shape.TotalMilli(catalog);
+      const double served = std::min(load, n * t);
+      f.unserved_rps += load - served;
+      value += per_request * 3600 * mv.quality * served;
+      load_all += load;
+      quality_load += load * mv.quality;
+      continue;
+    }
+    if (load <= 0) continue;
     // In double first: a huge demand must not overflow the replica count.
     const double need_d = t > 0 ? std::ceil(load / t - 1e-9) : kUnboundedReplicas;
     int need = static_cast<int>(std::min(need_d, static_cast<double>(kUnboundedReplicas)));
@@ -167,6 +179,30 @@ VariantMix::Shares VariantMix::Fixed(const RealtimeProfile& rt, Mode mode,
     if (pick >= 0) s[static_cast<size_t>(pick)][c] = 1.0;
   }
   return s;
+}
+
+void VariantMix::SizeStatic(Group& g, const WorkloadSpec& spec, const std::vector<double>& demand,
+                            double density, int64_t budget, const GpuCatalog& catalog) const {
+  const RealtimeProfile& rt = spec.realtime;
+  const size_t nc = rt.classes.size();
+  // The peak per class: of its declared curve, or of the demand seen (through the API).
+  std::vector<double> peak(nc, 0.0);
+  for (size_t c = 0; c < nc; ++c) {
+    peak[c] = c < demand.size() ? demand[c] : 0.0;
+    for (const DemandPoint& p : rt.classes[c].demand) peak[c] = std::max(peak[c], p.rps);
+  }
+  bool grew = g.static_peak.size() != nc;
+  for (size_t c = 0; c < nc && !grew; ++c) grew = peak[c] > g.static_peak[c] + 1e-9;
+  if (!grew) return;
+  State& st = g.st;
+  const bool first = st.shares.empty();
+  g.static_peak = peak;
+  Shares next = Search(spec, peak, density, budget, catalog);
+  if (!first && !SameShares(next, st.shares)) ++st.switches;  // another mix, not just more
+  st.shares = std::move(next);
+  g.static_replicas = Evaluate(spec, st.shares, peak, density, budget, catalog).replicas;
+  st.why = first ? "static split: sized once for the peak demand per class"
+                 : "static split: sized again, demand rose above the peak it was sized for";
 }
 
 VariantMix::Shares VariantMix::Search(const WorkloadSpec& spec, const std::vector<double>& demand,
@@ -335,8 +371,10 @@ void VariantMix::Plan(Group& g, const Engine& engine) {
   auto broken = [](const Figures& f) {
     return !f.floor_ok || f.over_milli > 0 || f.unserved_rps > 0;
   };
-  Shares next = plan_for(demand);
-  if (st.shares.empty()) {
+  Shares next = o_.mode == Mode::kStatic ? Shares{} : plan_for(demand);
+  if (o_.mode == Mode::kStatic) {
+    SizeStatic(g, spec, demand_long, density, budget, catalog);
+  } else if (st.shares.empty()) {
     st.shares = next;
     st.why = "first plan";
   } else if (const Figures fc = Evaluate(spec, st.shares, demand, density, budget, catalog);
@@ -393,7 +431,9 @@ void VariantMix::Plan(Group& g, const Engine& engine) {
       st.why = buf;
     }
   }
-  st.figures = Evaluate(spec, st.shares, demand, density, budget, catalog);
+  const bool fixed = o_.mode == Mode::kStatic;
+  st.figures = Evaluate(spec, st.shares, demand, density, budget, catalog,
+                        fixed ? &g.static_replicas : nullptr);
   st.mix = Describe(rt, st.shares, st.figures, st);
 
   // Targets: the plan's replicas, the service's min_replicas in all (on its busiest variant).

@@ -28,6 +28,13 @@
 // the plan. Mode kGeneralist (the `fixed-generalist` peer) always runs the best variant for
 // each class; kCheapest (`cheapest-meeting-quality`, INFaaS-like) the variant that needs the
 // fewest GPUs per request among those whose quality meets the floor, for each class.
+// kStatic (`static-split`) is a fixed number of replicas per variant, as an operator would
+// provision it: the mix the search chooses at the service's peak demand per class (the
+// highest point of each class's declared curve, or of the demand seen so far for a class
+// whose demand arrives through the API), with the GPUs and the waiting work of the cycle it
+// is sized in, plus spares; its replicas and shares then never change, by day or by night,
+// whatever waits. It is sized again only when a class's demand rises above that peak
+// (undeclared demand; the counts only grow).
 //
 // Switching: a new plan replaces the one in force only when the one in force no longer fits
 // (floor, GPUs, max replicas) or the gain of the new one over `payback` exceeds the cold
@@ -54,7 +61,7 @@ namespace airtime {
 
 class VariantMix {
  public:
-  enum class Mode { kMix, kGeneralist, kCheapest };
+  enum class Mode { kMix, kGeneralist, kCheapest, kStatic };
   struct Options {
     Mode mode = Mode::kMix;
     double spare = 0.25;            // warm spares, as ForecastScale's `spare`
@@ -111,13 +118,21 @@ class VariantMix {
     std::vector<double> last_seen;
     std::vector<int> targets;         // this cycle's, per variant
     std::vector<TimeMs> short_since;  // per variant: since when replicas of the plan are unplaced
+    // kStatic: the peak per class the split was sized for, and its replicas per variant.
+    std::vector<double> static_peak;
+    std::vector<int> static_replicas;
     uint64_t cycle = ~uint64_t{0};
   };
   void Plan(Group& g, const Engine& engine);
+  // `fixed`: the replicas per variant are these (kStatic), not what the load needs.
   Figures Evaluate(const WorkloadSpec& spec, const Shares& s, const std::vector<double>& demand,
-                   double density, int64_t budget, const GpuCatalog& catalog) const;
+                   double density, int64_t budget, const GpuCatalog& catalog,
+                   const std::vector<int>* fixed = nullptr) const;
   static bool Better(const Figures& a, const Figures& b);
   Shares Fixed(const RealtimeProfile& rt, Mode mode, const GpuCatalog& catalog) const;
+  // kStatic: sizes the split again if a class's peak rose above the one it was sized for.
+  void SizeStatic(Group& g, const WorkloadSpec& spec, const std::vector<double>& demand,
+                  double density, int64_t budget, const GpuCatalog& catalog) const;
   Shares Search(const WorkloadSpec& spec, const std::vector<double>& demand, double density,
                 int64_t budget, const GpuCatalog& catalog) const;
   std::string Describe(const RealtimeProfile& rt, const Shares& s, const Figures& f,

@@ -45,8 +45,10 @@ WorkloadSpec Chat(double floor = 0) {
 
 struct Fixture {
   explicit Fixture(int gpus, const std::string& policy = "airtime", double floor = 0)
+      : Fixture(gpus, policy, Chat(floor)) {}
+  Fixture(int gpus, const std::string& policy, const WorkloadSpec& service)
       : cluster(MakeCluster({{"H100", gpus, 1}})), engine(cluster, Make(policy)) {
-    for (const WorkloadSpec& m : ExpandVariants(Chat(floor)))
+    for (const WorkloadSpec& m : ExpandVariants(service))
       members.push_back(engine.Handle(Event::Arrival(0, m)).arrived);
   }
   Policy Make(const std::string& policy) {
@@ -133,6 +135,49 @@ TEST(VariantMixTest, PeersRunTheGeneralistOrTheCheapestMeetingTheFloor) {
   c9.Demand(0, 12);
   EXPECT_EQ(c9.Live(0), 4);
   EXPECT_EQ(c9.Live(1), 0);
+}
+
+TEST(VariantMixTest, StaticSplitKeepsThePeakReplicasAllDay) {
+  // 12 req/s, then 2 for hours: airtime scales the generalist down once the peak has left its
+  // window; the static split keeps the replicas it was sized with for 12 (3 + 1 spare).
+  Fixture st(32, "static-split");
+  Fixture mix(32);
+  for (Fixture* f : {&st, &mix}) {
+    f->Demand(0, 12);
+    EXPECT_EQ(f->Live(0), 4);
+    EXPECT_EQ(f->Live(1), 0);
+    f->Demand(10 * kMinute, 2);
+    f->Run(10 * kMinute, 4 * kHour, kMinute, [] {});
+  }
+  EXPECT_EQ(st.Live(0), 4);
+  EXPECT_EQ(st.Live(1), 0);
+  EXPECT_LT(mix.Live(0), 4);
+  EXPECT_EQ(st.State().switches, 0);
+  // Demand through the API above the peak it was sized for: sized again (4 + 1 spare), the
+  // same mix.
+  st.Demand(4 * kHour + kMinute, 16);
+  EXPECT_EQ(st.Live(0), 5);
+  EXPECT_EQ(st.State().switches, 0);
+  EXPECT_NE(st.State().why.find("sized again"), std::string::npos) << st.State().why;
+}
+
+TEST(VariantMixTest, StaticSplitIsSizedForTheDeclaredPeakFromTheStart) {
+  // A declared curve: 2 req/s now, 12 from 06:00, on 8 GPUs. Sized for the peak at once, where
+  // the generalist does not fit: the small variant, 6 replicas + 2 spares, from 00:00, while
+  // airtime serves the 2 req/s of now with one generalist replica.
+  WorkloadSpec chat = Chat();
+  chat.realtime.classes[0].demand = {{0, 2}, {6 * kHour, 12}};
+  Fixture st(8, "static-split", chat);
+  Fixture mix(8, "airtime", chat);
+  for (Fixture* f : {&st, &mix}) {
+    f->Demand(0, 2);
+    f->Run(0, 2 * kHour, kMinute, [] {});
+  }
+  EXPECT_EQ(st.Live(0), 0);
+  EXPECT_EQ(st.Live(1), 8);
+  EXPECT_EQ(mix.Live(0), 1);
+  EXPECT_EQ(mix.Live(1), 0);
+  EXPECT_NE(st.State().mix.find("8 x small"), std::string::npos) << st.State().mix;
 }
 
 TEST(VariantMixTest, SwitchesAreMakeBeforeBreakAndComeBackWhenGpusFree) {
