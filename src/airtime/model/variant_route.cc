@@ -66,7 +66,37 @@ VariantRoute RouteRequests(const RealtimeProfile& rt, const std::vector<double>&
       r.served_rps += r.served[v][c];
       r.quality_rps += r.served[v][c] * rt.variants[v].quality;
     }
+  KeepQualityFloor(rt, r);
   return r;
+}
+
+void KeepQualityFloor(const RealtimeProfile& rt, VariantRoute& r) {
+  const double floor = rt.quality_floor;
+  if (floor <= 0 || r.served_rps <= 0 || r.MeanQuality() >= floor - 1e-12) return;
+  // The variants below the floor, the lowest quality first: taking x requests/s from a
+  // variant of quality q < floor raises the mean to the floor when
+  // (quality_rps - q x) / (served_rps - x) = floor, i.e. x = (floor served - quality) / (floor -
+  // q).
+  std::vector<size_t> below;
+  for (size_t v = 0; v < rt.variants.size() && v < r.served.size(); ++v)
+    if (rt.variants[v].quality < floor) below.push_back(v);
+  std::stable_sort(below.begin(), below.end(), [&](size_t a, size_t b) {
+    return rt.variants[a].quality < rt.variants[b].quality;
+  });
+  for (size_t v : below) {
+    const double short_by = floor * r.served_rps - r.quality_rps;
+    if (short_by <= 1e-12) break;
+    const double q = rt.variants[v].quality;
+    const double has = std::accumulate(r.served[v].begin(), r.served[v].end(), 0.0);
+    if (has <= 0) continue;
+    const double shed = std::min(has, short_by / (floor - q));
+    // From each class it serves, in proportion.
+    for (double& x : r.served[v]) x -= x * (shed / has);
+    r.served_rps -= shed;
+    r.quality_rps -= shed * q;
+  }
+  r.served_rps = std::max(0.0, r.served_rps);
+  r.quality_rps = std::max(0.0, r.quality_rps);
 }
 
 }  // namespace airtime

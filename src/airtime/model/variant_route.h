@@ -6,8 +6,11 @@
 // (spread over the classes routed to it in proportion). What is left of each class then goes
 // to the variants that serve it and have capacity to spare, the best quality first (a load
 // balancer that prefers quality while it can). Requests no ready capacity can take are
-// missed. The simulator's metrics serve requests this way; the policy estimates its plans
-// with it. Pure function.
+// missed. A service's quality_floor holds for what it serves: when the ready mix would
+// serve below it (the better variants' replicas did not find room), requests of the
+// variants under the floor are missed instead, the lowest quality first, until the mean
+// quality served is the floor (KeepQualityFloor). The simulator's metrics serve requests
+// this way; the policy estimates its plans with it. Pure function.
 #pragma once
 
 #include <vector>
@@ -31,5 +34,10 @@ struct VariantRoute {
 VariantRoute RouteRequests(const RealtimeProfile& rt, const std::vector<double>& capacity,
                            const std::vector<double>& demand,
                            const std::vector<std::vector<double>>& share);
+
+// Misses the fewest requests of the variants below `rt.quality_floor` (the lowest quality
+// first, each class it serves in proportion) that bring the mean quality of what `r` serves
+// up to the floor; nothing when it meets the floor already or has none.
+void KeepQualityFloor(const RealtimeProfile& rt, VariantRoute& r);
 
 }  // namespace airtime
