@@ -72,7 +72,8 @@ std::vector<double> VariantMix::Routing(const Job& member, const Engine& engine)
   return v < g.st.shares.size() ? g.st.shares[v] : std::vector<double>{};
 }
 
-int64_t VariantMix::Budget(const Group& g, const Engine& engine) const {
+int64_t VariantMix::Budget(const Group& g, const std::vector<bool>& available,
+                           const Engine& engine) const {
   const Job* any = nullptr;
   int64_t budget = 0;
   for (WorkloadId id : g.members) {
@@ -82,8 +83,10 @@ int64_t VariantMix::Budget(const Group& g, const Engine& engine) const {
   }
   if (any == nullptr) return 0;
   std::vector<bool> types(engine.catalog().size(), false);
-  for (const ModelVariant& v : any->s().realtime.variants)
-    for (const auto& [t, rps] : v.throughput_rps) types[static_cast<size_t>(t)] = true;
+  const auto& variants = any->s().realtime.variants;
+  for (size_t v = 0; v < variants.size(); ++v)
+    if (v < available.size() && available[v])
+      for (const auto& [t, rps] : variants[v].throughput_rps) types[static_cast<size_t>(t)] = true;
   for (size_t t = 0; t < types.size(); ++t)
     if (types[t]) budget += engine.state().free_milli_of_type(static_cast<GpuTypeId>(t));
   // Preemptible jobs on those types give their GPUs back to a service.
@@ -98,7 +101,8 @@ int64_t VariantMix::Budget(const Group& g, const Engine& engine) const {
 
 VariantMix::Figures VariantMix::Evaluate(const WorkloadSpec& spec, const Shares& s,
                                          const std::vector<double>& demand, double density,
-                                         int64_t budget, const GpuCatalog& catalog) const {
+                                         int64_t budget, const std::vector<bool>& available,
+                                         const GpuCatalog& catalog) const {
   const RealtimeProfile& rt = spec.realtime;
   const double per_request = spec.value.per_1k_requests / 1000.0;
   Figures f;
@@ -110,6 +114,10 @@ VariantMix::Figures VariantMix::Evaluate(const WorkloadSpec& spec, const Shares&
     for (size_t c = 0; c < demand.size() && v < s.size() && c < s[v].size(); ++c)
       if (mv.Serves(static_cast<int>(c))) load += s[v][c] * demand[c];
     if (load <= 0) continue;
+    if (v >= available.size() || !available[v]) {  // not produced yet: serves nothing
+      f.unserved_rps += load;
+      continue;
+    }
     const double t = mv.PlanningThroughput();
     // In double first: a huge demand must not overflow the replica count.
     const double need_d = t > 0 ? std::ceil(load / t - 1e-9) : kUnboundedReplicas;
@@ -142,17 +150,27 @@ bool VariantMix::Better(const Figures& a, const Figures& b) {
 }
 
 VariantMix::Shares VariantMix::Fixed(const RealtimeProfile& rt, Mode mode,
+                                     const std::vector<bool>& available,
                                      const GpuCatalog& catalog) const {
   const size_t nc = rt.classes.size();
   Shares s(rt.variants.size(), std::vector<double>(nc, 0.0));
+  auto usable = [&](size_t v, size_t c) {
+    return v < available.size() && available[v] && rt.variants[v].Serves(static_cast<int>(c));
+  };
   for (size_t c = 0; c < nc; ++c) {
-    int pick = rt.DefaultVariantFor(static_cast<int>(c));
+    // The highest quality that serves the class among the available variants (the first
+    // among equals, as DefaultVariantFor).
+    int pick = -1;
+    for (size_t v = 0; v < rt.variants.size(); ++v)
+      if (usable(v, c) &&
+          (pick < 0 || rt.variants[v].quality > rt.variants[static_cast<size_t>(pick)].quality))
+        pick = static_cast<int>(v);
     if (mode == Mode::kCheapest) {
       // The fewest GPUs per request among the variants that meet the floor for this class.
       double best = 0;
       for (size_t v = 0; v < rt.variants.size(); ++v) {
         const ModelVariant& mv = rt.variants[v];
-        if (!mv.Serves(static_cast<int>(c)) || mv.quality < rt.quality_floor - 1e-9) continue;
+        if (!usable(v, c) || mv.quality < rt.quality_floor - 1e-9) continue;
         const double per_rps =
             static_cast<double>(mv.shape.TotalMilli(catalog)) / mv.PlanningThroughput();
         const bool cheaper = per_rps < best - 1e-9;
@@ -171,11 +189,17 @@ VariantMix::Shares VariantMix::Fixed(const RealtimeProfile& rt, Mode mode,
 
 VariantMix::Shares VariantMix::Search(const WorkloadSpec& spec, const std::vector<double>& demand,
                                       double density, int64_t budget,
+                                      const std::vector<bool>& available,
                                       const GpuCatalog& catalog) const {
   const RealtimeProfile& rt = spec.realtime;
   const size_t nv = rt.variants.size(), nc = rt.classes.size();
-  auto eval = [&](const Shares& s) { return Evaluate(spec, s, demand, density, budget, catalog); };
-  Shares best = Fixed(rt, Mode::kGeneralist, catalog);
+  auto eval = [&](const Shares& s) {
+    return Evaluate(spec, s, demand, density, budget, available, catalog);
+  };
+  auto usable = [&](size_t v, size_t c) {
+    return v < available.size() && available[v] && rt.variants[v].Serves(static_cast<int>(c));
+  };
+  Shares best = Fixed(rt, Mode::kGeneralist, available, catalog);
   Figures best_f = eval(best);
   // Every plan that sends each class wholly to one variant (while there are few).
   double combos = std::pow(static_cast<double>(nv), static_cast<double>(nc));
@@ -185,7 +209,7 @@ VariantMix::Shares VariantMix::Search(const WorkloadSpec& spec, const std::vecto
       bool valid = true;
       Shares s(nv, std::vector<double>(nc, 0.0));
       for (size_t c = 0; c < nc; ++c) {
-        if (!rt.variants[pick[c]].Serves(static_cast<int>(c))) valid = false;
+        if (!usable(pick[c], c)) valid = false;
         s[pick[c]][c] = 1.0;
       }
       if (valid) {
@@ -205,7 +229,7 @@ VariantMix::Shares VariantMix::Search(const WorkloadSpec& spec, const std::vecto
       }
     }
   } else {
-    const Shares cheap = Fixed(rt, Mode::kCheapest, catalog);
+    const Shares cheap = Fixed(rt, Mode::kCheapest, available, catalog);
     if (const Figures f = eval(cheap); Better(f, best_f)) {
       best = cheap;
       best_f = f;
@@ -219,7 +243,7 @@ VariantMix::Shares VariantMix::Search(const WorkloadSpec& spec, const std::vecto
       for (size_t a = 0; a < nv; ++a) {
         if (best[a][c] <= 0) continue;
         for (size_t b = 0; b < nv; ++b) {
-          if (b == a || !rt.variants[b].Serves(static_cast<int>(c))) continue;
+          if (b == a || !usable(b, c)) continue;
           Shares s = best;
           const double d = std::min(best[a][c], o_.step);
           s[a][c] -= d;
@@ -264,7 +288,12 @@ std::string VariantMix::Describe(const RealtimeProfile& rt, const Shares& s, con
                 static_cast<double>(f.milli) / 1000.0,
                 static_cast<double>(st.budget_milli) / 1000.0, f.quality, rt.quality_floor, f.worth,
                 st.density);
-  return out + buf;
+  out += buf;
+  for (size_t v = 0; v < rt.variants.size(); ++v)
+    if (v < st.available.size() && !st.available[v])
+      out += "; " + rt.variants[v].name + " not yet produced (job '" + rt.variants[v].produced_by +
+             "')";
+  return out;
 }
 
 void VariantMix::Plan(Group& g, const Engine& engine) {
@@ -279,6 +308,9 @@ void VariantMix::Plan(Group& g, const Engine& engine) {
   const RealtimeProfile& rt = spec.realtime;
   const size_t nv = rt.variants.size(), nc = rt.classes.size();
   const TimeMs now = engine.now();
+  // Only the variants that may run now (not waiting for a job to produce them).
+  std::vector<bool> available(nv);
+  for (size_t v = 0; v < nv; ++v) available[v] = engine.VariantAvailable(rt, v);
   double density = 0;
   for (WorkloadId id : g.members)
     if (id != kNoWorkload) density = std::max(density, density_(engine.job(id), engine));
@@ -287,11 +319,14 @@ void VariantMix::Plan(Group& g, const Engine& engine) {
   // would cost to get back (cold start x (1 + the best variant's value per GPU-hour / the
   // waiting work's)), within [the longest cold start + lead, keep].
   DurationMs cold = 0;
-  for (const ModelVariant& v : rt.variants) cold = std::max(cold, v.cold_start);
+  for (size_t v = 0; v < nv; ++v)
+    if (available[v]) cold = std::max(cold, rt.variants[v].cold_start);
   DurationMs window = o_.keep;
   if (density > 0) {
     double best_density = 0;
-    for (const ModelVariant& v : rt.variants) {
+    for (size_t i = 0; i < nv; ++i) {
+      if (!available[i]) continue;
+      const ModelVariant& v = rt.variants[i];
       const double gpus = static_cast<double>(v.shape.TotalMilli(engine.catalog())) / 1000.0;
       if (gpus > 0)
         best_density = std::max(best_density, spec.value.per_1k_requests / 1000.0 * 3600 *
@@ -322,15 +357,16 @@ void VariantMix::Plan(Group& g, const Engine& engine) {
         demand[c] = std::max(demand[c], steps[i].second);
     }
   }
-  const int64_t budget = Budget(g, engine);
+  const int64_t budget = Budget(g, available, engine);
   State& st = g.st;
+  st.available = available;
   st.demand = demand;
   st.density = density;
   st.budget_milli = budget;
   const GpuCatalog& catalog = engine.catalog();
   auto plan_for = [&](const std::vector<double>& d) {
-    return o_.mode == Mode::kMix ? Search(spec, d, density, budget, catalog)
-                                 : Fixed(rt, o_.mode, catalog);
+    return o_.mode == Mode::kMix ? Search(spec, d, density, budget, available, catalog)
+                                 : Fixed(rt, o_.mode, available, catalog);
   };
   auto broken = [](const Figures& f) {
     return !f.floor_ok || f.over_milli > 0 || f.unserved_rps > 0;
@@ -339,10 +375,20 @@ void VariantMix::Plan(Group& g, const Engine& engine) {
   if (st.shares.empty()) {
     st.shares = next;
     st.why = "first plan";
-  } else if (const Figures fc = Evaluate(spec, st.shares, demand, density, budget, catalog);
+  } else if (o_.mode != Mode::kMix) {
+    // A peer's plan is its rule applied to the variants there are: it changes only when a
+    // variant is produced, and the peer then follows its rule at once.
+    if (!SameShares(next, st.shares)) {
+      st.shares = next;
+      ++st.switches;
+      st.last_switch = now;
+      st.why = "switched: a variant was produced";
+    }
+  } else if (const Figures fc =
+                 Evaluate(spec, st.shares, demand, density, budget, available, catalog);
              broken(fc) && !SameShares(next, st.shares)) {
     // The plan in force no longer fits: the best for the demand now, at once.
-    const Figures fn = Evaluate(spec, next, demand, density, budget, catalog);
+    const Figures fn = Evaluate(spec, next, demand, density, budget, available, catalog);
     char buf[200];
     {
       const bool take = Better(fn, fc);
@@ -360,8 +406,8 @@ void VariantMix::Plan(Group& g, const Engine& engine) {
   } else if (next = plan_for(demand_long); !SameShares(next, st.shares)) {
     // By choice: the best plan for the peak of the last `payback`, if it fits that peak and
     // its gain there repays its cold starts.
-    const Figures fn = Evaluate(spec, next, demand_long, density, budget, catalog);
-    const Figures fl = Evaluate(spec, st.shares, demand_long, density, budget, catalog);
+    const Figures fn = Evaluate(spec, next, demand_long, density, budget, available, catalog);
+    const Figures fl = Evaluate(spec, st.shares, demand_long, density, budget, available, catalog);
     char buf[200];
     bool take = false;
     if (!broken(fn)) {
@@ -393,7 +439,7 @@ void VariantMix::Plan(Group& g, const Engine& engine) {
       st.why = buf;
     }
   }
-  st.figures = Evaluate(spec, st.shares, demand, density, budget, catalog);
+  st.figures = Evaluate(spec, st.shares, demand, density, budget, available, catalog);
   st.mix = Describe(rt, st.shares, st.figures, st);
 
   // Targets: the plan's replicas, the service's min_replicas in all (on its busiest variant).

@@ -28,6 +28,10 @@
 // the plan. Mode kGeneralist (the `fixed-generalist` peer) always runs the best variant for
 // each class; kCheapest (`cheapest-meeting-quality`, INFaaS-like) the variant that needs the
 // fewest GPUs per request among those whose quality meets the floor, for each class.
+// Every mode plans with the available variants only (Engine::VariantAvailable): one that a
+// quantize or finetune job has not produced yet gets no share, and its GPU types count for
+// the service's GPUs only once it is produced; from the cycle of the producer's completion
+// on it competes like the others.
 //
 // Switching: a new plan replaces the one in force only when the one in force no longer fits
 // (floor, GPUs, max replicas) or the gain of the new one over `payback` exceeds the cold
@@ -95,8 +99,9 @@ class VariantMix {
     int64_t budget_milli = 0;    // GPUs the service could have
     int switches = 0;            // plans replaced
     TimeMs last_switch = kNever;
-    std::string why;  // why the plan in force replaced the one before ("first plan")
-    std::string mix;  // the plan in force in words: shares per class, replicas, figures
+    std::string why;              // why the plan in force replaced the one before ("first plan")
+    std::string mix;              // the plan in force in words: shares per class, replicas, figures
+    std::vector<bool> available;  // per variant, at the last plan (Engine::VariantAvailable)
   };
   const State* state(const std::string& service) const;
   // Whether a service's plan saw another opportunity value than its members' waiting work
@@ -114,15 +119,19 @@ class VariantMix {
     uint64_t cycle = ~uint64_t{0};
   };
   void Plan(Group& g, const Engine& engine);
+  // `available`: per variant; a share on one that is not serves nothing (unserved_rps).
   Figures Evaluate(const WorkloadSpec& spec, const Shares& s, const std::vector<double>& demand,
-                   double density, int64_t budget, const GpuCatalog& catalog) const;
+                   double density, int64_t budget, const std::vector<bool>& available,
+                   const GpuCatalog& catalog) const;
   static bool Better(const Figures& a, const Figures& b);
-  Shares Fixed(const RealtimeProfile& rt, Mode mode, const GpuCatalog& catalog) const;
+  Shares Fixed(const RealtimeProfile& rt, Mode mode, const std::vector<bool>& available,
+               const GpuCatalog& catalog) const;
   Shares Search(const WorkloadSpec& spec, const std::vector<double>& demand, double density,
-                int64_t budget, const GpuCatalog& catalog) const;
+                int64_t budget, const std::vector<bool>& available,
+                const GpuCatalog& catalog) const;
   std::string Describe(const RealtimeProfile& rt, const Shares& s, const Figures& f,
                        const State& st) const;
-  int64_t Budget(const Group& g, const Engine& engine) const;
+  int64_t Budget(const Group& g, const std::vector<bool>& available, const Engine& engine) const;
   Group& GroupOf(const Job& member, const Engine& engine);
 
   Options o_;
