@@ -18,6 +18,12 @@ bool SameShares(const VariantMix::Shares& a, const VariantMix::Shares& b) {
   return true;
 }
 
+// Whether variant `v` may take a share of class `c`: it is available (produced, if work
+// makes it) and serves the class.
+bool Usable(const RealtimeProfile& rt, const std::vector<bool>& available, size_t v, size_t c) {
+  return v < available.size() && available[v] && rt.variants[v].Serves(static_cast<int>(c));
+}
+
 }  // namespace
 
 const VariantMix::State* VariantMix::state(const std::string& service) const {
@@ -154,9 +160,7 @@ VariantMix::Shares VariantMix::Fixed(const RealtimeProfile& rt, Mode mode,
                                      const GpuCatalog& catalog) const {
   const size_t nc = rt.classes.size();
   Shares s(rt.variants.size(), std::vector<double>(nc, 0.0));
-  auto usable = [&](size_t v, size_t c) {
-    return v < available.size() && available[v] && rt.variants[v].Serves(static_cast<int>(c));
-  };
+  auto usable = [&](size_t v, size_t c) { return Usable(rt, available, v, c); };
   for (size_t c = 0; c < nc; ++c) {
     // The highest quality that serves the class among the available variants (the first
     // among equals, as DefaultVariantFor).
@@ -196,9 +200,7 @@ VariantMix::Shares VariantMix::Search(const WorkloadSpec& spec, const std::vecto
   auto eval = [&](const Shares& s) {
     return Evaluate(spec, s, demand, density, budget, available, catalog);
   };
-  auto usable = [&](size_t v, size_t c) {
-    return v < available.size() && available[v] && rt.variants[v].Serves(static_cast<int>(c));
-  };
+  auto usable = [&](size_t v, size_t c) { return Usable(rt, available, v, c); };
   Shares best = Fixed(rt, Mode::kGeneralist, available, catalog);
   Figures best_f = eval(best);
   // Every plan that sends each class wholly to one variant (while there are few).
