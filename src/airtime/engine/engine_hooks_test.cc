@@ -351,7 +351,12 @@ class TwoEach : public ScalePlugin {
 };
 
 struct Produced {
-  Produced() : cluster(testing::MakeCluster({{"H100", 8, 1}})), engine(cluster, MakePolicy()) {
+  // `arrive`: the service's members arrive at 0 (else call Arrive).
+  explicit Produced(bool arrive = true)
+      : cluster(testing::MakeCluster({{"H100", 8, 1}})), engine(cluster, MakePolicy()) {
+    if (arrive) Arrive(0);
+  }
+  void Arrive(TimeMs at) {
     const GpuTypeId h100 = *GpuCatalog::Builtin().Find("H100");
     WorkloadSpec s = testing::MakeService("chat", 0);
     s.realtime.classes = {{"all", {{0, 1.0}}}};
@@ -367,7 +372,7 @@ struct Produced {
     s.realtime.variants = {big, small};
     EXPECT_TRUE(ValidateSpec(s, GpuCatalog::Builtin()).ok());
     for (const WorkloadSpec& m : ExpandVariants(s))
-      members.push_back(engine.Handle(Event::Arrival(0, m)).arrived);
+      members.push_back(engine.Handle(Event::Arrival(at, m)).arrived);
   }
   static Policy MakePolicy() {
     Policy p;
@@ -424,6 +429,16 @@ TEST(ProducedVariantTest, NoReplicasUntilTheProducerCompletesThenInTheSameCycle)
   EXPECT_EQ(started, 2);
   EXPECT_EQ(f.Live(1), 2);
   EXPECT_TRUE(f.engine.VariantAvailable(f.Small().s().realtime, 1));
+}
+
+TEST(ProducedVariantTest, AVariantProducedBeforeItsServiceArrivesRunsFromTheArrival) {
+  Produced f(/*arrive=*/false);
+  f.Quantize(0);
+  f.engine.Handle(Event::Completion(10 * kMinute, f.ProducerAllocation()));
+  EXPECT_EQ(f.engine.job(f.producer).phase, JobPhase::kDone);
+  f.Arrive(20 * kMinute);
+  EXPECT_EQ(f.Live(0), 2);
+  EXPECT_EQ(f.Live(1), 2);
 }
 
 TEST(ProducedVariantTest, AFailedOrCancelledProducerLeavesTheVariantUnavailable) {

@@ -132,6 +132,13 @@ TEST(ProducedVariantSimTest, AQuantizeJobCompletingSwitchesTheServiceAndFreesGpu
   EXPECT_LT(chat.mean_quality(), 1.0);
 }
 
+TEST(ProducedVariantSimTest, TheSameInputGivesTheSameDecisions) {
+  const SimInput in = Scenario();
+  const Replay a = Replayed(in, "airtime"), b = Replayed(in, "airtime");
+  ASSERT_FALSE(a.decisions.empty());
+  EXPECT_EQ(a.decisions, b.decisions);
+}
+
 TEST(ProducedVariantSimTest, ACancelledProducerLeavesTheVariantUnused) {
   const Replay r = Replayed(Scenario("events:\n  - {at: 10m, cancel: quantize}\n"), "airtime");
   EXPECT_TRUE(r.Of("start", "chat/small").empty());
