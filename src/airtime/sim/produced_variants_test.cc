@@ -1,7 +1,7 @@
 // A variant that a quantize job produces, replayed end to end (workload file -> engine ->
 // simulator): airtime switches to it in the cycle the job completes, the service never has
 // zero ready replicas across the switch, and the GPUs the old variant frees start waiting
-// work; a cancelled producer leaves the variant unused.
+// work (which fixed-generalist never starts); a cancelled producer leaves the variant unused.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -130,6 +130,10 @@ TEST(ProducedVariantSimTest, AQuantizeJobCompletingSwitchesTheServiceAndFreesGpu
   const ServiceMetrics& chat = r.result.metrics.services.at("chat");
   EXPECT_NEAR(chat.requests_in_slo + chat.missed_at_start, chat.requests, 1e-6);
   EXPECT_LT(chat.mean_quality(), 1.0);
+  // fixed-generalist keeps the generalist: the job that needs 5 GPUs never gets them.
+  const Replay g = Replayed(Scenario(), "fixed-generalist");
+  EXPECT_TRUE(g.Of("start", "chat/small").empty());
+  EXPECT_TRUE(g.Of("start", "train").empty());
 }
 
 TEST(ProducedVariantSimTest, TheSameInputGivesTheSameDecisions) {
