@@ -136,6 +136,44 @@ TEST(ProducedVariantSimTest, AQuantizeJobCompletingSwitchesTheServiceAndFreesGpu
   EXPECT_TRUE(g.Of("start", "train").empty());
 }
 
+// When the new variant's replicas find too little room, make-before-break gives back one old
+// replica once they have waited `lead` (5 minutes): that moment needs a cycle of its own.
+TEST(ProducedVariantSimTest, ASwitchShortOfRoomGoesOnAfterLeadWithoutOtherEvents) {
+  // As Scenario(), but a 10-hour batch job holds 2 GPUs and "train" needs 3: when the
+  // quantize job completes only its 2 GPUs are free, for 3 replicas of the small variant.
+  std::string text =
+      "workloads:\n"
+      "  - name: chat\n"
+      "    kind: realtime\n"
+      "    slo: {latency_ms: 2000, min_replicas: 1, cold_start: 1m}\n"
+      "    value: {per_1k_requests: 1}\n"
+      "    demand: [{at: 0, rps: 3}]\n"
+      "    variants:\n"
+      "      - {name: big, gpus: 4, throughput: {H100: 4}}\n"
+      "      - {name: small, gpus: 1, throughput: {H100: 2}, quality: 0.8}\n"
+      "  - {name: quantize, kind: quantize, gpus: 2, gpu_type: H100, work: 30m,\n"
+      "     produces: {service: chat, variant: small}, value: {on_completion: 10}}\n"
+      "  - {name: filler, kind: batch, gpus: 2, gpu_type: H100, work: 10h,\n"
+      "     value: {on_completion: 10}}\n"
+      "  - {name: train, kind: training, gpus: 3, gpu_type: H100, work: 1h, submit_at: 2m,\n"
+      "     value: {on_completion: 1000}}\n";
+  auto s = ParseWorkloadYaml(text, "short.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const Replay r = Replayed(
+      MakeSimInput(testing::MakeCluster({{"H100", 8, 1}}), std::move(s->workloads), {}), "airtime");
+  const double done = r.Of("start", "quantize").at(0)["expected_end_s"];
+  const auto small = r.Of("start", "chat/small");
+  ASSERT_EQ(small.size(), 3u);
+  EXPECT_DOUBLE_EQ(small[0]["t_s"].get<double>(), done);
+  EXPECT_DOUBLE_EQ(small[1]["t_s"].get<double>(), done);
+  const auto big_released = r.Of("release", "chat/big");
+  ASSERT_FALSE(big_released.empty());
+  EXPECT_DOUBLE_EQ(big_released[0]["t_s"].get<double>(), done + 300);
+  EXPECT_DOUBLE_EQ(small[2]["t_s"].get<double>(), done + 300);
+  EXPECT_DOUBLE_EQ(r.Of("start", "train").at(0)["t_s"].get<double>(), done + 300);
+  EXPECT_GE(r.MinReady(), 1);
+}
+
 TEST(ProducedVariantSimTest, TheSameInputGivesTheSameDecisions) {
   const SimInput in = Scenario();
   const Replay a = Replayed(in, "airtime"), b = Replayed(in, "airtime");

@@ -63,6 +63,16 @@ bool VariantMix::Stale(const Engine& engine) const {
   return false;
 }
 
+TimeMs VariantMix::NextLook(const Engine& engine) const {
+  TimeMs next = kNever;
+  for (const auto& [name, g] : groups_) {
+    if (g.cycle != engine.cycles()) continue;  // not planned in this cycle
+    for (TimeMs since : g.short_since)
+      if (since != kNever && since + o_.lead > engine.now()) next = std::min(next, since + o_.lead);
+  }
+  return next;
+}
+
 int VariantMix::Target(const Job& member, const Engine& engine) {
   Group& g = GroupOf(member, engine);
   if (g.cycle != engine.cycles()) {

@@ -41,7 +41,7 @@
 // than its plan wants, no member gives replicas back, so requests keep being served by the
 // old variant until the new one is up; only when the new replicas found no room for `lead`
 // does an old member give one replica back per cycle (never its last ready one), to make
-// room. The freed GPUs go to waiting work in the same cycle (the engine releases replicas
+// room (NextLook: the scale plug-in asks for a cycle at that moment). The freed GPUs go to waiting work in the same cycle (the engine releases replicas
 // before its allocation pass). One instance per engine; state across cycles.
 #pragma once
 
@@ -107,6 +107,10 @@ class VariantMix {
   // Whether a service's plan saw another opportunity value than its members' waiting work
   // has now (after the allocation pass): worth a second look at once.
   bool Stale(const Engine& engine) const;
+  // When the next of this cycle's plans will have had replicas unplaced for `lead`, so that
+  // an old member starts giving replicas back to make room (make-before-break): that needs
+  // a cycle even if no event comes. kNever: none.
+  TimeMs NextLook(const Engine& engine) const;
 
  private:
   struct Group {
