@@ -41,8 +41,9 @@
 // than its plan wants, no member gives replicas back, so requests keep being served by the
 // old variant until the new one is up; only when the new replicas found no room for `lead`
 // does an old member give one replica back per cycle (never its last ready one), to make
-// room (NextLook: the scale plug-in asks for a cycle at that moment). The freed GPUs go to waiting work in the same cycle (the engine releases replicas
-// before its allocation pass). One instance per engine; state across cycles.
+// room (NextLook: the scale plug-in asks for a cycle at that moment). The freed GPUs go to waiting
+// work in the same cycle (the engine releases replicas before its allocation pass). One instance
+// per engine; state across cycles.
 #pragma once
 
 #include <deque>
