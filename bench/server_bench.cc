@@ -25,6 +25,11 @@
 //                  start (the arrival) is left out. gap is wall / jobs - 50 ms: the whole
 //                  per-job overhead between one process's end and the next one's start, as
 //                  the clock on the wall shows it.
+//   memory_*       --ended (4,000) workloads that end (one-GPU jobs running /bin/true, 500 per
+//                  request, each batch waited out): the daemon's live heap (glibc's mallinfo2,
+//                  in use, so neither the allocator's free lists nor SQLite's file pages count)
+//                  after the first 1,000 and after all of them. per_ended_workload is what one
+//                  more ended workload keeps: a daemon's memory grows by it for its whole life.
 // The event latencies are the daemon's own (Daemon::latencies()), measured on the steady
 // clock from the moment the loop noticed the event. Cycle times are steady-clock seconds.
 // --keep-alive reuses one connection per client thread instead of one per request; both
@@ -33,6 +38,7 @@
 // This machine is shared and has few cores: the HTTP workers, the daemon's loop, the clients
 // and the launched processes compete for them, which is part of what is measured.
 #include <httplib.h>
+#include <malloc.h>
 #include <sched.h>
 #include <stdlib.h>
 
@@ -307,6 +313,39 @@ int Exit(int jobs) {
   return 0;
 }
 
+// Bytes the process has allocated and not freed (mallinfo2's uordblks: in use, not cached).
+double HeapInUse() { return static_cast<double>(mallinfo2().uordblks); }
+
+int Memory(int ended) {
+  constexpr int kBatch = 500, kWarm = 1000;
+  if (ended <= kWarm) return Fail("memory: --ended must be above " + std::to_string(kWarm));
+  LiveDaemon live;
+  if (Status st = live.Open("8xH100"); !st.ok()) return Fail(st.ToString());
+  auto c = live.Client();
+  double warm = 0;
+  for (int done = 0; done < ended;) {
+    const int n = std::min(kBatch, ended - done);
+    std::string body = "[";
+    for (int i = 0; i < n; ++i)
+      body += (i ? "," : "") + json{{"name", "m" + std::to_string(done + i)},
+                                    {"kind", "batch"},
+                                    {"gpus", 1},
+                                    {"command", {"/bin/true"}}}
+                                   .dump();
+    body += "]";
+    if (std::string why = Post(*c, body); !why.empty()) return Fail(why);
+    if (std::string why = WaitIdle(*c, 120); !why.empty()) return Fail(why);
+    done += n;
+    if (done == kWarm) warm = HeapInUse();
+  }
+  const double all = HeapInUse();
+  Print("memory_ended", ended, "workloads");
+  Print("memory_heap_after_1000", warm / 1e6, "MB");
+  Print("memory_heap_after_all", all / 1e6, "MB");
+  Print("memory_per_ended_workload", (all - warm) / (ended - kWarm), "bytes");
+  return 0;
+}
+
 int CpuCount() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
@@ -318,7 +357,7 @@ int CpuCount() {
 
 int main(int argc, char** argv) {
   std::string only;
-  int submissions = 10000, jobs = 200;
+  int submissions = 10000, jobs = 200, ended = 4000;
   bool ok = true;
   for (int i = 1; i < argc && ok; ++i) {
     if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
@@ -327,16 +366,19 @@ int main(int argc, char** argv) {
       submissions = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--jobs") && i + 1 < argc)
       jobs = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--ended") && i + 1 < argc)
+      ended = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--keep-alive"))
       airtime::g_keep_alive = true;
     else
       ok = false;
   }
-  if (!ok || submissions <= 0 || jobs <= 0 ||
-      (!only.empty() && only != "submissions" && only != "arrival" && only != "exit")) {
+  if (!ok || submissions <= 0 || jobs <= 0 || ended <= 0 ||
+      (!only.empty() && only != "submissions" && only != "arrival" && only != "exit" &&
+       only != "memory")) {
     std::fprintf(stderr,
-                 "usage: airtime_server_bench [--only submissions|arrival|exit] "
-                 "[--submissions N] [--jobs N] [--keep-alive]\n");
+                 "usage: airtime_server_bench [--only submissions|arrival|exit|memory] "
+                 "[--submissions N] [--jobs N] [--ended N] [--keep-alive]\n");
     return 2;
   }
   airtime::Print("nproc", airtime::CpuCount(), "cpus");
@@ -344,5 +386,6 @@ int main(int argc, char** argv) {
   if (only.empty() || only == "submissions") rc |= airtime::Submissions(submissions);
   if (only.empty() || only == "arrival") rc |= airtime::Arrival(jobs);
   if (only.empty() || only == "exit") rc |= airtime::Exit(jobs);
+  if (only.empty() || only == "memory") rc |= airtime::Memory(ended);
   return rc;
 }

@@ -417,7 +417,15 @@ TEST_F(SlurmBackendE2E, AJobWhoseRunTheStoreLostStopsTheStartUntilTheLossIsAccep
   ASSERT_EQ(server_->Submit(Job("lost", 2, "A100-40GB", 30)), 201);
   ASSERT_TRUE(WaitJobState("lost", "RUNNING"));
   const SlurmJob job = JobsOf("lost")[0];
-  const int64_t run = server_->Workload("lost")["runs"][0]["id"];
+  const json lost_run = server_->Workload("lost")["runs"][0];
+  const int64_t run = lost_run["id"];
+  // Slurm says RUNNING once it allocated the job, a moment before slurmd opens the job's
+  // log in the run directory. Removing that directory first fails the job (seen on a loaded
+  // machine: the job ended with signal 53 and the start found nothing to refuse), so the
+  // crash comes once the command has printed its first line.
+  const std::string log = lost_run["log_dir"].get<std::string>() + "/stdout.log";
+  ASSERT_TRUE(WaitFor([&] { return ReadFile(log).find("CVD=") != std::string::npos; }, 20s))
+      << "the job's command never wrote " << log;
   server_->Kill();
   // What the crash took: the run's row and its directory (the marks do not name the run).
   sqlite3* db = nullptr;

@@ -40,6 +40,11 @@ Event Event::Arrival(TimeMs at, WorkloadSpec spec) {
   e.spec = std::make_shared<const WorkloadSpec>(std::move(spec));
   return e;
 }
+Event Event::Arrival(TimeMs at, std::shared_ptr<const WorkloadSpec> spec) {
+  Event e = Make(EventType::kArrival, at);
+  e.spec = std::move(spec);
+  return e;
+}
 Event Event::Completion(TimeMs at, AllocationId a) {
   Event e = Make(EventType::kCompletion, at);
   e.allocation = a;

@@ -42,6 +42,9 @@ struct Event {
   std::shared_ptr<const WorkloadSpec> spec;  // kArrival only
 
   static Event Arrival(TimeMs at, WorkloadSpec spec);
+  // The same, sharing a spec the caller keeps too (the daemon's record of the workload), so
+  // that a live workload's spec is held once.
+  static Event Arrival(TimeMs at, std::shared_ptr<const WorkloadSpec> spec);
   static Event Completion(TimeMs at, AllocationId a);
   static Event Failure(TimeMs at, AllocationId a);
   static Event Demand(TimeMs at, WorkloadId w, double rps);

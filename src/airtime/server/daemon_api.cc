@@ -131,7 +131,7 @@ void Daemon::CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch
       w.row = std::move(rows[i][k]);
       w.spec = LiveSpec(std::move(ok[i]->specs[k]), now);
       accepted.push_back({{"id", w.row.id}, {"name", w.row.name}});
-      const CycleResult& r = engine_->Handle(Event::Arrival(now, *w.spec));
+      const CycleResult& r = engine_->Handle(Event::Arrival(now, w.spec));
       books_->Observe(r);
       w.eid = r.arrived;
       by_name_[w.row.name] = w.row.id;

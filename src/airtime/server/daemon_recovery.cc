@@ -64,7 +64,7 @@ Status Daemon::Recover() {
     w.spec = LiveSpec(std::move(spec), w.row.submitted_at);
     if (!IsFinalState(w.row.state)) {
       ++active;
-      const CycleResult& r = engine_->Handle(Event::Arrival(now, *w.spec));
+      const CycleResult& r = engine_->Handle(Event::Arrival(now, w.spec));
       books_->Observe(r);
       w.eid = r.arrived;
       by_engine_id_[w.eid] = w.row.id;
