@@ -18,10 +18,9 @@ namespace airtime {
 namespace {
 
 // One 8 x H100 node. "chat" (3 req/s) has a generalist `big` (4 GPUs, 4 req/s) and a
-// quantized `small` (1 GPU, 2 req/s, quality 0.8) that the job "quantize" (2 GPUs) makes.
-// "train" (5 GPUs, dense) arrives at 2m: with the generalist and the quantize job running,
-// 2 GPUs are free. `events`: the scenario's events section.
-SimInput Scenario(const std::string& events = "") {
+// quantized `small` (1 GPU, 2 req/s, quality 0.8) that the job "quantize" (2 GPUs, 30m of
+// work) makes; `more`: the rest of the file (other workloads, events).
+SimInput WithChat(const std::string& more) {
   const std::string text =
       "workloads:\n"
       "  - name: chat\n"
@@ -32,25 +31,22 @@ SimInput Scenario(const std::string& events = "") {
       "    variants:\n"
       "      - {name: big, gpus: 4, throughput: {H100: 4}}\n"
       "      - {name: small, gpus: 1, throughput: {H100: 2}, quality: 0.8}\n"
-      "  - name: quantize\n"
-      "    kind: quantize\n"
-      "    gpus: 2\n"
-      "    gpu_type: H100\n"
-      "    work: 30m\n"
-      "    produces: {service: chat, variant: small}\n"
-      "    value: {on_completion: 10}\n"
-      "  - name: train\n"
-      "    kind: training\n"
-      "    gpus: 5\n"
-      "    gpu_type: H100\n"
-      "    work: 1h\n"
-      "    submit_at: 2m\n"
-      "    value: {on_completion: 1000}\n" +
-      events;
+      "  - {name: quantize, kind: quantize, gpus: 2, gpu_type: H100, work: 30m,\n"
+      "     produces: {service: chat, variant: small}, value: {on_completion: 10}}\n" +
+      more;
   auto s = ParseWorkloadYaml(text, "produced.yaml");
   EXPECT_TRUE(s.ok()) << s.status().ToString();
   return MakeSimInput(testing::MakeCluster({{"H100", 8, 1}}), std::move(s->workloads),
                       std::move(s->events));
+}
+
+// WithChat and "train" (5 GPUs, dense), arriving at 2m: with the generalist and the quantize
+// job running, 2 GPUs are free. `events`: the scenario's events section.
+SimInput Scenario(const std::string& events = "") {
+  return WithChat(
+      "  - {name: train, kind: training, gpus: 5, gpu_type: H100, work: 1h, submit_at: 2m,\n"
+      "     value: {on_completion: 1000}}\n" +
+      events);
 }
 
 struct Replay {
@@ -141,26 +137,13 @@ TEST(ProducedVariantSimTest, AQuantizeJobCompletingSwitchesTheServiceAndFreesGpu
 TEST(ProducedVariantSimTest, ASwitchShortOfRoomGoesOnAfterLeadWithoutOtherEvents) {
   // As Scenario(), but a 10-hour batch job holds 2 GPUs and "train" needs 3: when the
   // quantize job completes only its 2 GPUs are free, for 3 replicas of the small variant.
-  std::string text =
-      "workloads:\n"
-      "  - name: chat\n"
-      "    kind: realtime\n"
-      "    slo: {latency_ms: 2000, min_replicas: 1, cold_start: 1m}\n"
-      "    value: {per_1k_requests: 1}\n"
-      "    demand: [{at: 0, rps: 3}]\n"
-      "    variants:\n"
-      "      - {name: big, gpus: 4, throughput: {H100: 4}}\n"
-      "      - {name: small, gpus: 1, throughput: {H100: 2}, quality: 0.8}\n"
-      "  - {name: quantize, kind: quantize, gpus: 2, gpu_type: H100, work: 30m,\n"
-      "     produces: {service: chat, variant: small}, value: {on_completion: 10}}\n"
-      "  - {name: filler, kind: batch, gpus: 2, gpu_type: H100, work: 10h,\n"
-      "     value: {on_completion: 10}}\n"
-      "  - {name: train, kind: training, gpus: 3, gpu_type: H100, work: 1h, submit_at: 2m,\n"
-      "     value: {on_completion: 1000}}\n";
-  auto s = ParseWorkloadYaml(text, "short.yaml");
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
-  const Replay r = Replayed(
-      MakeSimInput(testing::MakeCluster({{"H100", 8, 1}}), std::move(s->workloads), {}), "airtime");
+  const Replay r =
+      Replayed(WithChat("  - {name: filler, kind: batch, gpus: 2, gpu_type: H100, work: 10h,\n"
+                        "     value: {on_completion: 10}}\n"
+                        "  - {name: train, kind: training, gpus: 3, gpu_type: H100, work: 1h, "
+                        "submit_at: 2m,\n"
+                        "     value: {on_completion: 1000}}\n"),
+               "airtime");
   const double done = r.Of("start", "quantize").at(0)["expected_end_s"];
   const auto small = r.Of("start", "chat/small");
   ASSERT_EQ(small.size(), 3u);
