@@ -11,7 +11,9 @@
 //   to submission), checkpoint: {interval, restart_cost}, preemptible, preempt_grace,
 //   slo: {latency_ms, capacity_rps, min_replicas, max_replicas, cold_start} (realtime),
 //   demand: [{at, rps}] (realtime), demand_trace: {format, file, ...} (realtime),
-//   value: {per_1k_requests} (realtime) or {on_completion, decay_after_deadline}.
+//   value: {per_1k_requests} (realtime) or {on_completion, decay_after_deadline},
+//   variants, classes, quality_floor (realtime), produces: {service, variant} (quantize,
+//   finetune; linked to its service by LinkProducedVariants).
 // Stateless functions.
 #pragma once
 

@@ -1,7 +1,11 @@
 // Services with model variants in the workload format: the fields, their expansion into
-// members, and every hostile input refused with the field named.
+// members, variants that quantize and finetune jobs produce, and every hostile input refused
+// with the field named.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "airtime/config/workload_yaml.h"
 #include "airtime/config/workload_yaml_expect.h"
@@ -189,6 +193,121 @@ TEST(VariantsYamlTest, HostileInputNamesTheField) {
               9, {"demand", "demand_trace"});
   ExpectError(Chat("", "    demand: [{at: 0, rps: 1}]\n"), 20,
               {"field 'demand'", "each class its own demand"});
+}
+
+// A job after Chat() (its name on line 20) that produces `what` ("{service: chat, variant:
+// int8}", on line 23).
+std::string Producer(const std::string& what, const std::string& kind = "quantize",
+                     const std::string& name = "q") {
+  return "  - name: " + name + "\n    kind: " + kind + "\n    work: 2h\n    produces: " + what +
+         "\n";
+}
+
+TEST(VariantsYamlTest, AQuantizeOrFinetuneJobProducesAVariant) {
+  for (const char* kind : {"quantize", "finetune"}) {
+    auto s = ParseWorkloadYaml(Chat() + Producer("{service: chat, variant: int8}", kind), "w.yaml");
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_EQ(s->workloads.size(), 2u);
+    const WorkloadSpec& job = s->workloads[1];
+    EXPECT_EQ(job.produces.service, "chat");
+    EXPECT_EQ(job.produces.variant, "int8");
+    EXPECT_EQ(job.produces.variant_source, "w.yaml:23");
+    const RealtimeProfile& rt = s->workloads[0].realtime;
+    EXPECT_EQ(rt.variants[1].produced_by, "q");  // linked to the service's variant
+    EXPECT_TRUE(rt.variants[0].produced_by.empty());
+    // Members carry it; each still passes ValidateSpec.
+    for (const WorkloadSpec& m : ExpandVariants(s->workloads[0])) {
+      EXPECT_EQ(m.realtime.variants[1].produced_by, "q");
+      EXPECT_TRUE(ValidateSpec(m, GpuCatalog::Builtin()).ok());
+    }
+  }
+  // The job may come first, in block style.
+  auto first = ParseWorkloadYaml(
+      "- name: q\n  kind: quantize\n  work: 1h\n  produces:\n    service: chat\n    variant: "
+      "int8\n" +
+          Replace(Chat(), "workloads:\n", "---\nworkloads:\n"),
+      "w.yaml");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->workloads[1].realtime.variants[1].produced_by, "q");
+  EXPECT_EQ(first->workloads[0].produces.variant_source, "w.yaml:6");
+}
+
+TEST(VariantsYamlTest, AJobInAnotherFileProducesAVariant) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "airtime-produced-variants";
+  std::filesystem::create_directories(dir);
+  const std::string service = (dir / "service.yaml").string();
+  const std::string job = (dir / "job.yaml").string();
+  std::ofstream(service) << Chat();
+  std::ofstream(job) << "- name: q\n  kind: quantize\n  work: 1h\n  produces: {service: chat, "
+                        "variant: int8}\n";
+  auto both = LoadWorkloadYamlFiles({job, service});
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  EXPECT_EQ(both->workloads[1].realtime.variants[1].produced_by, "q");
+  // Alone, the job's file names a service it does not have.
+  auto alone = LoadWorkloadYaml(job);
+  ASSERT_FALSE(alone.ok());
+  EXPECT_THAT(alone.status().message(),
+              StartsWith(job + ":4: workload 'q': field 'produces.service'"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(VariantsYamlTest, HostileProducersNameTheField) {
+  // No such service, or not one with variants.
+  ExpectError(
+      Chat() + Producer("{service: chta, variant: int8}"), 23,
+      {"workload 'q'", "field 'produces.service'",
+       "expected a realtime service with variants (chat)", "found 'chta'", "did you mean 'chat'?"});
+  ExpectError(Chat() + Producer("{service: q, variant: int8}"), 23,
+              {"field 'produces.service'", "found 'q', a quantize job"});
+  ExpectError(Chat() +
+                  "  - {name: plain, kind: realtime, slo: {latency_ms: 1, capacity_rps: 1}}\n" +
+                  Producer("{service: plain, variant: int8}"),
+              24, {"field 'produces.service'", "'plain', a realtime service without variants"});
+  // No such variant; block style names the variant's own line.
+  ExpectError(Chat() + Producer("{service: chat, variant: int4}"), 23,
+              {"field 'produces.variant'", "expected one of the variants of 'chat' (fp16, int8)",
+               "found 'int4'", "did you mean 'int8'?"});
+  ExpectError(Chat() + Producer("\n      service: chat\n      variant: int4"), 25,
+              {"field 'produces.variant'", "found 'int4'"});
+  // Two jobs for one variant.
+  ExpectError(Chat() + Producer("{service: chat, variant: int8}") +
+                  Producer("{service: chat, variant: int8}", "finetune", "q2"),
+              27,
+              {"workload 'q2'", "field 'produces.variant'",
+               "already produced by job 'q' (at w.yaml:23)", "one job makes each variant"});
+  // The variant the service needs from the start: its best for some class, or its only one.
+  ExpectError(Chat() + Producer("{service: chat, variant: fp16}"), 23,
+              {"field 'produces.variant'", "'chat/fp16' cannot wait for this job",
+               "best variant for class 'code'"});
+  ExpectError(
+      "- name: one\n  kind: realtime\n  slo: {latency_ms: 1}\n  variants: [{name: a, gpus: 1, "
+      "throughput: {H100: 1}}]\n- name: q\n  kind: quantize\n  work: 1h\n  produces: {service: "
+      "one, variant: a}\n",
+      8, {"field 'produces.variant'", "the service's only variant"});
+  // Only a quantize or finetune job produces one.
+  ExpectError(
+      Chat() + Producer("{service: chat, variant: int8}", "batch"), 23,
+      {"workload 'q'", "field 'produces'", "only a quantize or finetune job", "kind batch"});
+  ExpectError(Chat() + Producer("{service: chat, variant: int8}", "training"), 23,
+              {"field 'produces'", "kind training"});
+  ExpectError(Chat("", "    produces: {service: chat, variant: int8}\n"), 20,
+              {"workload 'chat'", "field 'produces'", "kind realtime"});
+  // Its shape.
+  ExpectError(Chat() + Producer("int8"), 23, {"field 'produces'", "expected a mapping"});
+  ExpectError(Chat() + Producer("{}"), 23, {"field 'produces'", "expected a mapping"});
+  ExpectError(Chat() + Producer("{service: chat}"), 23,
+              {"missing required field 'produces.variant'"});
+  ExpectError(Chat() + Producer("{service: chat, variant: int8, model: x}"), 23,
+              {"unknown field 'produces.model'"});
+  ExpectError(Chat() + Producer("{service: [chat], variant: int8}"), 23,
+              {"field 'produces.service'", "expected a non-empty string"});
+  // A variant a programme marks as produced is checked by ValidateSpec as well.
+  auto s = ParseWorkloadYaml(Chat(), "w.yaml");
+  ASSERT_TRUE(s.ok());
+  WorkloadSpec spec = s->workloads[0];
+  spec.realtime.variants[0].produced_by = "q";
+  const Status bad = ValidateSpec(spec, GpuCatalog::Builtin());
+  EXPECT_THAT(bad.message(), HasSubstr("field 'variants[0]': job 'q' cannot produce it"));
 }
 
 }  // namespace

@@ -14,19 +14,19 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 const std::vector<std::string>& WorkloadFields() {
-  static const std::vector<std::string> fields = {"name",         "kind",         "tenant",
-                                                  "priority",     "gpus",         "gpu_type",
-                                                  "prefer",       "gpu_fraction", "mig",
-                                                  "memory_gb",    "locality",     "cpu",
-                                                  "memory_gib",   "work",         "duration",
-                                                  "speed",        "utilization",  "submit_at",
-                                                  "arrival",      "deadline",     "deadline_after",
-                                                  "checkpoint",   "preemptible",  "preempt_grace",
-                                                  "slo",          "demand",       "demand_trace",
-                                                  "value",        "elastic",      "command",
-                                                  "env",          "workdir",      "metrics",
-                                                  "family",       "variants",     "classes",
-                                                  "quality_floor"};
+  static const std::vector<std::string> fields = {"name",          "kind",         "tenant",
+                                                  "priority",      "gpus",         "gpu_type",
+                                                  "prefer",        "gpu_fraction", "mig",
+                                                  "memory_gb",     "locality",     "cpu",
+                                                  "memory_gib",    "work",         "duration",
+                                                  "speed",         "utilization",  "submit_at",
+                                                  "arrival",       "deadline",     "deadline_after",
+                                                  "checkpoint",    "preemptible",  "preempt_grace",
+                                                  "slo",           "demand",       "demand_trace",
+                                                  "value",         "elastic",      "command",
+                                                  "env",           "workdir",      "metrics",
+                                                  "family",        "variants",     "classes",
+                                                  "quality_floor", "produces"};
   return fields;
 }
 
@@ -401,6 +401,28 @@ Status CheckKindFields(const MapReader& r, const WorkloadSpec& s) {
   return OkStatus();
 }
 
+// produces: {service, variant}: the variant a quantize or finetune job makes. Whether the
+// service and its variant exist is checked once every workload is loaded
+// (LinkProducedVariants): they may come later, or from another file.
+Status ReadProduces(const MapReader& r, WorkloadSpec* s) {
+  if (!r.Has("produces")) return OkStatus();
+  if (s->kind != WorkloadKind::kQuantize && s->kind != WorkloadKind::kFinetune)
+    return r.FieldError("produces", std::string("only a quantize or finetune job produces a "
+                                                "variant (this one is kind ") +
+                                        KindName(s->kind) + ")");
+  auto p = r.Sub("produces", {"service", "variant"});
+  if (!p.ok()) return p.status();
+  if (p->empty()) return r.Expected("produces", "a mapping {service: <service>, variant: <name>}");
+  for (const char* f : {"service", "variant"})
+    AIRTIME_RETURN_IF_ERROR(p->Require(f, " (produces: {service: <service>, variant: <name>})"));
+  ProducedVariant& out = s->produces;
+  AIRTIME_RETURN_IF_ERROR(p->String("service", &out.service));
+  AIRTIME_RETURN_IF_ERROR(p->String("variant", &out.variant));
+  out.service_source = r.file().Where(p->LineOf("service"));
+  out.variant_source = r.file().Where(p->LineOf("variant"));
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<WorkloadSpec> ParseWorkload(const YamlFile& file, const YAML::Node& node, size_t index,
@@ -429,6 +451,7 @@ StatusOr<WorkloadSpec> ParseWorkload(const YamlFile& file, const YAML::Node& nod
     s.kind = *k;
   }
   AIRTIME_RETURN_IF_ERROR(CheckKindFields(r, s));
+  AIRTIME_RETURN_IF_ERROR(ReadProduces(r, &s));
   AIRTIME_RETURN_IF_ERROR(r.String("tenant", &s.tenant));
   AIRTIME_RETURN_IF_ERROR(r.Int("priority", &s.priority, std::numeric_limits<int>::min()));
   AIRTIME_RETURN_IF_ERROR(ReadShape(r, catalog, &s.shape));

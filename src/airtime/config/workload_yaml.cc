@@ -117,6 +117,37 @@ class ScenarioBuilder {
   std::map<std::string, std::string> sources_;  // workload name -> "file:line"
 };
 
+// One text's scenario, its produced variants not yet linked to their services.
+StatusOr<Scenario> ParseUnlinked(std::string_view text, std::string_view filename,
+                                 const GpuCatalog& catalog, const InterferenceModel* families) {
+  YamlFile file{std::string(filename)};
+  auto docs = file.LoadAll(text);
+  if (!docs.ok()) return docs.status();
+  ScenarioBuilder builder(file, catalog, families ? *families : InterferenceModel::Gavel());
+  try {
+    for (const auto& doc : *docs) AIRTIME_RETURN_IF_ERROR(builder.AddDocument(doc));
+  } catch (const YAML::Exception& e) {  // not expected: the readers avoid throwing calls
+    return file.ErrorAt(e.mark.is_null() ? 1 : e.mark.line + 1, "YAML error: " + e.msg);
+  }
+  return std::move(builder).Finish();
+}
+
+StatusOr<Scenario> LoadUnlinked(const std::string& path, const GpuCatalog& catalog,
+                                const InterferenceModel* families) {
+  auto text = yaml_internal::ReadFileToString(path, "workload file");
+  if (!text.ok()) return text.status();
+  return ParseUnlinked(*text, path, catalog, families);
+}
+
+// "FILE:LINE: workload 'job': field 'produces.<field>': <message>".
+Status ProducesError(const WorkloadSpec& job, const std::string& field,
+                     const std::string& message) {
+  const std::string& where =
+      field == "service" ? job.produces.service_source : job.produces.variant_source;
+  return InvalidArgument((where.empty() ? job.source : where) + ": workload '" + job.name +
+                         "': field 'produces." + field + "': " + message);
+}
+
 }  // namespace
 
 const char* ScenarioEventTypeName(ScenarioEvent::Type t) {
@@ -135,23 +166,72 @@ const char* ScenarioEventTypeName(ScenarioEvent::Type t) {
 
 StatusOr<Scenario> ParseWorkloadYaml(std::string_view text, std::string_view filename,
                                      const GpuCatalog& catalog, const InterferenceModel* families) {
-  YamlFile file{std::string(filename)};
-  auto docs = file.LoadAll(text);
-  if (!docs.ok()) return docs.status();
-  ScenarioBuilder builder(file, catalog, families ? *families : InterferenceModel::Gavel());
-  try {
-    for (const auto& doc : *docs) AIRTIME_RETURN_IF_ERROR(builder.AddDocument(doc));
-  } catch (const YAML::Exception& e) {  // not expected: the readers avoid throwing calls
-    return file.ErrorAt(e.mark.is_null() ? 1 : e.mark.line + 1, "YAML error: " + e.msg);
-  }
-  return std::move(builder).Finish();
+  auto scenario = ParseUnlinked(text, filename, catalog, families);
+  if (!scenario.ok()) return scenario.status();
+  AIRTIME_RETURN_IF_ERROR(LinkProducedVariants(&scenario->workloads));
+  return scenario;
 }
 
 StatusOr<Scenario> LoadWorkloadYaml(const std::string& path, const GpuCatalog& catalog,
                                     const InterferenceModel* families) {
-  auto text = yaml_internal::ReadFileToString(path, "workload file");
-  if (!text.ok()) return text.status();
-  return ParseWorkloadYaml(*text, path, catalog, families);
+  auto scenario = LoadUnlinked(path, catalog, families);
+  if (!scenario.ok()) return scenario.status();
+  AIRTIME_RETURN_IF_ERROR(LinkProducedVariants(&scenario->workloads));
+  return scenario;
+}
+
+Status LinkProducedVariants(std::vector<WorkloadSpec>* workloads) {
+  std::map<std::string, WorkloadSpec*> services;  // realtime services with variants, by name
+  std::vector<std::string> service_names;
+  for (WorkloadSpec& w : *workloads) {
+    if (!w.is_service() || w.realtime.variants.empty() || w.realtime.is_member()) continue;
+    services.emplace(w.name, &w);
+    service_names.push_back(w.name);
+  }
+  for (const WorkloadSpec& job : *workloads) {
+    const ProducedVariant& p = job.produces;
+    if (p.empty()) continue;
+    auto it = services.find(p.service);
+    if (it == services.end()) {
+      auto named = std::find_if(workloads->begin(), workloads->end(),
+                                [&](const WorkloadSpec& w) { return w.name == p.service; });
+      const std::string found = named == workloads->end() ? "'" + p.service + "'"
+                                : named->is_service()
+                                    ? "'" + p.service + "', a realtime service without variants"
+                                    : "'" + p.service + "', a " + KindName(named->kind) + " job";
+      return ProducesError(
+          job, "service",
+          "expected a realtime service with variants (" +
+              (service_names.empty() ? std::string("none loaded") : Join(service_names, ", ")) +
+              "), found " + found + yaml_internal::DidYouMean(p.service, service_names));
+    }
+    RealtimeProfile& rt = it->second->realtime;
+    std::vector<std::string> names;
+    for (const ModelVariant& v : rt.variants) names.push_back(v.name);
+    const auto at = std::find(names.begin(), names.end(), p.variant);
+    if (at == names.end())
+      return ProducesError(job, "variant",
+                           "expected one of the variants of '" + p.service + "' (" +
+                               Join(names, ", ") + "), found '" + p.variant + "'" +
+                               yaml_internal::DidYouMean(p.variant, names));
+    const auto v = static_cast<size_t>(at - names.begin());
+    ModelVariant& mv = rt.variants[v];
+    if (!mv.produced_by.empty() && mv.produced_by != job.name) {
+      std::string other_at;
+      for (const WorkloadSpec& o : *workloads)
+        if (o.name == mv.produced_by) other_at = " (at " + o.produces.variant_source + ")";
+      return ProducesError(job, "variant",
+                           "variant '" + p.service + "/" + p.variant +
+                               "' is already produced by job '" + mv.produced_by + "'" + other_at +
+                               "; one job makes each variant");
+    }
+    if (std::string why = rt.WhyNotProduced(v); !why.empty())
+      return ProducesError(
+          job, "variant",
+          "variant '" + p.service + "/" + p.variant + "' cannot wait for this job: " + why);
+    mv.produced_by = job.name;
+  }
+  return OkStatus();
 }
 
 Status MergeScenario(Scenario* into, Scenario more) {
@@ -175,10 +255,11 @@ StatusOr<Scenario> LoadWorkloadYamlFiles(const std::vector<std::string>& paths,
                                          const InterferenceModel* families) {
   Scenario all;
   for (const auto& path : paths) {
-    auto one = LoadWorkloadYaml(path, catalog, families);
+    auto one = LoadUnlinked(path, catalog, families);
     if (!one.ok()) return one.status();
     AIRTIME_RETURN_IF_ERROR(MergeScenario(&all, std::move(*one)));
   }
+  AIRTIME_RETURN_IF_ERROR(LinkProducedVariants(&all.workloads));
   return all;
 }
 

@@ -85,6 +85,16 @@ StatusOr<Scenario> LoadWorkloadYamlFiles(const std::vector<std::string>& paths,
                                          const GpuCatalog& catalog = GpuCatalog::Builtin(),
                                          const InterferenceModel* families = nullptr);
 
+// Links each quantize or finetune job that `produces` a variant to that variant of its
+// service (ModelVariant::produced_by = the job's name), checking what a parser cannot see
+// alone: the service is a realtime service with variants among `workloads`, the variant is
+// one of its own, no other job produces it, and it is not a variant the service needs from
+// the start (RealtimeProfile::WhyNotProduced). Errors carry the "FILE:LINE" of the job's
+// `produces.service` or `produces.variant`. ParseWorkloadYaml, LoadWorkloadYaml and
+// LoadWorkloadYamlFiles call it (the last once every file is in: a job may produce a variant
+// of a service in another file).
+Status LinkProducedVariants(std::vector<WorkloadSpec>* workloads);
+
 // Checks what a parser cannot see alone: node events name nodes of `cluster`, and priority
 // and cancel events name workloads of the scenario. Call it once trace workloads have been
 // added to scenario.workloads. Errors carry the event's "FILE:LINE".

@@ -67,6 +67,9 @@ StatusOr<AllocationId> Engine::Adopt(WorkloadId id, const std::vector<GpuIndex>&
   Job& job = jobs_[static_cast<size_t>(id)];
   if (!job.is_service() && !job.queued)
     return FailedPrecondition("workload '" + job.s().name + "' is not waiting; cannot adopt");
+  const RealtimeProfile& rt = job.s().realtime;
+  if (rt.is_member() && !VariantAvailable(rt, static_cast<size_t>(rt.variant)))
+    return FailedPrecondition("workload '" + job.s().name + "' is a variant not yet produced");
   const Shape& shape = job.s().shape;
   for (GpuIndex g : gpus) {
     if (g < 0 || static_cast<size_t>(g) >= cluster_->gpu_count())
@@ -152,6 +155,14 @@ std::optional<WorkloadId> Engine::FindByName(std::string_view name) const {
   auto it = by_name_.find(std::string(name));
   if (it == by_name_.end()) return std::nullopt;
   return it->second;
+}
+
+bool Engine::VariantAvailable(const RealtimeProfile& rt, size_t v) const {
+  if (v >= rt.variants.size()) return false;
+  const std::string& producer = rt.variants[v].produced_by;
+  if (producer.empty()) return true;
+  const std::optional<WorkloadId> id = FindByName(producer);
+  return id && job(*id).phase == JobPhase::kDone;
 }
 
 const Allocation* Engine::allocation(AllocationId id) const {
@@ -459,8 +470,14 @@ void Engine::ScaleServices() {
   for (WorkloadId id : services_) {
     Job& job = jobs_[static_cast<size_t>(id)];
     if (job.phase == JobPhase::kCancelled || job.phase == JobPhase::kDone) continue;
-    const int target = policy_.scale ? policy_.scale->TargetReplicas(job, *this)
-                                     : job.s().realtime.ReplicasFor(job.demand_rps);
+    const RealtimeProfile& rt = job.s().realtime;
+    // A variant that work has not produced yet runs nothing (and its producer's completion
+    // makes it available in the cycle of that event).
+    const bool unproduced =
+        rt.is_member() && !VariantAvailable(rt, static_cast<size_t>(rt.variant));
+    const int target = unproduced      ? 0
+                       : policy_.scale ? policy_.scale->TargetReplicas(job, *this)
+                                       : rt.ReplicasFor(job.demand_rps);
     if (target != job.target_replicas) {
       Decision d;
       d.type = DecisionType::kScale;
@@ -473,7 +490,9 @@ void Engine::ScaleServices() {
       result_.decisions.push_back(std::move(d));
       job.target_replicas = target;
     }
-    if (job.s().realtime.is_member() && policy_.scale)
+    if (unproduced)
+      job.route_share.clear();
+    else if (rt.is_member() && policy_.scale)
       job.route_share = policy_.scale->Routing(job, *this);
     while (job.live_replicas() > job.target_replicas)
       OnStop(job.allocations.back(), false, false, "scaled down", DecisionType::kRelease);

@@ -139,6 +139,13 @@ class Engine {
   const std::vector<std::vector<NodeIndex>>& nodes_of_type() const { return nodes_of_type_; }
   // A sentence a user can act on: why `id` waits (or what it is doing).
   std::string Explain(WorkloadId id) const;
+  // Model variants that work makes (ModelVariant::produced_by): whether variant `v` of the
+  // service `rt` describes (the service's or any member's profile) may run now. One that
+  // names no producer may; one that does, once the job of that name has completed. Until
+  // then (the job has not arrived, waits, runs, failed and waits to run again, or was
+  // cancelled: then for good) its member gets no replicas, whatever the scale plug-in asks,
+  // and plug-ins plan without it.
+  bool VariantAvailable(const RealtimeProfile& rt, size_t v) const;
 
   // ---- Callable from plug-ins during a cycle.
   // Stops `allocation`; a job goes back to the queue with its checkpointed progress, a
@@ -264,6 +271,8 @@ class Engine {
   double InterferenceOn(const Allocation& a, GpuIndex gpu) const;
   void Reinterfere(const Placement& p);
   std::string FilteredOut(const Job& job) const;
+  // Explain for a member whose variant is not yet produced: by which job, and how it is.
+  std::string UnproducedNote(const RealtimeProfile& rt) const;
   // "; " and the queue order's note on `job` (QueueSortPlugin::Note), or "".
   std::string OrderNote(const Job& job) const;
   // "; " and each permit plug-in's note on waiting `job` (PermitPlugin::WaitNote), or "".

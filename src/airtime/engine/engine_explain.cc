@@ -31,12 +31,31 @@ std::string Engine::FilteredOut(const Job& job) const {
   return "it would fit now if policy '" + policy_.name + "' allowed it";
 }
 
+std::string Engine::UnproducedNote(const RealtimeProfile& rt) const {
+  const ModelVariant& mv = rt.variants[static_cast<size_t>(rt.variant)];
+  const std::optional<WorkloadId> producer = FindByName(mv.produced_by);
+  std::string state = "which has not arrived";
+  if (producer) {
+    const Job& p = job(*producer);
+    state = p.phase == JobPhase::kCancelled ? "which was cancelled: the variant will not run"
+            : p.phase == JobPhase::kRunning ? "which is running"
+            : p.failures > 0                ? "which failed and waits to run again"
+                                            : "which waits to start";
+  }
+  return "variant '" + mv.name + "' of '" + rt.group + "' runs only once job '" + mv.produced_by +
+         "' has produced it, " + state;
+}
+
 std::string Engine::Explain(WorkloadId id) const {
   if (id < 0 || static_cast<size_t>(id) >= jobs_.size()) return "unknown workload";
   const Job& job = jobs_[static_cast<size_t>(id)];
   const WorkloadSpec& spec = job.s();
   const std::string shape = spec.shape.Describe(catalog());
   char buf[256];
+  const RealtimeProfile& rt = spec.realtime;
+  if (job.phase != JobPhase::kCancelled && rt.is_member() &&
+      !VariantAvailable(rt, static_cast<size_t>(rt.variant)))
+    return UnproducedNote(rt);
   switch (job.phase) {
     case JobPhase::kDone:
       return "finished at " + FormatTime(job.finished);

@@ -1,6 +1,7 @@
-// Tests for the engine's Permit extension point, plug-in wake-ups, and preemption as a
-// transaction: room made for a workload that then does not start is given back, and not made
-// again for it before its retry time.
+// Tests for the engine's Permit extension point, plug-in wake-ups, preemption as a
+// transaction (room made for a workload that then does not start is given back, and not made
+// again for it before its retry time), and model variants that work produces (no replicas
+// before the producer completes, whatever the scale plug-in asks).
 #include <gtest/gtest.h>
 
 #include "airtime/engine/engine.h"
@@ -333,6 +334,133 @@ TEST(EngineHooksTest, PlugInsShareViewsThroughTheCycleStateForOneCycle) {
   e.Handle(Event::Timer(kMinute));
   EXPECT_EQ(e.cycle_state().Find<Limit>(), nullptr);
   EXPECT_EQ(e.job(0).phase, JobPhase::kRunning);
+}
+
+}  // namespace
+}  // namespace airtime
+
+namespace airtime {
+namespace {
+
+// Asks two replicas for every service, variants produced or not: what keeps an unproduced
+// variant from running must be the engine.
+class TwoEach : public ScalePlugin {
+ public:
+  std::string_view name() const override { return "two-each"; }
+  int TargetReplicas(const Job&, const Engine&) const override { return 2; }
+};
+
+struct Produced {
+  // `arrive`: the service's members arrive at 0 (else call Arrive).
+  explicit Produced(bool arrive = true)
+      : cluster(testing::MakeCluster({{"H100", 8, 1}})), engine(cluster, MakePolicy()) {
+    if (arrive) Arrive(0);
+  }
+  void Arrive(TimeMs at) {
+    const GpuTypeId h100 = *GpuCatalog::Builtin().Find("H100");
+    WorkloadSpec s = testing::MakeService("chat", 0);
+    s.realtime.classes = {{"all", {{0, 1.0}}}};
+    ModelVariant big;
+    big.name = "big";
+    big.shape.gpu_count = 2;
+    big.throughput_rps = {{h100, 4.0}};
+    ModelVariant small = big;
+    small.name = "small";
+    small.shape.gpu_count = 1;
+    small.quality = 0.8;
+    small.produced_by = "quantize";
+    s.realtime.variants = {big, small};
+    EXPECT_TRUE(ValidateSpec(s, GpuCatalog::Builtin()).ok());
+    for (const WorkloadSpec& m : ExpandVariants(s))
+      members.push_back(engine.Handle(Event::Arrival(at, m)).arrived);
+  }
+  static Policy MakePolicy() {
+    Policy p;
+    p.name = "two-each";
+    p.queue_sort = std::make_unique<ArrivalOrder>();
+    p.scale = std::make_unique<TwoEach>();
+    return p;
+  }
+  // The quantize job (2 GPUs), arrived at `at`; its allocation once it runs.
+  WorkloadId Quantize(TimeMs at) {
+    producer = engine
+                   .Handle(Event::Arrival(
+                       at, testing::MakeJob("quantize", WorkloadKind::kQuantize, 2, 600, at)))
+                   .arrived;
+    return producer;
+  }
+  AllocationId ProducerAllocation() const {
+    const auto& a = engine.job(producer).allocations;
+    return a.empty() ? kNoAllocation : a.front();
+  }
+  int Live(size_t v) const { return engine.job(members[v]).live_replicas(); }
+  const Job& Small() const { return engine.job(members[1]); }
+
+  Cluster cluster;
+  Engine engine;
+  std::vector<WorkloadId> members;
+  WorkloadId producer = kNoWorkload;
+};
+
+TEST(ProducedVariantTest, NoReplicasUntilTheProducerCompletesThenInTheSameCycle) {
+  Produced f;
+  // The producer has not arrived: the plug-in's two replicas of `small` are refused.
+  EXPECT_EQ(f.Live(0), 2);
+  EXPECT_EQ(f.Live(1), 0);
+  EXPECT_EQ(f.Small().target_replicas, 0);
+  EXPECT_FALSE(f.Small().queued);
+  EXPECT_NE(f.engine.Explain(f.members[1]).find("has not arrived"), std::string::npos)
+      << f.engine.Explain(f.members[1]);
+  f.Quantize(kMinute);
+  ASSERT_NE(f.ProducerAllocation(), kNoAllocation);
+  EXPECT_EQ(f.Live(1), 0);
+  EXPECT_NE(f.engine.Explain(f.members[1]).find("job 'quantize'"), std::string::npos);
+  EXPECT_NE(f.engine.Explain(f.members[1]).find("is running"), std::string::npos);
+  // Adopting a process for it is refused as well.
+  EXPECT_FALSE(f.engine.Adopt(f.members[1], {7}).ok());
+  f.engine.Handle(Event::Timer(5 * kMinute));
+  EXPECT_EQ(f.Live(1), 0);
+  // Completion: the variant runs from the cycle of that event.
+  const CycleResult& done =
+      f.engine.Handle(Event::Completion(11 * kMinute, f.ProducerAllocation()));
+  int started = 0;
+  for (const Decision& d : done.decisions)
+    started += d.type == DecisionType::kStart && d.workload == f.members[1];
+  EXPECT_EQ(started, 2);
+  EXPECT_EQ(f.Live(1), 2);
+  EXPECT_TRUE(f.engine.VariantAvailable(f.Small().s().realtime, 1));
+}
+
+TEST(ProducedVariantTest, AVariantProducedBeforeItsServiceArrivesRunsFromTheArrival) {
+  Produced f(/*arrive=*/false);
+  f.Quantize(0);
+  f.engine.Handle(Event::Completion(10 * kMinute, f.ProducerAllocation()));
+  EXPECT_EQ(f.engine.job(f.producer).phase, JobPhase::kDone);
+  f.Arrive(20 * kMinute);
+  EXPECT_EQ(f.Live(0), 2);
+  EXPECT_EQ(f.Live(1), 2);
+}
+
+TEST(ProducedVariantTest, AFailedOrCancelledProducerLeavesTheVariantUnavailable) {
+  Produced f;
+  f.Quantize(0);
+  ASSERT_NE(f.ProducerAllocation(), kNoAllocation);
+  // A failed run: the job waits to run again (it does at once here), the variant waits too.
+  f.engine.Handle(Event::Failure(5 * kMinute, f.ProducerAllocation()));
+  EXPECT_EQ(f.Live(1), 0);
+  EXPECT_EQ(f.engine.job(f.producer).failures, 1);
+  EXPECT_FALSE(f.engine.VariantAvailable(f.Small().s().realtime, 1));
+  // Given up (as the daemon does after its last attempt): cancelled, for good.
+  f.engine.Handle(Event::Cancel(6 * kMinute, f.producer));
+  for (TimeMs t = 7 * kMinute; t < 2 * kHour; t += 10 * kMinute) {
+    f.engine.Handle(Event::Timer(t));
+    EXPECT_EQ(f.Live(1), 0);
+  }
+  EXPECT_FALSE(f.engine.VariantAvailable(f.Small().s().realtime, 1));
+  EXPECT_NE(f.engine.Explain(f.members[1]).find("cancelled: the variant will not run"),
+            std::string::npos)
+      << f.engine.Explain(f.members[1]);
+  EXPECT_EQ(f.Live(0), 2);  // the variants available from the start are unaffected
 }
 
 }  // namespace

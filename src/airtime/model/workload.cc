@@ -168,6 +168,18 @@ int RealtimeProfile::DefaultVariantFor(int c) const {
   return best;
 }
 
+std::string RealtimeProfile::WhyNotProduced(size_t v) const {
+  if (variants.size() == 1) return "it is the service's only variant";
+  const size_t nc = std::max<size_t>(1, classes.size());
+  for (size_t c = 0; c < nc; ++c) {
+    if (DefaultVariantFor(static_cast<int>(c)) != static_cast<int>(v)) continue;
+    return "it is the best variant for class '" + (classes.empty() ? "all" : classes[c].name) +
+           "', which serves that class until a policy chooses otherwise; the best variant of "
+           "each class must run from the start";
+  }
+  return "";
+}
+
 double RealtimeProfile::ClassRpsAt(int c, TimeMs t) const {
   double rps = 0;
   for (const DemandPoint& p : classes[static_cast<size_t>(c)].demand) {
@@ -285,6 +297,9 @@ Status ValidateVariants(const WorkloadSpec& s, const GpuCatalog& catalog, const 
     for (int c : mv.classes)
       if (c < 0 || static_cast<size_t>(c) >= classes)
         return err(at + ".classes", "names a class the service does not have");
+    if (!mv.produced_by.empty())
+      if (std::string why = r.WhyNotProduced(v); !why.empty())
+        return err(at, "job '" + mv.produced_by + "' cannot produce it: " + why);
   }
   for (size_t c = 0; c < classes; ++c)
     if (r.DefaultVariantFor(static_cast<int>(c)) < 0)
@@ -360,6 +375,10 @@ Status ValidateSpec(const WorkloadSpec& s, const GpuCatalog& catalog) {
   } else {
     if (!(s.work_seconds > 0)) return err("work", "expected a positive amount of work (duration)");
   }
+  if (!s.produces.empty() && s.kind != WorkloadKind::kQuantize && s.kind != WorkloadKind::kFinetune)
+    return err("produces", std::string("only a quantize or finetune job produces a variant (this "
+                                       "one is kind ") +
+                               KindName(s.kind) + ")");
   if (s.deadline && *s.deadline < s.submit_at) return err("deadline", "is before submission");
   if (s.checkpoint_interval < 0 || s.restart_cost < 0)
     return err("checkpoint", "intervals must not be negative");

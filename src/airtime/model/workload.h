@@ -108,6 +108,10 @@ struct ModelVariant {
   double quality = 1.0;      // (0, 1], relative to the service's best variant
   std::vector<int> classes;  // indices into RealtimeProfile::classes; empty: every class
   int max_replicas = kUnboundedReplicas;
+  // The job that makes this variant (a quantize or finetune job's WorkloadSpec::produces;
+  // the loader links the two): the variant cannot run until that job has completed. "":
+  // available from the start.
+  std::string produced_by;
 
   bool Serves(int request_class) const;
   // 0 on a type it has no throughput for.
@@ -150,6 +154,22 @@ struct RealtimeProfile {
 
   // Replicas needed to serve `rps` within the SLO, clamped to [min, max].
   int ReplicasFor(double rps) const;
+  // Why variant `v` may not wait for a job to produce it: it is the variant a policy that
+  // knows nothing of variants serves some class with (DefaultVariantFor), so the service
+  // would have nothing to serve that class with until then. "": it may.
+  std::string WhyNotProduced(size_t v) const;
+};
+
+// A variant that work makes (issue 22): a `quantize` job names the quantized copy it
+// produces, a `finetune` job the specialist. Once the job completes, the service's variant
+// of that name may run (ModelVariant::produced_by names the job).
+struct ProducedVariant {
+  std::string service;  // a realtime service with variants
+  std::string variant;  // the name of one of its variants
+  // "FILE:LINE" of the `produces.service` and `produces.variant` fields, for messages.
+  std::string service_source, variant_source;
+
+  bool empty() const { return service.empty(); }
 };
 
 // How the daemon runs a workload on this host; the simulator ignores it.
@@ -198,6 +218,7 @@ struct WorkloadSpec {
   bool preemptible = false;
 
   RealtimeProfile realtime;  // kind == kRealtime only
+  ProducedVariant produces;  // kind == kQuantize or kFinetune only; empty: none
   ValueModel value;
   ExecSpec exec;                // the daemon: what to run (empty in simulations)
   bool work_estimated = false;  // work_seconds is kDefaultCommandWorkSeconds, not stated

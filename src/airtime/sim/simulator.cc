@@ -236,6 +236,9 @@ class Run {
            d.type == DecisionType::kRetime) &&
           d.expected_end != kNever)
         j["expected_end_s"] = ToSeconds(d.expected_end);
+      // A replica's cold start (or a job's restart cost): when it begins to serve or progress.
+      if (d.type == DecisionType::kStart && d.ready_at > cycle.at)
+        j["ready_at_s"] = ToSeconds(d.ready_at);
       *opt_.decision_log << j.dump() << "\n";
     }
   }

@@ -736,6 +736,8 @@ void ForecastScale::AfterAllocate(Engine& engine) {
   }
   // A service with variants planned its mix against the waiting work before this pass.
   if (mix_.Stale(engine)) engine.WakeAt(engine.now() + 1);
+  // ... and a switch whose new replicas found no room goes on after `lead` without an event.
+  if (const TimeMs look = mix_.NextLook(engine); look != kNever) engine.WakeAt(look);
   // (The engine sets the targets before BeforeAllocate: next_wake_ holds this cycle's.)
   if (next_wake_ != kNever) engine.WakeAt(next_wake_);
   next_wake_ = kNever;

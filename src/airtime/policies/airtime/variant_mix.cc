@@ -18,6 +18,12 @@ bool SameShares(const VariantMix::Shares& a, const VariantMix::Shares& b) {
   return true;
 }
 
+// Whether variant `v` may take a share of class `c`: it is available (produced, if work
+// makes it) and serves the class.
+bool Usable(const RealtimeProfile& rt, const std::vector<bool>& available, size_t v, size_t c) {
+  return v < available.size() && available[v] && rt.variants[v].Serves(static_cast<int>(c));
+}
+
 }  // namespace
 
 const VariantMix::State* VariantMix::state(const std::string& service) const {
@@ -57,6 +63,16 @@ bool VariantMix::Stale(const Engine& engine) const {
   return false;
 }
 
+TimeMs VariantMix::NextLook(const Engine& engine) const {
+  TimeMs next = kNever;
+  for (const auto& [name, g] : groups_) {
+    if (g.cycle != engine.cycles()) continue;  // not planned in this cycle
+    for (TimeMs since : g.short_since)
+      if (since != kNever && since + o_.lead > engine.now()) next = std::min(next, since + o_.lead);
+  }
+  return next;
+}
+
 int VariantMix::Target(const Job& member, const Engine& engine) {
   Group& g = GroupOf(member, engine);
   if (g.cycle != engine.cycles()) {
@@ -72,7 +88,8 @@ std::vector<double> VariantMix::Routing(const Job& member, const Engine& engine)
   return v < g.st.shares.size() ? g.st.shares[v] : std::vector<double>{};
 }
 
-int64_t VariantMix::Budget(const Group& g, const Engine& engine) const {
+int64_t VariantMix::Budget(const Group& g, const std::vector<bool>& available,
+                           const Engine& engine) const {
   const Job* any = nullptr;
   int64_t budget = 0;
   for (WorkloadId id : g.members) {
@@ -82,8 +99,10 @@ int64_t VariantMix::Budget(const Group& g, const Engine& engine) const {
   }
   if (any == nullptr) return 0;
   std::vector<bool> types(engine.catalog().size(), false);
-  for (const ModelVariant& v : any->s().realtime.variants)
-    for (const auto& [t, rps] : v.throughput_rps) types[static_cast<size_t>(t)] = true;
+  const auto& variants = any->s().realtime.variants;
+  for (size_t v = 0; v < variants.size(); ++v)
+    if (v < available.size() && available[v])
+      for (const auto& [t, rps] : variants[v].throughput_rps) types[static_cast<size_t>(t)] = true;
   for (size_t t = 0; t < types.size(); ++t)
     if (types[t]) budget += engine.state().free_milli_of_type(static_cast<GpuTypeId>(t));
   // Preemptible jobs on those types give their GPUs back to a service.
@@ -98,7 +117,8 @@ int64_t VariantMix::Budget(const Group& g, const Engine& engine) const {
 
 VariantMix::Figures VariantMix::Evaluate(const WorkloadSpec& spec, const Shares& s,
                                          const std::vector<double>& demand, double density,
-                                         int64_t budget, const GpuCatalog& catalog,
+                                         int64_t budget, const std::vector<bool>& available,
+                                         const GpuCatalog& catalog,
                                          const std::vector<int>* fixed) const {
   const RealtimeProfile& rt = spec.realtime;
   const double per_request = spec.value.per_1k_requests / 1000.0;
@@ -110,6 +130,10 @@ VariantMix::Figures VariantMix::Evaluate(const WorkloadSpec& spec, const Shares&
     double load = 0;
     for (size_t c = 0; c < demand.size() && v < s.size() && c < s[v].size(); ++c)
       if (mv.Serves(static_cast<int>(c))) load += s[v][c] * demand[c];
+    if (v >= available.size() || !available[v]) {  // not produced yet: serves nothing
+      f.unserved_rps += load;
+      continue;
+    }
     const double t = mv.PlanningThroughput();
     if (fixed != nullptr && v < fixed->size()) {
       const int n = (*fixed)[v];
@@ -154,17 +178,25 @@ bool VariantMix::Better(const Figures& a, const Figures& b) {
 }
 
 VariantMix::Shares VariantMix::Fixed(const RealtimeProfile& rt, Mode mode,
+                                     const std::vector<bool>& available,
                                      const GpuCatalog& catalog) const {
   const size_t nc = rt.classes.size();
   Shares s(rt.variants.size(), std::vector<double>(nc, 0.0));
+  auto usable = [&](size_t v, size_t c) { return Usable(rt, available, v, c); };
   for (size_t c = 0; c < nc; ++c) {
-    int pick = rt.DefaultVariantFor(static_cast<int>(c));
+    // The highest quality that serves the class among the available variants (the first
+    // among equals, as DefaultVariantFor).
+    int pick = -1;
+    for (size_t v = 0; v < rt.variants.size(); ++v)
+      if (usable(v, c) &&
+          (pick < 0 || rt.variants[v].quality > rt.variants[static_cast<size_t>(pick)].quality))
+        pick = static_cast<int>(v);
     if (mode == Mode::kCheapest) {
       // The fewest GPUs per request among the variants that meet the floor for this class.
       double best = 0;
       for (size_t v = 0; v < rt.variants.size(); ++v) {
         const ModelVariant& mv = rt.variants[v];
-        if (!mv.Serves(static_cast<int>(c)) || mv.quality < rt.quality_floor - 1e-9) continue;
+        if (!usable(v, c) || mv.quality < rt.quality_floor - 1e-9) continue;
         const double per_rps =
             static_cast<double>(mv.shape.TotalMilli(catalog)) / mv.PlanningThroughput();
         const bool cheaper = per_rps < best - 1e-9;
@@ -182,7 +214,8 @@ VariantMix::Shares VariantMix::Fixed(const RealtimeProfile& rt, Mode mode,
 }
 
 void VariantMix::SizeStatic(Group& g, const WorkloadSpec& spec, const std::vector<double>& demand,
-                            double density, int64_t budget, const GpuCatalog& catalog) const {
+                            double density, int64_t budget, const std::vector<bool>& available,
+                            const GpuCatalog& catalog) const {
   const RealtimeProfile& rt = spec.realtime;
   const size_t nc = rt.classes.size();
   // The peak per class: of its declared curve, or of the demand seen (through the API).
@@ -197,21 +230,26 @@ void VariantMix::SizeStatic(Group& g, const WorkloadSpec& spec, const std::vecto
   State& st = g.st;
   const bool first = st.shares.empty();
   g.static_peak = peak;
-  Shares next = Search(spec, peak, density, budget, catalog);
+  Shares next = Search(spec, peak, density, budget, available, catalog);
   if (!first && !SameShares(next, st.shares)) ++st.switches;  // another mix, not just more
   st.shares = std::move(next);
-  g.static_replicas = Evaluate(spec, st.shares, peak, density, budget, catalog).replicas;
+  g.static_replicas =
+      Evaluate(spec, st.shares, peak, density, budget, available, catalog).replicas;
   st.why = first ? "static split: sized once for the peak demand per class"
                  : "static split: sized again, demand rose above the peak it was sized for";
 }
 
 VariantMix::Shares VariantMix::Search(const WorkloadSpec& spec, const std::vector<double>& demand,
                                       double density, int64_t budget,
+                                      const std::vector<bool>& available,
                                       const GpuCatalog& catalog) const {
   const RealtimeProfile& rt = spec.realtime;
   const size_t nv = rt.variants.size(), nc = rt.classes.size();
-  auto eval = [&](const Shares& s) { return Evaluate(spec, s, demand, density, budget, catalog); };
-  Shares best = Fixed(rt, Mode::kGeneralist, catalog);
+  auto eval = [&](const Shares& s) {
+    return Evaluate(spec, s, demand, density, budget, available, catalog);
+  };
+  auto usable = [&](size_t v, size_t c) { return Usable(rt, available, v, c); };
+  Shares best = Fixed(rt, Mode::kGeneralist, available, catalog);
   Figures best_f = eval(best);
   // Every plan that sends each class wholly to one variant (while there are few).
   double combos = std::pow(static_cast<double>(nv), static_cast<double>(nc));
@@ -221,7 +259,7 @@ VariantMix::Shares VariantMix::Search(const WorkloadSpec& spec, const std::vecto
       bool valid = true;
       Shares s(nv, std::vector<double>(nc, 0.0));
       for (size_t c = 0; c < nc; ++c) {
-        if (!rt.variants[pick[c]].Serves(static_cast<int>(c))) valid = false;
+        if (!usable(pick[c], c)) valid = false;
         s[pick[c]][c] = 1.0;
       }
       if (valid) {
@@ -241,7 +279,7 @@ VariantMix::Shares VariantMix::Search(const WorkloadSpec& spec, const std::vecto
       }
     }
   } else {
-    const Shares cheap = Fixed(rt, Mode::kCheapest, catalog);
+    const Shares cheap = Fixed(rt, Mode::kCheapest, available, catalog);
     if (const Figures f = eval(cheap); Better(f, best_f)) {
       best = cheap;
       best_f = f;
@@ -255,7 +293,7 @@ VariantMix::Shares VariantMix::Search(const WorkloadSpec& spec, const std::vecto
       for (size_t a = 0; a < nv; ++a) {
         if (best[a][c] <= 0) continue;
         for (size_t b = 0; b < nv; ++b) {
-          if (b == a || !rt.variants[b].Serves(static_cast<int>(c))) continue;
+          if (b == a || !usable(b, c)) continue;
           Shares s = best;
           const double d = std::min(best[a][c], o_.step);
           s[a][c] -= d;
@@ -300,7 +338,12 @@ std::string VariantMix::Describe(const RealtimeProfile& rt, const Shares& s, con
                 static_cast<double>(f.milli) / 1000.0,
                 static_cast<double>(st.budget_milli) / 1000.0, f.quality, rt.quality_floor, f.worth,
                 st.density);
-  return out + buf;
+  out += buf;
+  for (size_t v = 0; v < rt.variants.size(); ++v)
+    if (v < st.available.size() && !st.available[v])
+      out += "; " + rt.variants[v].name + " not yet produced (job '" + rt.variants[v].produced_by +
+             "')";
+  return out;
 }
 
 void VariantMix::Plan(Group& g, const Engine& engine) {
@@ -315,6 +358,9 @@ void VariantMix::Plan(Group& g, const Engine& engine) {
   const RealtimeProfile& rt = spec.realtime;
   const size_t nv = rt.variants.size(), nc = rt.classes.size();
   const TimeMs now = engine.now();
+  // Only the variants that may run now (not waiting for a job to produce them).
+  std::vector<bool> available(nv);
+  for (size_t v = 0; v < nv; ++v) available[v] = engine.VariantAvailable(rt, v);
   double density = 0;
   for (WorkloadId id : g.members)
     if (id != kNoWorkload) density = std::max(density, density_(engine.job(id), engine));
@@ -323,11 +369,14 @@ void VariantMix::Plan(Group& g, const Engine& engine) {
   // would cost to get back (cold start x (1 + the best variant's value per GPU-hour / the
   // waiting work's)), within [the longest cold start + lead, keep].
   DurationMs cold = 0;
-  for (const ModelVariant& v : rt.variants) cold = std::max(cold, v.cold_start);
+  for (size_t v = 0; v < nv; ++v)
+    if (available[v]) cold = std::max(cold, rt.variants[v].cold_start);
   DurationMs window = o_.keep;
   if (density > 0) {
     double best_density = 0;
-    for (const ModelVariant& v : rt.variants) {
+    for (size_t i = 0; i < nv; ++i) {
+      if (!available[i]) continue;
+      const ModelVariant& v = rt.variants[i];
       const double gpus = static_cast<double>(v.shape.TotalMilli(engine.catalog())) / 1000.0;
       if (gpus > 0)
         best_density = std::max(best_density, spec.value.per_1k_requests / 1000.0 * 3600 *
@@ -358,29 +407,40 @@ void VariantMix::Plan(Group& g, const Engine& engine) {
         demand[c] = std::max(demand[c], steps[i].second);
     }
   }
-  const int64_t budget = Budget(g, engine);
+  const int64_t budget = Budget(g, available, engine);
   State& st = g.st;
+  st.available = available;
   st.demand = demand;
   st.density = density;
   st.budget_milli = budget;
   const GpuCatalog& catalog = engine.catalog();
   auto plan_for = [&](const std::vector<double>& d) {
-    return o_.mode == Mode::kMix ? Search(spec, d, density, budget, catalog)
-                                 : Fixed(rt, o_.mode, catalog);
+    return o_.mode == Mode::kMix ? Search(spec, d, density, budget, available, catalog)
+                                 : Fixed(rt, o_.mode, available, catalog);
   };
   auto broken = [](const Figures& f) {
     return !f.floor_ok || f.over_milli > 0 || f.unserved_rps > 0;
   };
   Shares next = o_.mode == Mode::kStatic ? Shares{} : plan_for(demand);
   if (o_.mode == Mode::kStatic) {
-    SizeStatic(g, spec, demand_long, density, budget, catalog);
+    SizeStatic(g, spec, demand_long, density, budget, available, catalog);
   } else if (st.shares.empty()) {
     st.shares = next;
     st.why = "first plan";
-  } else if (const Figures fc = Evaluate(spec, st.shares, demand, density, budget, catalog);
+  } else if (o_.mode != Mode::kMix) {
+    // A peer's plan is its rule applied to the variants there are: it changes only when a
+    // variant is produced, and the peer then follows its rule at once.
+    if (!SameShares(next, st.shares)) {
+      st.shares = next;
+      ++st.switches;
+      st.last_switch = now;
+      st.why = "switched: a variant was produced";
+    }
+  } else if (const Figures fc =
+                 Evaluate(spec, st.shares, demand, density, budget, available, catalog);
              broken(fc) && !SameShares(next, st.shares)) {
     // The plan in force no longer fits: the best for the demand now, at once.
-    const Figures fn = Evaluate(spec, next, demand, density, budget, catalog);
+    const Figures fn = Evaluate(spec, next, demand, density, budget, available, catalog);
     char buf[200];
     {
       const bool take = Better(fn, fc);
@@ -398,8 +458,8 @@ void VariantMix::Plan(Group& g, const Engine& engine) {
   } else if (next = plan_for(demand_long); !SameShares(next, st.shares)) {
     // By choice: the best plan for the peak of the last `payback`, if it fits that peak and
     // its gain there repays its cold starts.
-    const Figures fn = Evaluate(spec, next, demand_long, density, budget, catalog);
-    const Figures fl = Evaluate(spec, st.shares, demand_long, density, budget, catalog);
+    const Figures fn = Evaluate(spec, next, demand_long, density, budget, available, catalog);
+    const Figures fl = Evaluate(spec, st.shares, demand_long, density, budget, available, catalog);
     char buf[200];
     bool take = false;
     if (!broken(fn)) {
@@ -432,7 +492,7 @@ void VariantMix::Plan(Group& g, const Engine& engine) {
     }
   }
   const bool fixed = o_.mode == Mode::kStatic;
-  st.figures = Evaluate(spec, st.shares, demand, density, budget, catalog,
+  st.figures = Evaluate(spec, st.shares, demand, density, budget, available, catalog,
                         fixed ? &g.static_replicas : nullptr);
   st.mix = Describe(rt, st.shares, st.figures, st);
 

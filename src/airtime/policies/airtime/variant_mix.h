@@ -35,6 +35,10 @@
 // is sized in, plus spares; its replicas and shares then never change, by day or by night,
 // whatever waits. It is sized again only when a class's demand rises above that peak
 // (undeclared demand; the counts only grow).
+// Every mode plans with the available variants only (Engine::VariantAvailable): one that a
+// quantize or finetune job has not produced yet gets no share, and its GPU types count for
+// the service's GPUs only once it is produced; from the cycle of the producer's completion
+// on it competes like the others.
 //
 // Switching: a new plan replaces the one in force only when the one in force no longer fits
 // (floor, GPUs, max replicas) or the gain of the new one over `payback` exceeds the cold
@@ -44,8 +48,9 @@
 // than its plan wants, no member gives replicas back, so requests keep being served by the
 // old variant until the new one is up; only when the new replicas found no room for `lead`
 // does an old member give one replica back per cycle (never its last ready one), to make
-// room. The freed GPUs go to waiting work in the same cycle (the engine releases replicas
-// before its allocation pass). One instance per engine; state across cycles.
+// room (NextLook: the scale plug-in asks for a cycle at that moment). The freed GPUs go to waiting
+// work in the same cycle (the engine releases replicas before its allocation pass). One instance
+// per engine; state across cycles.
 #pragma once
 
 #include <deque>
@@ -102,13 +107,18 @@ class VariantMix {
     int64_t budget_milli = 0;    // GPUs the service could have
     int switches = 0;            // plans replaced
     TimeMs last_switch = kNever;
-    std::string why;  // why the plan in force replaced the one before ("first plan")
-    std::string mix;  // the plan in force in words: shares per class, replicas, figures
+    std::string why;              // why the plan in force replaced the one before ("first plan")
+    std::string mix;              // the plan in force in words: shares per class, replicas, figures
+    std::vector<bool> available;  // per variant, at the last plan (Engine::VariantAvailable)
   };
   const State* state(const std::string& service) const;
   // Whether a service's plan saw another opportunity value than its members' waiting work
   // has now (after the allocation pass): worth a second look at once.
   bool Stale(const Engine& engine) const;
+  // When the next of this cycle's plans will have had replicas unplaced for `lead`, so that
+  // an old member starts giving replicas back to make room (make-before-break): that needs
+  // a cycle even if no event comes. kNever: none.
+  TimeMs NextLook(const Engine& engine) const;
 
  private:
   struct Group {
@@ -124,20 +134,24 @@ class VariantMix {
     uint64_t cycle = ~uint64_t{0};
   };
   void Plan(Group& g, const Engine& engine);
+  // `available`: per variant; a share on one that is not serves nothing (unserved_rps).
   // `fixed`: the replicas per variant are these (kStatic), not what the load needs.
   Figures Evaluate(const WorkloadSpec& spec, const Shares& s, const std::vector<double>& demand,
-                   double density, int64_t budget, const GpuCatalog& catalog,
-                   const std::vector<int>* fixed = nullptr) const;
+                   double density, int64_t budget, const std::vector<bool>& available,
+                   const GpuCatalog& catalog, const std::vector<int>* fixed = nullptr) const;
   static bool Better(const Figures& a, const Figures& b);
-  Shares Fixed(const RealtimeProfile& rt, Mode mode, const GpuCatalog& catalog) const;
+  Shares Fixed(const RealtimeProfile& rt, Mode mode, const std::vector<bool>& available,
+               const GpuCatalog& catalog) const;
   // kStatic: sizes the split again if a class's peak rose above the one it was sized for.
   void SizeStatic(Group& g, const WorkloadSpec& spec, const std::vector<double>& demand,
-                  double density, int64_t budget, const GpuCatalog& catalog) const;
+                  double density, int64_t budget, const std::vector<bool>& available,
+                  const GpuCatalog& catalog) const;
   Shares Search(const WorkloadSpec& spec, const std::vector<double>& demand, double density,
-                int64_t budget, const GpuCatalog& catalog) const;
+                int64_t budget, const std::vector<bool>& available,
+                const GpuCatalog& catalog) const;
   std::string Describe(const RealtimeProfile& rt, const Shares& s, const Figures& f,
                        const State& st) const;
-  int64_t Budget(const Group& g, const Engine& engine) const;
+  int64_t Budget(const Group& g, const std::vector<bool>& available, const Engine& engine) const;
   Group& GroupOf(const Job& member, const Engine& engine);
 
   Options o_;

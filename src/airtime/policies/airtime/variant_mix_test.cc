@@ -1,6 +1,8 @@
 // Services with model variants under the airtime policy and its peers: the mix chosen when
 // GPUs are scarce or plentiful, the quality floor, make-before-break switching, no flapping
-// under noisy demand, and freed GPUs going to waiting work in the same cycle.
+// under noisy demand, freed GPUs going to waiting work in the same cycle, and a variant a
+// quantize job produces: unused before the job completes (or at all if it is cancelled),
+// switched to in the cycle of its completion.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,8 +23,9 @@ using testing::MakeService;
 GpuTypeId H100() { return *GpuCatalog::Builtin().Find("H100"); }
 
 // "chat": a generalist `big` (4 GPUs, 4 req/s, quality 1) and a quantized `small` (1 GPU,
-// 2 req/s, quality 0.8): the small one needs half the GPUs per request. One class.
-WorkloadSpec Chat(double floor = 0) {
+// 2 req/s, quality 0.8): the small one needs half the GPUs per request. One class. With
+// `produced`, the job "quantize" makes the small one.
+WorkloadSpec Chat(double floor = 0, bool produced = false) {
   WorkloadSpec s = MakeService("chat", 1);
   s.realtime.capacity_rps = 0;
   s.realtime.quality_floor = floor;
@@ -39,13 +42,15 @@ WorkloadSpec Chat(double floor = 0) {
   small.shape.gpu_count = 1;
   small.throughput_rps = {{H100(), 2.0}};
   small.quality = 0.8;
+  if (produced) small.produced_by = "quantize";
   s.realtime.variants = {big, small};
   return s;
 }
 
 struct Fixture {
-  explicit Fixture(int gpus, const std::string& policy = "airtime", double floor = 0)
-      : Fixture(gpus, policy, Chat(floor)) {}
+  explicit Fixture(int gpus, const std::string& policy = "airtime", double floor = 0,
+                   bool produced = false)
+      : Fixture(gpus, policy, Chat(floor, produced)) {}
   Fixture(int gpus, const std::string& policy, const WorkloadSpec& service)
       : cluster(MakeCluster({{"H100", gpus, 1}})), engine(cluster, Make(policy)) {
     for (const WorkloadSpec& m : ExpandVariants(service))
@@ -82,10 +87,27 @@ struct Fixture {
       check();
     }
   }
+  // The job "quantize" (2 GPUs, half an hour) that makes the small variant, arrived at `at`.
+  WorkloadId Quantize(TimeMs at) {
+    WorkloadSpec q = MakeJob("quantize", WorkloadKind::kQuantize, 2, 1800, at);
+    q.shape.allowed_types = {H100()};
+    return engine.Handle(Event::Arrival(at, q)).arrived;
+  }
+  // Feeds `event`; `min_ready` keeps the fewest ready replicas of the service seen after it.
+  const CycleResult& Feed(const Event& event, int* min_ready) {
+    const CycleResult& r = engine.Handle(event);
+    *min_ready = std::min(*min_ready, Ready(0) + Ready(1));
+    return r;
+  }
   Cluster cluster;
   Engine engine;
   std::vector<WorkloadId> members;
 };
+
+bool Has(const CycleResult& r, DecisionType type, WorkloadId w) {
+  return std::any_of(r.decisions.begin(), r.decisions.end(),
+                     [&](const Decision& d) { return d.type == type && d.workload == w; });
+}
 
 TEST(VariantMixTest, ScarceGpusMoveToTheCheaperVariant) {
   // 12 req/s: the generalist would need 3 + 1 spare replicas, 16 GPUs; 8 are installed.
@@ -261,6 +283,89 @@ TEST(VariantMixTest, FreedGpusStartWaitingWorkInTheSameCycle) {
   EXPECT_TRUE(released);
   EXPECT_TRUE(started);
   EXPECT_EQ(f.Live(0), 0);
+}
+
+TEST(VariantMixTest, AQuantizeJobsVariantIsSwitchedToInTheCycleItCompletes) {
+  Fixture f(8, "airtime", 0, /*produced=*/true);
+  f.Demand(0, 3);  // one generalist replica, 4 GPUs
+  const WorkloadId quantize = f.Quantize(0);
+  ASSERT_EQ(f.engine.job(quantize).phase, JobPhase::kRunning);  // 2 GPUs
+  f.engine.Handle(Event::Timer(kMinute));                       // the generalist is ready
+  // Dense work arrives that needs 5 GPUs: 2 are free. The small variant would make room,
+  // but it is not produced yet: the mix keeps the generalist.
+  WorkloadSpec job = MakeJob("train", WorkloadKind::kTraining, 5, 3600, 2 * kMinute);
+  job.shape.allowed_types = {H100()};
+  job.value.on_completion = 1000;
+  const WorkloadId train = f.engine.Handle(Event::Arrival(2 * kMinute, job)).arrived;
+  int min_ready = 1 << 20;
+  for (TimeMs t = 2 * kMinute + 1; t < 20 * kMinute; t += kMinute)
+    f.Feed(Event::Timer(t), &min_ready);
+  EXPECT_EQ(f.State().switches, 0);
+  EXPECT_EQ(f.Live(1), 0);
+  EXPECT_NE(f.State().mix.find("small not yet produced (job 'quantize')"), std::string::npos)
+      << f.State().mix;
+  EXPECT_EQ(f.engine.job(train).phase, JobPhase::kPending);
+  // The quantize job completes: in that cycle the mix switches to the small variant, whose
+  // replicas start on the GPUs the job held and the free ones; the generalist keeps serving.
+  const Allocation* q = f.engine.allocation(f.engine.job(quantize).allocations.front());
+  ASSERT_NE(q, nullptr);
+  const TimeMs end = q->expected_end;  // the allocation is gone once it completes
+  const CycleResult& done = f.Feed(Event::Completion(end, q->id), &min_ready);
+  EXPECT_EQ(f.engine.job(quantize).phase, JobPhase::kDone);
+  EXPECT_EQ(f.State().switches, 1) << f.State().mix;
+  EXPECT_TRUE(Has(done, DecisionType::kStart, f.members[1]));
+  EXPECT_EQ(f.Live(1), 3);  // 2 for 3 req/s and a spare, 1 GPU each
+  EXPECT_EQ(f.Live(0), 1);
+  EXPECT_EQ(f.engine.job(train).phase, JobPhase::kPending);  // 1 GPU free
+  // Once they are ready the generalist goes and the waiting job takes its GPUs, in one cycle.
+  TimeMs ready = kNever;
+  for (const Decision& d : done.decisions)
+    if (d.type == DecisionType::kStart && d.workload == f.members[1])
+      ready = std::min(ready, d.ready_at);
+  ASSERT_NE(ready, kNever);
+  const CycleResult& up = f.Feed(Event::Timer(ready), &min_ready);
+  EXPECT_TRUE(Has(up, DecisionType::kRelease, f.members[0]));
+  EXPECT_TRUE(Has(up, DecisionType::kStart, train));
+  EXPECT_EQ(f.Live(0), 0);
+  for (TimeMs t = ready + kMinute; t < ready + 30 * kMinute; t += kMinute)
+    f.Feed(Event::Timer(t), &min_ready);
+  EXPECT_GE(min_ready, 1);  // never zero replicas serving across the switch
+  EXPECT_EQ(f.State().switches, 1);
+  EXPECT_EQ(f.Live(1), 3);
+}
+
+TEST(VariantMixTest, AVariantWhoseProducerIsCancelledIsNeverUsed) {
+  // 12 req/s: the generalist would need 16 GPUs of the 8; the small variant would fit. Its
+  // producer is cancelled: the mix keeps what it has (the generalist, short of demand).
+  Fixture f(8, "airtime", 0, /*produced=*/true);
+  const WorkloadId quantize = f.Quantize(0);
+  f.Demand(0, 12);
+  f.engine.Handle(Event::Cancel(5 * kMinute, quantize));
+  f.Run(5 * kMinute, 3 * kHour, 5 * kMinute, [&] { EXPECT_EQ(f.Live(1), 0); });
+  EXPECT_EQ(f.State().switches, 0);
+  EXPECT_EQ(f.Live(0), 2);
+  EXPECT_GT(f.State().figures.unserved_rps + f.State().figures.over_milli, 0);
+  EXPECT_EQ(f.State().figures.replicas[1], 0);
+}
+
+TEST(VariantMixTest, PeersConsiderOnlyProducedVariants) {
+  // cheapest-meeting-quality runs the generalist until the quantized variant exists, then
+  // the cheaper one; fixed-generalist never does.
+  for (const char* policy : {"cheapest-meeting-quality", "fixed-generalist"}) {
+    Fixture f(32, policy, 0.75, /*produced=*/true);
+    const WorkloadId quantize = f.Quantize(0);
+    f.Demand(0, 12);
+    EXPECT_EQ(f.Live(0), 4) << policy;
+    EXPECT_EQ(f.Live(1), 0) << policy;
+    const Allocation* q = f.engine.allocation(f.engine.job(quantize).allocations.front());
+    ASSERT_NE(q, nullptr);
+    const TimeMs end = q->expected_end;  // the allocation is gone once it completes
+    f.engine.Handle(Event::Completion(end, q->id));
+    f.Run(end, end + 2 * kHour, 5 * kMinute, [] {});
+    const bool cheapest = std::string(policy) == "cheapest-meeting-quality";
+    EXPECT_EQ(f.Live(1), cheapest ? 8 : 0) << policy;
+    EXPECT_EQ(f.Live(0), cheapest ? 0 : 4) << policy;
+  }
 }
 
 }  // namespace
