@@ -233,8 +233,7 @@ void VariantMix::SizeStatic(Group& g, const WorkloadSpec& spec, const std::vecto
   Shares next = Search(spec, peak, density, budget, available, catalog);
   if (!first && !SameShares(next, st.shares)) ++st.switches;  // another mix, not just more
   st.shares = std::move(next);
-  g.static_replicas =
-      Evaluate(spec, st.shares, peak, density, budget, available, catalog).replicas;
+  g.static_replicas = Evaluate(spec, st.shares, peak, density, budget, available, catalog).replicas;
   st.why = first ? "static split: sized once for the peak demand per class"
                  : "static split: sized again, demand rose above the peak it was sized for";
 }
