@@ -59,8 +59,50 @@ bool VariantMix::Stale(const Engine& engine) const {
       if (id != kNoWorkload && engine.job(id).phase != JobPhase::kCancelled)
         density = std::max(density, density_(engine.job(id), engine));
     if (std::abs(density - g.st.density) > 1e-9 * std::max(1.0, density)) return true;
+    if (g.floor_paired >= 0 && AtFloorLive(g, engine) > g.floor_paired) return true;
   }
   return false;
+}
+
+int VariantMix::AtFloorLive(const Group& g, const Engine& engine) {
+  int n = 0;
+  for (WorkloadId id : g.members) {
+    if (id == kNoWorkload) continue;
+    const Job& m = engine.job(id);
+    const RealtimeProfile& rt = m.s().realtime;
+    if (rt.variants[static_cast<size_t>(rt.variant)].quality >= rt.quality_floor)
+      n += m.live_replicas();
+  }
+  return n;
+}
+
+void VariantMix::PairWithFloor(Group& g, const Engine& engine, std::vector<int>& plan) const {
+  g.floor_paired = -1;
+  const Job* any = nullptr;
+  for (WorkloadId id : g.members)
+    if (id != kNoWorkload) any = &engine.job(id);
+  if (any == nullptr) return;
+  const RealtimeProfile& rt = any->s().realtime;
+  const double floor = rt.quality_floor;
+  if (floor <= 0) return;
+  // Quality to spare: what the placed replicas at or above the floor serve beyond it; what
+  // the plan's replicas below it would take from that.
+  double spare = 0, need = 0;
+  for (size_t v = 0; v < g.members.size() && v < plan.size(); ++v) {
+    if (g.members[v] == kNoWorkload) continue;
+    const ModelVariant& mv = rt.variants[v];
+    const double t = mv.PlanningThroughput();
+    if (mv.quality >= floor)
+      spare += engine.job(g.members[v]).live_replicas() * t * (mv.quality - floor);
+    else
+      need += plan[v] * t * (floor - mv.quality);
+  }
+  if (need <= spare + 1e-9) return;
+  const double k = spare / need;
+  for (size_t v = 0; v < g.members.size() && v < plan.size(); ++v)
+    if (g.members[v] != kNoWorkload && rt.variants[v].quality < floor)
+      plan[v] = std::min(plan[v], static_cast<int>(std::ceil(plan[v] * k - 1e-9)));
+  g.floor_paired = AtFloorLive(g, engine);
 }
 
 TimeMs VariantMix::NextLook(const Engine& engine) const {
@@ -511,6 +553,13 @@ void VariantMix::Plan(Group& g, const Engine& engine) {
     }
     plan[busiest] += min_total - total;
   }
+  // A replica of a variant below the quality floor serves only beside better ones: the
+  // requests that would pull the mean below the floor are missed (KeepQualityFloor). So the
+  // plan's replicas below the floor start only as far as the placed replicas at or above it
+  // let them serve; the rest would hold GPUs and serve nothing, and could take the room the
+  // better variant's replicas wait for (a 1-GPU small model on the node a 2-GPU generalist
+  // needs). Once those are placed, Stale asks for the next cycle at once.
+  PairWithFloor(g, engine, plan);
   // Make-before-break: while some member has fewer ready replicas than its plan, none gives
   // replicas back; once new replicas found no room for `lead`, an old member gives back one
   // a cycle (not the group's last ready one) to make room.

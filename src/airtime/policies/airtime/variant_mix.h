@@ -113,7 +113,8 @@ class VariantMix {
   };
   const State* state(const std::string& service) const;
   // Whether a service's plan saw another opportunity value than its members' waiting work
-  // has now (after the allocation pass): worth a second look at once.
+  // has now (after the allocation pass), or held back replicas below its quality floor for
+  // want of better ones that have since been placed: worth a second look at once.
   bool Stale(const Engine& engine) const;
   // When the next of this cycle's plans will have had replicas unplaced for `lead`, so that
   // an old member starts giving replicas back to make room (make-before-break): that needs
@@ -128,6 +129,9 @@ class VariantMix {
     std::vector<double> last_seen;
     std::vector<int> targets;         // this cycle's, per variant
     std::vector<TimeMs> short_since;  // per variant: since when replicas of the plan are unplaced
+    // When this cycle's targets held back replicas of variants below the quality floor
+    // (PairWithFloor): the replicas of variants at or above it placed then; -1: none held.
+    int floor_paired = -1;
     // kStatic: the peak per class the split was sized for, and its replicas per variant.
     std::vector<double> static_peak;
     std::vector<int> static_replicas;
@@ -152,6 +156,11 @@ class VariantMix {
   std::string Describe(const RealtimeProfile& rt, const Shares& s, const Figures& f,
                        const State& st) const;
   int64_t Budget(const Group& g, const std::vector<bool>& available, const Engine& engine) const;
+  // Caps `plan`'s replicas of variants below the floor at what the placed replicas of the
+  // others let them serve (see Plan); sets g.floor_paired.
+  void PairWithFloor(Group& g, const Engine& engine, std::vector<int>& plan) const;
+  // Replicas placed of the group's variants at or above its quality floor.
+  static int AtFloorLive(const Group& g, const Engine& engine);
   Group& GroupOf(const Job& member, const Engine& engine);
 
   Options o_;

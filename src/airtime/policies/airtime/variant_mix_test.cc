@@ -143,6 +143,33 @@ TEST(VariantMixTest, TheQualityFloorHolds) {
   }
 }
 
+TEST(VariantMixTest, ReplicasBelowTheFloorWaitForTheBetterOnesTheyServeBeside) {
+  // Floor 0.9: a small replica (0.8) serves only beside the generalist's. `held` GPUs of 12
+  // go to a job that cannot give them back.
+  auto blocked = [](int held) {
+    auto f = std::make_unique<Fixture>(12, "airtime", 0.9);
+    WorkloadSpec block = MakeJob("block", WorkloadKind::kBatch, held, 3600);
+    block.shape.allowed_types = {H100()};
+    const WorkloadId b = f->engine.Handle(Event::Arrival(0, block)).arrived;
+    EXPECT_EQ(f->engine.job(b).allocations.size(), 1u);
+    f->Demand(1000, 4.2);
+    return f;
+  };
+  // 4.2 req/s: the plan puts one generalist replica and one small replica beside it. 3 GPUs
+  // free: the generalist's does not fit, and a small one there would serve nothing.
+  auto none = blocked(9);
+  EXPECT_EQ(none->Live(0), 0);
+  EXPECT_EQ(none->Live(1), 0) << none->State().mix;
+  EXPECT_GT(none->State().figures.replicas[1], 0) << none->State().mix;  // the plan has them
+  EXPECT_EQ(none->engine.state().free_milli_of_type(H100()), 3000);
+  // 7 free: the plan's generalist replica (4 req/s) fits, and the small one for the rest of
+  // the 4.2 req/s runs beside it.
+  auto one = blocked(5);
+  EXPECT_EQ(one->Live(0), 1);
+  EXPECT_EQ(one->Live(1), 1) << one->State().mix;
+  EXPECT_GE(one->State().figures.quality, 0.9 - 1e-9);
+}
+
 TEST(VariantMixTest, PeersRunTheGeneralistOrTheCheapestMeetingTheFloor) {
   Fixture g(32, "fixed-generalist");
   g.Demand(0, 12);
