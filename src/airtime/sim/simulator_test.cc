@@ -505,11 +505,13 @@ namespace {
 // 2 req/s, quality 0.8), 6 req/s of one class for two hours on 16 H100: the simulator
 // serves each class with the ready variants, earns value x quality, and counts the GPUs
 // variant choice freed against the generalist serving the same requests.
-TEST(SimulatorVariantsTest, ValueTimesQualityAndGpuHoursFreed) {
+// "chat" with one class of demand `curve` and two variants: `big` (4 x H100, 4 req/s,
+// quality 1) and `small` (1 x H100, 2 req/s, quality 0.8).
+WorkloadSpec BigAndSmall(std::vector<DemandPoint> curve) {
   const GpuTypeId h100 = *GpuCatalog::Builtin().Find("H100");
   WorkloadSpec s = MakeService("chat", 1);
   s.realtime.capacity_rps = 0;
-  s.realtime.classes = {{"all", {{0, 6.0}}}};
+  s.realtime.classes = {{"all", std::move(curve)}};
   ModelVariant big;
   big.name = "big";
   big.shape.gpu_count = 4;
@@ -522,6 +524,11 @@ TEST(SimulatorVariantsTest, ValueTimesQualityAndGpuHoursFreed) {
   small.throughput_rps = {{h100, 2.0}};
   small.quality = 0.8;
   s.realtime.variants = {big, small};
+  return s;
+}
+
+TEST(SimulatorVariantsTest, ValueTimesQualityAndGpuHoursFreed) {
+  const WorkloadSpec s = BigAndSmall({{0, 6.0}});
   SimInput in = MakeSimInput(MakeCluster({{"H100", 8, 2}}), {s});
   ASSERT_EQ(in.workloads.size(), 2u);  // one member per variant
   SimOptions o;
@@ -554,33 +561,12 @@ TEST(SimulatorVariantsTest, ValueTimesQualityAndGpuHoursFreed) {
   EXPECT_EQ(cheap->ledger.sum(), cheap->ledger.installed_milli_ms);
 }
 
-}  // namespace
-}  // namespace airtime
-
-namespace airtime {
-namespace {
-
 // static-split in a replay: a declared curve of 2 req/s, then 6 from 01:00. Sized for the
 // peak from the start (ceil(6 / 4) = 2 generalist replicas + round(2 x 0.25) = 1 spare: 12
 // GPUs of 16), it holds them for the whole two hours; airtime runs what the demand of the
 // moment needs, so it holds less for the same requests served.
 TEST(SimulatorVariantsTest, StaticSplitHoldsItsPeakReplicasAllDay) {
-  const GpuTypeId h100 = *GpuCatalog::Builtin().Find("H100");
-  WorkloadSpec s = MakeService("chat", 1);
-  s.realtime.capacity_rps = 0;
-  s.realtime.classes = {{"all", {{0, 2.0}, {kHour, 6.0}}}};
-  ModelVariant big;
-  big.name = "big";
-  big.shape.gpu_count = 4;
-  big.shape.allowed_types = {h100};
-  big.throughput_rps = {{h100, 4.0}};
-  big.cold_start = kMinute;
-  ModelVariant small = big;
-  small.name = "small";
-  small.shape.gpu_count = 1;
-  small.throughput_rps = {{h100, 2.0}};
-  small.quality = 0.8;
-  s.realtime.variants = {big, small};
+  const WorkloadSpec s = BigAndSmall({{0, 2.0}, {kHour, 6.0}});
   SimInput in = MakeSimInput(MakeCluster({{"H100", 8, 2}}), {s});
   SimOptions o;
   o.horizon = 2 * kHour;
