@@ -295,7 +295,15 @@ Status MapReader::Int(std::string_view key, int64_t* out, int64_t lo, int64_t hi
   const std::string expected = IntExpected(lo, hi);
   if (!e->value.IsScalar()) return Expected(key, expected);
   auto v = ParseInt(e->value.Scalar());
-  if (!v || *v < lo || *v > hi) return Expected(key, expected);
+  if (!v) return Expected(key, expected);
+  if (*v < lo || *v > hi) {
+    // Beyond a bound the short form leaves unsaid (an int's range): name both.
+    const bool unsaid = (*v > hi && hi >= std::numeric_limits<int>::max()) ||
+                        (*v < lo && lo <= std::numeric_limits<int>::min());
+    return Expected(
+        key, unsaid ? "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]"
+                    : expected);
+  }
   *out = *v;
   return OkStatus();
 }

@@ -97,6 +97,12 @@ TEST(MapReaderTest, TypedFields) {
             "t.yaml:2: thing 'x': field 'neg': expected an integer >= 0, found '-3'");
   EXPECT_EQ(r.Int("i", &i, 1, 10).message(),
             "t.yaml:1: thing 'x': field 'i': expected an integer in [1, 10], found '42'");
+  // An integer beyond an int's range: the bound the short form leaves unsaid is named.
+  auto huge = YAML::Load("n: 2147483648\n");
+  MapReader h = OpenOk(f, huge, {"n"});
+  EXPECT_EQ(h.Int("n", &i, 0).message(),
+            "t.yaml:1: thing 'x': field 'n': expected an integer in [0, 2147483647], found "
+            "'2147483648'");
   double x = 0;
   ASSERT_TRUE(r.Number("x", &x, 0, 1, true).ok());
   EXPECT_EQ(x, 0.5);
