@@ -326,7 +326,13 @@ VariantMix::Shares VariantMix::Search(const WorkloadSpec& spec, const std::vecto
       best_f = f;
     }
   }
-  // Then shift `step` of a class from one variant to another while that improves the plan.
+  // Then shift a class's requests from one variant to another while that improves the plan:
+  // `step` of the class, or as much as the quality floor allows (all of it toward a variant
+  // as good). Steps alone can stall: with a generalist of 4 req/s per replica, moving a tenth
+  // of 8 req/s to a smaller model frees no generalist replica, so no step improves the plan
+  // even where half would fit the GPUs; the move to the floor takes that half at once.
+  double demand_all = 0;
+  for (double d : demand) demand_all += std::max(0.0, d);
   for (int round = 0; round < 200; ++round) {
     Shares move_s;
     Figures move_f = best_f;
@@ -335,15 +341,23 @@ VariantMix::Shares VariantMix::Search(const WorkloadSpec& spec, const std::vecto
         if (best[a][c] <= 0) continue;
         for (size_t b = 0; b < nv; ++b) {
           if (b == a || !usable(b, c)) continue;
-          Shares s = best;
-          const double d = std::min(best[a][c], o_.step);
-          s[a][c] -= d;
-          s[b][c] += d;
-          if (s[a][c] < 1e-9) s[a][c] = 0;
-          const Figures f = eval(s);
-          if (Better(f, move_f)) {
-            move_s = std::move(s);
-            move_f = f;
+          const double qa = rt.variants[a].quality, qb = rt.variants[b].quality;
+          double to_floor = best[a][c];
+          if (qb < qa && c < demand.size() && demand[c] > 0)
+            to_floor = std::min(to_floor, (best_f.quality - rt.quality_floor) * demand_all /
+                                              (demand[c] * (qa - qb)));
+          const double step = std::min(best[a][c], o_.step);
+          for (const double d : {step, to_floor}) {
+            if (d <= 1e-9 || (d != step && d <= step + 1e-9)) continue;
+            Shares s = best;
+            s[a][c] -= d;
+            s[b][c] += d;
+            if (s[a][c] < 1e-9) s[a][c] = 0;
+            const Figures f = eval(s);
+            if (Better(f, move_f)) {
+              move_s = std::move(s);
+              move_f = f;
+            }
           }
         }
       }

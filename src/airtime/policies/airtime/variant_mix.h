@@ -24,11 +24,12 @@
 //              a plan that serves every request is then worth most with the best variants.
 //
 // Mode kMix (the airtime policy) searches: every plan that sends each class wholly to one
-// variant, then moves of a `step` share of a class between two variants while one improves
-// the plan. Mode kGeneralist (the `fixed-generalist` peer) always runs the best variant for
-// each class; kCheapest (`cheapest-meeting-quality`, INFaaS-like) the variant that needs the
-// fewest GPUs per request among those whose quality meets the floor, for each class.
-// kStatic (`static-split`) is a fixed number of replicas per variant, as an operator would
+// variant, then moves of a `step` share of a class between two variants, or of as much as
+// the quality floor allows, while one improves the plan. Mode kGeneralist (the
+// `fixed-generalist` peer) always runs the best variant for each class; kCheapest
+// (`cheapest-meeting-quality`, INFaaS-like) the variant that needs the fewest GPUs per
+// request among those whose quality meets the floor, for each class. kStatic
+// (`static-split`) is a fixed number of replicas per variant, as an operator would
 // provision it: the mix the search chooses at the service's peak demand per class (the
 // highest point of each class's declared curve, or of the demand seen so far for a class
 // whose demand arrives through the API), with the GPUs and the waiting work of the cycle it

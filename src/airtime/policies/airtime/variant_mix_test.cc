@@ -143,6 +143,24 @@ TEST(VariantMixTest, TheQualityFloorHolds) {
   }
 }
 
+TEST(VariantMixTest, TheSearchMovesToTheFloorWhereSmallStepsFreeNothing) {
+  // Floor 0.9, 8 req/s, 7 of 12 GPUs free (a job that cannot give GPUs back holds 5). All on
+  // the generalist needs 2 replicas and a spare, 12 GPUs; a tenth of the class on the small
+  // model frees no generalist replica, so steps alone stayed there. Half on each (the mean
+  // at the floor) is one generalist replica and 2 small ones, plus spares: within the 7.
+  Fixture f(12, "airtime", 0.9);
+  WorkloadSpec block = MakeJob("block", WorkloadKind::kBatch, 5, 3600);
+  block.shape.allowed_types = {H100()};
+  f.engine.Handle(Event::Arrival(0, block));
+  f.Demand(1000, 8);
+  const VariantMix::State& st = f.State();
+  EXPECT_EQ(st.figures.over_milli, 0) << st.mix;
+  EXPECT_TRUE(st.figures.floor_ok) << st.mix;
+  EXPECT_GT(st.figures.replicas[1], 0) << st.mix;
+  EXPECT_GT(f.Live(0), 0);
+  EXPECT_GT(f.Live(1), 0);
+}
+
 TEST(VariantMixTest, ReplicasBelowTheFloorWaitForTheBetterOnesTheyServeBeside) {
   // Floor 0.9: a small replica (0.8) serves only beside the generalist's. `held` GPUs of 12
   // go to a job that cannot give them back.
