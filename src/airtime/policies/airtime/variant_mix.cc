@@ -76,13 +76,9 @@ int VariantMix::AtFloorLive(const Group& g, const Engine& engine) {
   return n;
 }
 
-void VariantMix::PairWithFloor(Group& g, const Engine& engine, std::vector<int>& plan) const {
+void VariantMix::PairWithFloor(Group& g, const RealtimeProfile& rt, const Engine& engine,
+                               std::vector<int>& plan) const {
   g.floor_paired = -1;
-  const Job* any = nullptr;
-  for (WorkloadId id : g.members)
-    if (id != kNoWorkload) any = &engine.job(id);
-  if (any == nullptr) return;
-  const RealtimeProfile& rt = any->s().realtime;
   const double floor = rt.quality_floor;
   if (floor <= 0) return;
   // Quality to spare: what the placed replicas at or above the floor serve beyond it; what
@@ -177,31 +173,25 @@ VariantMix::Figures VariantMix::Evaluate(const WorkloadSpec& spec, const Shares&
       continue;
     }
     const double t = mv.PlanningThroughput();
+    int n = 0;
     if (fixed != nullptr && v < fixed->size()) {
-      const int n = (*fixed)[v];
-      f.replicas[v] = n;
-      f.milli += n * mv.shape.TotalMilli(catalog);
-      const double served = std::min(load, n * t);
-      f.unserved_rps += load - served;
-      value += per_request * 3600 * mv.quality * served;
-      load_all += load;
-      quality_load += load * mv.quality;
-      continue;
+      n = (*fixed)[v];
+      f.unserved_rps += load - std::min(load, n * t);
+    } else {
+      if (load <= 0) continue;
+      // In double first: a huge demand must not overflow the replica count.
+      const double need_d = t > 0 ? std::ceil(load / t - 1e-9) : kUnboundedReplicas;
+      int need = static_cast<int>(std::min(need_d, static_cast<double>(kUnboundedReplicas)));
+      if (need > mv.max_replicas) {
+        f.unserved_rps += load - mv.max_replicas * t;
+        need = mv.max_replicas;
+      }
+      const int spares = o_.spare > 0 ? static_cast<int>(std::floor(need * o_.spare + 0.5)) : 0;
+      n = std::min(need + spares, mv.max_replicas);
     }
-    if (load <= 0) continue;
-    // In double first: a huge demand must not overflow the replica count.
-    const double need_d = t > 0 ? std::ceil(load / t - 1e-9) : kUnboundedReplicas;
-    int need = static_cast<int>(std::min(need_d, static_cast<double>(kUnboundedReplicas)));
-    if (need > mv.max_replicas) {
-      f.unserved_rps += load - mv.max_replicas * t;
-      need = mv.max_replicas;
-    }
-    const int spares = o_.spare > 0 ? static_cast<int>(std::floor(need * o_.spare + 0.5)) : 0;
-    const int n = std::min(need + spares, mv.max_replicas);
     f.replicas[v] = n;
     f.milli += n * mv.shape.TotalMilli(catalog);
-    const double served = std::min(load, n * t);
-    value += per_request * 3600 * mv.quality * served;
+    value += per_request * 3600 * mv.quality * std::min(load, n * t);
     load_all += load;
     quality_load += load * mv.quality;
   }
@@ -224,21 +214,16 @@ VariantMix::Shares VariantMix::Fixed(const RealtimeProfile& rt, Mode mode,
                                      const GpuCatalog& catalog) const {
   const size_t nc = rt.classes.size();
   Shares s(rt.variants.size(), std::vector<double>(nc, 0.0));
-  auto usable = [&](size_t v, size_t c) { return Usable(rt, available, v, c); };
   for (size_t c = 0; c < nc; ++c) {
-    // The highest quality that serves the class among the available variants (the first
-    // among equals, as DefaultVariantFor).
-    int pick = -1;
-    for (size_t v = 0; v < rt.variants.size(); ++v)
-      if (usable(v, c) &&
-          (pick < 0 || rt.variants[v].quality > rt.variants[static_cast<size_t>(pick)].quality))
-        pick = static_cast<int>(v);
+    // The highest quality that serves the class: always available, since the loader and
+    // ValidateSpec refuse a producer for it (RealtimeProfile::WhyNotProduced).
+    int pick = rt.DefaultVariantFor(static_cast<int>(c));
     if (mode == Mode::kCheapest) {
       // The fewest GPUs per request among the variants that meet the floor for this class.
       double best = 0;
       for (size_t v = 0; v < rt.variants.size(); ++v) {
         const ModelVariant& mv = rt.variants[v];
-        if (!usable(v, c) || mv.quality < rt.quality_floor - 1e-9) continue;
+        if (!Usable(rt, available, v, c) || mv.quality < rt.quality_floor - 1e-9) continue;
         const double per_rps =
             static_cast<double>(mv.shape.TotalMilli(catalog)) / mv.PlanningThroughput();
         const bool cheaper = per_rps < best - 1e-9;
@@ -573,7 +558,7 @@ void VariantMix::Plan(Group& g, const Engine& engine) {
   // let them serve; the rest would hold GPUs and serve nothing, and could take the room the
   // better variant's replicas wait for (a 1-GPU small model on the node a 2-GPU generalist
   // needs). Once those are placed, Stale asks for the next cycle at once.
-  PairWithFloor(g, engine, plan);
+  PairWithFloor(g, rt, engine, plan);
   // Make-before-break: while some member has fewer ready replicas than its plan, none gives
   // replicas back; once new replicas found no room for `lead`, an old member gives back one
   // a cycle (not the group's last ready one) to make room.

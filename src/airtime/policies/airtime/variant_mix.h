@@ -159,7 +159,8 @@ class VariantMix {
   int64_t Budget(const Group& g, const std::vector<bool>& available, const Engine& engine) const;
   // Caps `plan`'s replicas of variants below the floor at what the placed replicas of the
   // others let them serve (see Plan); sets g.floor_paired.
-  void PairWithFloor(Group& g, const Engine& engine, std::vector<int>& plan) const;
+  void PairWithFloor(Group& g, const RealtimeProfile& rt, const Engine& engine,
+                     std::vector<int>& plan) const;
   // Replicas placed of the group's variants at or above its quality floor.
   static int AtFloorLive(const Group& g, const Engine& engine);
   Group& GroupOf(const Job& member, const Engine& engine);
