@@ -406,10 +406,8 @@ Status CheckKindFields(const MapReader& r, const WorkloadSpec& s) {
 // (LinkProducedVariants): they may come later, or from another file.
 Status ReadProduces(const MapReader& r, WorkloadSpec* s) {
   if (!r.Has("produces")) return OkStatus();
-  if (s->kind != WorkloadKind::kQuantize && s->kind != WorkloadKind::kFinetune)
-    return r.FieldError("produces", std::string("only a quantize or finetune job produces a "
-                                                "variant (this one is kind ") +
-                                        KindName(s->kind) + ")");
+  if (std::string why = WhyKindCannotProduce(s->kind); !why.empty())
+    return r.FieldError("produces", why);
   auto p = r.Sub("produces", {"service", "variant"});
   if (!p.ok()) return p.status();
   if (p->empty()) return r.Expected("produces", "a mapping {service: <service>, variant: <name>}");

@@ -168,6 +168,12 @@ int RealtimeProfile::DefaultVariantFor(int c) const {
   return best;
 }
 
+std::string WhyKindCannotProduce(WorkloadKind kind) {
+  if (kind == WorkloadKind::kQuantize || kind == WorkloadKind::kFinetune) return "";
+  return std::string("only a quantize or finetune job produces a variant (this one is kind ") +
+         KindName(kind) + ")";
+}
+
 std::string RealtimeProfile::WhyNotProduced(size_t v) const {
   if (variants.size() == 1) return "it is the service's only variant";
   const size_t nc = std::max<size_t>(1, classes.size());
@@ -375,10 +381,8 @@ Status ValidateSpec(const WorkloadSpec& s, const GpuCatalog& catalog) {
   } else {
     if (!(s.work_seconds > 0)) return err("work", "expected a positive amount of work (duration)");
   }
-  if (!s.produces.empty() && s.kind != WorkloadKind::kQuantize && s.kind != WorkloadKind::kFinetune)
-    return err("produces", std::string("only a quantize or finetune job produces a variant (this "
-                                       "one is kind ") +
-                               KindName(s.kind) + ")");
+  if (!s.produces.empty())
+    if (std::string why = WhyKindCannotProduce(s.kind); !why.empty()) return err("produces", why);
   if (s.deadline && *s.deadline < s.submit_at) return err("deadline", "is before submission");
   if (s.checkpoint_interval < 0 || s.restart_cost < 0)
     return err("checkpoint", "intervals must not be negative");

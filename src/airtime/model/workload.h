@@ -172,6 +172,9 @@ struct ProducedVariant {
   bool empty() const { return service.empty(); }
 };
 
+// Why a workload of `kind` cannot produce a variant: "" for quantize and finetune jobs.
+std::string WhyKindCannotProduce(WorkloadKind kind);
+
 // How the daemon runs a workload on this host; the simulator ignores it.
 struct ExecSpec {
   std::vector<std::string> argv;  // program and arguments, executed directly (never a shell)
