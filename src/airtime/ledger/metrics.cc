@@ -64,6 +64,14 @@ void Metrics::Advance(TimeMs to) {
     s_.tenant_gpu_ms[tenant] += static_cast<double>(milli) * dt / 1000.0;
   const auto ms = to - last_;
   for (const JobTypeRate& r : job_type_rates_) *r.held_ms += r.milli * ms;
+  if (freed_milli_ > 0) {
+    VariantFreedUse& f = s_.freed_use;
+    f.freed_ms += freed_milli_ * dt / 1000.0;
+    f.left_free_ms += freed_free_milli_ * dt / 1000.0;
+    f.beyond_ms += freed_beyond_milli_ * dt / 1000.0;
+    for (size_t k = 0; k < kWorkloadKindCount; ++k)
+      f.taken_ms[k] += freed_taken_milli_[k] * dt / 1000.0;
+  }
   last_ = to;
 }
 
@@ -214,6 +222,50 @@ void Metrics::Recompute() {
     }
   }
   tenant_rates_.assign(tenants.begin(), tenants.end());
+  AttributeFreed();
+}
+
+void Metrics::AttributeFreed() {
+  const Engine& e = *engine_;
+  freed_milli_ = freed_free_milli_ = freed_beyond_milli_ = 0;
+  freed_taken_milli_.fill(0);
+  for (const ServiceRate& r : service_rates_) freed_milli_ += std::max(0.0, r.freed_milli);
+  if (freed_milli_ <= 0) return;
+  // Free (or held free as headroom) on up nodes.
+  int64_t free = 0;
+  const ClusterState& state = e.state();
+  for (size_t t = 0; t < e.catalog().size(); ++t) {
+    const auto type = static_cast<GpuTypeId>(t);
+    free += state.free_milli_of_type(type) + state.reserved_milli_of_type(type) -
+            state.down_milli_of_type(type);
+  }
+  freed_free_milli_ = std::min(freed_milli_, static_cast<double>(std::max<int64_t>(free, 0)));
+  double rest = freed_milli_ - freed_free_milli_;
+  if (rest <= 0) return;
+  // Running jobs (not services), the least dense first.
+  struct Held {
+    double density;
+    WorkloadKind kind;
+    int64_t milli;
+    AllocationId allocation;  // breaks ties, so the split does not depend on map order
+  };
+  std::vector<Held> held;
+  for (const auto& [aid, a] : e.allocations()) {
+    const Job& job = e.job(a.workload);
+    if (job.is_service() || a.placement.gpus.empty()) continue;
+    held.push_back(
+        {ValueDensity(job.s(), e.catalog()), job.s().kind, a.placement.total_milli(), aid});
+  }
+  std::sort(held.begin(), held.end(), [](const Held& a, const Held& b) {
+    return a.density != b.density ? a.density < b.density : a.allocation < b.allocation;
+  });
+  for (const Held& h : held) {
+    if (rest <= 0) break;
+    const double take = std::min(rest, static_cast<double>(h.milli));
+    freed_taken_milli_[static_cast<size_t>(h.kind)] += take;
+    rest -= take;
+  }
+  freed_beyond_milli_ = std::max(0.0, rest);
 }
 
 void Metrics::AttributeToTypes(WorkloadId job, double value) {

@@ -59,6 +59,22 @@ struct ServiceMetrics {
   }
 };
 
+// Where the GPU-time freed by variant choice went, all services with variants together.
+// Each interval, the capacity the services' other variants freed (ServiceMetrics::
+// gpu_ms_freed, where positive) is what the best variant alone would have needed more. It
+// would have come from the free capacity first; beyond that, from the running jobs that the
+// best variant's extra replicas would have displaced: the least dense (value per GPU-hour)
+// first, since replicas come first in a value order. So what lay free meanwhile is
+// `left_free`, what the jobs held is `taken` by their kind, and what even all of those
+// could not have given (the best variant alone would have dropped those requests) is
+// `beyond`.
+struct VariantFreedUse {
+  double freed_ms = 0;  // GPU-ms freed (the positive part, summed over services)
+  std::array<double, kWorkloadKindCount> taken_ms{};
+  double left_free_ms = 0;
+  double beyond_ms = 0;
+};
+
 struct MetricsSummary {
   double value = 0;
   double requests = 0, requests_in_slo = 0;
@@ -75,6 +91,7 @@ struct MetricsSummary {
   std::vector<double> value_by_type;
   std::map<std::string, double> tenant_gpu_ms;     // GPU-ms held per tenant
   std::map<std::string, ServiceMetrics> services;  // by name
+  VariantFreedUse freed_use;
   size_t preemptions = 0, failures = 0;
   // The 3 a.m. report: every hold-or-hand-off call on services' headroom, scored against
   // what came (HoldBook), and the same per service.
@@ -130,6 +147,10 @@ class Metrics {
   std::vector<ServiceRate> service_rates_;
   std::vector<std::pair<std::string, int64_t>> tenant_rates_;  // milli-GPU held per tenant
   std::vector<JobTypeRate> job_type_rates_;  // milli-GPU each job (not service) holds per type
+  // Where the milli-GPUs freed by variant choice go now (VariantFreedUse's rule).
+  void AttributeFreed();
+  double freed_milli_ = 0, freed_free_milli_ = 0, freed_beyond_milli_ = 0;
+  std::array<double, kWorkloadKindCount> freed_taken_milli_{};
   // Milli-GPU-ms each unfinished job has held per type, for its completion value.
   std::unordered_map<WorkloadId, std::vector<int64_t>> job_type_ms_;
   bool score_holds_ = true;

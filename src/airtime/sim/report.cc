@@ -105,6 +105,19 @@ nlohmann::json ResultToJson(const SimResult& r) {
       services[name]["gpu_hours_freed_by_variants"] = sm.gpu_ms_freed / 3.6e6;
     }
   }
+  bool variants = false;
+  for (const auto& [name, sm] : m.services) variants |= sm.variants;
+  nlohmann::json freed_use;
+  if (variants) {
+    const VariantFreedUse& f = m.freed_use;
+    nlohmann::json taken = nlohmann::json::object();
+    for (size_t k = 0; k < kWorkloadKindCount; ++k)
+      if (f.taken_ms[k] > 0) taken[KindName(static_cast<WorkloadKind>(k))] = f.taken_ms[k] / 3.6e6;
+    freed_use = {{"gpu_hours", f.freed_ms / 3.6e6},
+                 {"taken_by", taken},
+                 {"left_free_gpu_hours", f.left_free_ms / 3.6e6},
+                 {"beyond_cluster_gpu_hours", f.beyond_ms / 3.6e6}};
+  }
   nlohmann::json blocked = nlohmann::json::object();
   for (const auto& [shape, v] : r.shape_blocked) blocked[shape] = static_cast<double>(v) / 3.6e9;
   return {
@@ -121,6 +134,7 @@ nlohmann::json ResultToJson(const SimResult& r) {
       {"deadline_hit_rate", m.deadline_hit_rate},
       {"kinds", kinds},
       {"services", services},
+      {"variant_freed", freed_use},
       {"tenants", tenants},
       {"shape_blocked_gpu_hours", blocked},
       {"timeline", TimelineToJson(r)},
@@ -289,6 +303,27 @@ std::string ResultsTable(const std::vector<SimResult>& results, double bound_per
     row("  " + name + " GPU-h freed", [&](const SimResult& r) {
       return cell(r, [](const ServiceMetrics& sm) { return Fmt("%.1f", sm.gpu_ms_freed / 3.6e6); });
     });
+  }
+  // Where the GPU-hours freed by variant choice went (VariantFreedUse), all services together.
+  bool freed = false;
+  for (const auto& r : results) freed |= r.metrics.freed_use.freed_ms > 0;
+  if (freed) {
+    auto hours = [](double ms) { return Fmt("%.1f", ms / 3.6e6); };
+    row("variants' freed GPU-h",
+        [&](const SimResult& r) { return hours(r.metrics.freed_use.freed_ms); });
+    for (size_t k = 0; k < kWorkloadKindCount; ++k) {
+      bool any = false;
+      for (const auto& r : results) any |= r.metrics.freed_use.taken_ms[k] > 0;
+      if (any)
+        row(std::string("  taken by ") + KindName(static_cast<WorkloadKind>(k)),
+            [&](const SimResult& r) { return hours(r.metrics.freed_use.taken_ms[k]); });
+    }
+    row("  left free", [&](const SimResult& r) { return hours(r.metrics.freed_use.left_free_ms); });
+    bool beyond = false;
+    for (const auto& r : results) beyond |= r.metrics.freed_use.beyond_ms > 0;
+    if (beyond)
+      row("  beyond the cluster",
+          [&](const SimResult& r) { return hours(r.metrics.freed_use.beyond_ms); });
   }
   row("batch deadlines met",
       [](const SimResult& r) { return Fmt("%.1f%%", 100 * r.metrics.deadline_hit_rate); });

@@ -561,6 +561,57 @@ TEST(SimulatorVariantsTest, ValueTimesQualityAndGpuHoursFreed) {
   EXPECT_EQ(cheap->ledger.sum(), cheap->ledger.installed_milli_ms);
 }
 
+// Where the freed GPUs went: 6 req/s on the small variant (4 replicas of 1 GPU, spare
+// included) beside three 4-GPU jobs on 16 H100, so that nothing is free. The generalist
+// would have needed 2 GPUs more (1.5 replicas of 4 GPUs for the same requests, less the 4
+// GPUs held): they would have come from the least dense running job, the batch one, which
+// therefore took them.
+TEST(SimulatorVariantsTest, TheGpusFreedByVariantChoiceGoToTheLeastDenseRunningWork) {
+  const WorkloadSpec s = BigAndSmall({{0, 6.0}});
+  WorkloadSpec batch = MakeJob("batch", WorkloadKind::kBatch, 4, 10 * 3600);
+  WorkloadSpec train1 = MakeJob("train1", WorkloadKind::kTraining, 4, 10 * 3600);
+  WorkloadSpec train2 = MakeJob("train2", WorkloadKind::kTraining, 4, 10 * 3600);
+  train1.value.on_completion = train2.value.on_completion = 1000;  // batch keeps 10
+  SimInput in = MakeSimInput(MakeCluster({{"H100", 8, 2}}), {s, batch, train1, train2});
+  SimOptions o;
+  o.horizon = 2 * kHour;
+  auto cheap = Simulate(in, "cheapest-meeting-quality", o);
+  auto gen = Simulate(in, "fixed-generalist", o);
+  ASSERT_TRUE(cheap.ok() && gen.ok());
+  const VariantFreedUse& f = cheap->metrics.freed_use;
+  const auto kind = [](WorkloadKind k) { return static_cast<size_t>(k); };
+  // Every job ran the whole replay: nothing was free once the replicas were ready.
+  EXPECT_NEAR(f.freed_ms / 3.6e6, 2.0 * (7200 - 60) / 3600, 1e-6);
+  EXPECT_NEAR(f.taken_ms[kind(WorkloadKind::kBatch)], f.freed_ms, 1e-6);
+  EXPECT_DOUBLE_EQ(f.taken_ms[kind(WorkloadKind::kTraining)], 0);
+  EXPECT_DOUBLE_EQ(f.left_free_ms, 0);
+  EXPECT_DOUBLE_EQ(f.beyond_ms, 0);
+  // What the service's own figure nets out: its first cold start, when its replicas held
+  // GPUs and served nothing.
+  EXPECT_NEAR(cheap->metrics.services.at("chat").gpu_ms_freed, f.freed_ms - 4.0 * 60000, 1e-6);
+  // The generalist frees nothing.
+  EXPECT_DOUBLE_EQ(gen->metrics.freed_use.freed_ms, 0);
+  // The JSON report carries it.
+  const nlohmann::json j = ResultToJson(*cheap)["variant_freed"];
+  EXPECT_NEAR(j["gpu_hours"].get<double>(), f.freed_ms / 3.6e6, 1e-9);
+  EXPECT_NEAR(j["taken_by"]["batch"].get<double>(), f.freed_ms / 3.6e6, 1e-9);
+  EXPECT_FALSE(j["taken_by"].contains("training")) << j.dump();
+  EXPECT_DOUBLE_EQ(j["left_free_gpu_hours"].get<double>(), 0);
+}
+
+// Without the jobs the freed GPUs lie free.
+TEST(SimulatorVariantsTest, TheGpusFreedByVariantChoiceLieFreeWhenNothingWaits) {
+  SimInput in = MakeSimInput(MakeCluster({{"H100", 8, 2}}), {BigAndSmall({{0, 6.0}})});
+  SimOptions o;
+  o.horizon = 2 * kHour;
+  auto cheap = Simulate(in, "cheapest-meeting-quality", o);
+  ASSERT_TRUE(cheap.ok());
+  const VariantFreedUse& f = cheap->metrics.freed_use;
+  EXPECT_GT(f.freed_ms, 0);
+  EXPECT_NEAR(f.left_free_ms, f.freed_ms, 1e-6);
+  for (double taken : f.taken_ms) EXPECT_DOUBLE_EQ(taken, 0);
+}
+
 // static-split in a replay: a declared curve of 2 req/s, then 6 from 01:00. Sized for the
 // peak from the start (ceil(6 / 4) = 2 generalist replicas + round(2 x 0.25) = 1 spare: 12
 // GPUs of 16), it holds them for the whole two hours; airtime runs what the demand of the
