@@ -181,22 +181,39 @@ class BoundModel {
     capacity_row_.assign(types, std::vector<int>(static_cast<size_t>(slots_), -1));
     mig_row_ = capacity_row_;
     AddCapacity();
+    gpus_of_type_.assign(types, 0);
+    for (size_t n = 0; n < in.cluster.node_count(); ++n) {
+      const Node& node = in.cluster.node(static_cast<NodeIndex>(n));
+      if (node.gpu_type != kNoGpuType)
+        gpus_of_type_[static_cast<size_t>(node.gpu_type)] += node.gpu_count;
+    }
     cancelled_ = CancelTimes(in);
   }
 
   void Build(LpBound* b) {
+    // The members of each service with variants, in their variants' order, taken together.
+    std::vector<std::vector<const WorkloadSpec*>> groups;
+    std::unordered_map<std::string, size_t> group_of;
     for (const WorkloadSpec& s : in_.workloads) {
       if (s.submit_at >= horizon_) continue;
       TimeMs end = horizon_;
       if (auto it = cancelled_.find(s.name); it != cancelled_.end())
         end = std::min(end, it->second);
-      if (s.is_service()) {
+      if (s.is_service() && s.realtime.is_member()) {
+        auto [it, added] = group_of.try_emplace(s.realtime.group, groups.size());
+        if (added) groups.emplace_back();
+        groups[it->second].push_back(&s);
+      } else if (s.is_service()) {
         ++b->services;
         AddService(s, end);
       } else {
         ++b->jobs;
         b->jobs_in_lp += AddJob(s, end) ? 1 : 0;
       }
+    }
+    for (const auto& members : groups) {
+      ++b->services;
+      AddVariantService(members);
     }
   }
 
@@ -421,11 +438,114 @@ class BoundModel {
     }
   }
 
+  // A service with model variants (its members, RealtimeProfile::is_member), as a fluid
+  // relaxation. Per slot t: y[v][k] replica-hours of variant v on type k (occupying its
+  // capacity, at most max_replicas for the time v can be ready: its member's submission plus
+  // its own cold start); a[c][v] thousands of class c's requests served by a variant v that
+  // serves c, worth per_1k x v's quality, at most what v's replicas serve at their
+  // throughput on each type (sum_c a[c][v] <= sum_k 3.6 rate[v][k] y[v][k]) and, over the
+  // variants, at most class c's requests in the slot (each variant's own after it can be
+  // ready). Looser than AddService's replica-by-replica rows, and still never below a
+  // schedule: replicas may be fractional, a slot's capacity serves its demand in any order,
+  // a variant that a job produces may run from the start, and the quality floor is not
+  // imposed (a schedule that breaks it is bounded too).
+  void AddVariantService(const std::vector<const WorkloadSpec*>& members) {
+    const RealtimeProfile& rt = members.front()->realtime;
+    const TimeMs submit = members.front()->submit_at;
+    TimeMs end = horizon_;
+    if (auto it = cancelled_.find(rt.group); it != cancelled_.end())
+      end = std::min(end, it->second);
+    for (const WorkloadSpec* m : members)
+      if (auto it = cancelled_.find(m->name); it != cancelled_.end())
+        end = std::min(end, it->second);
+    const double per_1k = std::max(0.0, members.front()->value.per_1k_requests);
+    const size_t classes = rt.classes.size();
+    // Thousands of class c's requests in slot t from `from` on.
+    auto requests_in = [&](size_t c, int t, TimeMs from) {
+      double k = 0;
+      ForEachCurvePiece(
+          rt.classes[c].demand, submit, std::max(from, SlotStart(t)), std::min(end, SlotEnd(t)),
+          [&](TimeMs a, TimeMs b, double rps) { k += 3.6 * std::max(0.0, rps) * ToHours(b - a); });
+      return k;
+    };
+    TimeMs first_ready = kNever;
+    for (const WorkloadSpec* m : members) first_ready = std::min(first_ready, FirstReady(*m));
+    for (size_t c = 0; c < classes; ++c)
+      ForEachCurvePiece(rt.classes[c].demand, submit, submit, end,
+                        [&](TimeMs a, TimeMs b, double rps) {
+                          requests_ += 3.6 * std::max(0.0, rps) * ToHours(b - a);
+                        });
+    if (first_ready >= end) return;
+    std::vector<std::pair<int, double>> e;
+    for (int t = static_cast<int>(first_ready / slot_); t < slots_ && SlotStart(t) < end; ++t) {
+      // The service's replicas together hold each type's GPUs at most while one of its
+      // variants can be ready.
+      std::vector<int> type_row(gpus_of_type_.size(), -1);
+      const double group_avail = Overlap(t, first_ready, end);
+      auto type_row_of = [&](GpuTypeId type) {
+        int& row = type_row[static_cast<size_t>(type)];
+        if (row < 0)
+          row = lp_.AddRow(-kInf, gpus_of_type_[static_cast<size_t>(type)] * group_avail);
+        return row;
+      };
+      std::vector<int> demand_row(classes, -1);
+      for (size_t c = 0; c < classes; ++c) {
+        // The most any variant serving c could serve of it in this slot.
+        double most = 0;
+        for (const WorkloadSpec* m : members)
+          if (rt.variants[static_cast<size_t>(m->realtime.variant)].Serves(static_cast<int>(c)))
+            most = std::max(most, requests_in(c, t, FirstReady(*m)));
+        if (most <= 0) continue;
+        demand_row[c] = lp_.AddRow(-kInf, most);
+        servable_ += most;
+      }
+      for (const WorkloadSpec* m : members) {
+        const ModelVariant& v = rt.variants[static_cast<size_t>(m->realtime.variant)];
+        const double avail = Overlap(t, FirstReady(*m), end);
+        if (avail <= 0) continue;
+        const int most = std::max(m->realtime.min_replicas, m->realtime.max_replicas);
+        const bool bounded = most < kUnboundedReplicas;
+        int capacity = -1;
+        if (m->shape.gpu_count == 0) {  // host-only replicas: no GPU capacity limits them
+          double rate = 0;
+          for (const auto& [type, rps] : v.throughput_rps) rate = std::max(rate, rps);
+          capacity = lp_.AddRow(-kInf, bounded ? 3.6 * rate * most * avail : kInf);
+        } else {
+          capacity = lp_.AddRow(-kInf, 0);  // sum_c a - sum_k 3.6 rate y <= 0
+          const int replicas = bounded ? lp_.AddRow(-kInf, most * avail) : -1;
+          for (const Usable& u : UsableTypes(*m, in_.cluster)) {
+            const double rate = v.ThroughputOn(u.type);
+            e.clear();
+            if (rate <= 0 || !CapacityEntries(u, t, &e)) continue;
+            e.push_back({capacity, -3.6 * rate});
+            if (replicas >= 0) e.push_back({replicas, 1.0});
+            e.push_back({type_row_of(u.type), u.gpus});
+            // Replicas are held only while the variant can be ready: at most the type's
+            // GPUs for that long.
+            const double gpu_hours =
+                std::min(capacity_[static_cast<size_t>(u.type)][static_cast<size_t>(t)],
+                         gpus_of_type_[static_cast<size_t>(u.type)] * avail);
+            lp_.AddColumn(0, gpu_hours / u.gpus, e);
+          }
+        }
+        for (size_t c = 0; c < classes; ++c) {
+          if (demand_row[c] < 0 || !v.Serves(static_cast<int>(c))) continue;
+          const double own = requests_in(c, t, FirstReady(*m));
+          if (own <= 0) continue;
+          served_.columns.push_back(lp_.columns());
+          served_.values.push_back(1.0);
+          lp_.AddColumn(per_1k * v.quality, own, {{demand_row[c], 1.0}, {capacity, 1.0}});
+        }
+      }
+    }
+  }
+
   const SimInput& in_;
   const TimeMs horizon_;
   const DurationMs slot_;
   int slots_ = 0;
   std::vector<std::vector<double>> capacity_, mig_capacity_;  // GPU-hours [type][slot]
+  std::vector<double> gpus_of_type_;                          // installed, [type]
   std::vector<std::vector<int>> capacity_row_, mig_row_;      // row index or -1
   std::unordered_map<std::string, TimeMs> cancelled_;
   LpBuilder lp_;

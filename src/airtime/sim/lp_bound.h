@@ -16,6 +16,12 @@
 //   services   serve in each slot at most the requests arriving in it after their first
 //              replica could be ready, and at most what the replica-time they hold serves
 //              (capacity_rps per replica, up to max_replicas), valued per request served;
+//   variants   a service with model variants (its members) serves each request class with
+//              any mix of the variants that serve it, as a fluid: per slot, replica-hours of
+//              each variant per type (from its own first ready time, up to its
+//              max_replicas), serving up to their throughput there, each request valued x
+//              the quality of the variant that served it; the quality floor is not imposed
+//              and a variant a job produces may serve from the start (both only loosen it);
 //   cancelled  workloads earn nothing after their cancellation.
 //
 // The bound at an SLO target (LpBoundOptions::slo) bounds the schedules that meet it: the

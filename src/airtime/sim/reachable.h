@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "airtime/base/time.h"
 #include "airtime/model/cluster.h"
@@ -31,17 +33,21 @@ inline TimeMs EarliestEnd(const WorkloadSpec& s, double speed) {
   return s.submit_at + static_cast<DurationMs>(s.work_seconds / speed * kSecond);
 }
 
-// Calls fn(from, to, rps) for each piece of a service's demand curve over [from, to) from
-// its submission on: before its first point the demand is 0; a point at or before the
-// submission is in force from the submission.
+// Calls fn(from, to, rps) for each piece of a demand curve over [from, to) from `submit` on:
+// before its first point the demand is 0; a point at or before the submission is in force
+// from the submission. ForEachDemandPiece: a service's own curve from its submission.
 template <class Fn>
-void ForEachDemandPiece(const WorkloadSpec& s, TimeMs from, TimeMs to, Fn&& fn) {
-  const auto& d = s.realtime.demand;
+void ForEachCurvePiece(const std::vector<DemandPoint>& d, TimeMs submit, TimeMs from, TimeMs to,
+                       Fn&& fn) {
   for (size_t i = 0; i < d.size(); ++i) {
-    const TimeMs a = std::max({d[i].at, s.submit_at, from});
+    const TimeMs a = std::max({d[i].at, submit, from});
     const TimeMs b = std::min(i + 1 < d.size() ? d[i + 1].at : kNever, to);
     if (b > a) fn(a, b, d[i].rps);
   }
+}
+template <class Fn>
+void ForEachDemandPiece(const WorkloadSpec& s, TimeMs from, TimeMs to, Fn&& fn) {
+  ForEachCurvePiece(s.realtime.demand, s.submit_at, from, to, std::forward<Fn>(fn));
 }
 
 // When each workload is cancelled, by name: the first kCancel event after its submission (a
