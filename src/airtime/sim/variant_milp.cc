@@ -139,19 +139,32 @@ VariantMilpResult SolveVariantMilp(const VariantMilpInstance& in, const VariantM
     }
   }
   std::vector<std::vector<std::vector<int>>> w(in.jobs.size());
-  std::vector<int> z(in.jobs.size(), kNone);
+  // z[j]: (slot, column) for each slot job j may complete in: those whose value is above the
+  // next slot's (completing in a later slot of the same value asks for no more work).
+  std::vector<std::vector<std::pair<size_t, int>>> z(in.jobs.size());
+  auto value_in = [&](const VariantMilpInstance::Job& job, size_t s) {
+    return job.value_by_slot.empty()      ? job.value
+           : s < job.value_by_slot.size() ? job.value_by_slot[s]
+                                          : 0.0;
+  };
   for (size_t j = 0; j < in.jobs.size(); ++j) {
     const auto& job = in.jobs[j];
     w[j].assign(nt, std::vector<int>(ns, kNone));
     bool runs = false;
+    const size_t first = static_cast<size_t>(std::max(job.first_slot, 0));
     for (size_t t = 0; t < nt; ++t) {
       if (t >= job.hours.size() || job.hours[t] <= 0 || job.gpus > in.gpus[t]) continue;
-      for (size_t s = static_cast<size_t>(std::max(job.first_slot, 0)); s < ns; ++s) {
+      for (size_t s = first; s < ns; ++s) {
         w[j][t][s] = p.Column(0, 1, 0, o.whole_gangs);
         runs = true;
       }
     }
-    if (runs) z[j] = p.Column(0, 1, job.value, o.integer_jobs);
+    if (!runs) continue;
+    for (size_t s = first; s < ns; ++s) {
+      const double v = value_in(job, s);
+      if (v > 0 && (s + 1 == ns || v > value_in(job, s + 1)))
+        z[j].push_back({s, p.Column(0, 1, v, o.integer_jobs)});
+    }
   }
 
   // Rows.
@@ -205,12 +218,13 @@ VariantMilpResult SolveVariantMilp(const VariantMilpInstance& in, const VariantM
       p.Row(terms, -COIN_DBL_MAX, in.gpus[t]);
     }
   }
-  // Jobs: a gang's width per slot; completion by the work done.
+  // Jobs: a gang's width per slot; completion by the slot by the work done by its end.
   for (size_t j = 0; j < in.jobs.size(); ++j) {
-    if (z[j] == kNone) continue;
+    if (z[j].empty()) continue;
     const auto& job = in.jobs[j];
-    std::vector<std::pair<int, double>> done = {{z[j], 1}};
-    for (size_t s = 0; s < ns; ++s) {
+    std::vector<std::pair<int, double>> done;  // completions so far less the work so far
+    size_t k = 0;                              // the next completion slot
+    for (size_t s = 0; s < ns && k < z[j].size(); ++s) {
       std::vector<std::pair<int, double>> width;
       for (size_t t = 0; t < nt; ++t) {
         if (w[j][t][s] == kNone) continue;
@@ -218,8 +232,17 @@ VariantMilpResult SolveVariantMilp(const VariantMilpInstance& in, const VariantM
         done.push_back({w[j][t][s], -h / job.hours[t]});
       }
       if (width.size() > 1) p.Row(width, -COIN_DBL_MAX, 1);
+      if (z[j][k].first == s) {
+        done.push_back({z[j][k].second, 1});
+        p.Row(done, -COIN_DBL_MAX, 0);
+        ++k;
+      }
     }
-    p.Row(done, -COIN_DBL_MAX, 0);
+    if (z[j].size() > 1) {
+      std::vector<std::pair<int, double>> once;
+      for (const auto& [s, col] : z[j]) once.push_back({col, 1});
+      p.Row(once, -COIN_DBL_MAX, 1);
+    }
   }
 
   res.rows = p.rows();
@@ -249,10 +272,14 @@ VariantMilpResult SolveVariantMilp(const VariantMilpInstance& in, const VariantM
       }
     }
     res.job_done.assign(in.jobs.size(), 0);
+    res.job_slot.assign(in.jobs.size(), -1);
     for (size_t j = 0; j < in.jobs.size(); ++j) {
-      if (z[j] == kNone) continue;
-      res.job_done[j] = out.x[static_cast<size_t>(z[j])];
-      res.job_value += res.job_done[j] * in.jobs[j].value;
+      for (const auto& [s, col] : z[j]) {
+        const double done = out.x[static_cast<size_t>(col)];
+        res.job_done[j] += done;
+        res.job_value += done * value_in(in.jobs[j], s);
+        if (done > 0.5) res.job_slot[j] = static_cast<int>(s);
+      }
     }
   }
   res.solve_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -331,6 +358,12 @@ VariantMilpInstance VariantMilpInstanceOf(const SimInput& input, TimeMs horizon,
     job.value = w.value.on_completion;
     job.gpus = static_cast<double>(w.shape.TotalMilli(catalog)) / 1000.0;
     job.first_slot = static_cast<int>(w.submit_at / slot);
+    if (w.deadline) {
+      job.value_by_slot.resize(static_cast<size_t>(in.slots));
+      for (int s = 0; s < in.slots; ++s)
+        job.value_by_slot[static_cast<size_t>(s)] =
+            w.value.CompletionValue(std::min<TimeMs>((s + 1) * slot, horizon), w.deadline);
+    }
     job.hours.assign(in.gpus.size(), 0.0);
     for (size_t k = 0; k < type_of.size(); ++k)
       if (w.shape.AllowsType(type_of[k]) && w.SpeedOn(type_of[k], catalog) > 0)

@@ -22,18 +22,20 @@
 //   work       w[j,t,s] in {0, 1}: deferrable job j runs its whole gang on type t for slot s
 //              (from the slot its submission falls in; at most one type a slot), holding its
 //              width in GPUs; it may pause and resume between slots (checkpoints, at no
-//              cost); it completes (z[j] binary, or continuous without `integer_jobs`) when its
-//              work is done: sum w x slot / its run time on t >= z[j]. Without `whole_gangs`,
-//              w is continuous: a gang may run at part width.
+//              cost); it completes in slot s (z[j,s] binary, or continuous without
+//              `integer_jobs`; at most one s) when its work is done by the end of s: sum over
+//              slots to s of w x slot / its run time on t >= sum over slots to s of z[j,.];
+//              completing in s earns its completion value at the end of s, decayed after its
+//              deadline as the ledger decays it. Without `whole_gangs`, w is continuous: a
+//              gang may run at part width.
 //
 // It maximizes the value the simulator's ledger counts: each request served earns the
 // service's value per request x the quality of the variant that served it, each completed job
 // its completion value. Relaxations against the simulator (so the optimum is optimistic, not
 // a schedule a policy can reach): demand is the slot's mean (a policy must also cover the
 // peaks within the slot), nothing is lost to preemption, restarts, placement or
-// fragmentation, a job's work may be spread over types and slots, a job earns its full
-// completion value (no decay after a deadline) if it completes by the end of the horizon, and
-// the optimum knows the whole day's demand in advance. What it does not relax: whole
+// fragmentation, a job's work may be spread over types and slots, and the optimum knows the
+// whole day's demand in advance. What it does not relax: whole
 // replicas, cold starts, the quality floor, the GPUs per type, whole gangs. Its slots also
 // restrict it: replicas change and jobs start only at a slot's boundary, which a policy need
 // not wait for; so it is the optimum of an hourly plan, not a bound on every schedule (the
@@ -83,6 +85,9 @@ struct VariantMilpInstance {
     double gpus = 1;            // gang width
     std::vector<double> hours;  // per type: run time at full width; <= 0: cannot run there
     int first_slot = 0;         // the slot its submission falls in
+    // The completion value by the slot it completes in (decayed after a deadline, as the
+    // ledger counts it at the slot's end); empty: `value` in every slot.
+    std::vector<double> value_by_slot;
   };
   std::vector<Service> services;
   std::vector<Job> jobs;
@@ -105,9 +110,11 @@ struct VariantMilpResult {
   double job_value = 0;       // of `value`: completed jobs
   double solve_seconds = 0;   // wall time to build and solve
   int rows = 0, columns = 0, integers = 0;
-  // The best solution: replicas[i][v][t][s], and per job the share completed.
+  // The best solution: replicas[i][v][t][s], and per job the share completed and the slot
+  // it completed in (-1: none).
   std::vector<std::vector<std::vector<std::vector<int>>>> replicas;
   std::vector<double> job_done;
+  std::vector<int> job_slot;
 
   bool ok() const { return status == "optimal" || status == "time limit"; }
 };

@@ -135,7 +135,7 @@ TEST(VariantMilpTest, MatchesBruteForceWithColdStartsFloorAndAJob) {
   const VariantMilpResult r = SolveVariantMilp(in);
   ASSERT_EQ(r.status, "optimal");
   EXPECT_NEAR(r.value, BruteForce(in, 6), 1e-6);
-  in.jobs.push_back({"train", 3.0, 2, {1.0}, 0});
+  in.jobs.push_back({"train", 3.0, 2, {1.0}, 0, {}});
   const VariantMilpResult rj = SolveVariantMilp(in);
   ASSERT_EQ(rj.status, "optimal");
   EXPECT_NEAR(rj.value, BruteForce(in, 6), 1e-6);
@@ -167,7 +167,8 @@ TEST(VariantMilpTest, MatchesBruteForceOnRandomTinyInstances) {
                          20 * rng.Uniform(),
                          1 + static_cast<double>(rng.Below(2)),
                          {0.5 + 2 * rng.Uniform()},
-                         static_cast<int>(rng.Below(2))});
+                         static_cast<int>(rng.Below(2)),
+                         {}});
     const VariantMilpResult r = SolveVariantMilp(in);
     ASSERT_EQ(r.status, "optimal") << k;
     EXPECT_NEAR(r.value, BruteForce(in, 6), 1e-6) << "instance " << k;
@@ -185,6 +186,35 @@ TEST(VariantMilpTest, ReplicasAreWholeAndTheFloorHoldsInTheSolution) {
   EXPECT_EQ(r.replicas[0][0][0][0], 1);  // 2 would need 8 GPUs
   EXPECT_NEAR(r.value, 2 * 4 * 3600 * 0.001, 1e-6);
   EXPECT_NEAR(r.value, BruteForce(in, 6), 1e-6);
+}
+
+// Deadline decay: two 4-GPU jobs of an hour on 4 GPUs over two hourly slots, one at a time.
+// `due` is worth 10 in the first slot and nothing after its deadline; `late` 12, then 11 in
+// the second slot. Full values would take 12 + 10 in either order; with the decay, `due`
+// runs first (10 + 11 = 21 against 12 + 0), and the solution says in which slot each
+// completed.
+TEST(VariantMilpTest, ACompletionEarnsItsValueDecayedAtTheEndOfItsSlot) {
+  Instance in;
+  in.slots = 2;
+  in.types = {"H100"};
+  in.gpus = {4};
+  Instance::Job due{"due", 10, 4, {1.0}, 0, {10, 0}};
+  Instance::Job late{"late", 12, 4, {1.0}, 0, {12, 11}};
+  in.jobs = {late, due};
+  const VariantMilpResult r = SolveVariantMilp(in);
+  ASSERT_TRUE(r.ok()) << r.status;
+  EXPECT_NEAR(r.value, 21, 1e-6);
+  EXPECT_NEAR(r.job_value, 21, 1e-6);
+  EXPECT_EQ(r.job_slot, (std::vector<int>{1, 0}));
+  // Without values by slot, each job is worth its value wherever it completes.
+  in.jobs[0].value_by_slot.clear();
+  in.jobs[1].value_by_slot.clear();
+  const VariantMilpResult flat = SolveVariantMilp(in);
+  ASSERT_TRUE(flat.ok()) << flat.status;
+  EXPECT_NEAR(flat.value, 22, 1e-6);
+  // 2 GPUs for 4-GPU gangs: nothing runs.
+  in.gpus = {2};
+  EXPECT_NEAR(SolveVariantMilp(in).value, 0, 1e-9);
 }
 
 TEST(VariantMilpTest, InstanceOfASimulationInput) {
@@ -223,6 +253,8 @@ TEST(VariantMilpTest, InstanceOfASimulationInput) {
   job.shape.allowed_types = {h100};
   job.work_seconds = 3600;
   job.value.on_completion = 50;
+  job.deadline = 90 * kMinute;
+  job.value.decay_after_deadline = kHour;
   std::vector<WorkloadSpec> all = ExpandVariants(chat);
   all.push_back(job);
   const SimInput input = MakeSimInput(*cluster, all);
@@ -242,6 +274,8 @@ TEST(VariantMilpTest, InstanceOfASimulationInput) {
   ASSERT_EQ(in.jobs.size(), 1u);
   EXPECT_DOUBLE_EQ(in.jobs[0].gpus, 4);
   EXPECT_NEAR(in.jobs[0].hours[0], 1 / job.SpeedOn(h100, GpuCatalog::Builtin()), 1e-3);
+  // Its value at each slot's end: in full by 01:00, half at 02:00 (30 of 60 minutes late).
+  EXPECT_EQ(in.jobs[0].value_by_slot, (std::vector<double>{50, 25}));
 }
 
 }  // namespace
