@@ -126,42 +126,82 @@ std::vector<double> VariantMix::Routing(const Job& member, const Engine& engine)
   return v < g.st.shares.size() ? g.st.shares[v] : std::vector<double>{};
 }
 
-int64_t VariantMix::Budget(const Group& g, const std::vector<bool>& available,
-                           const Engine& engine) const {
+VariantMix::TypeMilli VariantMix::Budget(const Group& g, const std::vector<bool>& available,
+                                         const Engine& engine) const {
+  TypeMilli budget(engine.catalog().size(), 0);
   const Job* any = nullptr;
-  int64_t budget = 0;
   for (WorkloadId id : g.members) {
     if (id == kNoWorkload) continue;
     any = &engine.job(id);
-    for (AllocationId a : any->allocations) budget += engine.allocation(a)->placement.total_milli();
+    for (AllocationId a : any->allocations) {
+      const Placement& p = engine.allocation(a)->placement;
+      if (!p.gpus.empty())
+        budget[static_cast<size_t>(engine.cluster().gpu_type(p.gpus.front()))] += p.total_milli();
+    }
   }
-  if (any == nullptr) return 0;
+  if (any == nullptr) return budget;
   std::vector<bool> types(engine.catalog().size(), false);
   const auto& variants = any->s().realtime.variants;
   for (size_t v = 0; v < variants.size(); ++v)
     if (v < available.size() && available[v])
       for (const auto& [t, rps] : variants[v].throughput_rps) types[static_cast<size_t>(t)] = true;
   for (size_t t = 0; t < types.size(); ++t)
-    if (types[t]) budget += engine.state().free_milli_of_type(static_cast<GpuTypeId>(t));
+    if (types[t]) budget[t] += engine.state().free_milli_of_type(static_cast<GpuTypeId>(t));
   // Preemptible jobs on those types give their GPUs back to a service.
   for (const auto& [id, a] : engine.allocations()) {
     const Job& j = engine.job(a.workload);
     if (j.is_service() || !j.s().preemptible || a.placement.gpus.empty()) continue;
-    if (types[static_cast<size_t>(engine.cluster().gpu_type(a.placement.gpus.front()))])
-      budget += a.placement.total_milli();
+    const auto t = static_cast<size_t>(engine.cluster().gpu_type(a.placement.gpus.front()));
+    if (types[t]) budget[t] += a.placement.total_milli();
   }
   return budget;
 }
 
+int64_t VariantMix::BeyondBudget(const RealtimeProfile& rt, const std::vector<int64_t>& need,
+                                 const TypeMilli& budget) {
+  // Each variant's replicas fit only on the types it has a throughput for. What cannot fit
+  // is the largest deficiency of Hall's theorem over the sets S of variants: what S needs
+  // beyond the budget of the types S can use (max-flow min-cut on a tiny bipartite graph).
+  std::vector<size_t> busy;  // variants that need GPUs
+  for (size_t v = 0; v < need.size(); ++v)
+    if (need[v] > 0) busy.push_back(v);
+  auto deficiency = [&](const std::vector<size_t>& set) {
+    std::vector<bool> types(budget.size(), false);
+    int64_t want = 0, have = 0;
+    for (size_t v : set) {
+      want += need[v];
+      for (const auto& [t, rps] : rt.variants[v].throughput_rps)
+        if (rps > 0 && static_cast<size_t>(t) < types.size()) types[static_cast<size_t>(t)] = true;
+    }
+    for (size_t t = 0; t < types.size(); ++t)
+      if (types[t]) have += budget[t];
+    return std::max<int64_t>(0, want - have);
+  };
+  if (busy.size() > 12) return deficiency(busy);  // the whole set alone: a lower estimate
+  int64_t worst = 0;
+  std::vector<size_t> set;
+  for (uint32_t mask = 1; mask < (1u << busy.size()); ++mask) {
+    set.clear();
+    for (size_t i = 0; i < busy.size(); ++i)
+      if (mask >> i & 1) set.push_back(busy[i]);
+    worst = std::max(worst, deficiency(set));
+  }
+  return worst;
+}
+
 VariantMix::Figures VariantMix::Evaluate(const WorkloadSpec& spec, const Shares& s,
                                          const std::vector<double>& demand, double density,
-                                         int64_t budget, const std::vector<bool>& available,
+                                         const TypeMilli& budget,
+                                         const std::vector<bool>& available,
                                          const GpuCatalog& catalog,
                                          const std::vector<int>* fixed) const {
   const RealtimeProfile& rt = spec.realtime;
   const double per_request = spec.value.per_1k_requests / 1000.0;
   Figures f;
   f.replicas.assign(rt.variants.size(), 0);
+  // Milli-GPUs per variant of the replicas the load needs, spares left out: spares give way
+  // first, so only these must fit the budget.
+  std::vector<int64_t> firm(rt.variants.size(), 0);
   double load_all = 0, quality_load = 0, value = 0;
   for (size_t v = 0; v < rt.variants.size(); ++v) {
     const ModelVariant& mv = rt.variants[v];
@@ -173,9 +213,9 @@ VariantMix::Figures VariantMix::Evaluate(const WorkloadSpec& spec, const Shares&
       continue;
     }
     const double t = mv.PlanningThroughput();
-    int n = 0;
+    int n = 0, firm_n = 0;
     if (fixed != nullptr && v < fixed->size()) {
-      n = (*fixed)[v];
+      n = firm_n = (*fixed)[v];
       f.unserved_rps += load - std::min(load, n * t);
     } else {
       if (load <= 0) continue;
@@ -188,8 +228,10 @@ VariantMix::Figures VariantMix::Evaluate(const WorkloadSpec& spec, const Shares&
       }
       const int spares = o_.spare > 0 ? static_cast<int>(std::floor(need * o_.spare + 0.5)) : 0;
       n = std::min(need + spares, mv.max_replicas);
+      firm_n = need;
     }
     f.replicas[v] = n;
+    firm[v] = firm_n * mv.shape.TotalMilli(catalog);
     f.milli += n * mv.shape.TotalMilli(catalog);
     value += per_request * 3600 * mv.quality * std::min(load, n * t);
     load_all += load;
@@ -198,7 +240,7 @@ VariantMix::Figures VariantMix::Evaluate(const WorkloadSpec& spec, const Shares&
   f.quality = load_all > 0 ? quality_load / load_all : 1.0;
   f.floor_ok = f.quality >= rt.quality_floor - 1e-9;
   f.worth = value - density * static_cast<double>(f.milli) / 1000.0;
-  f.over_milli = std::max<int64_t>(0, f.milli - budget);
+  f.over_milli = BeyondBudget(rt, firm, budget);
   return f;
 }
 
@@ -241,8 +283,8 @@ VariantMix::Shares VariantMix::Fixed(const RealtimeProfile& rt, Mode mode,
 }
 
 void VariantMix::SizeStatic(Group& g, const WorkloadSpec& spec, const std::vector<double>& demand,
-                            double density, int64_t budget, const std::vector<bool>& available,
-                            const GpuCatalog& catalog) const {
+                            double density, const TypeMilli& budget,
+                            const std::vector<bool>& available, const GpuCatalog& catalog) const {
   const RealtimeProfile& rt = spec.realtime;
   const size_t nc = rt.classes.size();
   // The peak per class: of its declared curve, or of the demand seen (through the API).
@@ -266,7 +308,7 @@ void VariantMix::SizeStatic(Group& g, const WorkloadSpec& spec, const std::vecto
 }
 
 VariantMix::Shares VariantMix::Search(const WorkloadSpec& spec, const std::vector<double>& demand,
-                                      double density, int64_t budget,
+                                      double density, const TypeMilli& budget,
                                       const std::vector<bool>& available,
                                       const GpuCatalog& catalog) const {
   const RealtimeProfile& rt = spec.realtime;
@@ -447,12 +489,13 @@ void VariantMix::Plan(Group& g, const Engine& engine) {
         demand[c] = std::max(demand[c], steps[i].second);
     }
   }
-  const int64_t budget = Budget(g, available, engine);
+  const TypeMilli budget = Budget(g, available, engine);
   State& st = g.st;
   st.available = available;
   st.demand = demand;
   st.density = density;
-  st.budget_milli = budget;
+  st.budget_milli = 0;
+  for (int64_t m : budget) st.budget_milli += m;
   const GpuCatalog& catalog = engine.catalog();
   auto plan_for = [&](const std::vector<double>& d) {
     return o_.mode == Mode::kMix ? Search(spec, d, density, budget, available, catalog)

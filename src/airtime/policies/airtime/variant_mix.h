@@ -18,8 +18,10 @@
 //              variant that serves it) less what its GPUs would earn for the densest waiting
 //              work (the opportunity value ForecastScale prices spares with);
 //   feasible   the mean quality at or above the floor first, then the GPUs within what the
-//              service can have (its own, the free ones and those of preemptible jobs of its
-//              types): when they are scarce the plan moves to cheaper variants before
+//              service can have (its own, the free ones and those of preemptible jobs), per
+//              type: each variant's replicas the load needs (spares left out, they give way
+//              first) on the types it has a throughput for (BeyondBudget). When they are
+//              scarce the plan moves to cheaper variants before
 //              requests are dropped, and when they are plentiful back toward quality, since
 //              a plan that serves every request is then worth most with the best variants.
 //
@@ -95,7 +97,7 @@ class VariantMix {
     double worth = 0;           // value per hour less the opportunity value of its GPUs
     double unserved_rps = 0;    // beyond max_replicas
     bool floor_ok = true;
-    int64_t over_milli = 0;  // beyond the GPUs the service can have
+    int64_t over_milli = 0;  // beyond the GPUs the service can have (per type)
   };
   using Shares = std::vector<std::vector<double>>;  // [variant][class]
 
@@ -138,25 +140,33 @@ class VariantMix {
     std::vector<int> static_replicas;
     uint64_t cycle = ~uint64_t{0};
   };
+  // Milli-GPUs per GPU type (indexed by GpuTypeId).
+  using TypeMilli = std::vector<int64_t>;
   void Plan(Group& g, const Engine& engine);
   // `available`: per variant; a share on one that is not serves nothing (unserved_rps).
   // `fixed`: the replicas per variant are these (kStatic), not what the load needs.
   Figures Evaluate(const WorkloadSpec& spec, const Shares& s, const std::vector<double>& demand,
-                   double density, int64_t budget, const std::vector<bool>& available,
+                   double density, const TypeMilli& budget, const std::vector<bool>& available,
                    const GpuCatalog& catalog, const std::vector<int>* fixed = nullptr) const;
   static bool Better(const Figures& a, const Figures& b);
   Shares Fixed(const RealtimeProfile& rt, Mode mode, const std::vector<bool>& available,
                const GpuCatalog& catalog) const;
   // kStatic: sizes the split again if a class's peak rose above the one it was sized for.
   void SizeStatic(Group& g, const WorkloadSpec& spec, const std::vector<double>& demand,
-                  double density, int64_t budget, const std::vector<bool>& available,
+                  double density, const TypeMilli& budget, const std::vector<bool>& available,
                   const GpuCatalog& catalog) const;
   Shares Search(const WorkloadSpec& spec, const std::vector<double>& demand, double density,
-                int64_t budget, const std::vector<bool>& available,
+                const TypeMilli& budget, const std::vector<bool>& available,
                 const GpuCatalog& catalog) const;
   std::string Describe(const RealtimeProfile& rt, const Shares& s, const Figures& f,
                        const State& st) const;
-  int64_t Budget(const Group& g, const std::vector<bool>& available, const Engine& engine) const;
+  // The GPUs per type the service can have: its own, the free ones and those of preemptible
+  // jobs, on the types its available variants run on.
+  TypeMilli Budget(const Group& g, const std::vector<bool>& available, const Engine& engine) const;
+  // Of the milli-GPUs `need` per variant, how many fit on no type of the budget: each variant
+  // goes only on the types it has a throughput for.
+  static int64_t BeyondBudget(const RealtimeProfile& rt, const std::vector<int64_t>& need,
+                              const TypeMilli& budget);
   // Caps `plan`'s replicas of variants below the floor at what the placed replicas of the
   // others let them serve (see Plan); sets g.floor_paired.
   void PairWithFloor(Group& g, const RealtimeProfile& rt, const Engine& engine,

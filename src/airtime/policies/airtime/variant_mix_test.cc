@@ -119,6 +119,40 @@ TEST(VariantMixTest, ScarceGpusMoveToTheCheaperVariant) {
   EXPECT_EQ(f.State().figures.over_milli, 0);
 }
 
+// The GPUs a service can have are counted per type: free L40S are no room for a generalist
+// that runs on H100 alone. Here a job that cannot give its GPUs back holds all 8 H100, and
+// the small variant runs on L40S: the plan moves to it rather than wait for H100 (counted as
+// one pool, the 8 free L40S would have "fitted" the generalist's 2 replicas of 4 GPUs).
+TEST(VariantMixTest, TheGpusAServiceCanHaveAreCountedPerType) {
+  const GpuTypeId l40s = *GpuCatalog::Builtin().Find("L40S");
+  WorkloadSpec chat = Chat();
+  ModelVariant& small = chat.realtime.variants[1];
+  small.shape.allowed_types = {l40s};
+  small.throughput_rps = {{l40s, 2.0}};
+  const Cluster cluster = MakeCluster({{"H100", 8, 1}, {"L40S", 8, 1}});
+  auto policy = PolicyRegistry::Builtin().Make("airtime", cluster);
+  ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+  Engine engine(cluster, std::move(*policy));
+  WorkloadSpec train = MakeJob("train", WorkloadKind::kTraining, 8, 10 * 3600);
+  train.shape.allowed_types = {H100()};
+  train.preemptible = false;
+  const WorkloadId job = engine.Handle(Event::Arrival(0, train)).arrived;
+  ASSERT_EQ(engine.job(job).phase, JobPhase::kRunning);
+  std::vector<WorkloadId> members;
+  for (const WorkloadSpec& m : ExpandVariants(chat))
+    members.push_back(engine.Handle(Event::Arrival(0, m)).arrived);
+  for (WorkloadId m : members) engine.Handle(Event::ClassDemand(kSecond, m, 0, 6));
+  // 6 req/s: 3 small replicas and a spare, on L40S; none of the generalist.
+  EXPECT_EQ(engine.job(members[0]).live_replicas(), 0);
+  EXPECT_EQ(engine.job(members[1]).live_replicas(), 4);
+  auto* scale = dynamic_cast<const ForecastScale*>(engine.policy().scale.get());
+  ASSERT_NE(scale, nullptr);
+  const VariantMix::State* st = scale->variant_mix().state("chat");
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(st->figures.over_milli, 0);
+  EXPECT_EQ(st->budget_milli, 8000);  // the free L40S; the job's H100 cannot be had
+}
+
 TEST(VariantMixTest, PlentifulGpusServeWithTheBestVariant) {
   Fixture f(32);
   f.Demand(0, 12);
