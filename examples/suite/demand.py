@@ -11,7 +11,9 @@ How it counts (an estimate for the README, not part of the simulator):
                  min_replicas, max_replicas), times the share of one replica (gpus, a
                  gpu_fraction, or a MIG slice as its compute slices / 7), over the window.
                  Azure demand traces are rebuilt as src/airtime/traces/azure.cc does
-                 (`days` and `weekend_factor` included).
+                 (`days` and `weekend_factor` included). A service with model variants
+                 is counted as fixed-generalist runs it: its classes' curves summed on
+                 the best-quality variant, at that variant's lowest throughput.
   philly traces  num_gpus x duration x speed(reference_type), cut at the window's end
                  (`limit`: the earliest N jobs).
 Installed GPU-hours are GPUs x window, whatever their type. A last line counts in A100
@@ -87,6 +89,40 @@ def types_of(w):
     t = w.get("gpu_type")
     return [] if t is None else [t] if isinstance(t, str) else list(t)
 
+def curve(w, base, sub):
+    """The demand curve of a service or a class, (s, rps)."""
+    if "demand_trace" in w:
+        dt = w["demand_trace"]
+        return [(a + sub, r) for a, r in azure_curve(os.path.join(base, dt["file"]), dt)]
+    return [(dur(p["at"]), float(p["rps"])) for p in w.get("demand", [])]
+
+def rate_at(pts, t):
+    r = 0.0
+    for a, x in pts:
+        if a > t: break
+        r = x
+    return r
+
+def best_variant_demand(w, base, sub):
+    """A service with model variants counted as fixed-generalist runs it: every class on the
+    best-quality variant that serves it. That variant (one, else the service is refused
+    here) gives the replica's GPUs, its one throughput type and its throughput (the lowest
+    over its types, the planning throughput); the classes' curves are summed."""
+    classes = w.get("classes") or [dict(w, name="all")]
+    best = set()
+    for c in classes:
+        serving = [v for v in w["variants"] if c["name"] in v.get("classes", [c["name"]])]
+        best.add(max(serving, key=lambda v: float(v.get("quality", 1)))["name"])
+    if len(best) != 1:
+        raise SystemExit(f"{w['name']}: classes served best by different variants ({sorted(best)})")
+    v = next(v for v in w["variants"] if v["name"] in best)
+    curves = [curve(c, base, sub) for c in classes]
+    times = sorted({a for pts in curves for a, _ in pts})
+    pts = [(t, sum(rate_at(p, t) for p in curves)) for t in times]
+    slo = dict(w["slo"], capacity_rps=min(float(x) for x in v["throughput"].values()))
+    if "max_replicas" in v: slo["max_replicas"] = v["max_replicas"]
+    return {"points": pts, "slo_best": slo, "share": share(v), "types": list(v["throughput"])}
+
 def read_workloads(paths, window):
     """Every workload of the files, as dicts: name, kind, submit (s), and for realtime
     `share`, `types`, `slo` and `points` (the demand curve, (s, rps)); for the finite kinds
@@ -104,13 +140,10 @@ def read_workloads(paths, window):
                 sub = dur(w.get("submit_at", w.get("arrival", 0)))
                 out = {"name": w["name"], "kind": kind, "submit": sub, "share": share(w),
                        "types": types_of(w)}
-                if kind == "realtime":
-                    if "demand_trace" in w:
-                        dt = w["demand_trace"]
-                        pts = [(a + sub, r) for a, r in azure_curve(os.path.join(base, dt["file"]), dt)]
-                    else:
-                        pts = [(dur(p["at"]), float(p["rps"])) for p in w.get("demand", [])]
-                    out.update(slo=w["slo"], points=pts)
+                if kind == "realtime" and "variants" in w:
+                    out.update(slo=w["slo"], **best_variant_demand(w, base, sub))
+                elif kind == "realtime":
+                    out.update(slo=w["slo"], points=curve(w, base, sub))
                 else:
                     out["work"] = dur(w.get("work", w.get("duration")))
                 yield out
@@ -150,7 +183,7 @@ def main():
         sub = w["submit"]
         if sub >= window: continue
         if w["kind"] == "realtime":
-            slo = w["slo"]
+            slo = w.get("slo_best", w["slo"])
             lo, hi = slo.get("min_replicas", 0), slo.get("max_replicas", 10**9)
             cap = float(slo["capacity_rps"])
             pts = w["points"] + [(window, 0)]
