@@ -5,7 +5,9 @@
 //   variant_milp_bench [--cluster FILE] [--workload FILE] [--seeds N] [--max-seconds S]
 //                      [--gap G] [--horizon DURATION] [--only NAME] [--plans]
 //
-// Instances: the scenario as shipped ("shipped"), then N (default 6) seeded variations of it
+// Instances: the scenario as shipped ("shipped", its cluster as it is, every GPU type: with
+// --cluster examples/suite/variants-mix/cluster.yaml --workload .../workloads.yaml it is
+// 2 services x 3 variants x 3 types x 24 slots), then N (default 6) seeded variations of it
 // ("seed-K"): its demand scaled by 0.5-1.5, one to three H100 nodes and one or two L40S nodes
 // of 8 GPUs, the quality floor 0.85 (as shipped) or 0.6, and with probability one half a
 // second copy of the assistant ("assistant-b", demand scaled by 0.3-1.0 of its own) so that
@@ -40,10 +42,10 @@ namespace {
 struct Variation {
   std::string name;
   double demand_scale = 1;
-  int h100_nodes = 2, l40s_nodes = 1;
-  double floor = -1;          // < 0: as shipped
-  double second_service = 0;  // > 0: a copy of each service at this share of its demand
-  double third_service = 0;   // > 0: another copy, at this share
+  int h100_nodes = -1, l40s_nodes = -1;  // < 0: the cluster's nodes as shipped, every type
+  double floor = -1;                     // < 0: as shipped
+  double second_service = 0;             // > 0: a copy of each service at this share of its demand
+  double third_service = 0;              // > 0: another copy, at this share
 };
 
 void ScaleCurve(std::vector<DemandPoint>& curve, double k) {
@@ -51,13 +53,16 @@ void ScaleCurve(std::vector<DemandPoint>& curve, double k) {
 }
 
 // The shipped input with a variation applied: nodes of each type copied or dropped (by the
-// first node of each type as the template), demand and floors rewritten.
+// first node of each type as the template; only H100 and L40S then), demand and floors
+// rewritten.
 StatusOr<SimInput> Vary(const SimInput& base, const Variation& v) {
   SimInput in = base;
   const GpuCatalog& catalog = base.cluster.catalog();
   std::vector<Node> nodes;
+  if (v.h100_nodes < 0) nodes = base.cluster.nodes();
   for (const auto& [type, count] : {std::pair<std::string, int>{"H100", v.h100_nodes},
                                     std::pair<std::string, int>{"L40S", v.l40s_nodes}}) {
+    if (count < 0) continue;
     const Node* model = nullptr;
     for (const Node& n : base.cluster.nodes())
       if (catalog.type(n.gpu_type).name == type && model == nullptr) model = &n;
@@ -185,8 +190,8 @@ int Main(int argc, char** argv) {
     return 1;
   }
   // "three": three services as shipped otherwise, the largest instance the bench builds.
-  std::vector<Variation> variations = {{"shipped", 1, 2, 1, -1, 0, 0},
-                                       {"three", 1, 2, 1, -1, 0.6, 0.4}};
+  std::vector<Variation> variations = {{"shipped", 1, -1, -1, -1, 0, 0},
+                                       {"three", 1, -1, -1, -1, 0.6, 0.4}};
   Rng rng(2022);
   for (int k = 1; k <= seeds; ++k) {
     Variation v;
@@ -238,9 +243,15 @@ int Main(int argc, char** argv) {
     for (const SimResult& r : *results) best = std::max(best, r.metrics.value);
     const std::string size = std::to_string(mi.services.size()) + "x" + std::to_string(variants) +
                              "x" + std::to_string(mi.gpus.size()) + "x" + std::to_string(mi.slots);
+    int h100 = 0, l40s = 0;  // nodes of each, as varied or shipped
+    for (const Node& n : input->cluster.nodes()) {
+      const std::string& type = input->cluster.catalog().type(n.gpu_type).name;
+      h100 += type == "H100";
+      l40s += type == "L40S";
+    }
     char knobs[64];
-    std::snprintf(knobs, sizeof knobs, "%.2f/%d/%d/%.2f", v.demand_scale, v.h100_nodes,
-                  v.l40s_nodes, v.floor < 0 ? mi.services[0].quality_floor : v.floor);
+    std::snprintf(knobs, sizeof knobs, "%.2f/%d/%d/%.2f", v.demand_scale, h100, l40s,
+                  v.floor < 0 ? mi.services[0].quality_floor : v.floor);
     char air_split[40], opt_split[40];
     std::snprintf(air_split, sizeof air_split, "%.1f+%.1f", air_rt, air.metrics.value - air_rt);
     std::snprintf(opt_split, sizeof opt_split, "%.1f+%.1f", m.realtime_value, m.job_value);
