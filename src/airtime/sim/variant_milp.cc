@@ -286,6 +286,22 @@ VariantMilpResult SolveVariantMilp(const VariantMilpInstance& in, const VariantM
   return res;
 }
 
+std::vector<DemandPoint> SlotMeans(const std::vector<DemandPoint>& curve, TimeMs horizon,
+                                   DurationMs slot) {
+  std::vector<DemandPoint> out;
+  for (TimeMs from = 0; from < horizon; from += slot) {
+    const TimeMs to = std::min<TimeMs>(from + slot, horizon);
+    double area = 0;
+    for (size_t k = 0; k < curve.size(); ++k) {
+      const TimeMs b = std::max(curve[k].at, from);
+      const TimeMs e = std::min(k + 1 < curve.size() ? curve[k + 1].at : to, to);
+      if (e > b) area += curve[k].rps * static_cast<double>(e - b);
+    }
+    out.push_back({from, area / static_cast<double>(to - from)});
+  }
+  return out;
+}
+
 VariantMilpInstance VariantMilpInstanceOf(const SimInput& input, TimeMs horizon, DurationMs slot,
                                           std::vector<std::string>* skipped) {
   VariantMilpInstance in;
@@ -303,16 +319,6 @@ VariantMilpInstance VariantMilpInstanceOf(const SimInput& input, TimeMs horizon,
     in.types.push_back(catalog.type(static_cast<GpuTypeId>(t)).name);
     in.gpus.push_back(per_type[t]);
   }
-  // The mean of a step curve over [from, to).
-  auto mean = [](const std::vector<DemandPoint>& curve, TimeMs from, TimeMs to) {
-    double area = 0;
-    for (size_t k = 0; k < curve.size(); ++k) {
-      const TimeMs b = std::max(curve[k].at, from);
-      const TimeMs e = std::min(k + 1 < curve.size() ? curve[k + 1].at : to, to);
-      if (e > b) area += curve[k].rps * static_cast<double>(e - b);
-    }
-    return to > from ? area / static_cast<double>(to - from) : 0.0;
-  };
   std::map<std::string, bool> seen;
   for (const WorkloadSpec& w : input.workloads) {
     if (w.submit_at >= horizon) continue;
@@ -345,10 +351,10 @@ VariantMilpInstance VariantMilpInstanceOf(const SimInput& input, TimeMs horizon,
         svc.variants.push_back(std::move(var));
       }
       svc.demand.assign(static_cast<size_t>(in.slots), std::vector<double>(rt.classes.size()));
-      for (int s = 0; s < in.slots; ++s) {
-        const TimeMs from = s * slot, to = std::min<TimeMs>(from + slot, horizon);
-        for (size_t c = 0; c < rt.classes.size(); ++c)
-          svc.demand[static_cast<size_t>(s)][c] = mean(rt.classes[c].demand, from, to);
+      for (size_t c = 0; c < rt.classes.size(); ++c) {
+        const std::vector<DemandPoint> means = SlotMeans(rt.classes[c].demand, horizon, slot);
+        for (size_t s = 0; s < means.size() && s < svc.demand.size(); ++s)
+          svc.demand[s][c] = means[s].rps;
       }
       in.services.push_back(std::move(svc));
       continue;

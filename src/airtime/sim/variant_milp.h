@@ -122,6 +122,10 @@ struct VariantMilpResult {
 VariantMilpResult SolveVariantMilp(const VariantMilpInstance& instance,
                                    const VariantMilpOptions& options = {});
 
+// A step curve's mean over each slot of [0, horizon), as a step curve (one point a slot).
+std::vector<DemandPoint> SlotMeans(const std::vector<DemandPoint>& curve, TimeMs horizon,
+                                   DurationMs slot);
+
 // The instance of a simulation input over [0, horizon) in slots of `slot`: its services with
 // variants (the members ExpandVariants made, grouped back), each class's demand the mean of
 // its curve over each slot; the cluster's GPUs per type; its other workloads that are not
