@@ -143,20 +143,24 @@ Metrics::ServiceRate Metrics::GroupRate(const VariantLoad& load) {
     held += held_by[v];
   }
   const VariantRoute& route = load.route;
-  // GPU-milli freed: the best variant's replica-milli for the other variants' load, less what
-  // those hold.
+  // GPU-milli freed: the best variant's replica-milli for the other variants' ready capacity
+  // (spares included, as the best variant would keep them too), less what those hold.
   size_t best = 0;
   for (size_t v = 1; v < nv; ++v)
     if (rt.variants[v].quality > rt.variants[best].quality) best = v;
   double best_rps = 0;
-  for (const auto& [t, rps] : rt.variants[best].throughput_rps) best_rps = std::max(best_rps, rps);
+  std::vector<GpuTypeId> best_types;
+  for (const auto& [t, rps] : rt.variants[best].throughput_rps) {
+    best_rps = std::max(best_rps, rps);
+    if (rps > 0) best_types.push_back(t);
+  }
   const double best_milli = static_cast<double>(rt.variants[best].shape.TotalMilli(e.catalog()));
   double freed = 0;
   std::vector<std::pair<GpuTypeId, double>> shares;
   for (size_t v = 0; v < nv; ++v) {
     const double served = load.Served(v);
     if (v != best && best_rps > 0)
-      freed += served / best_rps * best_milli - static_cast<double>(held_by[v]);
+      freed += load.capacity[v] / best_rps * best_milli - static_cast<double>(held_by[v]);
     // Value by type: each variant's served requests over its ready replicas' types.
     if (load.capacity[v] > 0 && route.served_rps > 0)
       for (const auto& [type, rps] : load.ready[v])
@@ -171,7 +175,8 @@ Metrics::ServiceRate Metrics::GroupRate(const VariantLoad& load) {
           &s_.services[rt.group],
           std::move(shares),
           route.quality_rps,
-          freed};
+          freed,
+          std::move(best_types)};
 }
 
 void Metrics::Recompute() {
@@ -231,41 +236,59 @@ void Metrics::AttributeFreed() {
   freed_taken_milli_.fill(0);
   for (const ServiceRate& r : service_rates_) freed_milli_ += std::max(0.0, r.freed_milli);
   if (freed_milli_ <= 0) return;
-  // Free (or held free as headroom) on up nodes.
-  int64_t free = 0;
+  // Per type: what is free (or held free as headroom) on up nodes, and the running jobs (not
+  // services), the least dense first.
   const ClusterState& state = e.state();
-  for (size_t t = 0; t < e.catalog().size(); ++t) {
+  std::vector<double> free(e.catalog().size(), 0.0);
+  for (size_t t = 0; t < free.size(); ++t) {
     const auto type = static_cast<GpuTypeId>(t);
-    free += state.free_milli_of_type(type) + state.reserved_milli_of_type(type) -
-            state.down_milli_of_type(type);
+    free[t] = static_cast<double>(std::max<int64_t>(0, state.free_milli_of_type(type) +
+                                                           state.reserved_milli_of_type(type) -
+                                                           state.down_milli_of_type(type)));
   }
-  freed_free_milli_ = std::min(freed_milli_, static_cast<double>(std::max<int64_t>(free, 0)));
-  double rest = freed_milli_ - freed_free_milli_;
-  if (rest <= 0) return;
-  // Running jobs (not services), the least dense first.
   struct Held {
     double density;
     WorkloadKind kind;
-    int64_t milli;
+    GpuTypeId type;
+    double milli;
     AllocationId allocation;  // breaks ties, so the split does not depend on map order
   };
   std::vector<Held> held;
   for (const auto& [aid, a] : e.allocations()) {
     const Job& job = e.job(a.workload);
     if (job.is_service() || a.placement.gpus.empty()) continue;
-    held.push_back(
-        {ValueDensity(job.s(), e.catalog()), job.s().kind, a.placement.total_milli(), aid});
+    held.push_back({ValueDensity(job.s(), e.catalog()), job.s().kind,
+                    e.cluster().gpu_type(a.placement.gpus.front()),
+                    static_cast<double>(a.placement.total_milli()), aid});
   }
   std::sort(held.begin(), held.end(), [](const Held& a, const Held& b) {
     return a.density != b.density ? a.density < b.density : a.allocation < b.allocation;
   });
-  for (const Held& h : held) {
-    if (rest <= 0) break;
-    const double take = std::min(rest, static_cast<double>(h.milli));
-    freed_taken_milli_[static_cast<size_t>(h.kind)] += take;
-    rest -= take;
+  // Each service's freed capacity is on the types its best variant runs on: the free
+  // capacity there first, then those jobs, each taken once over the services.
+  for (const ServiceRate& r : service_rates_) {
+    double rest = std::max(0.0, r.freed_milli);
+    if (rest <= 0) continue;
+    auto on = [&](GpuTypeId t) {
+      return std::find(r.freed_types.begin(), r.freed_types.end(), t) != r.freed_types.end();
+    };
+    for (size_t t = 0; t < free.size() && rest > 0; ++t) {
+      if (!on(static_cast<GpuTypeId>(t))) continue;
+      const double take = std::min(rest, free[t]);
+      free[t] -= take;
+      freed_free_milli_ += take;
+      rest -= take;
+    }
+    for (Held& h : held) {
+      if (rest <= 0) break;
+      if (!on(h.type)) continue;
+      const double take = std::min(rest, h.milli);
+      h.milli -= take;
+      freed_taken_milli_[static_cast<size_t>(h.kind)] += take;
+      rest -= take;
+    }
+    freed_beyond_milli_ += rest;
   }
-  freed_beyond_milli_ = std::max(0.0, rest);
 }
 
 void Metrics::AttributeToTypes(WorkloadId job, double value) {

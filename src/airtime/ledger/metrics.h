@@ -49,9 +49,11 @@ struct ServiceMetrics {
   double quality_served = 0;  // requests served within the SLO, each times its variant's quality
   double quality_floor = 0;
   // GPU-ms freed by variant choice: what the best variant (quality 1, at its highest
-  // throughput per replica) would have held to serve what the other variants served, less
-  // what those variants' replicas held (cold starts included). 0 under a policy that runs
-  // the best variant alone; < 0 where the other variants held more than that.
+  // throughput per replica) would have held for the ready capacity of the other variants
+  // (their spares included: the best variant would keep spares too), less what those
+  // variants' replicas held (cold starts included). 0 under a policy that runs the best
+  // variant alone; < 0 where the other variants held more than that (a cold start, or a
+  // variant that needs more GPUs per request).
   double gpu_ms_freed = 0;
   double slo_attainment() const { return requests > 0 ? requests_in_slo / requests : 1.0; }
   double mean_quality() const {
@@ -60,14 +62,14 @@ struct ServiceMetrics {
 };
 
 // Where the GPU-time freed by variant choice went, all services with variants together.
-// Each interval, the capacity the services' other variants freed (ServiceMetrics::
-// gpu_ms_freed, where positive) is what the best variant alone would have needed more. It
-// would have come from the free capacity first; beyond that, from the running jobs that the
-// best variant's extra replicas would have displaced: the least dense (value per GPU-hour)
-// first, since replicas come first in a value order. So what lay free meanwhile is
-// `left_free`, what the jobs held is `taken` by their kind, and what even all of those
-// could not have given (the best variant alone would have dropped those requests) is
-// `beyond`.
+// Each interval, the capacity a service's other variants freed (ServiceMetrics::
+// gpu_ms_freed, where positive) is what its best variant alone would have needed more, on
+// the GPU types the best variant runs on. It would have come from the free capacity of
+// those types first; beyond that, from the running jobs on them that the best variant's
+// extra replicas would have displaced: the least dense (value per GPU-hour) first, since
+// replicas come first in a value order. So what lay free meanwhile is `left_free`, what the
+// jobs held is `taken` by their kind, and what even all of those could not have given (the
+// best variant alone would have dropped those requests) is `beyond`.
 struct VariantFreedUse {
   double freed_ms = 0;  // GPU-ms freed (the positive part, summed over services)
   std::array<double, kWorkloadKindCount> taken_ms{};
@@ -129,6 +131,7 @@ class Metrics {
     // what it serves, and per_1k is weighted by it) and the GPU-milli freed by variant choice.
     double quality_rps = 0;
     double freed_milli = 0;
+    std::vector<GpuTypeId> freed_types{};  // where the best variant would have held them
   };
   struct JobTypeRate {
     int64_t* held_ms;  // the job's entry for the type in job_type_ms_

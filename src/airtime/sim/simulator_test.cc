@@ -548,9 +548,9 @@ TEST(SimulatorVariantsTest, ValueTimesQualityAndGpuHoursFreed) {
   EXPECT_NEAR(c.mean_quality(), 0.8, 1e-9);
   EXPECT_NEAR(c.value, 0.8 * g.value, 1e-6);
   EXPECT_DOUBLE_EQ(g.gpu_ms_freed, 0);
-  // The generalist needs 6 / 4 = 1.5 replicas' GPUs (6 GPUs) for what the small variant
-  // served; the small variant held 3 + 1 spare replicas (4 GPUs), from its start.
-  EXPECT_NEAR(c.gpu_ms_freed / 3.6e6, (6.0 * (7200 - 60) / 7200) * 2 - 4.0 * 2, 1e-6);
+  // The small variant held 3 + 1 spare replicas (4 GPUs) from its start; once ready they
+  // give 8 req/s, for which the generalist needs 2 replicas (8 GPUs).
+  EXPECT_NEAR(c.gpu_ms_freed / 3.6e6, 8.0 * (7200 - 60) / 3600 - 4.0 * 2, 1e-6);
   // The ledger counts a member's replicas useful by the share of their capacity that serves
   // requests: 6 of 12 req/s on 3 generalist replicas (12 GPUs), 6 of 8 on 4 small ones (4).
   const auto useful = [](const SimResult& r) {
@@ -562,10 +562,10 @@ TEST(SimulatorVariantsTest, ValueTimesQualityAndGpuHoursFreed) {
 }
 
 // Where the freed GPUs went: 6 req/s on the small variant (4 replicas of 1 GPU, spare
-// included) beside three 4-GPU jobs on 16 H100, so that nothing is free. The generalist
-// would have needed 2 GPUs more (1.5 replicas of 4 GPUs for the same requests, less the 4
-// GPUs held): they would have come from the least dense running job, the batch one, which
-// therefore took them.
+// included: 8 req/s) beside three 4-GPU jobs on 16 H100, so that nothing is free. The
+// generalist would have needed 4 GPUs more (2 replicas of 4 GPUs for the same capacity, less
+// the 4 GPUs held): they would have come from the least dense running job, the batch one,
+// which therefore took them.
 TEST(SimulatorVariantsTest, TheGpusFreedByVariantChoiceGoToTheLeastDenseRunningWork) {
   const WorkloadSpec s = BigAndSmall({{0, 6.0}});
   WorkloadSpec batch = MakeJob("batch", WorkloadKind::kBatch, 4, 10 * 3600);
@@ -581,7 +581,7 @@ TEST(SimulatorVariantsTest, TheGpusFreedByVariantChoiceGoToTheLeastDenseRunningW
   const VariantFreedUse& f = cheap->metrics.freed_use;
   const auto kind = [](WorkloadKind k) { return static_cast<size_t>(k); };
   // Every job ran the whole replay: nothing was free once the replicas were ready.
-  EXPECT_NEAR(f.freed_ms / 3.6e6, 2.0 * (7200 - 60) / 3600, 1e-6);
+  EXPECT_NEAR(f.freed_ms / 3.6e6, 4.0 * (7200 - 60) / 3600, 1e-6);
   EXPECT_NEAR(f.taken_ms[kind(WorkloadKind::kBatch)], f.freed_ms, 1e-6);
   EXPECT_DOUBLE_EQ(f.taken_ms[kind(WorkloadKind::kTraining)], 0);
   EXPECT_DOUBLE_EQ(f.left_free_ms, 0);
@@ -597,6 +597,25 @@ TEST(SimulatorVariantsTest, TheGpusFreedByVariantChoiceGoToTheLeastDenseRunningW
   EXPECT_NEAR(j["taken_by"]["batch"].get<double>(), f.freed_ms / 3.6e6, 1e-9);
   EXPECT_FALSE(j["taken_by"].contains("training")) << j.dump();
   EXPECT_DOUBLE_EQ(j["left_free_gpu_hours"].get<double>(), 0);
+}
+
+// The freed capacity is on the best variant's types: free L40S do not take what a generalist
+// on H100 would have needed. 8 H100 hold the small variant's 4 replicas and a 4-GPU batch
+// job; the 8 L40S are free.
+TEST(SimulatorVariantsTest, TheGpusFreedByVariantChoiceAreOnTheBestVariantsTypes) {
+  const GpuTypeId h100 = *GpuCatalog::Builtin().Find("H100");
+  WorkloadSpec batch = MakeJob("batch", WorkloadKind::kBatch, 4, 10 * 3600);
+  batch.shape.allowed_types = {h100};
+  SimInput in =
+      MakeSimInput(MakeCluster({{"H100", 8, 1}, {"L40S", 8, 1}}), {BigAndSmall({{0, 6.0}}), batch});
+  SimOptions o;
+  o.horizon = 2 * kHour;
+  auto cheap = Simulate(in, "cheapest-meeting-quality", o);
+  ASSERT_TRUE(cheap.ok());
+  const VariantFreedUse& f = cheap->metrics.freed_use;
+  EXPECT_NEAR(f.freed_ms / 3.6e6, 4.0 * (7200 - 60) / 3600, 1e-6);
+  EXPECT_NEAR(f.taken_ms[static_cast<size_t>(WorkloadKind::kBatch)], f.freed_ms, 1e-6);
+  EXPECT_DOUBLE_EQ(f.left_free_ms, 0);
 }
 
 // Without the jobs the freed GPUs lie free.
