@@ -40,6 +40,10 @@ Status Daemon::Recover() {
                 .emplace(w.row.submission_id, sub.ok() ? ParseWorkloadYaml(sub->body, sub->origin)
                                                        : StatusOr<Scenario>(sub.status()))
                 .first;
+      // The rows index the workloads as ParseSubmission gave them: services with variants
+      // expanded into their members.
+      if (sit->second.ok())
+        sit->second->workloads = ExpandAllVariants(std::move(sit->second->workloads));
     }
     WorkloadSpec spec;
     spec.name = w.row.name;
@@ -71,8 +75,9 @@ Status Daemon::Recover() {
       if (w.spec->is_service() && w.row.demand_at > 0)
         books_->Observe(engine_->Handle(Event::Demand(now, w.eid, w.row.demand_rps)));
     }
-    by_name_[w.row.name] = w.row.id;
-    workloads_.emplace(w.row.id, std::move(w));
+    const int64_t id = w.row.id;
+    workloads_.emplace(id, std::move(w));
+    IndexName(workloads_.at(id));
   }
   auto all_runs = store_->LoadRuns(/*active_only=*/false);
   if (!all_runs.ok()) return all_runs.status();
