@@ -203,12 +203,7 @@ void Engine::Apply(const Event& e) {
         if (job.class_rps.size() <= c) job.class_rps.resize(c + 1, 0.0);
         job.class_rps[c] = std::max(0.0, e.rps);
       } else {
-        Job& job = jobs_[static_cast<size_t>(e.workload)];
-        job.demand_rps = std::max(0.0, e.rps);
-        // A member of a service with one request class: its demand is that class's (the
-        // daemon reports a service's demand so, and restores it so after a restart).
-        if (job.s().realtime.is_member() && job.s().realtime.classes.size() == 1)
-          job.class_rps.assign(1, job.demand_rps);
+        jobs_[static_cast<size_t>(e.workload)].demand_rps = std::max(0.0, e.rps);
       }
       services_dirty_ = true;
       break;

@@ -36,8 +36,7 @@ struct Event {
   NodeIndex node = -1;
   double rps = 0;
   // kDemandChange for a member of a service with variants: the request class whose demand is
-  // now `rps` (an index into its RealtimeProfile::classes); -1: the workload's own demand
-  // (for a member of a service with one class, that class's).
+  // now `rps` (an index into its RealtimeProfile::classes); -1: the workload's own demand.
   int request_class = -1;
   int priority = 0;
   std::shared_ptr<const WorkloadSpec> spec;  // kArrival only

@@ -195,6 +195,13 @@ double RealtimeProfile::ClassRpsAt(int c, TimeMs t) const {
   return rps;
 }
 
+double RealtimeProfile::OwnDemand(const std::vector<double>& class_rps) const {
+  double sum = 0;
+  for (size_t c = 0; c < class_rps.size(); ++c)
+    if (DefaultVariantFor(static_cast<int>(c)) == variant) sum += class_rps[c];
+  return sum;
+}
+
 std::vector<DemandPoint> SumCurves(const std::vector<const std::vector<DemandPoint>*>& curves) {
   std::vector<TimeMs> times;
   for (const auto* c : curves)

@@ -156,6 +156,10 @@ struct RealtimeProfile {
   int DefaultVariantFor(int c) const;
   // Class `c`'s demand at time `t` (0 before its first point).
   double ClassRpsAt(int c, TimeMs t) const;
+  // A member's own demand when its service's classes see `class_rps` (one rate per class):
+  // the sum over the classes it serves by default, as ExpandVariants sums their curves into
+  // its `demand` (what a policy that knows nothing of variants scales it by).
+  double OwnDemand(const std::vector<double>& class_rps) const;
 
   // Replicas needed to serve `rps` within the SLO, clamped to [min, max].
   int ReplicasFor(double rps) const;

@@ -150,7 +150,8 @@ class Daemon final : public ControlPlane {
   StatusOr<nlohmann::json> Get(const Caller& caller, std::string_view id_or_name) override;
   Status Cancel(const Caller& caller, std::string_view id_or_name) override;
   Status SetPriority(const Caller& caller, std::string_view id_or_name, int priority) override;
-  Status ReportDemand(const Caller& caller, std::string_view id_or_name, double rps) override;
+  Status ReportDemand(const Caller& caller, std::string_view id_or_name, double rps,
+                      std::string_view request_class) override;
   StatusOr<nlohmann::json> Gpus(const Caller& caller) override;
   StatusOr<nlohmann::json> Ledger(const Caller& caller) override;
   StatusOr<nlohmann::json> GpuHistory(const Caller& caller, const HistoryFilter& filter) override;
@@ -292,6 +293,11 @@ class Daemon final : public ControlPlane {
   // A service with variants: its members' views summed up (state, replicas, GPUs, runs).
   nlohmann::json ServiceView(const Target& t, bool full) const;
   StatusOr<nlohmann::json> EventsOf(const WorkloadRec& w) const;
+  // The engine events that tell service `w` of a request rate: its own demand; for a member
+  // of a service with variants, class `c`'s and the member's own demand that follows from
+  // it (RealtimeProfile::OwnDemand), as the simulator feeds a member its classes' curves and
+  // its own.
+  std::vector<Event> DemandEvents(const WorkloadRec& w, int c, double rps, TimeMs now) const;
   void SampleTelemetry(TimeMs now);
   void RecordHistory(TimeMs now);  // history_: this sample of every device
   void ScrapeDemand(TimeMs now);

@@ -551,7 +551,18 @@ Status Daemon::SetPriority(const Caller& caller, std::string_view id_or_name, in
   });
 }
 
-Status Daemon::ReportDemand(const Caller& caller, std::string_view id_or_name, double rps) {
+std::vector<Event> Daemon::DemandEvents(const WorkloadRec& w, int c, double rps,
+                                        TimeMs now) const {
+  const RealtimeProfile& rt = w.spec->realtime;
+  if (!rt.is_member()) return {Event::Demand(now, w.eid, rps)};
+  std::vector<double> classes = engine_->job(w.eid).class_rps;
+  classes.resize(rt.classes.size(), 0.0);
+  classes[static_cast<size_t>(c)] = rps;
+  return {Event::ClassDemand(now, w.eid, c, rps), Event::Demand(now, w.eid, rt.OwnDemand(classes))};
+}
+
+Status Daemon::ReportDemand(const Caller& caller, std::string_view id_or_name, double rps,
+                            std::string_view request_class) {
   if (!std::isfinite(rps) || rps < 0)
     return InvalidArgument("field 'rps': expected a request rate >= 0, found " +
                            std::to_string(rps));
@@ -567,6 +578,28 @@ Status Daemon::ReportDemand(const Caller& caller, std::string_view id_or_name, d
       return FailedPrecondition("workload '" + first.row.name + "' is a member of service '" +
                                 first.spec->realtime.group +
                                 "' (one of its model variants): report the service's demand");
+    // The class: named, or the service's only one (a service with variants and no classes
+    // has one, "all"; a plain service has none and takes no class).
+    const std::vector<RequestClass>& classes = first.spec->realtime.classes;
+    std::vector<std::string> names;
+    for (const RequestClass& rc : classes) names.push_back(rc.name);
+    int c = 0;
+    if (!request_class.empty()) {
+      auto at = std::find(names.begin(), names.end(), request_class);
+      if (names.empty())
+        return InvalidArgument("field 'class': workload '" + t->name +
+                               "' does not split its demand by request class; report it "
+                               "without one");
+      if (at == names.end())
+        return InvalidArgument("field 'class': service '" + t->name + "' has no request class '" +
+                               std::string(request_class) + "' (its classes: " +
+                               Join(names, ", ") + ")");
+      c = static_cast<int>(at - names.begin());
+    } else if (names.size() > 1) {
+      return InvalidArgument("field 'class': service '" + t->name +
+                             "' splits its demand by request class (" + Join(names, ", ") +
+                             "): name the class this rate is for");
+    }
     std::vector<WorkloadRec*> live;
     for (WorkloadRec* w : t->recs)
       if (!IsFinalState(w->row.state)) live.push_back(w);
@@ -575,8 +608,10 @@ Status Daemon::ReportDemand(const Caller& caller, std::string_view id_or_name, d
     const TimeMs now = std::max(WallNow(), engine_->now());
     std::vector<Event> events;
     for (WorkloadRec* w : live) {
-      AIRTIME_RETURN_IF_ERROR(RecordDemand(*w, rps, now));
-      events.push_back(Event::Demand(now, w->eid, rps));
+      // Stored where one rate is the whole demand (a plain service, a service with one
+      // class): what a restart feeds back. A class of several is not kept across a restart.
+      if (classes.size() <= 1) AIRTIME_RETURN_IF_ERROR(RecordDemand(*w, rps, now));
+      for (const Event& e : DemandEvents(*w, c, rps, now)) events.push_back(e);
     }
     FeedTogether(events);
     return OkStatus();

@@ -73,7 +73,8 @@ Status Daemon::Recover() {
       w.eid = r.arrived;
       by_engine_id_[w.eid] = w.row.id;
       if (w.spec->is_service() && w.row.demand_at > 0)
-        books_->Observe(engine_->Handle(Event::Demand(now, w.eid, w.row.demand_rps)));
+        for (const Event& e : DemandEvents(w, 0, w.row.demand_rps, now))
+          books_->Observe(engine_->Handle(e));
     }
     const int64_t id = w.row.id;
     workloads_.emplace(id, std::move(w));
