@@ -9,6 +9,7 @@
 #include <chrono>
 #include <map>
 #include <thread>
+#include <unordered_set>
 
 #include "airtime/config/workload_yaml.h"
 #include "airtime/exec/process_identity.h"
@@ -29,6 +30,11 @@ Status Daemon::Recover() {
   const std::string ledger_note = CarryLedger(now);
   const std::string holds_note = CarryHolds();
   engine_->SetPaused(true);
+  // The engine meets only the workloads that had not ended: a variant whose producer (a
+  // quantize or finetune job) completed before the restart is told so by its spec.
+  std::unordered_set<std::string> completed;
+  for (const WorkloadRow& row : *rows)
+    if (row.state == "succeeded") completed.insert(row.name);
   int active = 0;
   for (WorkloadRow& row : *rows) {
     WorkloadRec w;
@@ -58,6 +64,8 @@ Status Daemon::Recover() {
     }
     spec.tenant = w.row.tenant;
     spec.priority = w.row.priority;
+    for (ModelVariant& v : spec.realtime.variants)
+      if (completed.count(v.produced_by)) v.produced_by.clear();
     if (spec.is_service() && !IsFinalState(w.row.state)) {
       // What its forecast knew before the restart (RecordDemand).
       auto history = store_->DemandOf(w.row.id, now - kDemandHistoryKept);
