@@ -1356,7 +1356,10 @@ TEST(ServerE2E, AQuantizeJobsVariantReplacesTheGeneralistAndItsGpusStartTheWaiti
   // The CLI by the service's name and by a member's.
   std::tie(rc, out) = Cli(s, "describe chat");
   EXPECT_EQ(rc, 0) << out;
+  EXPECT_THAT(out, HasSubstr("Members:"));
   EXPECT_THAT(out, HasSubstr("chat/int8"));
+  std::tie(rc, out) = Cli(s, "logs chat/int8");
+  EXPECT_EQ(rc, 0) << out;
   std::tie(rc, out) = Cli(s, "events chat");
   EXPECT_EQ(rc, 0) << out;
   EXPECT_THAT(out, HasSubstr("chat/big"));

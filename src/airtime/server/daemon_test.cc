@@ -161,13 +161,6 @@ TEST_F(DaemonTest, BadRequestsNameTheFieldAndLoseNothing) {
   auto bad = daemon_->Submit(kAdmin, "name: x\ngpus: lots\n", "request");
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(bad.status().message(), HasSubstr("request:2"));
-  // Model variants run in the simulator only: refused, naming the field.
-  auto variants = daemon_->Submit(kAdmin,
-                                  "name: v\nkind: realtime\nslo: {latency_ms: 100}\n"
-                                  "variants: [{name: a, gpus: 1, throughput: {H100: 1}}]\n",
-                                  "request");
-  EXPECT_EQ(variants.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(variants.status().message(), HasSubstr("field 'variants'"));
   EXPECT_EQ(daemon_->ReportDemand(kAdmin, "keep", 5, "").code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(daemon_->ReportDemand(kAdmin, "keep", -1, "").code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(WaitFor("keep", "running")["state"], "running");
