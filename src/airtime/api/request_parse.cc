@@ -292,7 +292,8 @@ StatusOr<int> ParsePriorityBody(std::string_view body) {
 }
 
 StatusOr<DemandReport> ParseDemandBody(std::string_view body) {
-  auto f = BodyFields(body, "rps", {"class"}, "{\"rps\": 12.5} or {\"rps\": 12.5, \"class\": \"code\"}");
+  auto f =
+      BodyFields(body, "rps", {"class"}, "{\"rps\": 12.5} or {\"rps\": 12.5, \"class\": \"code\"}");
   if (!f.ok()) return f.status();
   const json& rps = (*f)[0];
   const json& cls = (*f)[1];
@@ -302,8 +303,10 @@ StatusOr<DemandReport> ParseDemandBody(std::string_view body) {
   if (!cls.is_null()) {
     if (!cls.is_string() || cls.get<std::string>().empty() ||
         !TextProblem(cls.get<std::string>()).empty())
-      return InvalidArgument("field 'class': expected the name of one of the service's request "
-                             "classes, got " + Dump(cls));
+      return InvalidArgument(
+          "field 'class': expected the name of one of the service's request "
+          "classes, got " +
+          Dump(cls));
     out.request_class = cls.get<std::string>();
   }
   return out;

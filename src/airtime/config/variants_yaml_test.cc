@@ -130,9 +130,10 @@ TEST(VariantsYamlTest, EachVariantMayRunItsOwnCommand) {
   const std::string service_exec =
       "    command: [serve, --model, big]\n"
       "    env: {MODEL_DIR: /models, PRECISION: fp16}\n";
-  std::string text = Chat("        command: [serve-int8, --port, '8000']\n"
-                          "        env: {PRECISION: int8, EXTRA: 'yes'}\n",
-                          service_exec);
+  std::string text = Chat(
+      "        command: [serve-int8, --port, '8000']\n"
+      "        env: {PRECISION: int8, EXTRA: 'yes'}\n",
+      service_exec);
   auto s = ParseWorkloadYaml(text, "w.yaml");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   const RealtimeProfile& rt = s->workloads[0].realtime;

@@ -272,12 +272,11 @@ Status ReadVariants(const MapReader& r, const GpuCatalog& catalog, WorkloadSpec*
   size_t i = 0;
   for (const auto& item : list) {
     const std::string field = "variants[" + std::to_string(i++) + "]";
-    auto v = MapReader::Open(
-        r.file(), item, r.subject(), field,
-        {"name", "gpus", "gpu_type", "prefer", "gpu_fraction", "mig", "memory_gb", "locality",
-         "cpu", "memory_gib", "throughput", "cold_start", "quality", "classes", "max_replicas",
-         "command", "env"},
-        r.LineOf("variants"));
+    auto v = MapReader::Open(r.file(), item, r.subject(), field,
+                             {"name", "gpus", "gpu_type", "prefer", "gpu_fraction", "mig",
+                              "memory_gb", "locality", "cpu", "memory_gib", "throughput",
+                              "cold_start", "quality", "classes", "max_replicas", "command", "env"},
+                             r.LineOf("variants"));
     if (!v.ok()) return v.status();
     ModelVariant mv;
     AIRTIME_RETURN_IF_ERROR(v->Require("name"));
@@ -341,11 +340,13 @@ Status ReadVariants(const MapReader& r, const GpuCatalog& catalog, WorkloadSpec*
     AIRTIME_RETURN_IF_ERROR(ReadCommand(*v, &mv.command, &mv.env));
     if (mv.command.empty() && s->exec.argv.empty()) {
       if (!mv.env.empty())
-        return v->FieldError("env", "sets the environment of a command, and neither the "
-                                    "variant nor the service has one");
+        return v->FieldError("env",
+                             "sets the environment of a command, and neither the "
+                             "variant nor the service has one");
       if (!s->exec.metrics_path.empty())
-        return v->Require("command", " (the service's metrics are scraped from its replicas, "
-                                     "and neither the variant nor the service has a command)");
+        return v->Require("command",
+                          " (the service's metrics are scraped from its replicas, "
+                          "and neither the variant nor the service has a command)");
     }
     rt.variants.push_back(std::move(mv));
   }

@@ -308,9 +308,9 @@ json Daemon::ServiceView(const Target& t, bool full) const {
     members.push_back(std::move(mv));
   }
   // Running while any member runs; queued while any waits; then how the members ended.
-  v["state"] = any_running  ? "running"
-               : any_active ? "queued"
-               : any_failed ? "failed"
+  v["state"] = any_running     ? "running"
+               : any_active    ? "queued"
+               : any_failed    ? "failed"
                : any_cancelled ? "cancelled"
                                : "succeeded";
   v["started_at"] = started ? json(*started) : json(nullptr);
@@ -495,9 +495,9 @@ Status Daemon::Cancel(const Caller& caller, std::string_view id_or_name) {
     for (WorkloadRec* w : t->recs)
       if (!IsFinalState(w->row.state)) live.push_back(w);
     if (live.empty())
-      return FailedPrecondition("workload '" + t->name + "' has already " +
-                                (first.row.state == "cancelled" ? "been cancelled"
-                                                                : first.row.state));
+      return FailedPrecondition(
+          "workload '" + t->name + "' has already " +
+          (first.row.state == "cancelled" ? "been cancelled" : first.row.state));
     // Durable before the engine hears of it: a crash right after cannot undo the cancel.
     const TimeMs now = std::max(WallNow(), engine_->now());
     std::vector<WorkloadRow> before;
@@ -505,8 +505,7 @@ Status Daemon::Cancel(const Caller& caller, std::string_view id_or_name) {
       before.push_back(w->row);
       w->row.state = "cancelled";
       w->row.finished_at = now;
-      w->row.message =
-          "cancelled by " + (caller.admin ? std::string("the admin") : caller.tenant);
+      w->row.message = "cancelled by " + (caller.admin ? std::string("the admin") : caller.tenant);
     }
     int64_t sequence = 0;
     Status st = store_->Transaction([&]() -> Status {
@@ -551,8 +550,7 @@ Status Daemon::SetPriority(const Caller& caller, std::string_view id_or_name, in
   });
 }
 
-std::vector<Event> Daemon::DemandEvents(const WorkloadRec& w, int c, double rps,
-                                        TimeMs now) const {
+std::vector<Event> Daemon::DemandEvents(const WorkloadRec& w, int c, double rps, TimeMs now) const {
   const RealtimeProfile& rt = w.spec->realtime;
   if (!rt.is_member()) return {Event::Demand(now, w.eid, rps)};
   std::vector<double> classes = engine_->job(w.eid).class_rps;
@@ -592,8 +590,8 @@ Status Daemon::ReportDemand(const Caller& caller, std::string_view id_or_name, d
                                "without one");
       if (at == names.end())
         return InvalidArgument("field 'class': service '" + t->name + "' has no request class '" +
-                               std::string(request_class) + "' (its classes: " +
-                               Join(names, ", ") + ")");
+                               std::string(request_class) + "' (its classes: " + Join(names, ", ") +
+                               ")");
       c = static_cast<int>(at - names.begin());
     } else if (names.size() > 1) {
       return InvalidArgument("field 'class': service '" + t->name +

@@ -656,9 +656,8 @@ TEST_F(DaemonTest, AServiceWithVariantsRunsAsItsMembersReachedByItsName) {
   EXPECT_EQ(Get("chat/small")["priority"], 7);
 
   // The service's name and its members' are taken, by a plain workload or another service.
-  for (const std::string& again :
-       {std::string("name: chat\nkind: batch\nwork: 1m\n"),
-        std::string("name: chat/big\nkind: batch\nwork: 1m\n"), chat}) {
+  for (const std::string& again : {std::string("name: chat\nkind: batch\nwork: 1m\n"),
+                                   std::string("name: chat/big\nkind: batch\nwork: 1m\n"), chat}) {
     auto taken = daemon_->Submit(kTeamA, again, "request");
     ASSERT_FALSE(taken.ok()) << again;
     EXPECT_EQ(taken.status().code(), StatusCode::kAlreadyExists);
@@ -722,7 +721,7 @@ TEST_F(DaemonTest, DemandIsReportedPerRequestClass) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_EQ(coder["replicas"]["running"], 2) << coder.dump(2);  // 15 rps at 10 per replica
-  EXPECT_EQ(Get("chat/big")["replicas"]["target"], 0);           // conv has no demand
+  EXPECT_EQ(Get("chat/big")["replicas"]["target"], 0);          // conv has no demand
   ASSERT_TRUE(daemon_->Cancel(kAdmin, "chat").ok());
   WaitFor("chat", "cancelled");
 }

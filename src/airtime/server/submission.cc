@@ -68,9 +68,9 @@ Status CheckSubmittedText(const WorkloadSpec& s) {
     return OkStatus();
   };
   AIRTIME_RETURN_IF_ERROR(check("tenant", s.tenant));
-  const auto check_command = [&](const std::string& at, const std::vector<std::string>& argv,
-                                 const std::vector<std::pair<std::string, std::string>>& env)
-      -> Status {
+  const auto check_command =
+      [&](const std::string& at, const std::vector<std::string>& argv,
+          const std::vector<std::pair<std::string, std::string>>& env) -> Status {
     for (size_t i = 0; i < argv.size(); ++i)
       AIRTIME_RETURN_IF_ERROR(check(at + "command[" + std::to_string(i) + "]", argv[i]));
     for (const auto& [key, value] : env) {
@@ -86,7 +86,8 @@ Status CheckSubmittedText(const WorkloadSpec& s) {
     const std::string at = "variants[" + std::to_string(v) + "]";
     // A variant's name ends its members' names ("<service>/<variant>"), which the API reaches.
     if (std::string p = NameProblem(s.name + "/" + mv.name); !p.empty())
-      return FieldProblem(s, at + ".name", "the member's name '" + s.name + "/" + mv.name + "' " + p);
+      return FieldProblem(s, at + ".name",
+                          "the member's name '" + s.name + "/" + mv.name + "' " + p);
     AIRTIME_RETURN_IF_ERROR(check_command(at + ".", mv.command, mv.env));
   }
   AIRTIME_RETURN_IF_ERROR(check("workdir", s.exec.workdir));

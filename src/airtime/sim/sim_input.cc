@@ -60,7 +60,11 @@ SimInput MakeSimInput(Cluster cluster, std::vector<WorkloadSpec> workloads,
                       std::vector<ScenarioEvent> events) {
   std::vector<GpuCost> costs = DefaultGpuCosts(cluster.catalog());
   // A service with variants runs as one member per variant (ExpandVariants).
-  SimInput in{std::move(cluster), ExpandAllVariants(std::move(workloads)), std::move(events), {}, std::move(costs)};
+  SimInput in{std::move(cluster),
+              ExpandAllVariants(std::move(workloads)),
+              std::move(events),
+              {},
+              std::move(costs)};
   std::stable_sort(
       in.workloads.begin(), in.workloads.end(),
       [](const WorkloadSpec& a, const WorkloadSpec& b) { return a.submit_at < b.submit_at; });
