@@ -296,7 +296,7 @@ class Daemon final : public ControlPlane {
   // The engine events that tell service `w` of a request rate: its own demand; for a member
   // of a service with variants, class `c`'s and the member's own demand that follows from
   // it (RealtimeProfile::OwnDemand), as the simulator feeds a member its classes' curves and
-  // its own.
+  // its own (c < 0: the member's own demand alone).
   std::vector<Event> DemandEvents(const WorkloadRec& w, int c, double rps, TimeMs now) const;
   void SampleTelemetry(TimeMs now);
   void RecordHistory(TimeMs now);  // history_: this sample of every device

@@ -552,7 +552,7 @@ Status Daemon::SetPriority(const Caller& caller, std::string_view id_or_name, in
 
 std::vector<Event> Daemon::DemandEvents(const WorkloadRec& w, int c, double rps, TimeMs now) const {
   const RealtimeProfile& rt = w.spec->realtime;
-  if (!rt.is_member()) return {Event::Demand(now, w.eid, rps)};
+  if (!rt.is_member() || c < 0) return {Event::Demand(now, w.eid, rps)};
   std::vector<double> classes = engine_->job(w.eid).class_rps;
   classes.resize(rt.classes.size(), 0.0);
   classes[static_cast<size_t>(c)] = rps;

@@ -81,7 +81,9 @@ Status Daemon::Recover() {
       w.eid = r.arrived;
       by_engine_id_[w.eid] = w.row.id;
       if (w.spec->is_service() && w.row.demand_at > 0)
-        for (const Event& e : DemandEvents(w, 0, w.row.demand_rps, now))
+        // The stored rate is the service's one class's (ReportDemand stores no other).
+        for (const Event& e :
+             DemandEvents(w, w.spec->realtime.classes.size() == 1 ? 0 : -1, w.row.demand_rps, now))
           books_->Observe(engine_->Handle(e));
     }
     const int64_t id = w.row.id;
