@@ -999,6 +999,36 @@ TEST_F(DaemonTest, DemandIsScrapedFromTheReplicasMetrics) {
   WaitFor("web", "cancelled");
 }
 
+// A service with model variants and one request class that scrapes its replicas' metrics:
+// its demand is the sum over all its members' replicas, and every member hears it as the
+// class's, so the airtime policy's mix follows it (a member's own rate alone would leave
+// the mix at the service's min_replicas).
+TEST_F(DaemonTest, AServiceWithVariantsFollowsItsReplicasScrapedDemand) {
+  Open("4xH100", "airtime");
+  std::filesystem::create_directories(dir_ + "/www");
+  std::ofstream(dir_ + "/www/metrics") << "# TYPE demo_in_flight gauge\ndemo_in_flight 6\n";
+  Submit(kAdmin,
+         "name: chat\nkind: realtime\n"
+         "slo: {latency_ms: 200, min_replicas: 1}\n"
+         "metrics: {demand: [demo_in_flight]}\n"
+         "command: [/bin/sh, -c, 'exec python3 -m http.server $PORT --bind 127.0.0.1 "
+         "--directory " +
+             dir_ +
+             "/www']\n"
+             "variants: [{name: one, gpus: 1, throughput: {H100: 10}, max_replicas: 4}]\n");
+  json w;
+  for (int i = 0; i < 400; ++i) {
+    w = Get("chat");
+    if (w.contains("replicas") && w["replicas"]["running"].get<int>() >= 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  // 6 in flight per replica at 200 ms each: 30 requests per second or more, 3 replicas.
+  EXPECT_GE(w["demand_rps"].get<double>(), 30) << w.dump(2);
+  EXPECT_GE(w["replicas"]["running"].get<int>(), 3) << w.dump(2);
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "chat").ok());
+  WaitFor("chat", "cancelled");
+}
+
 TEST_F(DaemonTest, ANewRunWaitsForAStoppingProcessToLeaveItsGpus) {
   Open("2xH100", "fifo");
   Submit(kAdmin,
