@@ -102,6 +102,17 @@ class DaemonTest : public ::testing::Test {
     }
   }
 
+  // The `metrics` and `command` lines of a service whose every replica serves a static
+  // exposition of 6 requests in flight (python3's http.server): 30 rps at a 200 ms SLO.
+  std::string InFlightMetrics() {
+    std::filesystem::create_directories(dir_ + "/www");
+    std::ofstream(dir_ + "/www/metrics") << "# TYPE demo_in_flight gauge\ndemo_in_flight 6\n";
+    return "metrics: {demand: [demo_in_flight]}\n"
+           "command: [/bin/sh, -c, 'exec python3 -m http.server $PORT --bind 127.0.0.1 "
+           "--directory " +
+           dir_ + "/www']\n";
+  }
+
   std::string dir_;
   std::unique_ptr<Daemon> daemon_;
   std::vector<pid_t> leftovers_;
@@ -964,16 +975,10 @@ TEST_F(DaemonTest, AFractionRunsAsAnMpsClientWithItsShare) {
 
 TEST_F(DaemonTest, DemandIsScrapedFromTheReplicasMetrics) {
   Open("4xH100", "fifo");
-  // Each replica serves a static exposition: 6 requests in flight (python3's http.server).
-  std::filesystem::create_directories(dir_ + "/www");
-  std::ofstream(dir_ + "/www/metrics") << "# TYPE demo_in_flight gauge\ndemo_in_flight 6\n";
   Submit(kAdmin,
          "name: web\nkind: realtime\n"
-         "slo: {latency_ms: 200, capacity_rps: 10, min_replicas: 1, max_replicas: 4}\n"
-         "metrics: {demand: [demo_in_flight]}\n"
-         "command: [/bin/sh, -c, 'exec python3 -m http.server $PORT --bind 127.0.0.1 "
-         "--directory " +
-             dir_ + "/www']\n");
+         "slo: {latency_ms: 200, capacity_rps: 10, min_replicas: 1, max_replicas: 4}\n" +
+             InFlightMetrics());
   json w;
   for (int i = 0; i < 300; ++i) {
     w = Get("web");
@@ -1005,17 +1010,9 @@ TEST_F(DaemonTest, DemandIsScrapedFromTheReplicasMetrics) {
 // the mix at the service's min_replicas).
 TEST_F(DaemonTest, AServiceWithVariantsFollowsItsReplicasScrapedDemand) {
   Open("4xH100", "airtime");
-  std::filesystem::create_directories(dir_ + "/www");
-  std::ofstream(dir_ + "/www/metrics") << "# TYPE demo_in_flight gauge\ndemo_in_flight 6\n";
-  Submit(kAdmin,
-         "name: chat\nkind: realtime\n"
-         "slo: {latency_ms: 200, min_replicas: 1}\n"
-         "metrics: {demand: [demo_in_flight]}\n"
-         "command: [/bin/sh, -c, 'exec python3 -m http.server $PORT --bind 127.0.0.1 "
-         "--directory " +
-             dir_ +
-             "/www']\n"
-             "variants: [{name: one, gpus: 1, throughput: {H100: 10}, max_replicas: 4}]\n");
+  Submit(kAdmin, "name: chat\nkind: realtime\nslo: {latency_ms: 200, min_replicas: 1}\n" +
+                     InFlightMetrics() +
+                     "variants: [{name: one, gpus: 1, throughput: {H100: 10}, max_replicas: 4}]\n");
   json w;
   for (int i = 0; i < 400; ++i) {
     w = Get("chat");
