@@ -35,8 +35,8 @@ void FuzzJson(std::string_view in) {
 
 void FuzzSmallBodies(std::string_view in) {
   (void)airtime::ParsePriorityBody(in);
-  auto rps = airtime::ParseRpsBody(in);
-  if (rps.ok()) Require(*rps >= 0);
+  auto demand = airtime::ParseDemandBody(in);
+  if (demand.ok()) Require(demand->rps >= 0);
 }
 
 void FuzzQuery(std::string_view in) {

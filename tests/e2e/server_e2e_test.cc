@@ -1260,6 +1260,147 @@ TEST(ServerE2E, AFullDiskPausesStartsAndTheJobRunsWhenSpaceReturns) {
   EXPECT_EQ(CountLines(starts)["patient"], 1);
 }
 
+// Model variants live (issue 22): a service whose generalist takes 2 GPUs a replica and whose
+// quantized copy takes 1, made by a quantize job, beside a valuable batch job that needs 3 of
+// the 4 GPUs. Once the quantize job completes, the airtime policy switches the service to
+// the quantized variant, make-before-break (its replica starts, and the generalist's stops
+// only once it has served its cold start), and the GPUs the generalist gives back start the
+// waiting job. The service never has zero replicas at any poll; each replica runs its own
+// variant's command; a SIGKILL of the daemon brings it back as it was; `cancel chat` stops it.
+// Every wait is for a state, with minutes of slack (CI runs this at nice 19 beside a build).
+TEST(ServerE2E, AQuantizeJobsVariantReplacesTheGeneralistAndItsGpusStartTheWaitingJob) {
+  const std::string dir = TempDir();
+  Server s(dir + "/data", "4xH100");
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  const std::string marks = dir + "/variants.log";  // each replica says which it is
+  std::ofstream(dir + "/w.yaml")
+      << "- name: chat\n"
+         "  kind: realtime\n"
+         "  slo: {latency_ms: 200, min_replicas: 1, cold_start: 1s}\n"
+         "  quality_floor: 0.9\n"
+         "  value: {per_1k_requests: 1}\n"
+         "  variants:\n"
+         "    - name: big\n"
+         "      gpus: 2\n"
+         "      throughput: {H100: 10}\n"
+         "      command: [/bin/sh, -c, 'echo big >> "
+      << marks
+      << "; exec sleep 600']\n"
+         "    - name: int8\n"
+         "      gpus: 1\n"
+         "      throughput: {H100: 10}\n"
+         "      quality: 0.95\n"
+         "      cold_start: 3s\n"
+         "      command: [/bin/sh, -c, 'echo int8 >> "
+      << marks
+      << "; exec sleep 600']\n"
+         "- {name: quant, kind: quantize, gpus: 1, command: [/bin/sleep, '3'],\n"
+         "   produces: {service: chat, variant: int8}}\n"
+         "- {name: backlog, kind: batch, gpus: 3, command: [/bin/sleep, '600'],\n"
+         "   value: {on_completion: 5000}}\n";
+  auto [rc, out] = Cli(s, "submit " + dir + "/w.yaml");
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_THAT(out, HasSubstr("chat/big"));
+  EXPECT_THAT(out, HasSubstr("chat/int8"));
+  std::tie(rc, out) = Cli(s, "demand chat 8");
+  ASSERT_EQ(rc, 0) << out;
+  auto c = s.Client();
+  json view = WaitState(c, "chat", "running", 180s);
+  ASSERT_EQ(view.value("state", ""), "running") << view.dump(2);
+
+  // Poll until the switch is over: the quantized variant serves, the generalist holds
+  // nothing, the waiting job runs. At every poll the service has a replica.
+  auto replicas = [](const json& member) {
+    return member.contains("replicas") ? member["replicas"]["running"].get<int>() : 0;
+  };
+  std::vector<std::string> seen;  // "big/int8" replica counts, as they changed
+  json backlog;
+  bool switched = false;
+  const auto until = std::chrono::steady_clock::now() + 300s;
+  while (std::chrono::steady_clock::now() < until) {
+    view = GetJson(c, "/v1/workloads/chat");
+    backlog = GetJson(c, "/v1/workloads/backlog");
+    ASSERT_TRUE(view.is_object() && view.contains("members")) << view.dump(2);
+    ASSERT_EQ(view["members"].size(), 2u);
+    const int big = replicas(view["members"][0]), int8 = replicas(view["members"][1]);
+    const std::string counts = std::to_string(big) + "/" + std::to_string(int8);
+    if (seen.empty() || seen.back() != counts) seen.push_back(counts);
+    ASSERT_GE(view["replicas"]["running"].get<int>(), 1)
+        << "the service had no replica; counts so far: " << testing::PrintToString(seen);
+    if (big == 0 && int8 >= 1 && backlog.value("state", "") == "running") {
+      switched = true;
+      break;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(switched) << "counts (big/int8): " << testing::PrintToString(seen) << "\n"
+                        << view.dump(2) << "\n"
+                        << backlog.dump(2) << "\n"
+                        << Cli(s, "describe chat").second;
+  EXPECT_EQ(GetJson(c, "/v1/workloads/quant")["state"], "succeeded");
+  // Make-before-break: the generalist's replica ended only once the quantized one had been
+  // up for its cold start (3 s). The run rows' stamps are the daemon's wall clock when it
+  // recorded the start and saw the exit, a few ms off the engine's own times: 250 ms slack,
+  // far from a break-before-make, which would end it about when the new one starts.
+  json big = GetJson(c, "/v1/workloads/chat%2Fbig");
+  json int8 = GetJson(c, "/v1/workloads/chat%2Fint8");
+  ASSERT_EQ(big["runs"].size(), 1u) << big.dump(2);
+  ASSERT_GE(int8["runs"].size(), 1u) << int8.dump(2);
+  ASSERT_FALSE(big["runs"][0]["ended_at"].is_null()) << big.dump(2);
+  const int64_t big_end = big["runs"][0]["ended_at"];
+  const int64_t int8_start = int8["runs"][0]["started_at"];
+  EXPECT_GE(big_end, int8_start + 3000 - 250) << big.dump(2) << int8.dump(2);
+  // The waiting job runs on GPUs the generalist gave back.
+  std::set<std::string> freed;
+  for (const json& g : big["runs"][0]["gpus"]) freed.insert(g.get<std::string>());
+  int reused = 0;
+  for (const json& g : backlog["gpus"]) reused += freed.count(g.get<std::string>());
+  EXPECT_EQ(reused, 2) << backlog.dump(2) << big.dump(2);
+  // Each replica ran its own variant's command.
+  EXPECT_EQ(CountLines(marks), (std::map<std::string, int>{{"big", 1}, {"int8", 1}}));
+
+  // The CLI by the service's name and by a member's.
+  std::tie(rc, out) = Cli(s, "describe chat");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_THAT(out, HasSubstr("Members:"));
+  EXPECT_THAT(out, HasSubstr("chat/int8"));
+  std::tie(rc, out) = Cli(s, "logs chat/int8");
+  EXPECT_EQ(rc, 0) << out;
+  std::tie(rc, out) = Cli(s, "events chat");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_THAT(out, HasSubstr("chat/big"));
+  std::tie(rc, out) = Cli(s, "logs chat");
+  EXPECT_NE(rc, 0);
+  EXPECT_THAT(out, HasSubstr("run as its members chat/big, chat/int8"));
+  std::tie(rc, out) = Cli(s, "cancel chat/int8");
+  EXPECT_NE(rc, 0);
+  EXPECT_THAT(out, HasSubstr("cancel the service"));
+  std::tie(rc, out) = Cli(s, "ls");
+  EXPECT_THAT(out, HasSubstr("chat/int8"));
+
+  // A SIGKILL and a restart: the service returns with its members, the replica adopted.
+  const int64_t pid = int8["runs"].back()["pid"];
+  s.Kill();
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  auto again = s.Client();
+  view = WaitState(again, "chat", "running", 120s);
+  ASSERT_EQ(view.value("state", ""), "running") << view.dump(2);
+  int8 = GetJson(again, "/v1/workloads/chat%2Fint8");
+  EXPECT_EQ(int8["runs"].back()["pid"], pid) << int8.dump(2);
+  EXPECT_EQ(int8["runs"].size(), 1u) << int8.dump(2);
+
+  std::tie(rc, out) = Cli(s, "cancel chat");
+  EXPECT_EQ(rc, 0) << out;
+  view = WaitState(again, "chat", "cancelled", 120s);
+  EXPECT_EQ(view.value("state", ""), "cancelled") << view.dump(2);
+  for (const json& m : view["members"]) EXPECT_EQ(m["state"], "cancelled") << view.dump(2);
+  for (int i = 0; i < 600 && kill(static_cast<pid_t>(pid), 0) == 0; ++i)
+    std::this_thread::sleep_for(100ms);
+  EXPECT_NE(kill(static_cast<pid_t>(pid), 0), 0) << "the replica outlived its service";
+  std::tie(rc, out) = Cli(s, "cancel backlog");
+  s.Terminate();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {

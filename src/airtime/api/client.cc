@@ -173,9 +173,11 @@ StatusOr<json> ApiClient::SetPriority(std::string_view id, int priority) {
                   json{{"priority", priority}}.dump());
 }
 
-StatusOr<json> ApiClient::ReportDemand(std::string_view id, double rps) {
-  return SendJson("POST", "/v1/workloads/" + EscapePathSegment(id) + "/demand",
-                  json{{"rps", rps}}.dump());
+StatusOr<json> ApiClient::ReportDemand(std::string_view id, double rps,
+                                       std::string_view request_class) {
+  json body = {{"rps", rps}};
+  if (!request_class.empty()) body["class"] = std::string(request_class);
+  return SendJson("POST", "/v1/workloads/" + EscapePathSegment(id) + "/demand", body.dump());
 }
 
 StatusOr<json> ApiClient::Gpus() { return SendJson("GET", "/v1/gpus"); }

@@ -32,7 +32,9 @@ class ApiClient {
   StatusOr<nlohmann::json> Get(std::string_view id_or_name);
   StatusOr<nlohmann::json> Cancel(std::string_view id_or_name);
   StatusOr<nlohmann::json> SetPriority(std::string_view id_or_name, int priority);
-  StatusOr<nlohmann::json> ReportDemand(std::string_view id_or_name, double rps);
+  // `request_class`: "" for a service's one class.
+  StatusOr<nlohmann::json> ReportDemand(std::string_view id_or_name, double rps,
+                                        std::string_view request_class = "");
   StatusOr<nlohmann::json> Gpus();
   StatusOr<nlohmann::json> Ledger();
   StatusOr<nlohmann::json> Holds(const HoldsFilter& filter);

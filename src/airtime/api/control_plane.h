@@ -106,8 +106,12 @@ class ControlPlane {
   virtual StatusOr<nlohmann::json> Get(const Caller& caller, std::string_view id_or_name) = 0;
   virtual Status Cancel(const Caller& caller, std::string_view id_or_name) = 0;
   virtual Status SetPriority(const Caller& caller, std::string_view id_or_name, int priority) = 0;
-  // A realtime service's current request rate (requests per second).
-  virtual Status ReportDemand(const Caller& caller, std::string_view id_or_name, double rps) = 0;
+  // A realtime service's current request rate (requests per second). `request_class`: for a
+  // service with model variants whose demand is split by class, the class it is for ("" : the
+  // service's one class); an unknown class, or a class for a service without classes, is
+  // kInvalidArgument naming it.
+  virtual Status ReportDemand(const Caller& caller, std::string_view id_or_name, double rps,
+                              std::string_view request_class) = 0;
   virtual StatusOr<nlohmann::json> Gpus(const Caller& caller) = 0;
   virtual StatusOr<nlohmann::json> Ledger(const Caller& caller) = 0;
   // Allocation against measured utilization per minute over the last day (the dashboard):

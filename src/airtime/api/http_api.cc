@@ -195,10 +195,12 @@ void HttpApi::Impl::AddRoutes() {
     Reply(res, st.ok() ? StatusOr<json>(json{{"id", c.arg}, {"priority", *p}}) : st);
   });
   Add("POST", one + "/demand", true, [this](const Call& c, httplib::Response& res) {
-    auto rps = ParseRpsBody(c.req.body);
-    if (!rps.ok()) return WriteError(res, rps.status());
-    const Status st = plane.ReportDemand(c.caller, c.arg, *rps);
-    Reply(res, st.ok() ? StatusOr<json>(json{{"id", c.arg}, {"rps", *rps}}) : st);
+    auto d = ParseDemandBody(c.req.body);
+    if (!d.ok()) return WriteError(res, d.status());
+    const Status st = plane.ReportDemand(c.caller, c.arg, d->rps, d->request_class);
+    json answer = {{"id", c.arg}, {"rps", d->rps}};
+    if (!d->request_class.empty()) answer["class"] = d->request_class;
+    Reply(res, st.ok() ? StatusOr<json>(answer) : st);
   });
   Add("GET", one + "/events", true,
       [this](const Call& c, httplib::Response& res) { Reply(res, plane.Events(c.caller, c.arg)); });

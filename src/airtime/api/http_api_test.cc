@@ -77,9 +77,11 @@ class FakePlane : public ControlPlane {
     last_priority = priority;
     return OkStatus();
   }
-  Status ReportDemand(const Caller&, std::string_view id, double rps) override {
+  Status ReportDemand(const Caller&, std::string_view id, double rps,
+                      std::string_view request_class) override {
     if (id == "batch-job") return InvalidArgument("workload batch-job is not realtime");
     last_rps = rps;
+    last_class = std::string(request_class);
     return OkStatus();
   }
   StatusOr<json> Gpus(const Caller&) override {
@@ -142,6 +144,7 @@ class FakePlane : public ControlPlane {
   LogQuery last_log;
   int last_priority = 0;
   double last_rps = 0;
+  std::string last_class;
   std::atomic<bool> healthy{true};
   std::atomic<bool> ledger_down{false};
 
@@ -384,6 +387,13 @@ TEST_F(HttpApiTest, PriorityAndDemand) {
   auto d = Admin().ReportDemand("chat", 12.5);
   ASSERT_TRUE(d.ok());
   EXPECT_DOUBLE_EQ(plane_.last_rps, 12.5);
+  EXPECT_EQ(plane_.last_class, "");
+  EXPECT_FALSE(d->contains("class"));
+  // A class for a service whose demand is split by class goes through, and comes back.
+  auto code = Admin().ReportDemand("chat", 3, "code");
+  ASSERT_TRUE(code.ok()) << code.status().ToString();
+  EXPECT_EQ(plane_.last_class, "code");
+  EXPECT_EQ((*code)["class"], "code");
   EXPECT_EQ(Admin().ReportDemand("batch-job", 1).status().code(), StatusCode::kInvalidArgument);
 }
 
@@ -410,7 +420,12 @@ TEST_F(HttpApiTest, MalformedPriorityAndDemandBodiesNameTheField) {
             "field 'x': unknown (expected {\"priority\": 5})");
   const std::string demand = "/v1/workloads/chat/demand";
   EXPECT_EQ(post(demand, R"({"rps": -1})"), "field 'rps': expected a non-negative number, got -1");
-  EXPECT_EQ(post(demand, "[]"), "field 'rps': expected a JSON object body such as {\"rps\": 12.5}");
+  EXPECT_EQ(post(demand, "[]"),
+            "field 'rps': expected a JSON object body such as {\"rps\": 12.5} or {\"rps\": "
+            "12.5, \"class\": \"code\"}");
+  EXPECT_EQ(post(demand, R"({"rps": 1, "class": ["code"]})"),
+            "field 'class': expected the name of one of the service's request classes, got "
+            "[\"code\"]");
 }
 
 TEST_F(HttpApiTest, GpusMetricsHealthz) {

@@ -1,6 +1,7 @@
 // Request parsing: query strings and the one-field JSON bodies.
 #include "airtime/api/request_parse.h"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 
@@ -59,9 +60,11 @@ StatusOr<std::string> Decode(std::string_view s) {
   return out;
 }
 
-// The one field of a small JSON body such as {"priority": 5}; errors name the field.
-StatusOr<json> BodyField(std::string_view body, const std::string& field,
-                         const std::string& example) {
+// The field of a small JSON body such as {"priority": 5}, and those of `optional` it has
+// (null where it has not), in that order; errors name the field.
+StatusOr<std::vector<json>> BodyFields(std::string_view body, const std::string& field,
+                                       const std::vector<std::string>& optional,
+                                       const std::string& example) {
   const std::string where = "field '" + field + "': ";
   auto parsed = ParseBoundedJson(body, "body", kSmallBody);
   if (!parsed.ok()) {
@@ -76,12 +79,21 @@ StatusOr<json> BodyField(std::string_view body, const std::string& field,
   if (!j.is_object())
     return InvalidArgument(where + "expected a JSON object body such as " + example);
   for (const auto& [key, value] : j.items()) {
-    if (key != field)
+    if (key != field && std::find(optional.begin(), optional.end(), key) == optional.end())
       return InvalidArgument("field '" + ReplaceInvalidUtf8(key) + "': unknown (expected " +
                              example + ")");
   }
   if (!j.contains(field)) return InvalidArgument(where + "missing (expected " + example + ")");
-  return std::move(j[field]);
+  std::vector<json> out = {std::move(j[field])};
+  for (const std::string& o : optional) out.push_back(j.contains(o) ? std::move(j[o]) : json());
+  return out;
+}
+
+StatusOr<json> BodyField(std::string_view body, const std::string& field,
+                         const std::string& example) {
+  auto fields = BodyFields(body, field, {}, example);
+  if (!fields.ok()) return fields.status();
+  return std::move(fields->front());
 }
 
 std::string Dump(const json& j) {
@@ -279,13 +291,25 @@ StatusOr<int> ParsePriorityBody(std::string_view body) {
   return v->get<int>();
 }
 
-StatusOr<double> ParseRpsBody(std::string_view body) {
-  auto v = BodyField(body, "rps", "{\"rps\": 12.5}");
-  if (!v.ok()) return v.status();
-  if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < 0) {
-    return InvalidArgument("field 'rps': expected a non-negative number, got " + Dump(*v));
+StatusOr<DemandReport> ParseDemandBody(std::string_view body) {
+  auto f =
+      BodyFields(body, "rps", {"class"}, "{\"rps\": 12.5} or {\"rps\": 12.5, \"class\": \"code\"}");
+  if (!f.ok()) return f.status();
+  const json& rps = (*f)[0];
+  const json& cls = (*f)[1];
+  if (!rps.is_number() || !std::isfinite(rps.get<double>()) || rps.get<double>() < 0)
+    return InvalidArgument("field 'rps': expected a non-negative number, got " + Dump(rps));
+  DemandReport out{rps.get<double>(), ""};
+  if (!cls.is_null()) {
+    if (!cls.is_string() || cls.get<std::string>().empty() ||
+        !TextProblem(cls.get<std::string>()).empty())
+      return InvalidArgument(
+          "field 'class': expected the name of one of the service's request "
+          "classes, got " +
+          Dump(cls));
+    out.request_class = cls.get<std::string>();
   }
-  return v->get<double>();
+  return out;
 }
 
 }  // namespace airtime

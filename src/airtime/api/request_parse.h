@@ -46,7 +46,12 @@ StatusOr<HistoryFilter> ParseHistoryQuery(std::string_view query, const QueryLim
 
 // {"priority": 5} -> 5.
 StatusOr<int> ParsePriorityBody(std::string_view body);
-// {"rps": 12.5} -> 12.5 (finite, >= 0).
-StatusOr<double> ParseRpsBody(std::string_view body);
+// A service's request rate: {"rps": 12.5} (finite, >= 0), and for a service whose demand is
+// split by request class, the class it is for: {"rps": 12.5, "class": "code"}.
+struct DemandReport {
+  double rps = 0;
+  std::string request_class;  // "" : none named
+};
+StatusOr<DemandReport> ParseDemandBody(std::string_view body);
 
 }  // namespace airtime

@@ -116,16 +116,27 @@ TEST(QueryString, ListFilter) {
 
 TEST(SmallBodies, PriorityAndRps) {
   EXPECT_EQ(*ParsePriorityBody(R"({"priority": -3})"), -3);
-  EXPECT_DOUBLE_EQ(*ParseRpsBody(R"({"rps": 0.5})"), 0.5);
+  EXPECT_DOUBLE_EQ(ParseDemandBody(R"({"rps": 0.5})")->rps, 0.5);
+  EXPECT_EQ(ParseDemandBody(R"({"rps": 0.5})")->request_class, "");
+  EXPECT_EQ(ParseDemandBody(R"({"rps": 2, "class": "code"})")->request_class, "code");
+  EXPECT_EQ(ParseDemandBody(R"({"rps": 2, "class": 3})").status().message(),
+            "field 'class': expected the name of one of the service's request classes, got 3");
+  EXPECT_EQ(ParseDemandBody(R"({"rps": 2, "class": ""})").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_THAT(ParseDemandBody(R"({"rps": 2, "clas": "code"})").status().message(),
+              StartsWith("field 'clas': unknown"));
+  EXPECT_THAT(ParseDemandBody(R"({"class": "code"})").status().message(),
+              StartsWith("field 'rps': missing"));
   EXPECT_EQ(ParsePriorityBody(R"({"priority": [[[[[[[[[1]]]]]]]]]})").status().message(),
             "body: nested deeper than 8 levels (at byte 20)");
-  EXPECT_THAT(ParseRpsBody(R"({"rps": "x\ud83d"})").status().message(),
-              StartsWith("field 'rps': expected a JSON object body such as {\"rps\": 12.5}; body: "
-                         "not valid JSON: "));
+  EXPECT_THAT(ParseDemandBody(R"({"rps": "x\ud83d"})").status().message(),
+              StartsWith("field 'rps': expected a JSON object body such as {\"rps\": 12.5} or "
+                         "{\"rps\": 12.5, \"class\": \"code\"}; body: not valid JSON: "));
   // A number beyond a double's range is said as such, not only as a body of the wrong shape.
-  EXPECT_THAT(ParseRpsBody(R"({"rps": 1e400})").status().message(),
+  EXPECT_THAT(ParseDemandBody(R"({"rps": 1e400})").status().message(),
               AllOf(StartsWith("field 'rps': expected a JSON object body such as {\"rps\": "
-                               "12.5}; body: not valid JSON: "),
+                               "12.5} or {\"rps\": 12.5, \"class\": \"code\"}; body: not "
+                               "valid JSON: "),
                     HasSubstr("1e400")));
 }
 

@@ -269,9 +269,32 @@ std::string RenderWorkloadDetail(const json& w, TimeMs now) {
   rows.push_back({"Reason:", Str(w, "reason")});
   std::string table = RenderTable({"", ""}, rows);
   std::string out = table.substr(table.find('\n') + 1);  // no header row
+  // A service with model variants: its members, one workload per variant.
+  const json& members = Field(w, "members");
+  if (members.is_array() && !members.empty()) {
+    std::vector<std::vector<std::string>> m;
+    for (const json& v : members) {
+      const json& r = Field(v, "replicas");
+      m.push_back({Str(v, "id"), Str(v, "name"), Str(v, "state"),
+                   r.is_object() ? Str(r, "running") + "/" + Str(r, "target") : "-",
+                   Str(v, "reason")});
+    }
+    out += "\nMembers:\n" + Indent(RenderTable({"ID", "NAME", "STATE", "REPLICAS", "REASON"}, m));
+  }
   const json& runs = Field(w, "runs");
   out += "\nRuns:\n";
-  out += runs.is_array() && !runs.empty() ? Indent(RunsTable(runs, now)) : "  none\n";
+  if (runs.is_array() && !runs.empty() && Field(runs[0], "workload").is_string()) {
+    // A service's runs are its members': each says whose it is.
+    std::vector<std::vector<std::string>> r;
+    for (const json& run : runs)
+      r.push_back({Str(run, "workload"), Str(run, "id"), Str(run, "state"), Str(run, "pid"),
+                   JoinStrings(Field(run, "gpus")), Since(run, "started_at", now),
+                   Since(run, "ended_at", now, " ago"), Str(run, "stop_reason")});
+    out += Indent(RenderTable(
+        {"MEMBER", "RUN", "STATE", "PID", "GPUS", "STARTED", "ENDED", "STOP REASON"}, r));
+  } else {
+    out += runs.is_array() && !runs.empty() ? Indent(RunsTable(runs, now)) : "  none\n";
+  }
   out += "\nExplanation:\n" + Indent(Str(w, "explanation"));
   return out;
 }

@@ -111,6 +111,29 @@ TEST(Tables, WorkloadDetailWithRunsAndExplanation) {
       << out;
 }
 
+TEST(Tables, ServiceDetailListsItsMembersAndWhoseEachRunIs) {
+  json w = SampleWorkloads()["workloads"][0];
+  w["id"] = nullptr;
+  w["name"] = "chat";
+  w["members"] = json::parse(R"([
+    {"id": 7, "name": "chat/big", "state": "running", "replicas": {"running": 1, "target": 0},
+     "reason": "giving back"},
+    {"id": 8, "name": "chat/int8", "state": "running", "replicas": {"running": 1, "target": 1},
+     "reason": "serving"}])");
+  w["runs"] = json::parse(R"([{"workload": "chat/int8", "id": 3, "state": "running",
+      "pid": 1234, "gpus": ["GPU-a"], "started_at": 1714561200000, "ended_at": null,
+      "stop_reason": ""}])");
+  const std::string out = RenderWorkloadDetail(w, kNow);
+  EXPECT_NE(out.find("\nMembers:\n  ID  NAME       STATE    REPLICAS  REASON\n"
+                     "  7   chat/big   running  1/0       giving back\n"
+                     "  8   chat/int8  running  1/1       serving\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("\nRuns:\n  MEMBER     RUN  STATE    PID   GPUS   STARTED"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("  chat/int8  3    running  1234  GPU-a  1h00m"), std::string::npos) << out;
+}
+
 TEST(Tables, Gpus) {
   json gpus = json::parse(R"({"gpus": [
     {"index": 0, "uuid": "GPU-0", "type": "H100", "memory_mib": 81920, "fake": true,

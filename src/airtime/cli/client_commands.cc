@@ -490,18 +490,22 @@ void AddPriority(CLI::App& app, int* exit_code) {
 void AddDemand(CLI::App& app, int* exit_code) {
   auto id = std::make_shared<std::string>();
   auto rps = std::make_shared<double>(0);
+  auto cls = std::make_shared<std::string>();
   AddCommand(
       app, exit_code, "demand", "report a realtime service's request rate",
-      [id, rps](CLI::App* cmd) {
+      [id, rps, cls](CLI::App* cmd) {
         cmd->add_option("ID", *id, "workload id or name")->required();
         cmd->add_option("RPS", *rps, "requests per second")
             ->required()
             ->check(CLI::NonNegativeNumber);
+        cmd->add_option("--class", *cls,
+                        "the request class it is for (a service with model variants whose "
+                        "demand is split by class)");
       },
-      [id, rps](ApiClient& c, const ClientFlags& f) {
-        return Print(f, c.ReportDemand(*id, *rps), TableView([&](const json& j) {
-                       return "demand of " + *id + " set to " + j.value("rps", json(*rps)).dump() +
-                              " rps\n";
+      [id, rps, cls](ApiClient& c, const ClientFlags& f) {
+        return Print(f, c.ReportDemand(*id, *rps, *cls), TableView([&](const json& j) {
+                       return "demand of " + *id + (cls->empty() ? "" : " class " + *cls) +
+                              " set to " + j.value("rps", json(*rps)).dump() + " rps\n";
                      }));
       });
 }

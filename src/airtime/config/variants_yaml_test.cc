@@ -124,6 +124,68 @@ TEST(VariantsYamlTest, WithoutClassesOneClassFollowsTheDemand) {
   EXPECT_DOUBLE_EQ(members[0].realtime.ClassRpsAt(0, kHour), 3);
 }
 
+// What the daemon runs for a variant's replica: its own command, or the service's; its env
+// on top of the service's (a name both set takes the variant's value).
+TEST(VariantsYamlTest, EachVariantMayRunItsOwnCommand) {
+  const std::string service_exec =
+      "    command: [serve, --model, big]\n"
+      "    env: {MODEL_DIR: /models, PRECISION: fp16}\n";
+  std::string text = Chat(
+      "        command: [serve-int8, --port, '8000']\n"
+      "        env: {PRECISION: int8, EXTRA: 'yes'}\n",
+      service_exec);
+  auto s = ParseWorkloadYaml(text, "w.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const RealtimeProfile& rt = s->workloads[0].realtime;
+  EXPECT_TRUE(rt.variants[0].command.empty());
+  EXPECT_EQ(rt.variants[1].command, (std::vector<std::string>{"serve-int8", "--port", "8000"}));
+  std::vector<WorkloadSpec> members = ExpandVariants(s->workloads[0]);
+  ASSERT_EQ(members.size(), 2u);
+  EXPECT_EQ(members[0].exec.argv, (std::vector<std::string>{"serve", "--model", "big"}));
+  EXPECT_EQ(members[1].exec.argv, (std::vector<std::string>{"serve-int8", "--port", "8000"}));
+  using Env = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(members[0].exec.env, (Env{{"MODEL_DIR", "/models"}, {"PRECISION", "fp16"}}));
+  EXPECT_EQ(members[1].exec.env,
+            (Env{{"MODEL_DIR", "/models"}, {"PRECISION", "int8"}, {"EXTRA", "yes"}}));
+  EXPECT_TRUE(members[0].exec.wants_port);
+  EXPECT_TRUE(members[1].exec.wants_port);
+
+  // A variant's command alone, with no service command: only that member runs a process.
+  auto alone = ParseWorkloadYaml(Chat("        command: [serve-int8]\n"), "w.yaml");
+  ASSERT_TRUE(alone.ok()) << alone.status().ToString();
+  members = ExpandVariants(alone->workloads[0]);
+  EXPECT_TRUE(members[0].exec.empty());
+  EXPECT_FALSE(members[0].exec.wants_port);
+  EXPECT_EQ(members[1].exec.argv, (std::vector<std::string>{"serve-int8"}));
+  EXPECT_TRUE(members[1].exec.wants_port);
+
+  // ExpandAllVariants keeps the order, a service's members in its place.
+  WorkloadSpec job;
+  job.name = "job";
+  std::vector<WorkloadSpec> all = ExpandAllVariants({job, s->workloads[0], job});
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].name, "job");
+  EXPECT_EQ(all[1].name, "chat/fp16");
+  EXPECT_EQ(all[2].name, "chat/int8");
+  EXPECT_EQ(all[3].name, "job");
+}
+
+TEST(VariantsYamlTest, AVariantsCommandIsCheckedAsTheServicesIs) {
+  ExpectError(Chat("        command: serve-int8\n"), 20,
+              {"field 'variants[1].command'", "a list", "no shell"});
+  ExpectError(Chat("        command: []\n"), 20, {"field 'variants[1].command'", "non-empty"});
+  ExpectError(Chat("        command: [serve, {a: b}]\n"), 20, {"variants[1].command"});
+  ExpectError(Chat("        command: [serve]\n        env: {'A=B': x}\n"), 21,
+              {"variants[1].env", "without '='"});
+  ExpectError(Chat("        command: [serve]\n        env: {A: [x]}\n"), 21,
+              {"field 'variants[1].env.A'", "a text value"});
+  // An env with no command to run it in, on the variant or the service, is a mistake.
+  ExpectError(Chat("        env: {A: x}\n"), 20, {"field 'variants[1].env'", "neither"});
+  // Scraped metrics need every variant to run something.
+  ExpectError(Chat("        command: [serve]\n", "    metrics: {demand: [reqs]}\n"), 11,
+              {"variants[0].command", "metrics"});
+}
+
 TEST(VariantsYamlTest, HostileInputNamesTheField) {
   ExpectError(Replace(Chat(), "quality: 0.85", "quality: 1.5"), 17,
               {"field 'variants[1].quality'", "(0, 1]"});

@@ -45,8 +45,9 @@ Status ReadTypes(const MapReader& r, std::string_view key, const GpuCatalog& cat
   return OkStatus();
 }
 
-// command (argv list), env (mapping), workdir, metrics: what the daemon runs.
-Status ReadExec(const MapReader& r, ExecSpec* exec) {
+// command (argv list) and env (mapping): a workload's, or one model variant's.
+Status ReadCommand(const MapReader& r, std::vector<std::string>* argv,
+                   std::vector<std::pair<std::string, std::string>>* env) {
   if (r.Has("command")) {
     const YAML::Node cmd = r.Get("command");
     if (!cmd.IsSequence())
@@ -54,25 +55,33 @@ Status ReadExec(const MapReader& r, ExecSpec* exec) {
                         "a list: the program and its arguments (airtime runs no shell; write "
                         "[python, train.py, --lr, '0.1'])");
     if (cmd.size() == 0) return r.Expected("command", "a non-empty list");
-    std::vector<std::pair<std::string, int>> argv;
-    AIRTIME_RETURN_IF_ERROR(r.StringList("command", &argv));
-    for (auto& [arg, line] : argv) exec->argv.push_back(arg);
+    std::vector<std::pair<std::string, int>> args;
+    AIRTIME_RETURN_IF_ERROR(r.StringList("command", &args));
+    for (auto& [arg, line] : args) argv->push_back(arg);
   }
   if (r.Has("env")) {
-    auto env = r.SubAnyKeys("env");
-    if (!env.ok()) return env.status();
-    for (const auto& e : env->entries()) {
+    auto vars = r.SubAnyKeys("env");
+    if (!vars.ok()) return vars.status();
+    for (const auto& e : vars->entries()) {
       if (e.key.empty() || e.key.find('=') != std::string::npos)
-        return env->FieldError(e.key, "expected a variable name without '='");
-      if (!e.value.IsScalar()) return env->Expected(e.key, "a text value");
-      exec->env.push_back({e.key, e.value.Scalar()});
+        return vars->FieldError(e.key, "expected a variable name without '='");
+      if (!e.value.IsScalar()) return vars->Expected(e.key, "a text value");
+      env->push_back({e.key, e.value.Scalar()});
     }
   }
+  return OkStatus();
+}
+
+// command, env, workdir, metrics: what the daemon runs. A service with variants may give
+// the command per variant instead (ReadVariants checks that each one has one to scrape).
+Status ReadExec(const MapReader& r, ExecSpec* exec) {
+  AIRTIME_RETURN_IF_ERROR(ReadCommand(r, &exec->argv, &exec->env));
   AIRTIME_RETURN_IF_ERROR(r.String("workdir", &exec->workdir));
   auto metrics = r.Sub("metrics", {"path", "demand", "type"});
   if (!metrics.ok()) return metrics.status();
   if (!metrics->empty()) {
-    if (exec->argv.empty()) return r.FieldError("metrics", "needs a command to scrape");
+    if (exec->argv.empty() && !r.Has("variants"))
+      return r.FieldError("metrics", "needs a command to scrape");
     exec->metrics_path = "/metrics";
     AIRTIME_RETURN_IF_ERROR(metrics->String("path", &exec->metrics_path));
     if (exec->metrics_path.empty() || exec->metrics_path[0] != '/')
@@ -254,7 +263,7 @@ Status ReadClasses(const MapReader& r, WorkloadSpec* s, std::vector<TraceSource>
 }
 
 // variants: [{name, gpus, gpu_type, gpu_fraction | mig, memory_gb, throughput: {TYPE: rps},
-// cold_start, quality, classes, max_replicas}].
+// cold_start, quality, classes, max_replicas, command, env}].
 Status ReadVariants(const MapReader& r, const GpuCatalog& catalog, WorkloadSpec* s) {
   YAML::Node list = r.Get("variants");
   if (!list.IsSequence() || list.size() == 0)
@@ -263,11 +272,11 @@ Status ReadVariants(const MapReader& r, const GpuCatalog& catalog, WorkloadSpec*
   size_t i = 0;
   for (const auto& item : list) {
     const std::string field = "variants[" + std::to_string(i++) + "]";
-    auto v = MapReader::Open(
-        r.file(), item, r.subject(), field,
-        {"name", "gpus", "gpu_type", "prefer", "gpu_fraction", "mig", "memory_gb", "locality",
-         "cpu", "memory_gib", "throughput", "cold_start", "quality", "classes", "max_replicas"},
-        r.LineOf("variants"));
+    auto v = MapReader::Open(r.file(), item, r.subject(), field,
+                             {"name", "gpus", "gpu_type", "prefer", "gpu_fraction", "mig",
+                              "memory_gb", "locality", "cpu", "memory_gib", "throughput",
+                              "cold_start", "quality", "classes", "max_replicas", "command", "env"},
+                             r.LineOf("variants"));
     if (!v.ok()) return v.status();
     ModelVariant mv;
     AIRTIME_RETURN_IF_ERROR(v->Require("name"));
@@ -327,6 +336,17 @@ Status ReadVariants(const MapReader& r, const GpuCatalog& catalog, WorkloadSpec*
                         "), found '" + name + "'" + DidYouMean(name, known));
         mv.classes.push_back(static_cast<int>(it - known.begin()));
       }
+    }
+    AIRTIME_RETURN_IF_ERROR(ReadCommand(*v, &mv.command, &mv.env));
+    if (mv.command.empty() && s->exec.argv.empty()) {
+      if (!mv.env.empty())
+        return v->FieldError("env",
+                             "sets the environment of a command, and neither the "
+                             "variant nor the service has one");
+      if (!s->exec.metrics_path.empty())
+        return v->Require("command",
+                          " (the service's metrics are scraped from its replicas, "
+                          "and neither the variant nor the service has a command)");
     }
     rt.variants.push_back(std::move(mv));
   }

@@ -195,6 +195,13 @@ double RealtimeProfile::ClassRpsAt(int c, TimeMs t) const {
   return rps;
 }
 
+double RealtimeProfile::OwnDemand(const std::vector<double>& class_rps) const {
+  double sum = 0;
+  for (size_t c = 0; c < class_rps.size(); ++c)
+    if (DefaultVariantFor(static_cast<int>(c)) == variant) sum += class_rps[c];
+  return sum;
+}
+
 std::vector<DemandPoint> SumCurves(const std::vector<const std::vector<DemandPoint>*>& curves) {
   std::vector<TimeMs> times;
   for (const auto* c : curves)
@@ -244,9 +251,33 @@ std::vector<WorkloadSpec> ExpandVariants(const WorkloadSpec& service) {
     m.realtime.min_replicas = v == keeps_min ? rt.min_replicas : 0;
     m.realtime.max_replicas = std::max(m.realtime.min_replicas, mv.max_replicas);
     m.realtime.demand = SumCurves(by_default[v]);
+    if (!mv.command.empty()) m.exec.argv = mv.command;
+    for (const auto& [key, value] : mv.env) {
+      auto same = std::find_if(m.exec.env.begin(), m.exec.env.end(),
+                               [&](const auto& e) { return e.first == key; });
+      if (same != m.exec.env.end())
+        same->second = value;
+      else
+        m.exec.env.push_back({key, value});
+    }
+    // A replica that runs a command serves on a port (as a plain service's does).
+    if (!m.exec.argv.empty()) m.exec.wants_port = true;
     members.push_back(std::move(m));
   }
   return members;
+}
+
+std::vector<WorkloadSpec> ExpandAllVariants(std::vector<WorkloadSpec> workloads) {
+  std::vector<WorkloadSpec> expanded;
+  expanded.reserve(workloads.size());
+  for (WorkloadSpec& w : workloads) {
+    if (w.realtime.variants.empty() || w.realtime.is_member()) {
+      expanded.push_back(std::move(w));
+      continue;
+    }
+    for (WorkloadSpec& m : ExpandVariants(w)) expanded.push_back(std::move(m));
+  }
+  return expanded;
 }
 
 double WorkloadSpec::SpeedOn(GpuTypeId t, const GpuCatalog& catalog) const {

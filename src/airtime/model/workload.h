@@ -112,6 +112,11 @@ struct ModelVariant {
   // the loader links the two): the variant cannot run until that job has completed. "":
   // available from the start.
   std::string produced_by;
+  // What the daemon runs for one replica of this variant (its model's server): the
+  // program and its arguments, and variables added to the service's environment (a name
+  // the service sets too takes the variant's value). No command: the service's command.
+  std::vector<std::string> command;
+  std::vector<std::pair<std::string, std::string>> env;
 
   bool Serves(int request_class) const;
   // 0 on a type it has no throughput for.
@@ -151,6 +156,10 @@ struct RealtimeProfile {
   int DefaultVariantFor(int c) const;
   // Class `c`'s demand at time `t` (0 before its first point).
   double ClassRpsAt(int c, TimeMs t) const;
+  // A member's own demand when its service's classes see `class_rps` (one rate per class):
+  // the sum over the classes it serves by default, as ExpandVariants sums their curves into
+  // its `demand` (what a policy that knows nothing of variants scales it by).
+  double OwnDemand(const std::vector<double>& class_rps) const;
 
   // Replicas needed to serve `rps` within the SLO, clamped to [min, max].
   int ReplicasFor(double rps) const;
@@ -240,8 +249,13 @@ struct WorkloadSpec {
 // `variant` its index. A member's own `demand` is the demand of the classes it serves by
 // default (DefaultVariantFor), so that a policy that knows nothing of variants runs the best
 // one for every class; the service's min_replicas go to the member that serves the most
-// classes by default, the others have none. A service without variants comes back as it is.
+// classes by default, the others have none. A member runs its variant's command where the
+// variant has one (ModelVariant::command, env), else the service's. A service without
+// variants comes back as it is.
 std::vector<WorkloadSpec> ExpandVariants(const WorkloadSpec& service);
+// Every workload of `workloads` in order, each service with variants replaced by its members:
+// what the simulator and the daemon run (the daemon's store indexes workloads in this order).
+std::vector<WorkloadSpec> ExpandAllVariants(std::vector<WorkloadSpec> workloads);
 
 // The sum of several step curves (each sorted by time), as one sorted step curve.
 std::vector<DemandPoint> SumCurves(const std::vector<const std::vector<DemandPoint>*>& curves);

@@ -267,7 +267,7 @@ void Daemon::Feed(const Event& event, SteadyTime seen) {
   const TimeMs now = std::max(event.at, engine_->now());
   ledger_->Advance(now);
   AccountValue(now);
-  engine_->SetPaused(!StartsPaused(now).empty());
+  engine_->SetPaused(holding_decisions_ || !StartsPaused(now).empty());
   const auto t0 = std::chrono::steady_clock::now();
   const CycleResult& cycle = engine_->Handle(event);
   const double cycle_s = SecondsSince(t0);
@@ -279,6 +279,14 @@ void Daemon::Feed(const Event& event, SteadyTime seen) {
   if (cycle.wake_at != kNever) engine_wake_ = cycle.wake_at;
   CountAdmissions(cycle);
   Act(cycle, seen);
+}
+
+void Daemon::FeedTogether(const std::vector<Event>& events) {
+  for (size_t i = 0; i < events.size(); ++i) {
+    holding_decisions_ = i + 1 < events.size();
+    Feed(events[i]);
+  }
+  holding_decisions_ = false;
 }
 
 void Daemon::CountAdmissions(const CycleResult& cycle) {

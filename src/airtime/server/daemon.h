@@ -150,7 +150,8 @@ class Daemon final : public ControlPlane {
   StatusOr<nlohmann::json> Get(const Caller& caller, std::string_view id_or_name) override;
   Status Cancel(const Caller& caller, std::string_view id_or_name) override;
   Status SetPriority(const Caller& caller, std::string_view id_or_name, int priority) override;
-  Status ReportDemand(const Caller& caller, std::string_view id_or_name, double rps) override;
+  Status ReportDemand(const Caller& caller, std::string_view id_or_name, double rps,
+                      std::string_view request_class) override;
   StatusOr<nlohmann::json> Gpus(const Caller& caller) override;
   StatusOr<nlohmann::json> Ledger(const Caller& caller) override;
   StatusOr<nlohmann::json> GpuHistory(const Caller& caller, const HistoryFilter& filter) override;
@@ -238,6 +239,9 @@ class Daemon final : public ControlPlane {
   using SteadyTime = std::chrono::steady_clock::time_point;
   void Feed(const Event& event, SteadyTime seen);
   void Feed(const Event& event) { Feed(event, std::chrono::steady_clock::now()); }
+  // Events of one call that concern several workloads (a service's members): the engine
+  // applies each and decides once, after the last, so that it never acts on half of them.
+  void FeedTogether(const std::vector<Event>& events);
   void Act(const CycleResult& cycle, SteadyTime seen);
   // `decided`: when the engine decided it (the cycle's end; for a start deferred until a
   // stopping run left its GPUs, when they were free), for airtime_backend_action_seconds.
@@ -270,8 +274,30 @@ class Daemon final : public ControlPlane {
   void SaveHolds(TimeMs now);
 
   void CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch);
+  // by_name_, and members_of_ for a member of a service with model variants.
+  void IndexName(const WorkloadRec& w);
   StatusOr<WorkloadRec*> Find(const Caller& caller, std::string_view id_or_name);
+  // A service with model variants runs as its members, "<service>/<variant>", one workload
+  // each (ExpandVariants); its own name reaches them all. What a call acts on: the workload
+  // of that id or name, or the members of the service of that name, in variant order.
+  struct Target {
+    std::string name;
+    bool service = false;  // the members of a service with variants
+    std::vector<WorkloadRec*> recs;
+    // For a refusal: "'chat' is a service with model variants, run as its members chat/fp16,
+    // chat/int8: <what>".
+    std::string ServiceNote(const std::string& what) const;
+  };
+  StatusOr<Target> Resolve(const Caller& caller, std::string_view id_or_name);
   nlohmann::json View(const WorkloadRec& w, bool full) const;
+  // A service with variants: its members' views summed up (state, replicas, GPUs, runs).
+  nlohmann::json ServiceView(const Target& t, bool full) const;
+  StatusOr<nlohmann::json> EventsOf(const WorkloadRec& w) const;
+  // The engine events that tell service `w` of a request rate: its own demand; for a member
+  // of a service with variants, class `c`'s and the member's own demand that follows from
+  // it (RealtimeProfile::OwnDemand), as the simulator feeds a member its classes' curves and
+  // its own (c < 0: the member's own demand alone).
+  std::vector<Event> DemandEvents(const WorkloadRec& w, int c, double rps, TimeMs now) const;
   void SampleTelemetry(TimeMs now);
   void RecordHistory(TimeMs now);  // history_: this sample of every device
   void ScrapeDemand(TimeMs now);
@@ -293,7 +319,10 @@ class Daemon final : public ControlPlane {
   std::unique_ptr<Actuator> actuator_;  // the local Executor
 
   std::map<int64_t, WorkloadRec> workloads_;
+  bool holding_decisions_ = false;  // FeedTogether: the engine applies events, decides nothing
   std::unordered_map<std::string, int64_t> by_name_;
+  // Services with model variants: their members' ids by variant, by the service's name.
+  std::unordered_map<std::string, std::vector<int64_t>> members_of_;
   std::unordered_map<WorkloadId, int64_t> by_engine_id_;
   std::map<int64_t, RunRec> runs_;  // live runs (launching / running / stopping)
   std::vector<Decision> deferred_;  // starts waiting for a stopping process to free GPUs

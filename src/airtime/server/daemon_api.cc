@@ -66,13 +66,21 @@ StatusOr<json> Daemon::Submit(const Caller& caller, std::string_view body,
 void Daemon::CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch) {
   std::unordered_set<std::string> names;
   std::vector<std::shared_ptr<PendingSubmit>> ok;
+  // A service with variants takes its own name too: it reaches its members.
+  const auto taken = [&](const std::string& name) {
+    return by_name_.count(name) || members_of_.count(name) || names.count(name);
+  };
   for (auto& p : batch) {
     Status st;
-    std::unordered_set<std::string> mine;
+    std::unordered_set<std::string> mine, services;
     for (const WorkloadSpec& s : p->specs) {
-      if (by_name_.count(s.name) || names.count(s.name) || !mine.insert(s.name).second) {
+      const std::string& service = s.realtime.group;
+      const bool new_service = s.realtime.is_member() && services.insert(service).second;
+      if (taken(s.name) || !mine.insert(s.name).second ||
+          (new_service && (taken(service) || !mine.insert(service).second))) {
+        const std::string name = taken(s.name) || !new_service ? s.name : service;
         st = Status(StatusCode::kAlreadyExists,
-                    s.source + ": workload '" + s.name + "': field 'name': already taken");
+                    s.source + ": workload '" + name + "': field 'name': already taken");
         break;
       }
     }
@@ -134,9 +142,10 @@ void Daemon::CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch
       const CycleResult& r = engine_->Handle(Event::Arrival(now, w.spec));
       books_->Observe(r);
       w.eid = r.arrived;
-      by_name_[w.row.name] = w.row.id;
       by_engine_id_[w.eid] = w.row.id;
-      workloads_.emplace(w.row.id, std::move(w));
+      const int64_t id = w.row.id;
+      workloads_.emplace(id, std::move(w));
+      IndexName(workloads_.at(id));
       ++submissions_total_;
     }
     latencies_.submit_commit.Add(
@@ -165,6 +174,25 @@ StatusOr<Daemon::WorkloadRec*> Daemon::Find(const Caller& caller, std::string_vi
   return w;
 }
 
+void Daemon::IndexName(const WorkloadRec& w) {
+  by_name_[w.row.name] = w.row.id;
+  if (w.spec->realtime.is_member()) members_of_[w.spec->realtime.group].push_back(w.row.id);
+}
+
+StatusOr<Daemon::Target> Daemon::Resolve(const Caller& caller, std::string_view id_or_name) {
+  auto w = Find(caller, id_or_name);
+  if (w.ok()) return Target{(*w)->row.name, false, {*w}};
+  auto it = members_of_.find(std::string(id_or_name));
+  if (it == members_of_.end()) return w.status();
+  Target t{it->first, true, {}};
+  for (int64_t id : it->second) {
+    WorkloadRec& m = workloads_.at(id);
+    if (!caller.admin && m.row.tenant != caller.tenant) return w.status();
+    t.recs.push_back(&m);
+  }
+  return t;
+}
+
 json Daemon::View(const WorkloadRec& w, bool full) const {
   json v = {{"id", w.row.id},
             {"name", w.row.name},
@@ -178,6 +206,11 @@ json Daemon::View(const WorkloadRec& w, bool full) const {
             {"exit_code", OptionalJson(w.row.exit_code)},
             {"preemptions", w.row.preemptions},
             {"demand_rps", w.row.demand_rps}};
+  if (w.spec->realtime.is_member()) {
+    const RealtimeProfile& rt = w.spec->realtime;
+    v["service"] = rt.group;
+    v["variant"] = rt.variants[static_cast<size_t>(rt.variant)].name;
+  }
   json gpus = json::array();
   std::vector<const RunRec*> live;
   for (const auto& [id, r] : runs_)
@@ -225,6 +258,79 @@ json Daemon::View(const WorkloadRec& w, bool full) const {
   return v;
 }
 
+json Daemon::ServiceView(const Target& t, bool full) const {
+  const WorkloadRow& first = t.recs.front()->row;
+  json v = {{"id", nullptr},
+            {"name", t.name},
+            {"tenant", first.tenant},
+            {"kind", first.kind},
+            {"priority", first.priority},
+            {"submitted_at", first.submitted_at},
+            {"preemptions", 0},
+            {"demand_rps", 0.0}};
+  json members = json::array(), gpus = json::array(), runs = json::array();
+  std::optional<TimeMs> started, finished;
+  int running = 0, target = 0, preemptions = 0;
+  bool any_running = false, any_active = false, any_failed = false, any_cancelled = false;
+  std::string reason, explanation;
+  for (const WorkloadRec* m : t.recs) {
+    json mv = View(*m, full);
+    const std::string& state = m->row.state;
+    any_running |= state == "running";
+    any_active |= !IsFinalState(state);
+    any_failed |= state == "failed";
+    any_cancelled |= state == "cancelled";
+    if (m->row.started_at && (!started || *m->row.started_at < *started))
+      started = m->row.started_at;
+    if (m->row.finished_at && (!finished || *m->row.finished_at > *finished))
+      finished = m->row.finished_at;
+    preemptions += m->row.preemptions;
+    v["demand_rps"] = std::max(v["demand_rps"].get<double>(), m->row.demand_rps);
+    for (const json& g : mv["gpus"]) gpus.push_back(g);
+    int r = 0, tg = 0;
+    if (mv.contains("replicas")) {
+      r = mv["replicas"]["running"].get<int>();
+      tg = mv["replicas"]["target"].get<int>();
+      running += r;
+      target += tg;
+    }
+    reason += std::string(reason.empty() ? "" : ", ") + m->row.name + " " + std::to_string(r) +
+              "/" + std::to_string(tg);
+    if (full) {
+      for (json run : mv["runs"]) {
+        run["workload"] = m->row.name;
+        runs.push_back(std::move(run));
+      }
+      explanation += m->row.name + ": " + mv.value("explanation", std::string()) + "\n";
+      mv.erase("runs");
+      mv.erase("explanation");
+    }
+    members.push_back(std::move(mv));
+  }
+  // Running while any member runs; queued while any waits; then how the members ended.
+  v["state"] = any_running     ? "running"
+               : any_active    ? "queued"
+               : any_failed    ? "failed"
+               : any_cancelled ? "cancelled"
+                               : "succeeded";
+  v["started_at"] = started ? json(*started) : json(nullptr);
+  v["finished_at"] = any_active || !finished ? json(nullptr) : json(*finished);
+  v["exit_code"] = nullptr;
+  v["preemptions"] = preemptions;
+  v["gpus"] = gpus;
+  if (any_active) v["replicas"] = {{"running", running}, {"target", target}};
+  v["reason"] = "model variants (replicas running/target): " + reason;
+  v["members"] = members;
+  if (full) {
+    std::stable_sort(runs.begin(), runs.end(), [](const json& a, const json& b) {
+      return a["started_at"] < b["started_at"];
+    });
+    v["runs"] = runs;
+    v["explanation"] = explanation;
+  }
+  return v;
+}
+
 StatusOr<json> Daemon::List(const Caller& caller, const ListFilter& filter) {
   if (!caller.admin && !filter.tenant.empty() && filter.tenant != caller.tenant)
     return Status(StatusCode::kPermissionDenied,
@@ -254,10 +360,17 @@ StatusOr<json> Daemon::List(const Caller& caller, const ListFilter& filter) {
 
 StatusOr<json> Daemon::Get(const Caller& caller, std::string_view id_or_name) {
   return OnLoop<StatusOr<json>>([&]() -> StatusOr<json> {
-    auto w = Find(caller, id_or_name);
-    if (!w.ok()) return w.status();
-    return View(**w, true);
+    auto t = Resolve(caller, id_or_name);
+    if (!t.ok()) return t.status();
+    return t->service ? ServiceView(*t, true) : View(*t->recs.front(), true);
   });
+}
+
+std::string Daemon::Target::ServiceNote(const std::string& what) const {
+  std::vector<std::string> names;
+  for (const WorkloadRec* m : recs) names.push_back(m->row.name);
+  return "'" + name + "' is a service with model variants, run as its members " +
+         Join(names, ", ") + ": " + what;
 }
 
 namespace {
@@ -272,41 +385,54 @@ std::string RunEndKind(const RunRow& r) {
 
 }  // namespace
 
+StatusOr<json> Daemon::EventsOf(const WorkloadRec& w) const {
+  auto rows = store_->RunsOf(w.row.id);
+  if (!rows.ok()) return rows.status();
+  json events = json::array();
+  auto add = [&](TimeMs at, const std::string& kind, int64_t run, const std::string& message) {
+    events.push_back({{"at", at},
+                      {"kind", kind},
+                      {"run", run > 0 ? json(run) : json(nullptr)},
+                      {"message", message}});
+  };
+  add(w.row.submitted_at, "submitted", 0,
+      "submitted by tenant '" + w.row.tenant + "' at priority " + std::to_string(w.row.priority));
+  for (const RunRow& r : *rows) {
+    std::string where = r.placed;
+    if (where.empty())
+      where = "started on " + (r.gpus.empty() ? std::string("no GPU") : Join(r.gpus, ", "));
+    if (r.slurm_job > 0) where += " (Slurm job " + std::to_string(r.slurm_job) + ")";
+    add(r.started_at, "started", r.id, where);
+    if (r.ended_at) {
+      std::string why = r.stop_reason;
+      if (why.empty())
+        why = r.exit_code ? "exited with status " + std::to_string(*r.exit_code) : "ended";
+      add(*r.ended_at, RunEndKind(r), r.id, why);
+    }
+  }
+  if (IsFinalState(w.row.state)) {
+    add(w.row.finished_at.value_or(w.row.submitted_at), w.row.state, 0, w.row.message);
+  } else {
+    json view = View(w, false);
+    add(WallNow(), w.row.state == "queued" ? "waiting" : "running", 0,
+        view.value("reason", std::string()));
+  }
+  return events;
+}
+
 StatusOr<json> Daemon::Events(const Caller& caller, std::string_view id_or_name) {
   return OnLoop<StatusOr<json>>([&]() -> StatusOr<json> {
-    auto found = Find(caller, id_or_name);
-    if (!found.ok()) return found.status();
-    const WorkloadRec& w = **found;
-    auto rows = store_->RunsOf(w.row.id);
-    if (!rows.ok()) return rows.status();
+    auto t = Resolve(caller, id_or_name);
+    if (!t.ok()) return t.status();
+    // A service's events are its members', each message led by the member's name.
     json events = json::array();
-    auto add = [&](TimeMs at, const std::string& kind, int64_t run, const std::string& message) {
-      events.push_back({{"at", at},
-                        {"kind", kind},
-                        {"run", run > 0 ? json(run) : json(nullptr)},
-                        {"message", message}});
-    };
-    add(w.row.submitted_at, "submitted", 0,
-        "submitted by tenant '" + w.row.tenant + "' at priority " + std::to_string(w.row.priority));
-    for (const RunRow& r : *rows) {
-      std::string where = r.placed;
-      if (where.empty())
-        where = "started on " + (r.gpus.empty() ? std::string("no GPU") : Join(r.gpus, ", "));
-      if (r.slurm_job > 0) where += " (Slurm job " + std::to_string(r.slurm_job) + ")";
-      add(r.started_at, "started", r.id, where);
-      if (r.ended_at) {
-        std::string why = r.stop_reason;
-        if (why.empty())
-          why = r.exit_code ? "exited with status " + std::to_string(*r.exit_code) : "ended";
-        add(*r.ended_at, RunEndKind(r), r.id, why);
+    for (const WorkloadRec* w : t->recs) {
+      auto mine = EventsOf(*w);
+      if (!mine.ok()) return mine.status();
+      for (json& e : *mine) {
+        if (t->service) e["message"] = w->row.name + ": " + e["message"].get<std::string>();
+        events.push_back(std::move(e));
       }
-    }
-    if (IsFinalState(w.row.state)) {
-      add(w.row.finished_at.value_or(w.row.submitted_at), w.row.state, 0, w.row.message);
-    } else {
-      json view = View(w, false);
-      add(WallNow(), w.row.state == "queued" ? "waiting" : "running", 0,
-          view.value("reason", std::string()));
     }
     std::stable_sort(events.begin(), events.end(),
                      [](const json& a, const json& b) { return a["at"] < b["at"]; });
@@ -323,8 +449,11 @@ StatusOr<LogChunk> Daemon::Logs(const Caller& caller, std::string_view id_or_nam
     bool ended = false;
   };
   auto found = OnLoop<StatusOr<Found>>([&]() -> StatusOr<Found> {
-    auto w = Find(caller, id_or_name);
-    if (!w.ok()) return w.status();
+    auto t = Resolve(caller, id_or_name);
+    if (!t.ok()) return t.status();
+    if (t->service)
+      return FailedPrecondition(t->ServiceNote("each has its own logs; ask for one of them"));
+    WorkloadRec* const* w = &t->recs.front();
     auto rows = store_->RunsOf((*w)->row.id);
     if (!rows.ok()) return rows.status();
     const RunRow* pick = nullptr;
@@ -354,70 +483,135 @@ StatusOr<LogChunk> Daemon::Logs(const Caller& caller, std::string_view id_or_nam
 
 Status Daemon::Cancel(const Caller& caller, std::string_view id_or_name) {
   return OnLoop<Status>([&]() -> Status {
-    auto w = Find(caller, id_or_name);
-    if (!w.ok()) return w.status();
-    WorkloadRec& rec = **w;
-    if (IsFinalState(rec.row.state))
-      return FailedPrecondition("workload '" + rec.row.name + "' has already " +
-                                (rec.row.state == "cancelled" ? "been cancelled" : rec.row.state));
+    auto t = Resolve(caller, id_or_name);
+    if (!t.ok()) return t.status();
+    const WorkloadRec& first = *t->recs.front();
+    // The mix of a service's variants is airtime's to choose: a member goes with its service.
+    if (first.spec->realtime.is_member() && !t->service)
+      return FailedPrecondition("workload '" + first.row.name + "' is a member of service '" +
+                                first.spec->realtime.group +
+                                "' (one of its model variants): cancel the service");
+    std::vector<WorkloadRec*> live;
+    for (WorkloadRec* w : t->recs)
+      if (!IsFinalState(w->row.state)) live.push_back(w);
+    if (live.empty())
+      return FailedPrecondition(
+          "workload '" + t->name + "' has already " +
+          (first.row.state == "cancelled" ? "been cancelled" : first.row.state));
     // Durable before the engine hears of it: a crash right after cannot undo the cancel.
     const TimeMs now = std::max(WallNow(), engine_->now());
-    const WorkloadRow before = rec.row;
-    rec.row.state = "cancelled";
-    rec.row.finished_at = now;
-    rec.row.message = "cancelled by " + (caller.admin ? std::string("the admin") : caller.tenant);
+    std::vector<WorkloadRow> before;
+    for (WorkloadRec* w : live) {
+      before.push_back(w->row);
+      w->row.state = "cancelled";
+      w->row.finished_at = now;
+      w->row.message = "cancelled by " + (caller.admin ? std::string("the admin") : caller.tenant);
+    }
     int64_t sequence = 0;
     Status st = store_->Transaction([&]() -> Status {
-      AIRTIME_RETURN_IF_ERROR(Persist(rec));
+      for (WorkloadRec* w : live) AIRTIME_RETURN_IF_ERROR(Persist(*w));
       auto seq = store_->BumpSequence();
       if (!seq.ok()) return seq.status();
       sequence = *seq;
       return OkStatus();
     });
     if (!st.ok()) {
-      rec.row = before;
+      for (size_t i = 0; i < live.size(); ++i) live[i]->row = before[i];
       return st;
     }
     marks_.sequence = sequence;
     SaveMarks();
-    Feed(Event::Cancel(now, rec.eid));
+    std::vector<Event> events;
+    for (WorkloadRec* w : live) events.push_back(Event::Cancel(now, w->eid));
+    FeedTogether(events);
     return OkStatus();
   });
 }
 
 Status Daemon::SetPriority(const Caller& caller, std::string_view id_or_name, int priority) {
   return OnLoop<Status>([&]() -> Status {
-    auto w = Find(caller, id_or_name);
-    if (!w.ok()) return w.status();
-    WorkloadRec& rec = **w;
-    if (IsFinalState(rec.row.state))
-      return FailedPrecondition("workload '" + rec.row.name + "' has ended (" + rec.row.state +
-                                "); its priority no longer matters");
-    rec.row.priority = priority;
-    AIRTIME_RETURN_IF_ERROR(Persist(rec));
+    auto t = Resolve(caller, id_or_name);
+    if (!t.ok()) return t.status();
+    std::vector<WorkloadRec*> live;
+    for (WorkloadRec* w : t->recs)
+      if (!IsFinalState(w->row.state)) live.push_back(w);
+    if (live.empty())
+      return FailedPrecondition("workload '" + t->name + "' has ended (" +
+                                t->recs.front()->row.state + "); its priority no longer matters");
     const TimeMs now = std::max(WallNow(), engine_->now());
-    Feed(Event::Priority(now, rec.eid, priority));
+    std::vector<Event> events;
+    for (WorkloadRec* w : live) {
+      w->row.priority = priority;
+      AIRTIME_RETURN_IF_ERROR(Persist(*w));
+      events.push_back(Event::Priority(now, w->eid, priority));
+    }
+    FeedTogether(events);
     return OkStatus();
   });
 }
 
-Status Daemon::ReportDemand(const Caller& caller, std::string_view id_or_name, double rps) {
+std::vector<Event> Daemon::DemandEvents(const WorkloadRec& w, int c, double rps, TimeMs now) const {
+  const RealtimeProfile& rt = w.spec->realtime;
+  if (!rt.is_member() || c < 0) return {Event::Demand(now, w.eid, rps)};
+  std::vector<double> classes = engine_->job(w.eid).class_rps;
+  classes.resize(rt.classes.size(), 0.0);
+  classes[static_cast<size_t>(c)] = rps;
+  return {Event::ClassDemand(now, w.eid, c, rps), Event::Demand(now, w.eid, rt.OwnDemand(classes))};
+}
+
+Status Daemon::ReportDemand(const Caller& caller, std::string_view id_or_name, double rps,
+                            std::string_view request_class) {
   if (!std::isfinite(rps) || rps < 0)
     return InvalidArgument("field 'rps': expected a request rate >= 0, found " +
                            std::to_string(rps));
   return OnLoop<Status>([&]() -> Status {
-    auto w = Find(caller, id_or_name);
-    if (!w.ok()) return w.status();
-    WorkloadRec& rec = **w;
-    if (!rec.spec->is_service())
-      return FailedPrecondition("workload '" + rec.row.name + "' is " + rec.row.kind +
+    auto t = Resolve(caller, id_or_name);
+    if (!t.ok()) return t.status();
+    const WorkloadRec& first = *t->recs.front();
+    if (!first.spec->is_service())
+      return FailedPrecondition("workload '" + first.row.name + "' is " + first.row.kind +
                                 ", not a realtime service: it has no request rate");
-    if (IsFinalState(rec.row.state))
-      return FailedPrecondition("workload '" + rec.row.name + "' has ended (" + rec.row.state +
-                                ")");
+    // A service's demand is one for all its members (each sees the whole service's).
+    if (first.spec->realtime.is_member() && !t->service)
+      return FailedPrecondition("workload '" + first.row.name + "' is a member of service '" +
+                                first.spec->realtime.group +
+                                "' (one of its model variants): report the service's demand");
+    // The class: named, or the service's only one (a service with variants and no classes
+    // has one, "all"; a plain service has none and takes no class).
+    const std::vector<RequestClass>& classes = first.spec->realtime.classes;
+    std::vector<std::string> names;
+    for (const RequestClass& rc : classes) names.push_back(rc.name);
+    int c = 0;
+    if (!request_class.empty()) {
+      auto at = std::find(names.begin(), names.end(), request_class);
+      if (names.empty())
+        return InvalidArgument("field 'class': workload '" + t->name +
+                               "' does not split its demand by request class; report it "
+                               "without one");
+      if (at == names.end())
+        return InvalidArgument("field 'class': service '" + t->name + "' has no request class '" +
+                               std::string(request_class) + "' (its classes: " + Join(names, ", ") +
+                               ")");
+      c = static_cast<int>(at - names.begin());
+    } else if (names.size() > 1) {
+      return InvalidArgument("field 'class': service '" + t->name +
+                             "' splits its demand by request class (" + Join(names, ", ") +
+                             "): name the class this rate is for");
+    }
+    std::vector<WorkloadRec*> live;
+    for (WorkloadRec* w : t->recs)
+      if (!IsFinalState(w->row.state)) live.push_back(w);
+    if (live.empty())
+      return FailedPrecondition("workload '" + t->name + "' has ended (" + first.row.state + ")");
     const TimeMs now = std::max(WallNow(), engine_->now());
-    AIRTIME_RETURN_IF_ERROR(RecordDemand(rec, rps, now));
-    Feed(Event::Demand(now, rec.eid, rps));
+    std::vector<Event> events;
+    for (WorkloadRec* w : live) {
+      // Stored where one rate is the whole demand (a plain service, a service with one
+      // class): what a restart feeds back. A class of several is not kept across a restart.
+      if (classes.size() <= 1) AIRTIME_RETURN_IF_ERROR(RecordDemand(*w, rps, now));
+      for (const Event& e : DemandEvents(*w, c, rps, now)) events.push_back(e);
+    }
+    FeedTogether(events);
     return OkStatus();
   });
 }

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <map>
 #include <thread>
+#include <unordered_set>
 
 #include "airtime/config/workload_yaml.h"
 #include "airtime/exec/process_identity.h"
@@ -29,6 +30,11 @@ Status Daemon::Recover() {
   const std::string ledger_note = CarryLedger(now);
   const std::string holds_note = CarryHolds();
   engine_->SetPaused(true);
+  // The engine meets only the workloads that had not ended: a variant whose producer (a
+  // quantize or finetune job) completed before the restart is told so by its spec.
+  std::unordered_set<std::string> completed;
+  for (const WorkloadRow& row : *rows)
+    if (row.state == "succeeded") completed.insert(row.name);
   int active = 0;
   for (WorkloadRow& row : *rows) {
     WorkloadRec w;
@@ -40,6 +46,10 @@ Status Daemon::Recover() {
                 .emplace(w.row.submission_id, sub.ok() ? ParseWorkloadYaml(sub->body, sub->origin)
                                                        : StatusOr<Scenario>(sub.status()))
                 .first;
+      // The rows index the workloads as ParseSubmission gave them: services with variants
+      // expanded into their members.
+      if (sit->second.ok())
+        sit->second->workloads = ExpandAllVariants(std::move(sit->second->workloads));
     }
     WorkloadSpec spec;
     spec.name = w.row.name;
@@ -54,6 +64,8 @@ Status Daemon::Recover() {
     }
     spec.tenant = w.row.tenant;
     spec.priority = w.row.priority;
+    for (ModelVariant& v : spec.realtime.variants)
+      if (completed.count(v.produced_by)) v.produced_by.clear();
     if (spec.is_service() && !IsFinalState(w.row.state)) {
       // What its forecast knew before the restart (RecordDemand).
       auto history = store_->DemandOf(w.row.id, now - kDemandHistoryKept);
@@ -69,10 +81,14 @@ Status Daemon::Recover() {
       w.eid = r.arrived;
       by_engine_id_[w.eid] = w.row.id;
       if (w.spec->is_service() && w.row.demand_at > 0)
-        books_->Observe(engine_->Handle(Event::Demand(now, w.eid, w.row.demand_rps)));
+        // The stored rate is the service's one class's (ReportDemand stores no other).
+        for (const Event& e :
+             DemandEvents(w, w.spec->realtime.classes.size() == 1 ? 0 : -1, w.row.demand_rps, now))
+          books_->Observe(engine_->Handle(e));
     }
-    by_name_[w.row.name] = w.row.id;
-    workloads_.emplace(w.row.id, std::move(w));
+    const int64_t id = w.row.id;
+    workloads_.emplace(id, std::move(w));
+    IndexName(workloads_.at(id));
   }
   auto all_runs = store_->LoadRuns(/*active_only=*/false);
   if (!all_runs.ok()) return all_runs.status();

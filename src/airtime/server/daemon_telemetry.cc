@@ -149,6 +149,16 @@ void Daemon::ScrapeDemand(TimeMs) {
 
 void Daemon::ApplyScrape(const std::map<int64_t, double>& sums) {
   const TimeMs now = std::max(WallNow(), engine_->now());
+  // A service's demand, by the name it is reported under: a workload's own replicas' rate;
+  // for a service with model variants and one request class, the sum over all its members'
+  // replicas, which every member hears as that class's (a member's own rate is not its
+  // service's demand). A service of several classes: each member's own, not yet per class.
+  struct Scraped {
+    std::vector<WorkloadRec*> recs;  // empty: the members of the service of that name
+    double rps = 0;
+    int request_class = -1;
+  };
+  std::map<std::string, Scraped> demand;
   for (const auto& [id, sum] : sums) {
     auto it = workloads_.find(id);
     if (it == workloads_.end() || it->second.eid == kNoWorkload) continue;
@@ -166,9 +176,29 @@ void Daemon::ApplyScrape(const std::map<int64_t, double>& sums) {
     } else {
       rps = RateFromInFlight(sum, w.spec->realtime.latency_slo_ms);
     }
-    if (std::abs(rps - w.row.demand_rps) <= 0.01 * std::max(1.0, w.row.demand_rps)) continue;
-    (void)RecordDemand(w, rps, now);  // the engine follows the demand even if not stored
-    Feed(Event::Demand(now, w.eid, rps));
+    const RealtimeProfile& rt = w.spec->realtime;
+    if (rt.is_member() && rt.classes.size() == 1) {
+      Scraped& s = demand[rt.group];
+      s.rps += rps;
+      s.request_class = 0;
+    } else {
+      demand[w.row.name] = {{&w}, rps, -1};
+    }
+  }
+  for (auto& [name, s] : demand) {
+    if (s.recs.empty())
+      for (int64_t id : members_of_.at(name))
+        if (WorkloadRec& m = workloads_.at(id); !IsFinalState(m.row.state) && m.eid != kNoWorkload)
+          s.recs.push_back(&m);
+    if (s.recs.empty()) continue;
+    const double last = s.recs.front()->row.demand_rps;
+    if (std::abs(s.rps - last) <= 0.01 * std::max(1.0, last)) continue;
+    std::vector<Event> events;
+    for (WorkloadRec* w : s.recs) {
+      (void)RecordDemand(*w, s.rps, now);  // the engine follows the demand even if not stored
+      for (const Event& e : DemandEvents(*w, s.request_class, s.rps, now)) events.push_back(e);
+    }
+    FeedTogether(events);
   }
 }
 

@@ -102,6 +102,17 @@ class DaemonTest : public ::testing::Test {
     }
   }
 
+  // The `metrics` and `command` lines of a service whose every replica serves a static
+  // exposition of 6 requests in flight (python3's http.server): 30 rps at a 200 ms SLO.
+  std::string InFlightMetrics() {
+    std::filesystem::create_directories(dir_ + "/www");
+    std::ofstream(dir_ + "/www/metrics") << "# TYPE demo_in_flight gauge\ndemo_in_flight 6\n";
+    return "metrics: {demand: [demo_in_flight]}\n"
+           "command: [/bin/sh, -c, 'exec python3 -m http.server $PORT --bind 127.0.0.1 "
+           "--directory " +
+           dir_ + "/www']\n";
+  }
+
   std::string dir_;
   std::unique_ptr<Daemon> daemon_;
   std::vector<pid_t> leftovers_;
@@ -161,15 +172,8 @@ TEST_F(DaemonTest, BadRequestsNameTheFieldAndLoseNothing) {
   auto bad = daemon_->Submit(kAdmin, "name: x\ngpus: lots\n", "request");
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(bad.status().message(), HasSubstr("request:2"));
-  // Model variants run in the simulator only: refused, naming the field.
-  auto variants = daemon_->Submit(kAdmin,
-                                  "name: v\nkind: realtime\nslo: {latency_ms: 100}\n"
-                                  "variants: [{name: a, gpus: 1, throughput: {H100: 1}}]\n",
-                                  "request");
-  EXPECT_EQ(variants.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(variants.status().message(), HasSubstr("field 'variants'"));
-  EXPECT_EQ(daemon_->ReportDemand(kAdmin, "keep", 5).code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(daemon_->ReportDemand(kAdmin, "keep", -1).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(daemon_->ReportDemand(kAdmin, "keep", 5, "").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(daemon_->ReportDemand(kAdmin, "keep", -1, "").code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(WaitFor("keep", "running")["state"], "running");
   ASSERT_TRUE(daemon_->Cancel(kAdmin, "keep").ok());
   json w = WaitFor("keep", "cancelled");
@@ -455,7 +459,7 @@ TEST_F(DaemonTest, ValueIsCountedAsTheSimulatorCountsItAndCarriedAcrossARestart)
          "  command: [/bin/sh, -c, 'sleep 60']\n");
   WaitFor("done", "succeeded");
   WaitFor("broken", "failed");
-  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "web", 5).ok());  // within one replica's 10 rps
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "web", 5, "").ok());  // within one replica's 10 rps
   std::this_thread::sleep_for(std::chrono::milliseconds(600));
   auto ledger = daemon_->Ledger(kAdmin);
   ASSERT_TRUE(ledger.ok());
@@ -532,7 +536,7 @@ TEST_F(DaemonTest, ServiceReplicasFollowReportedDemandEachOnItsOwnPort) {
   Submit(kAdmin,
          "name: chat\nkind: realtime\nslo: {latency_ms: 200, capacity_rps: 10, max_replicas: 4}\n"
          "command: [/bin/sh, -c, 'echo port=$PORT; sleep 60']\n");
-  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 35).ok());
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 35, "").ok());
   json w;
   for (int i = 0; i < 200; ++i) {
     w = Get("chat");
@@ -545,7 +549,7 @@ TEST_F(DaemonTest, ServiceReplicasFollowReportedDemandEachOnItsOwnPort) {
   for (const json& r : w["runs"]) ports.insert(r["port"].get<int64_t>());
   EXPECT_EQ(ports.size(), 4u);
   EXPECT_EQ(ports.count(0), 0u);
-  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 5).ok());
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 5, "").ok());
   for (int i = 0; i < 200; ++i) {
     w = Get("chat");
     if (w["replicas"]["running"] == 1) break;
@@ -564,7 +568,7 @@ TEST_F(DaemonTest, ARestartKeepsAServicesDemandHistory) {
   Submit(kAdmin,
          "name: chat\nkind: realtime\nslo: {latency_ms: 200, capacity_rps: 10, max_replicas: 4}\n"
          "command: [/bin/sh, -c, 'sleep 60']\n");
-  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 35).ok());
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 35, "").ok());
   auto running = [&](int n) {
     json w;
     for (int i = 0; i < 200; ++i) {
@@ -575,7 +579,7 @@ TEST_F(DaemonTest, ARestartKeepsAServicesDemandHistory) {
     return w;
   };
   ASSERT_EQ(running(4)["replicas"]["running"], 4);
-  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 5).ok());
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 5, "").ok());
   daemon_.reset();
   Open("4xH100", "airtime:spare=0");
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // cycles after the restart
@@ -584,6 +588,189 @@ TEST_F(DaemonTest, ARestartKeepsAServicesDemandHistory) {
   EXPECT_THAT(w.dump(), HasSubstr("35.0 req/s of the last 1h00m")) << w.dump(2);
   ASSERT_TRUE(daemon_->Cancel(kAdmin, "chat").ok());
   WaitFor("chat", "cancelled");
+}
+
+// A service with model variants runs as its members, "chat/big" and "chat/small", each
+// running its variant's command (or the service's) with the service's env under the
+// variant's. The service's own name reaches them all: its view sums them up, its events are
+// theirs, a cancel stops them all, a restart brings them back; what only a member has (logs)
+// or only the service decides (a member's cancel or demand) is refused with the members named.
+TEST_F(DaemonTest, AServiceWithVariantsRunsAsItsMembersReachedByItsName) {
+  Open("4xH100", "fifo");  // fifo knows nothing of variants: the best one serves
+  const std::string chat =
+      "- name: chat\n"
+      "  kind: realtime\n"
+      "  slo: {latency_ms: 200, min_replicas: 1}\n"
+      "  command: [/bin/sh, -c, 'echo service $V; sleep 60']\n"
+      "  env: {V: from-service, W: w}\n"
+      "  variants:\n"
+      "    - name: big\n"
+      "      gpus: 2\n"
+      "      throughput: {H100: 10}\n"
+      "      command: [/bin/sh, -c, 'echo big $V $W; sleep 60']\n"
+      "    - {name: small, gpus: 1, throughput: {H100: 10}, quality: 0.8, env: {V: small}}\n";
+  json r = Submit(kTeamA, chat);
+  ASSERT_EQ(r["accepted"].size(), 2u) << r.dump();
+  EXPECT_EQ(r["accepted"][0]["name"], "chat/big");
+  EXPECT_EQ(r["accepted"][1]["name"], "chat/small");
+  json big = WaitFor("chat/big", "running");
+  EXPECT_EQ(big["service"], "chat");
+  EXPECT_EQ(big["variant"], "big");
+  ASSERT_EQ(big["runs"].size(), 1u);
+  const int64_t pid = big["runs"][0]["pid"];
+  leftovers_.push_back(static_cast<pid_t>(pid));
+  EXPECT_NE(big["runs"][0]["port"], 0);  // a replica with a command serves on a port
+  const std::string out = big["runs"][0]["log_dir"].get<std::string>() + "/stdout.log";
+  std::string line;
+  for (int i = 0; i < 200 && line.empty(); ++i) {
+    std::ifstream f(out);
+    std::getline(f, line);
+    if (line.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  EXPECT_EQ(line, "big from-service w");
+
+  json service = WaitFor("chat", "running");
+  EXPECT_TRUE(service["id"].is_null());
+  EXPECT_EQ(service["tenant"], "team-a");
+  ASSERT_EQ(service["members"].size(), 2u) << service.dump(2);
+  EXPECT_EQ(service["members"][0]["name"], "chat/big");
+  EXPECT_EQ(service["members"][1]["name"], "chat/small");
+  EXPECT_EQ(service["members"][1]["state"], "queued");
+  EXPECT_EQ(service["replicas"]["running"], 1);
+  EXPECT_EQ(service["gpus"].size(), 2u);
+  ASSERT_EQ(service["runs"].size(), 1u);
+  EXPECT_EQ(service["runs"][0]["workload"], "chat/big");
+  EXPECT_THAT(service["reason"].get<std::string>(), HasSubstr("chat/big 1/1"));
+  EXPECT_THAT(service["explanation"].get<std::string>(), HasSubstr("chat/small: "));
+  // Another tenant sees neither the service nor its members.
+  EXPECT_EQ(daemon_->Get(kTeamB, "chat").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(daemon_->Get(kTeamB, "chat/big").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(daemon_->Cancel(kTeamB, "chat").code(), StatusCode::kNotFound);
+
+  auto events = daemon_->Events(kTeamA, "chat");
+  ASSERT_TRUE(events.ok()) << events.status().ToString();
+  EXPECT_THAT(events->dump(), HasSubstr("chat/big: replica 1, placed"));
+  EXPECT_THAT(events->dump(), HasSubstr("chat/small: submitted"));
+  auto logs = daemon_->Logs(kTeamA, "chat", LogQuery{});
+  ASSERT_FALSE(logs.ok());
+  EXPECT_EQ(logs.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(logs.status().message(), HasSubstr("chat/big, chat/small"));
+  EXPECT_TRUE(daemon_->Logs(kTeamA, "chat/big", LogQuery{}).ok());
+  const Status member_cancel = daemon_->Cancel(kTeamA, "chat/big");
+  EXPECT_EQ(member_cancel.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(member_cancel.message(), HasSubstr("cancel the service"));
+  EXPECT_EQ(daemon_->ReportDemand(kTeamA, "chat/small", 3, "").code(),
+            StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(daemon_->ReportDemand(kTeamA, "chat", 3, "").ok());
+  EXPECT_EQ(Get("chat/small")["demand_rps"], 3.0);
+  ASSERT_TRUE(daemon_->SetPriority(kTeamA, "chat", 7).ok());
+  EXPECT_EQ(Get("chat/small")["priority"], 7);
+
+  // The service's name and its members' are taken, by a plain workload or another service.
+  for (const std::string& again : {std::string("name: chat\nkind: batch\nwork: 1m\n"),
+                                   std::string("name: chat/big\nkind: batch\nwork: 1m\n"), chat}) {
+    auto taken = daemon_->Submit(kTeamA, again, "request");
+    ASSERT_FALSE(taken.ok()) << again;
+    EXPECT_EQ(taken.status().code(), StatusCode::kAlreadyExists);
+  }
+
+  // A restart reads the stored text back, expanded the same way: the members return under
+  // their names, the running replica adopted, not started again.
+  daemon_->Stop();
+  daemon_.reset();
+  Open("4xH100", "fifo");
+  EXPECT_THAT(daemon_->startup_note(), HasSubstr("1 adopted"));
+  service = Get("chat");
+  EXPECT_EQ(service["state"], "running") << service.dump(2);
+  ASSERT_EQ(service["members"].size(), 2u);
+  EXPECT_EQ(service["members"][0]["priority"], 7);
+  big = Get("chat/big");
+  ASSERT_EQ(big["runs"].size(), 1u) << big.dump(2);
+  EXPECT_EQ(big["runs"][0]["pid"], pid);
+
+  // Cancelling the service cancels every member and stops its replicas.
+  ASSERT_TRUE(daemon_->Cancel(kTeamA, "chat").ok());
+  service = WaitFor("chat", "cancelled");
+  for (const json& m : service["members"]) EXPECT_EQ(m["state"], "cancelled");
+  for (int i = 0; i < 200 && kill(static_cast<pid_t>(pid), 0) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_NE(kill(static_cast<pid_t>(pid), 0), 0) << "the replica outlived its service";
+  EXPECT_EQ(daemon_->Cancel(kTeamA, "chat").code(), StatusCode::kFailedPrecondition);
+}
+
+// Demand per class: a service with variants whose demand is split by class takes each
+// class's rate by name; an unknown class, no class where there are several, or a class for
+// a service without classes is refused, naming it. Each member sees the class's rate and
+// runs for the classes it serves by default: the specialist for `code` scales up by it.
+TEST_F(DaemonTest, DemandIsReportedPerRequestClass) {
+  Open("4xH100", "fifo");
+  Submit(kAdmin,
+         "- name: chat\n"
+         "  kind: realtime\n"
+         "  slo: {latency_ms: 200}\n"
+         "  classes: [{name: code, demand: [{at: 0, rps: 0}]}, {name: conv, demand: [{at: 0, rps: "
+         "0}]}]\n"
+         "  variants:\n"
+         "    - {name: big, gpus: 2, throughput: {H100: 10}, classes: [conv]}\n"
+         "    - {name: coder, gpus: 1, throughput: {H100: 10}, classes: [code]}\n"
+         "- {name: web, kind: realtime, slo: {latency_ms: 200, capacity_rps: 10}}\n");
+  Status st = daemon_->ReportDemand(kAdmin, "chat", 5, "");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(st.message(), HasSubstr("splits its demand by request class (code, conv)"));
+  st = daemon_->ReportDemand(kAdmin, "chat", 5, "chitchat");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(st.message(), HasSubstr("no request class 'chitchat' (its classes: code, conv)"));
+  st = daemon_->ReportDemand(kAdmin, "web", 5, "code");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(st.message(), HasSubstr("does not split its demand by request class"));
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "web", 5, "").ok());  // as before
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 15, "code").ok());
+  json coder;
+  for (int i = 0; i < 200; ++i) {
+    coder = Get("chat/coder");
+    if (coder.contains("replicas") && coder["replicas"]["running"] == 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(coder["replicas"]["running"], 2) << coder.dump(2);  // 15 rps at 10 per replica
+  EXPECT_EQ(Get("chat/big")["replicas"]["target"], 0);          // conv has no demand
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "chat").ok());
+  WaitFor("chat", "cancelled");
+}
+
+// A variant's command, env and name are checked as the service's, before anything is
+// committed: an error names the line or the variant's field.
+TEST_F(DaemonTest, AVariantsCommandFollowsTheSubmissionTextRules) {
+  Open();
+  const std::string head =
+      "name: chat\nkind: realtime\nslo: {latency_ms: 200}\nvariants:\n"
+      "  - {name: big, gpus: 1, throughput: {H100: 1}, ";
+  struct Case {
+    std::string tail, message;
+  };
+  const std::vector<Case> cases = {
+      {"command: [serve, \"a\\0b\"]}\n", "request:5: a value holds a NUL byte"},
+      {"command: [serve, \"ok\xc3\"]}\n", "UTF-8"},
+      {"command: [serve], env: {A: \"v\\0w\"}}\n", "request:5: a value holds a NUL byte"},
+      {"command: serve}\n", "field 'variants[0].command': expected a list"},
+      {"command: [serve], env: {A: [x]}}\n", "field 'variants[0].env.A'"},
+  };
+  for (const Case& c : cases) {
+    auto r = daemon_->Submit(kAdmin, head + c.tail, "request");
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << c.tail;
+    EXPECT_THAT(r.status().message(), HasSubstr(c.message)) << c.tail;
+  }
+  // A member's name is "<service>/<variant>": a variant's name follows the name rules.
+  auto r = daemon_->Submit(kAdmin,
+                           "name: chat\nkind: realtime\nslo: {latency_ms: 200}\nvariants:\n"
+                           "  - {name: \"b\\tig\", gpus: 1, throughput: {H100: 1}}\n",
+                           "request");
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("field 'variants[0].name': the member's name 'chat/b\tig' contains a "
+                        "control character"));
+  auto list = daemon_->List(kAdmin, {});
+  ASSERT_TRUE(list.ok());
+  EXPECT_TRUE((*list)["workloads"].empty());
 }
 
 TEST_F(DaemonTest, AReplicaServesFromTheEndOfItsColdStartWithoutAnotherEvent) {
@@ -607,9 +794,9 @@ TEST_F(DaemonTest, AReplicaServesFromTheEndOfItsColdStartWithoutAnotherEvent) {
     return requests && in_slo ? *requests - *in_slo : -1.0;
   };
   EXPECT_NEAR(missed(), 0, 1e-6);
-  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 30).ok());
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 30, "").ok());
   std::this_thread::sleep_for(std::chrono::seconds(3));
-  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 30).ok());  // books up to now
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 30, "").ok());  // books up to now
   EXPECT_EQ(Get("chat")["replicas"]["running"], 3);
   EXPECT_NEAR(missed(), 20, 4);
   ASSERT_TRUE(daemon_->Cancel(kAdmin, "chat").ok());
@@ -629,7 +816,7 @@ constexpr char kHoldService[] =
 TEST_F(DaemonTest, AServicesHoldIsRecordedScoredAndSeenOnlyByItsTenant) {
   Open();
   Submit(kTeamA, kHoldService);
-  ASSERT_TRUE(daemon_->ReportDemand(kTeamA, "chat", 15).ok());
+  ASSERT_TRUE(daemon_->ReportDemand(kTeamA, "chat", 15, "").ok());
   json holds;
   for (int i = 0; i < 200; ++i) {
     auto h = daemon_->Holds(kTeamA, {});
@@ -653,7 +840,7 @@ TEST_F(DaemonTest, AServicesHoldIsRecordedScoredAndSeenOnlyByItsTenant) {
   EXPECT_EQ(holds["services"]["chat"]["holds"], 1);
   EXPECT_EQ(holds["decisions_kept"], 1);
 
-  ASSERT_TRUE(daemon_->ReportDemand(kTeamA, "chat", 24).ok());
+  ASSERT_TRUE(daemon_->ReportDemand(kTeamA, "chat", 24, "").ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   auto after = daemon_->Holds(kTeamA, {});
   ASSERT_TRUE(after.ok());
@@ -686,7 +873,7 @@ TEST_F(DaemonTest, AServicesHoldIsRecordedScoredAndSeenOnlyByItsTenant) {
   // A cancelled service's call closes.
   ASSERT_TRUE(daemon_->Cancel(kTeamA, "chat").ok());
   WaitFor("chat", "cancelled");
-  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 1).code() != StatusCode::kOk);
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 1, "").code() != StatusCode::kOk);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   auto closed = daemon_->Holds(kAdmin, {});
   ASSERT_TRUE(closed.ok());
@@ -696,7 +883,7 @@ TEST_F(DaemonTest, AServicesHoldIsRecordedScoredAndSeenOnlyByItsTenant) {
 TEST_F(DaemonTest, TheHoldLogIsCarriedAcrossARestart) {
   Open();
   Submit(kTeamA, kHoldService);
-  ASSERT_TRUE(daemon_->ReportDemand(kTeamA, "chat", 15).ok());
+  ASSERT_TRUE(daemon_->ReportDemand(kTeamA, "chat", 15, "").ok());
   json before;
   for (int i = 0; i < 200 && before.empty(); ++i) {
     auto h = daemon_->Holds(kAdmin, {});
@@ -751,7 +938,7 @@ TEST_F(DaemonTest, TheHoldLogKeepsItsNewestCalls) {
          "slo: {latency_ms: 200, capacity_rps: 10, max_replicas: 12, cold_start: 1s}\n"
          "command: [/bin/sh, -c, 'sleep 60']\n");
   for (int i = 1; i <= 7; ++i) {
-    ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 10 * i + 5).ok());
+    ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 10 * i + 5, "").ok());
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   // A replaced call is scored for a cold start (1 s) more, then closed.
@@ -788,16 +975,10 @@ TEST_F(DaemonTest, AFractionRunsAsAnMpsClientWithItsShare) {
 
 TEST_F(DaemonTest, DemandIsScrapedFromTheReplicasMetrics) {
   Open("4xH100", "fifo");
-  // Each replica serves a static exposition: 6 requests in flight (python3's http.server).
-  std::filesystem::create_directories(dir_ + "/www");
-  std::ofstream(dir_ + "/www/metrics") << "# TYPE demo_in_flight gauge\ndemo_in_flight 6\n";
   Submit(kAdmin,
          "name: web\nkind: realtime\n"
-         "slo: {latency_ms: 200, capacity_rps: 10, min_replicas: 1, max_replicas: 4}\n"
-         "metrics: {demand: [demo_in_flight]}\n"
-         "command: [/bin/sh, -c, 'exec python3 -m http.server $PORT --bind 127.0.0.1 "
-         "--directory " +
-             dir_ + "/www']\n");
+         "slo: {latency_ms: 200, capacity_rps: 10, min_replicas: 1, max_replicas: 4}\n" +
+             InFlightMetrics());
   json w;
   for (int i = 0; i < 300; ++i) {
     w = Get("web");
@@ -821,6 +1002,28 @@ TEST_F(DaemonTest, DemandIsScrapedFromTheReplicasMetrics) {
   EXPECT_LE(*in_slo, *requests + 1e-9);
   ASSERT_TRUE(daemon_->Cancel(kAdmin, "web").ok());
   WaitFor("web", "cancelled");
+}
+
+// A service with model variants and one request class that scrapes its replicas' metrics:
+// its demand is the sum over all its members' replicas, and every member hears it as the
+// class's, so the airtime policy's mix follows it (a member's own rate alone would leave
+// the mix at the service's min_replicas).
+TEST_F(DaemonTest, AServiceWithVariantsFollowsItsReplicasScrapedDemand) {
+  Open("4xH100", "airtime");
+  Submit(kAdmin, "name: chat\nkind: realtime\nslo: {latency_ms: 200, min_replicas: 1}\n" +
+                     InFlightMetrics() +
+                     "variants: [{name: one, gpus: 1, throughput: {H100: 10}, max_replicas: 4}]\n");
+  json w;
+  for (int i = 0; i < 400; ++i) {
+    w = Get("chat");
+    if (w.contains("replicas") && w["replicas"]["running"].get<int>() >= 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  // 6 in flight per replica at 200 ms each: 30 requests per second or more, 3 replicas.
+  EXPECT_GE(w["demand_rps"].get<double>(), 30) << w.dump(2);
+  EXPECT_GE(w["replicas"]["running"].get<int>(), 3) << w.dump(2);
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "chat").ok());
+  WaitFor("chat", "cancelled");
 }
 
 TEST_F(DaemonTest, ANewRunWaitsForAStoppingProcessToLeaveItsGpus) {
@@ -868,7 +1071,7 @@ TEST_F(DaemonTest, APreemptedJobsNextRunWaitsForTheStoppingOneEvenOnOtherGpus) {
          "name: chat\nkind: realtime\ngpus: 2\nvalue: {per_1k_requests: 100}\n"
          "slo: {latency_ms: 200, capacity_rps: 10, max_replicas: 1}\n"
          "command: [/bin/sleep, '600']\n");
-  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 5).ok());
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 5, "").ok());
   // Once the job is being stopped, the filler goes: its GPUs are free at once.
   for (int i = 0; i < 200; ++i) {
     w = Get("ckpt");

@@ -68,12 +68,27 @@ Status CheckSubmittedText(const WorkloadSpec& s) {
     return OkStatus();
   };
   AIRTIME_RETURN_IF_ERROR(check("tenant", s.tenant));
-  for (size_t i = 0; i < s.exec.argv.size(); ++i)
-    AIRTIME_RETURN_IF_ERROR(check("command[" + std::to_string(i) + "]", s.exec.argv[i]));
-  for (const auto& [key, value] : s.exec.env) {
-    if (std::string p = TextProblem(key); !p.empty())
-      return FieldProblem(s, "env", "a variable name " + p);
-    AIRTIME_RETURN_IF_ERROR(check("env." + key, value));
+  const auto check_command =
+      [&](const std::string& at, const std::vector<std::string>& argv,
+          const std::vector<std::pair<std::string, std::string>>& env) -> Status {
+    for (size_t i = 0; i < argv.size(); ++i)
+      AIRTIME_RETURN_IF_ERROR(check(at + "command[" + std::to_string(i) + "]", argv[i]));
+    for (const auto& [key, value] : env) {
+      if (std::string p = TextProblem(key); !p.empty())
+        return FieldProblem(s, at + "env", "a variable name " + p);
+      AIRTIME_RETURN_IF_ERROR(check(at + "env." + key, value));
+    }
+    return OkStatus();
+  };
+  AIRTIME_RETURN_IF_ERROR(check_command("", s.exec.argv, s.exec.env));
+  for (size_t v = 0; v < s.realtime.variants.size(); ++v) {
+    const ModelVariant& mv = s.realtime.variants[v];
+    const std::string at = "variants[" + std::to_string(v) + "]";
+    // A variant's name ends its members' names ("<service>/<variant>"), which the API reaches.
+    if (std::string p = NameProblem(s.name + "/" + mv.name); !p.empty())
+      return FieldProblem(s, at + ".name",
+                          "the member's name '" + s.name + "/" + mv.name + "' " + p);
+    AIRTIME_RETURN_IF_ERROR(check_command(at + ".", mv.command, mv.env));
   }
   AIRTIME_RETURN_IF_ERROR(check("workdir", s.exec.workdir));
   AIRTIME_RETURN_IF_ERROR(check("metrics.path", s.exec.metrics_path));
@@ -99,11 +114,6 @@ StatusOr<Submission> ParseSubmission(const Caller& caller, std::string_view body
     return InvalidArgument(std::string(origin) + ": no workload in the request");
   for (WorkloadSpec& spec : scenario->workloads) {
     AIRTIME_RETURN_IF_ERROR(CheckSubmittedText(spec));
-    // Model variants run in the simulator only, for now (issue 22's live part).
-    if (!spec.realtime.variants.empty())
-      return FieldProblem(spec, "variants",
-                          "model variants are simulated only so far (airtime sim); the daemon "
-                          "cannot run them yet: submit one variant as a plain realtime service");
     if (!caller.admin) {
       if (spec.tenant != "default" && spec.tenant != caller.tenant)
         return Status(StatusCode::kPermissionDenied,
@@ -113,7 +123,9 @@ StatusOr<Submission> ParseSubmission(const Caller& caller, std::string_view body
       spec.tenant = caller.tenant;
     }
   }
-  return Submission{std::move(scenario->workloads), std::move(*text)};
+  // A service with variants runs as its members, one workload each (the store's rows follow
+  // this order, and a restart expands the stored text the same way).
+  return Submission{ExpandAllVariants(std::move(scenario->workloads)), std::move(*text)};
 }
 
 }  // namespace airtime

@@ -3,8 +3,9 @@
 // fuzzer (fuzz/http_body_fuzzer.cc) calls it alone.
 //
 // Rules for what a tenant sends (docs/workload-format.md):
-//   - every string (name, tenant, command, env names and values, workdir, metrics path and
-//     names, mig, family) is valid UTF-8 and holds no NUL byte;
+//   - every string (name, tenant, command, env names and values, a model variant's command
+//     and env, workdir, metrics path and names, mig, family) is valid UTF-8 and holds no NUL
+//     byte;
 //   - a name is also 1..128 bytes, holds no control character (C0, DEL, C1, U+2028/9) and
 //     is not all digits: the API reads an all-digit key as a workload id, so such a name
 //     could not be reached by name;
@@ -42,7 +43,9 @@ struct Submission {
 
 // Parses `body` (YAML, or JSON with surrogate pairs), refuses simulator-only parts and
 // checks each workload's text; a tenant caller's workloads get its tenant (naming another is
-// kPermissionDenied). No daemon state: duplicate names are the daemon's to find.
+// kPermissionDenied). A service with model variants comes back as its members
+// (ExpandAllVariants), "<service>/<variant>", each running its variant's command. No daemon
+// state: duplicate names are the daemon's to find.
 StatusOr<Submission> ParseSubmission(const Caller& caller, std::string_view body,
                                      std::string_view origin);
 

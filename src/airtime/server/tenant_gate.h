@@ -35,8 +35,9 @@ class TenantGate final : public ControlPlane {
   Status SetPriority(const Caller& c, std::string_view id, int priority) override {
     return c.admin ? inner_.SetPriority(c, id, priority) : Refused(c);
   }
-  Status ReportDemand(const Caller& c, std::string_view id, double rps) override {
-    return c.admin ? inner_.ReportDemand(c, id, rps) : Refused(c);
+  Status ReportDemand(const Caller& c, std::string_view id, double rps,
+                      std::string_view request_class) override {
+    return c.admin ? inner_.ReportDemand(c, id, rps, request_class) : Refused(c);
   }
   StatusOr<nlohmann::json> Gpus(const Caller& c) override {
     if (!c.admin) return Refused(c);

@@ -60,16 +60,11 @@ SimInput MakeSimInput(Cluster cluster, std::vector<WorkloadSpec> workloads,
                       std::vector<ScenarioEvent> events) {
   std::vector<GpuCost> costs = DefaultGpuCosts(cluster.catalog());
   // A service with variants runs as one member per variant (ExpandVariants).
-  std::vector<WorkloadSpec> expanded;
-  expanded.reserve(workloads.size());
-  for (WorkloadSpec& w : workloads) {
-    if (w.realtime.variants.empty() || w.realtime.is_member()) {
-      expanded.push_back(std::move(w));
-      continue;
-    }
-    for (WorkloadSpec& m : ExpandVariants(w)) expanded.push_back(std::move(m));
-  }
-  SimInput in{std::move(cluster), std::move(expanded), std::move(events), {}, std::move(costs)};
+  SimInput in{std::move(cluster),
+              ExpandAllVariants(std::move(workloads)),
+              std::move(events),
+              {},
+              std::move(costs)};
   std::stable_sort(
       in.workloads.begin(), in.workloads.end(),
       [](const WorkloadSpec& a, const WorkloadSpec& b) { return a.submit_at < b.submit_at; });
