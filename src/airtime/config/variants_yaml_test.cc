@@ -255,6 +255,16 @@ TEST(VariantsYamlTest, HostileInputNamesTheField) {
               9, {"demand", "demand_trace"});
   ExpectError(Chat("", "    demand: [{at: 0, rps: 1}]\n"), 20,
               {"field 'demand'", "each class its own demand"});
+  // Too many variants or classes (the mix search grows with them): refused, with the count,
+  // at the list's first line.
+  std::string many_variants = bare + "  variants:\n";
+  for (int i = 0; i < 9; ++i)
+    many_variants += "    - {name: v" + std::to_string(i) + ", gpus: 1, throughput: {H100: 1}}\n";
+  ExpectError(many_variants, 5, {"field 'variants'", "at most 8 variants, found 9"});
+  std::string many_classes =
+      bare + "  variants: [{name: a, gpus: 1, throughput: {H100: 1}}]\n  classes:\n";
+  for (int i = 0; i < 17; ++i) many_classes += "    - {name: c" + std::to_string(i) + "}\n";
+  ExpectError(many_classes, 6, {"field 'classes'", "at most 16 classes, found 17"});
 }
 
 // A job after Chat() (its name on line 20) that produces `what` ("{service: chat, variant:

@@ -234,6 +234,9 @@ Status ReadClasses(const MapReader& r, WorkloadSpec* s, std::vector<TraceSource>
   YAML::Node list = r.Get("classes");
   if (!list.IsSequence() || list.size() == 0)
     return r.Expected("classes", "a non-empty list of {name: <class>, demand: [...]}");
+  if (list.size() > kMaxClasses)
+    return r.FieldError("classes", "expected at most " + std::to_string(kMaxClasses) +
+                                       " classes, found " + std::to_string(list.size()));
   size_t i = 0;
   for (const auto& item : list) {
     const std::string field = "classes[" + std::to_string(i++) + "]";
@@ -268,6 +271,9 @@ Status ReadVariants(const MapReader& r, const GpuCatalog& catalog, WorkloadSpec*
   YAML::Node list = r.Get("variants");
   if (!list.IsSequence() || list.size() == 0)
     return r.Expected("variants", "a non-empty list of {name, gpus, throughput: {TYPE: rps}, ...}");
+  if (list.size() > kMaxVariants)
+    return r.FieldError("variants", "expected at most " + std::to_string(kMaxVariants) +
+                                        " variants, found " + std::to_string(list.size()));
   RealtimeProfile& rt = s->realtime;
   size_t i = 0;
   for (const auto& item : list) {

@@ -299,6 +299,12 @@ Status ValidateVariants(const WorkloadSpec& s, const GpuCatalog& catalog, const 
   const RealtimeProfile& r = s.realtime;
   if (!(r.quality_floor >= 0 && r.quality_floor <= 1))
     return err("quality_floor", "expected a mean quality in [0, 1]");
+  if (r.variants.size() > kMaxVariants)
+    return err("variants", "expected at most " + std::to_string(kMaxVariants) +
+                               " variants, found " + std::to_string(r.variants.size()));
+  if (r.classes.size() > kMaxClasses)
+    return err("classes", "expected at most " + std::to_string(kMaxClasses) + " classes, found " +
+                              std::to_string(r.classes.size()));
   const size_t classes = std::max<size_t>(1, r.classes.size());
   for (size_t c = 0; c < r.classes.size(); ++c) {
     for (size_t d = 0; d < c; ++d)

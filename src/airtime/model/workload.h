@@ -88,6 +88,11 @@ struct DemandPoint {
 
 // RealtimeProfile::max_replicas when the service declares none.
 inline constexpr int kUnboundedReplicas = 1 << 20;
+// The most model variants and request classes one service may declare. The policy plans a
+// service's mix every cycle with a search whose work grows with variants squared times
+// classes (VariantMix), so a file or a tenant must not be able to ask for thousands.
+inline constexpr size_t kMaxVariants = 8;
+inline constexpr size_t kMaxClasses = 16;
 
 // One class of a realtime service's requests (code completion, conversation): its own demand
 // curve. Only services with variants split their demand by class.
