@@ -92,7 +92,7 @@ inline constexpr int kUnboundedReplicas = 1 << 20;
 // service's mix every cycle with a search whose work grows with variants squared times
 // classes (VariantMix), so a file or a tenant must not be able to ask for thousands.
 inline constexpr size_t kMaxVariants = 8;
-inline constexpr size_t kMaxClasses = 16;
+inline constexpr size_t kMaxClasses = 8;
 
 // One class of a realtime service's requests (code completion, conversation): its own demand
 // curve. Only services with variants split their demand by class.

@@ -162,29 +162,41 @@ int64_t VariantMix::BeyondBudget(const RealtimeProfile& rt, const std::vector<in
   // Each variant's replicas fit only on the types it has a throughput for. What cannot fit
   // is the largest deficiency of Hall's theorem over the sets S of variants: what S needs
   // beyond the budget of the types S can use (max-flow min-cut on a tiny bipartite graph).
-  std::vector<size_t> busy;  // variants that need GPUs
-  for (size_t v = 0; v < need.size(); ++v)
-    if (need[v] > 0) busy.push_back(v);
-  auto deficiency = [&](const std::vector<size_t>& set) {
+  // Variants on the same types count as one (their needs summed): a service has few
+  // distinct type sets, so the sets to try stay few.
+  std::vector<std::vector<bool>> type_sets;
+  std::vector<int64_t> wants;
+  for (size_t v = 0; v < need.size(); ++v) {
+    if (need[v] <= 0) continue;
     std::vector<bool> types(budget.size(), false);
+    for (const auto& [t, rps] : rt.variants[v].throughput_rps)
+      if (rps > 0 && static_cast<size_t>(t) < types.size()) types[static_cast<size_t>(t)] = true;
+    const auto it = std::find(type_sets.begin(), type_sets.end(), types);
+    if (it == type_sets.end()) {
+      type_sets.push_back(std::move(types));
+      wants.push_back(need[v]);
+    } else {
+      wants[static_cast<size_t>(it - type_sets.begin())] += need[v];
+    }
+  }
+  // 2^n sets; n <= kMaxVariants (the parser's limit), else all of them at once alone (a
+  // lower estimate).
+  const size_t n = type_sets.size();
+  const bool each = n <= kMaxVariants;
+  int64_t worst = 0;
+  std::vector<bool> types(budget.size());
+  const uint32_t last = each ? (1u << n) - 1 : 1u;
+  for (uint32_t mask = 1; mask <= last && n > 0; ++mask) {
+    std::fill(types.begin(), types.end(), false);
     int64_t want = 0, have = 0;
-    for (size_t v : set) {
-      want += need[v];
-      for (const auto& [t, rps] : rt.variants[v].throughput_rps)
-        if (rps > 0 && static_cast<size_t>(t) < types.size()) types[static_cast<size_t>(t)] = true;
+    for (size_t i = 0; i < n; ++i) {
+      if (each && !(mask >> i & 1)) continue;
+      want += wants[i];
+      for (size_t t = 0; t < types.size(); ++t) types[t] = types[t] || type_sets[i][t];
     }
     for (size_t t = 0; t < types.size(); ++t)
       if (types[t]) have += budget[t];
-    return std::max<int64_t>(0, want - have);
-  };
-  if (busy.size() > 12) return deficiency(busy);  // the whole set alone: a lower estimate
-  int64_t worst = 0;
-  std::vector<size_t> set;
-  for (uint32_t mask = 1; mask < (1u << busy.size()); ++mask) {
-    set.clear();
-    for (size_t i = 0; i < busy.size(); ++i)
-      if (mask >> i & 1) set.push_back(busy[i]);
-    worst = std::max(worst, deficiency(set));
+    worst = std::max(worst, want - have);
   }
   return worst;
 }
@@ -319,9 +331,11 @@ VariantMix::Shares VariantMix::Search(const WorkloadSpec& spec, const std::vecto
   auto usable = [&](size_t v, size_t c) { return Usable(rt, available, v, c); };
   Shares best = Fixed(rt, Mode::kGeneralist, available, catalog);
   Figures best_f = eval(best);
-  // Every plan that sends each class wholly to one variant (while there are few).
+  // Every plan that sends each class wholly to one variant, while there are few (512: 8
+  // variants and 3 classes, 3 and 5; the search runs every cycle); beyond, the cheapest
+  // meeting the floor as a second start, and the moves below.
   double combos = std::pow(static_cast<double>(nv), static_cast<double>(nc));
-  if (combos <= 4096) {
+  if (combos <= 512) {
     std::vector<size_t> pick(nc, 0);
     for (bool more = nc > 0; more;) {
       bool valid = true;
