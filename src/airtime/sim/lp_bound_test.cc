@@ -330,6 +330,25 @@ TEST(LpBoundTest, NodeDowntimeAndCancellations) {
   EXPECT_NEAR(b.value, 10, 1e-6);  // one GPU-hour: a or b, not both; gone never finishes
 }
 
+// Every policy's replay of `in`, and the highest SLO attainment one reached (0: no requests).
+struct Replays {
+  std::vector<SimResult> results;
+  double best_attainment = 0;
+};
+Replays ReplayAll(const SimInput& in, const std::vector<std::string>& policies, uint64_t seed,
+                  TimeMs horizon) {
+  Replays out;
+  for (const std::string& p : policies) {
+    auto r = Simulate(in, p, SimOptions{seed, horizon, false});
+    EXPECT_TRUE(r.ok()) << p << ": " << r.status().ToString();
+    if (!r.ok()) continue;
+    if (r->metrics.requests > 0)
+      out.best_attainment = std::max(out.best_attainment, r->metrics.slo_attainment);
+    out.results.push_back(std::move(*r));
+  }
+  return out;
+}
+
 // "chat", a service of per_1k 1 with classes `code` and `conv` (each `rps`) and variants:
 // big (4 GPUs, 4 req/s, quality 1, every class), small (1 GPU, 2 req/s, quality 0.8, every
 // class) and, with `specialist`, coder (1 GPU, 4 req/s, quality 0.9, code alone); all on
@@ -423,15 +442,8 @@ TEST(LpBoundPropertyTest, NoPolicyEarnsMoreWithModelVariants) {
     chat.realtime.quality_floor = seed % 3 == 0 ? 0.85 : 0;
     ws.push_back(chat);
     SimInput in = MakeSimInput(base.cluster, ws, base.events);
-    double best_attainment = 0;
-    std::vector<SimResult> replays;
-    for (const std::string& p : policies) {
-      auto r = Simulate(in, p, SimOptions{seed, horizon, false});
-      ASSERT_TRUE(r.ok()) << p << ": " << r.status().ToString();
-      if (r->metrics.requests > 0)
-        best_attainment = std::max(best_attainment, r->metrics.slo_attainment);
-      replays.push_back(std::move(*r));
-    }
+    const auto [replays, best_attainment] = ReplayAll(in, policies, seed, horizon);
+    ASSERT_FALSE(HasFailure());
     LpBoundOptions bo;
     bo.slo = best_attainment;
     const LpBound b = ComputeLpBound(in, horizon, bo);
@@ -506,15 +518,8 @@ TEST(LpBoundPropertyTest, NoPolicyEarnsMoreOnRandomScenarios) {
         s.shape.min_gpus = 1;
       if (i % 3 == 0) s.speed_overrides = {{*cat.Find("L40S"), 1.3}, {*cat.Find("H100"), 0.9}};
     }
-    std::vector<SimResult> replays;
-    double best_attainment = 0;  // the highest SLO attainment a replay reached
-    for (const std::string& p : policies) {
-      auto r = Simulate(in, p, SimOptions{seed, horizon, false});
-      ASSERT_TRUE(r.ok()) << p << ": " << r.status().ToString();
-      if (r->metrics.requests > 0)
-        best_attainment = std::max(best_attainment, r->metrics.slo_attainment);
-      replays.push_back(std::move(*r));
-    }
+    const auto [replays, best_attainment] = ReplayAll(in, policies, seed, horizon);
+    ASSERT_FALSE(HasFailure());
     // The bound at an SLO target too, held to the best attainment reached: at the edge of
     // what the replays show a schedule can do.
     LpBoundOptions bo;
