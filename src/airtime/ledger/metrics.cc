@@ -143,8 +143,11 @@ Metrics::ServiceRate Metrics::GroupRate(const VariantLoad& load) {
     held += held_by[v];
   }
   const VariantRoute& route = load.route;
-  // GPU-milli freed: the best variant's replica-milli for the other variants' ready capacity
-  // (spares included, as the best variant would keep them too), less what those hold.
+  // GPU-milli freed: what the best variant would hold for what each other variant serves,
+  // less what that variant holds (cold starts included). The best variant's replicas: the
+  // whole ones that serve it, times the variant's own provisioning (its ready replicas over
+  // the whole ones its load needs: its spares), so that both count spares alike and an idle
+  // minimum replica is matched by one of the best variant's, not by its capacity.
   size_t best = 0;
   for (size_t v = 1; v < nv; ++v)
     if (rt.variants[v].quality > rt.variants[best].quality) best = v;
@@ -159,8 +162,15 @@ Metrics::ServiceRate Metrics::GroupRate(const VariantLoad& load) {
   std::vector<std::pair<GpuTypeId, double>> shares;
   for (size_t v = 0; v < nv; ++v) {
     const double served = load.Served(v);
-    if (v != best && best_rps > 0)
-      freed += load.capacity[v] / best_rps * best_milli - static_cast<double>(held_by[v]);
+    if (v != best && best_rps > 0) {
+      const double ready = static_cast<double>(load.ready[v].size());
+      const double per_replica = ready > 0 ? load.capacity[v] / ready : 0;
+      const double needs =
+          per_replica > 0 ? std::max(1.0, std::ceil(served / per_replica - 1e-9)) : 1;
+      const double provisioning = ready > 0 ? std::max(1.0, ready / needs) : 1;
+      const double best_replicas = std::ceil(served / best_rps - 1e-9) * provisioning;
+      freed += best_replicas * best_milli - static_cast<double>(held_by[v]);
+    }
     // Value by type: each variant's served requests over its ready replicas' types.
     if (load.capacity[v] > 0 && route.served_rps > 0)
       for (const auto& [type, rps] : load.ready[v])

@@ -49,11 +49,11 @@ struct ServiceMetrics {
   double quality_served = 0;  // requests served within the SLO, each times its variant's quality
   double quality_floor = 0;
   // GPU-ms freed by variant choice: what the best variant (quality 1, at its highest
-  // throughput per replica) would have held for the ready capacity of the other variants
-  // (their spares included: the best variant would keep spares too), less what those
-  // variants' replicas held (cold starts included). 0 under a policy that runs the best
-  // variant alone; < 0 where the other variants held more than that (a cold start, or a
-  // variant that needs more GPUs per request).
+  // throughput per replica) would have held for what each other variant served (the whole
+  // replicas that serve it, with spares in the proportion that variant kept), less what
+  // those variants' replicas held (cold starts included). 0 under a policy that runs the
+  // best variant alone; < 0 where the other variants held more than that (a cold start, or
+  // a variant that needs more GPUs per request).
   double gpu_ms_freed = 0;
   double slo_attainment() const { return requests > 0 ? requests_in_slo / requests : 1.0; }
   double mean_quality() const {

@@ -548,9 +548,11 @@ TEST(SimulatorVariantsTest, ValueTimesQualityAndGpuHoursFreed) {
   EXPECT_NEAR(c.mean_quality(), 0.8, 1e-9);
   EXPECT_NEAR(c.value, 0.8 * g.value, 1e-6);
   EXPECT_DOUBLE_EQ(g.gpu_ms_freed, 0);
-  // The small variant held 3 + 1 spare replicas (4 GPUs) from its start; once ready they
-  // give 8 req/s, for which the generalist needs 2 replicas (8 GPUs).
-  EXPECT_NEAR(c.gpu_ms_freed / 3.6e6, 8.0 * (7200 - 60) / 3600 - 4.0 * 2, 1e-6);
+  // The small variant held 3 + 1 spare replicas (4 GPUs) from its start: once ready, 4 for
+  // the 3 its load needs. The generalist needs 2 replicas for 6 req/s, with spares alike
+  // 2 x 4 / 3 (32 / 3 GPUs): 20 / 3 GPUs freed once ready, 4 GPUs held for nothing during
+  // the cold start.
+  EXPECT_NEAR(c.gpu_ms_freed / 3.6e6, (20.0 / 3 * (7200 - 60) - 4.0 * 60) / 3600, 1e-6);
   // The ledger counts a member's replicas useful by the share of their capacity that serves
   // requests: 6 of 12 req/s on 3 generalist replicas (12 GPUs), 6 of 8 on 4 small ones (4).
   const auto useful = [](const SimResult& r) {
@@ -561,11 +563,11 @@ TEST(SimulatorVariantsTest, ValueTimesQualityAndGpuHoursFreed) {
   EXPECT_EQ(cheap->ledger.sum(), cheap->ledger.installed_milli_ms);
 }
 
-// Where the freed GPUs went: 6 req/s on the small variant (4 replicas of 1 GPU, spare
-// included: 8 req/s) beside three 4-GPU jobs on 16 H100, so that nothing is free. The
-// generalist would have needed 4 GPUs more (2 replicas of 4 GPUs for the same capacity, less
-// the 4 GPUs held): they would have come from the least dense running job, the batch one,
-// which therefore took them.
+// Where the freed GPUs went: 6 req/s on the small variant (4 replicas of 1 GPU, a spare
+// included) beside three 4-GPU jobs on 16 H100, so that nothing is free. The generalist
+// would have needed 20 / 3 GPUs more (2 replicas of 4 GPUs, with spares alike 32 / 3 GPUs,
+// less the 4 held): they would have come from the least dense running jobs, the batch one
+// (its 4 GPUs), then a training one (the 8 / 3 left).
 TEST(SimulatorVariantsTest, TheGpusFreedByVariantChoiceGoToTheLeastDenseRunningWork) {
   const WorkloadSpec s = BigAndSmall({{0, 6.0}});
   WorkloadSpec batch = MakeJob("batch", WorkloadKind::kBatch, 4, 10 * 3600);
@@ -581,9 +583,10 @@ TEST(SimulatorVariantsTest, TheGpusFreedByVariantChoiceGoToTheLeastDenseRunningW
   const VariantFreedUse& f = cheap->metrics.freed_use;
   const auto kind = [](WorkloadKind k) { return static_cast<size_t>(k); };
   // Every job ran the whole replay: nothing was free once the replicas were ready.
-  EXPECT_NEAR(f.freed_ms / 3.6e6, 4.0 * (7200 - 60) / 3600, 1e-6);
-  EXPECT_NEAR(f.taken_ms[kind(WorkloadKind::kBatch)], f.freed_ms, 1e-6);
-  EXPECT_DOUBLE_EQ(f.taken_ms[kind(WorkloadKind::kTraining)], 0);
+  EXPECT_NEAR(f.freed_ms / 3.6e6, 20.0 / 3 * (7200 - 60) / 3600, 1e-6);
+  EXPECT_NEAR(f.taken_ms[kind(WorkloadKind::kBatch)] / 3.6e6, 4.0 * (7200 - 60) / 3600, 1e-6);
+  EXPECT_NEAR(f.taken_ms[kind(WorkloadKind::kTraining)] / 3.6e6, 8.0 / 3 * (7200 - 60) / 3600,
+              1e-6);
   EXPECT_DOUBLE_EQ(f.left_free_ms, 0);
   EXPECT_DOUBLE_EQ(f.beyond_ms, 0);
   // What the service's own figure nets out: its first cold start, when its replicas held
@@ -594,8 +597,9 @@ TEST(SimulatorVariantsTest, TheGpusFreedByVariantChoiceGoToTheLeastDenseRunningW
   // The JSON report carries it.
   const nlohmann::json j = ResultToJson(*cheap)["variant_freed"];
   EXPECT_NEAR(j["gpu_hours"].get<double>(), f.freed_ms / 3.6e6, 1e-9);
-  EXPECT_NEAR(j["taken_by"]["batch"].get<double>(), f.freed_ms / 3.6e6, 1e-9);
-  EXPECT_FALSE(j["taken_by"].contains("training")) << j.dump();
+  EXPECT_NEAR(j["taken_by"]["batch"].get<double>(), 4.0 * (7200 - 60) / 3600, 1e-9);
+  EXPECT_NEAR(j["taken_by"]["training"].get<double>(), 8.0 / 3 * (7200 - 60) / 3600, 1e-9);
+  EXPECT_FALSE(j["taken_by"].contains("eval")) << j.dump();
   EXPECT_DOUBLE_EQ(j["left_free_gpu_hours"].get<double>(), 0);
 }
 
@@ -613,9 +617,13 @@ TEST(SimulatorVariantsTest, TheGpusFreedByVariantChoiceAreOnTheBestVariantsTypes
   auto cheap = Simulate(in, "cheapest-meeting-quality", o);
   ASSERT_TRUE(cheap.ok());
   const VariantFreedUse& f = cheap->metrics.freed_use;
-  EXPECT_NEAR(f.freed_ms / 3.6e6, 4.0 * (7200 - 60) / 3600, 1e-6);
-  EXPECT_NEAR(f.taken_ms[static_cast<size_t>(WorkloadKind::kBatch)], f.freed_ms, 1e-6);
+  EXPECT_NEAR(f.freed_ms / 3.6e6, 20.0 / 3 * (7200 - 60) / 3600, 1e-6);
+  EXPECT_NEAR(f.taken_ms[static_cast<size_t>(WorkloadKind::kBatch)] / 3.6e6,
+              4.0 * (7200 - 60) / 3600, 1e-6);
   EXPECT_DOUBLE_EQ(f.left_free_ms, 0);
+  // The 8 / 3 GPUs left: no other job on H100 to take them; the generalist alone could not
+  // have served those requests.
+  EXPECT_NEAR(f.beyond_ms / 3.6e6, 8.0 / 3 * (7200 - 60) / 3600, 1e-6);
 }
 
 // Without the jobs the freed GPUs lie free.
