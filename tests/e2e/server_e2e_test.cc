@@ -1342,7 +1342,16 @@ TEST(ServerE2E, AQuantizeJobsVariantReplacesTheGeneralistAndItsGpusStartTheWaiti
   // up for its cold start (3 s). The run rows' stamps are the daemon's wall clock when it
   // recorded the start and saw the exit, a few ms off the engine's own times: 250 ms slack,
   // far from a break-before-make, which would end it about when the new one starts.
-  json big = GetJson(c, "/v1/workloads/chat%2Fbig");
+  // The engine gives the generalist's GPUs to the waiting job in the cycle that releases
+  // them; its process's exit is recorded when the daemon sees it, a moment later (slower
+  // under a sanitizer): wait for it.
+  json big;
+  for (const auto end = std::chrono::steady_clock::now() + 60s;
+       std::chrono::steady_clock::now() < end; std::this_thread::sleep_for(100ms)) {
+    big = GetJson(c, "/v1/workloads/chat%2Fbig");
+    if (big.contains("runs") && big["runs"].size() == 1 && !big["runs"][0]["ended_at"].is_null())
+      break;
+  }
   json int8 = GetJson(c, "/v1/workloads/chat%2Fint8");
   ASSERT_EQ(big["runs"].size(), 1u) << big.dump(2);
   ASSERT_GE(int8["runs"].size(), 1u) << int8.dump(2);

@@ -252,13 +252,14 @@ std::vector<WorkloadSpec> ExpandVariants(const WorkloadSpec& service) {
     m.realtime.max_replicas = std::max(m.realtime.min_replicas, mv.max_replicas);
     m.realtime.demand = SumCurves(by_default[v]);
     if (!mv.command.empty()) m.exec.argv = mv.command;
-    for (const auto& [key, value] : mv.env) {
+    for (const auto& variable : mv.env) {
+      // (Not a structured binding: clang 14, the fuzz build's, cannot capture one.)
       auto same = std::find_if(m.exec.env.begin(), m.exec.env.end(),
-                               [&](const auto& e) { return e.first == key; });
+                               [&](const auto& e) { return e.first == variable.first; });
       if (same != m.exec.env.end())
-        same->second = value;
+        same->second = variable.second;
       else
-        m.exec.env.push_back({key, value});
+        m.exec.env.push_back(variable);
     }
     // A replica that runs a command serves on a port (as a plain service's does).
     if (!m.exec.argv.empty()) m.exec.wants_port = true;
