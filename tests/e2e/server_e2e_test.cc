@@ -1359,7 +1359,14 @@ TEST(ServerE2E, AQuantizeJobsVariantReplacesTheGeneralistAndItsGpusStartTheWaiti
   const int64_t big_end = big["runs"][0]["ended_at"];
   const int64_t int8_start = int8["runs"][0]["started_at"];
   EXPECT_GE(big_end, int8_start + 3000 - 250) << big.dump(2) << int8.dump(2);
-  // The waiting job runs on GPUs the generalist gave back.
+  // The waiting job runs on GPUs the generalist gave back. The engine starts it in the
+  // cycle that frees them; its run (and so its GPUs) is recorded when launched, a moment
+  // later: wait for it.
+  for (const auto end = std::chrono::steady_clock::now() + 60s;
+       std::chrono::steady_clock::now() < end; std::this_thread::sleep_for(100ms)) {
+    backlog = GetJson(c, "/v1/workloads/backlog");
+    if (backlog.contains("gpus") && !backlog["gpus"].empty()) break;
+  }
   std::set<std::string> freed;
   for (const json& g : big["runs"][0]["gpus"]) freed.insert(g.get<std::string>());
   int reused = 0;
