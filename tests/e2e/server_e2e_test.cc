@@ -448,20 +448,20 @@ TEST(ServerE2E, HoldsAreLoggedScoredAndServedToTheirTenant) {
   EXPECT_EQ(holds["decisions_kept"], 1);
   std::cout << "GET /v1/holds (team-a):\n" << holds.dump(2) << "\n";
 
-  // Another tenant sees nothing of it, even naming it; the admin sees it.
+  // Another tenant sees nothing of it; naming it gets the 404 a name that does not exist
+  // gets. The admin sees it.
   httplib::Client b = as(team_b);
-  for (const char* path : {"/v1/holds", "/v1/holds?service=chat"}) {
-    json other = GetJson(b, path);
-    EXPECT_TRUE(other["services"].empty()) << path << ": " << other.dump();
-    EXPECT_TRUE(other["decisions"].empty()) << path;
-  }
+  json other = GetJson(b, "/v1/holds");
+  EXPECT_TRUE(other["services"].empty()) << other.dump();
+  EXPECT_TRUE(other["decisions"].empty());
   httplib::Client admin_client = as(admin);
   EXPECT_EQ(GetJson(admin_client, "/v1/holds?service=chat&limit=1")["decisions"].size(), 1u);
-  // An unknown service is an empty answer, not an error.
-  json unknown = GetJson(admin_client, "/v1/holds?service=nope");
-  ASSERT_TRUE(unknown.is_object());
-  EXPECT_TRUE(unknown["decisions"].empty());
-  EXPECT_TRUE(unknown["services"].empty());
+  for (auto [client, name] : {std::pair{&b, "chat"}, std::pair{&admin_client, "nope"}}) {
+    auto r = client->Get(std::string("/v1/holds?service=") + name);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 404) << name << ": " << r->body;
+    EXPECT_THAT(r->body, HasSubstr(std::string("no workload '") + name + "'"));
+  }
   // No token, a wrong token, bad parameters.
   auto none = httplib::Client(s.address()).Get("/v1/holds");
   ASSERT_TRUE(none);
@@ -493,6 +493,9 @@ TEST(ServerE2E, HoldsAreLoggedScoredAndServedToTheirTenant) {
   std::tie(rc, out) = cli(team_b, "holds");
   EXPECT_EQ(rc, 0) << out;
   EXPECT_THAT(out, HasSubstr("no hold-or-hand-off calls yet"));
+  std::tie(rc, out) = cli(team_a, "holds --service chta");
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_THAT(out, HasSubstr("no workload 'chta'"));
   std::tie(rc, out) = cli(team_a, "holds --service chat --limit 5 --json");
   EXPECT_EQ(rc, 0) << out;
   json cli_json = json::parse(out, nullptr, false);

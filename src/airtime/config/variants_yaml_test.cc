@@ -323,6 +323,56 @@ TEST(VariantsYamlTest, AJobInAnotherFileProducesAVariant) {
   std::filesystem::remove_all(dir);
 }
 
+// A variant declared `awaits_producer` waits for a job that may come later (a later
+// submission to the daemon): with no job of the text producing it, it names none and cannot
+// run; a job of the same text still links to it. The best variant of a class cannot wait.
+TEST(VariantsYamlTest, AVariantMayAwaitAProducerThatComesLater) {
+  auto s = ParseWorkloadYaml(Chat("        awaits_producer: true\n"), "w.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const ModelVariant& int8 = s->workloads[0].realtime.variants[1];
+  EXPECT_TRUE(int8.awaits_producer);
+  EXPECT_TRUE(int8.produced_by.empty());
+  EXPECT_FALSE(s->workloads[0].realtime.variants[0].awaits_producer);
+  for (const WorkloadSpec& m : ExpandVariants(s->workloads[0]))
+    EXPECT_TRUE(m.realtime.variants[1].awaits_producer);
+  auto linked = ParseWorkloadYaml(
+      Chat("        awaits_producer: true\n") + Producer("{service: chat, variant: int8}"),
+      "w.yaml");
+  ASSERT_TRUE(linked.ok()) << linked.status().ToString();
+  EXPECT_EQ(linked->workloads[0].realtime.variants[1].produced_by, "q");
+
+  ExpectError(
+      Replace(Chat(), "        gpus: 8\n", "        gpus: 8\n        awaits_producer: true\n"), 13,
+      {"workload 'chat'", "field 'variants[0].awaits_producer'", "variant 'fp16' cannot wait",
+       "best variant for class 'code'"});
+  ExpectError(Chat("        awaits_producer: yes please\n"), 20,
+              {"field 'variants[1].awaits_producer'"});
+}
+
+// A submission to the daemon may hold a job that produces a variant of a service accepted
+// before: ParseSubmissionYaml leaves it unlinked for the daemon, where a file load refuses
+// it. A name of the text that is not a service with variants is refused all the same.
+TEST(VariantsYamlTest, ASubmissionsJobMayNameAServiceOfAnEarlierSubmission) {
+  const std::string job =
+      "- name: q\n  kind: quantize\n  work: 1h\n  produces: {service: chat, variant: int8}\n";
+  auto later = ParseSubmissionYaml(job, "request");
+  ASSERT_TRUE(later.ok()) << later.status().ToString();
+  EXPECT_EQ(later->workloads[0].produces.service, "chat");
+  EXPECT_EQ(later->workloads[0].produces.variant_source, "request:4");
+  EXPECT_FALSE(ParseWorkloadYaml(job, "request").ok());
+  auto plain = ParseSubmissionYaml(
+      job + "- {name: chat, kind: realtime, slo: {latency_ms: 200, capacity_rps: 10}}\n",
+      "request");
+  ASSERT_FALSE(plain.ok());
+  EXPECT_THAT(plain.status().message(),
+              HasSubstr("field 'produces.service': expected a realtime service with variants"));
+  EXPECT_THAT(plain.status().message(), HasSubstr("a realtime service without variants"));
+  // With its service in the text, it links as in a file.
+  auto both = ParseSubmissionYaml(Chat() + Producer("{service: chat, variant: int8}"), "request");
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  EXPECT_EQ(both->workloads[0].realtime.variants[1].produced_by, "q");
+}
+
 TEST(VariantsYamlTest, HostileProducersNameTheField) {
   // No such service, or not one with variants.
   ExpectError(

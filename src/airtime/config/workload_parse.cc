@@ -276,13 +276,15 @@ Status ReadVariants(const MapReader& r, const GpuCatalog& catalog, WorkloadSpec*
                                         " variants, found " + std::to_string(list.size()));
   RealtimeProfile& rt = s->realtime;
   size_t i = 0;
+  std::vector<std::pair<int, std::string>> awaits;  // each variant's field: line, name
   for (const auto& item : list) {
     const std::string field = "variants[" + std::to_string(i++) + "]";
-    auto v = MapReader::Open(r.file(), item, r.subject(), field,
-                             {"name", "gpus", "gpu_type", "prefer", "gpu_fraction", "mig",
-                              "memory_gb", "locality", "cpu", "memory_gib", "throughput",
-                              "cold_start", "quality", "classes", "max_replicas", "command", "env"},
-                             r.LineOf("variants"));
+    auto v =
+        MapReader::Open(r.file(), item, r.subject(), field,
+                        {"name", "gpus", "gpu_type", "prefer", "gpu_fraction", "mig", "memory_gb",
+                         "locality", "cpu", "memory_gib", "throughput", "cold_start", "quality",
+                         "classes", "max_replicas", "command", "env", "awaits_producer"},
+                        r.LineOf("variants"));
     if (!v.ok()) return v.status();
     ModelVariant mv;
     AIRTIME_RETURN_IF_ERROR(v->Require("name"));
@@ -343,6 +345,7 @@ Status ReadVariants(const MapReader& r, const GpuCatalog& catalog, WorkloadSpec*
         mv.classes.push_back(static_cast<int>(it - known.begin()));
       }
     }
+    AIRTIME_RETURN_IF_ERROR(v->Bool("awaits_producer", &mv.awaits_producer));
     AIRTIME_RETURN_IF_ERROR(ReadCommand(*v, &mv.command, &mv.env));
     if (mv.command.empty() && s->exec.argv.empty()) {
       if (!mv.env.empty())
@@ -355,7 +358,14 @@ Status ReadVariants(const MapReader& r, const GpuCatalog& catalog, WorkloadSpec*
                           "and neither the variant nor the service has a command)");
     }
     rt.variants.push_back(std::move(mv));
+    awaits.emplace_back(v->LineOf("awaits_producer"), v->FieldName("awaits_producer"));
   }
+  // A variant that waits for its producer must not be one the service needs from the start.
+  for (size_t k = 0; k < rt.variants.size(); ++k)
+    if (rt.variants[k].awaits_producer)
+      if (std::string why = rt.WhyNotProduced(k); !why.empty())
+        return r.file().ErrorAt(awaits[k].first, awaits[k].second + ": variant '" +
+                                                     rt.variants[k].name + "' cannot wait: " + why);
   return OkStatus();
 }
 

@@ -172,6 +172,13 @@ StatusOr<Scenario> ParseWorkloadYaml(std::string_view text, std::string_view fil
   return scenario;
 }
 
+StatusOr<Scenario> ParseSubmissionYaml(std::string_view text, std::string_view filename) {
+  auto scenario = ParseUnlinked(text, filename, GpuCatalog::Builtin(), nullptr);
+  if (!scenario.ok()) return scenario.status();
+  AIRTIME_RETURN_IF_ERROR(LinkProducedVariants(&scenario->workloads, /*services_elsewhere=*/true));
+  return scenario;
+}
+
 StatusOr<Scenario> LoadWorkloadYaml(const std::string& path, const GpuCatalog& catalog,
                                     const InterferenceModel* families) {
   auto scenario = LoadUnlinked(path, catalog, families);
@@ -180,7 +187,7 @@ StatusOr<Scenario> LoadWorkloadYaml(const std::string& path, const GpuCatalog& c
   return scenario;
 }
 
-Status LinkProducedVariants(std::vector<WorkloadSpec>* workloads) {
+Status LinkProducedVariants(std::vector<WorkloadSpec>* workloads, bool services_elsewhere) {
   std::map<std::string, WorkloadSpec*> services;  // realtime services with variants, by name
   std::vector<std::string> service_names;
   for (WorkloadSpec& w : *workloads) {
@@ -195,6 +202,7 @@ Status LinkProducedVariants(std::vector<WorkloadSpec>* workloads) {
     if (it == services.end()) {
       auto named = std::find_if(workloads->begin(), workloads->end(),
                                 [&](const WorkloadSpec& w) { return w.name == p.service; });
+      if (named == workloads->end() && services_elsewhere) continue;
       const std::string found = named == workloads->end() ? "'" + p.service + "'"
                                 : named->is_service()
                                     ? "'" + p.service + "', a realtime service without variants"

@@ -71,6 +71,12 @@ StatusOr<Scenario> ParseWorkloadYaml(std::string_view text, std::string_view fil
                                      const GpuCatalog& catalog = GpuCatalog::Builtin(),
                                      const InterferenceModel* families = nullptr);
 
+// As ParseWorkloadYaml, for one submission to the daemon: a quantize or finetune job whose
+// `produces.service` names no workload of `text` stays unlinked (its ProducedVariant kept,
+// no variant's produced_by set), for the daemon to link to a service it accepted in an
+// earlier submission (Daemon::ClaimVariants). Everything else is checked alike.
+StatusOr<Scenario> ParseSubmissionYaml(std::string_view text, std::string_view filename);
+
 // Reads and parses the file at `path` (NotFound when it cannot be read).
 StatusOr<Scenario> LoadWorkloadYaml(const std::string& path,
                                     const GpuCatalog& catalog = GpuCatalog::Builtin(),
@@ -93,7 +99,9 @@ StatusOr<Scenario> LoadWorkloadYamlFiles(const std::vector<std::string>& paths,
 // `produces.service` or `produces.variant`. ParseWorkloadYaml, LoadWorkloadYaml and
 // LoadWorkloadYamlFiles call it (the last once every file is in: a job may produce a variant
 // of a service in another file).
-Status LinkProducedVariants(std::vector<WorkloadSpec>* workloads);
+// `services_elsewhere`: a job whose service names no workload of `workloads` stays unlinked
+// (ParseSubmissionYaml) instead of being refused.
+Status LinkProducedVariants(std::vector<WorkloadSpec>* workloads, bool services_elsewhere = false);
 
 // Checks what a parser cannot see alone: node events name nodes of `cluster`, and priority
 // and cancel events name workloads of the scenario. Call it once trace workloads have been

@@ -160,9 +160,22 @@ std::optional<WorkloadId> Engine::FindByName(std::string_view name) const {
 bool Engine::VariantAvailable(const RealtimeProfile& rt, size_t v) const {
   if (v >= rt.variants.size()) return false;
   const std::string& producer = rt.variants[v].produced_by;
-  if (producer.empty()) return true;
+  if (producer.empty()) return !rt.variants[v].awaits_producer;
   const std::optional<WorkloadId> id = FindByName(producer);
   return id && job(*id).phase == JobPhase::kDone;
+}
+
+StatusOr<std::shared_ptr<const WorkloadSpec>> Engine::SetVariantProducer(
+    WorkloadId member, size_t v, const std::string& producer) {
+  if (member < 0 || static_cast<size_t>(member) >= jobs_.size())
+    return NotFound("no workload with id " + std::to_string(member));
+  Job& job = jobs_[static_cast<size_t>(member)];
+  if (!job.s().realtime.is_member() || v >= job.s().realtime.variants.size())
+    return InvalidArgument("workload '" + job.s().name + "' has no variant " + std::to_string(v));
+  auto spec = std::make_shared<WorkloadSpec>(job.s());
+  spec->realtime.variants[v].produced_by = producer;
+  job.spec = spec;
+  return std::shared_ptr<const WorkloadSpec>(std::move(spec));
 }
 
 const Allocation* Engine::allocation(AllocationId id) const {

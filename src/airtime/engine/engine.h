@@ -141,11 +141,17 @@ class Engine {
   std::string Explain(WorkloadId id) const;
   // Model variants that work makes (ModelVariant::produced_by): whether variant `v` of the
   // service `rt` describes (the service's or any member's profile) may run now. One that
-  // names no producer may; one that does, once the job of that name has completed. Until
-  // then (the job has not arrived, waits, runs, failed and waits to run again, or was
-  // cancelled: then for good) its member gets no replicas, whatever the scale plug-in asks,
-  // and plug-ins plan without it.
+  // names no producer may, unless it awaits one (ModelVariant::awaits_producer); one that
+  // does, once the job of that name has completed. Until then (the job has not arrived,
+  // waits, runs, failed and waits to run again, or was cancelled: then for good) its member
+  // gets no replicas, whatever the scale plug-in asks, and plug-ins plan without it.
   bool VariantAvailable(const RealtimeProfile& rt, size_t v) const;
+  // Names job `producer` as the one that makes variant `v` of member `member`'s service (a
+  // producer that came after its service, the daemon's later submission): the member's spec
+  // becomes a copy that says so. Call it for every member of the service, between cycles;
+  // nothing else of the spec changes. Returns the new spec.
+  StatusOr<std::shared_ptr<const WorkloadSpec>> SetVariantProducer(WorkloadId member, size_t v,
+                                                                   const std::string& producer);
 
   // ---- Callable from plug-ins during a cycle.
   // Stops `allocation`; a job goes back to the queue with its checkpointed progress, a

@@ -33,6 +33,9 @@ std::string Engine::FilteredOut(const Job& job) const {
 
 std::string Engine::UnproducedNote(const RealtimeProfile& rt) const {
   const ModelVariant& mv = rt.variants[static_cast<size_t>(rt.variant)];
+  if (mv.produced_by.empty())
+    return "variant '" + mv.name + "' of '" + rt.group +
+           "' runs only once a quantize or finetune job has produced it; none names it yet";
   const std::optional<WorkloadId> producer = FindByName(mv.produced_by);
   std::string state = "which has not arrived";
   if (producer) {

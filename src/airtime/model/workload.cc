@@ -344,6 +344,9 @@ Status ValidateVariants(const WorkloadSpec& s, const GpuCatalog& catalog, const 
     if (!mv.produced_by.empty())
       if (std::string why = r.WhyNotProduced(v); !why.empty())
         return err(at, "job '" + mv.produced_by + "' cannot produce it: " + why);
+    if (mv.awaits_producer)
+      if (std::string why = r.WhyNotProduced(v); !why.empty())
+        return err(at + ".awaits_producer", "it cannot wait for a producer: " + why);
   }
   for (size_t c = 0; c < classes; ++c)
     if (r.DefaultVariantFor(static_cast<int>(c)) < 0)

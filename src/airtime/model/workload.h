@@ -115,8 +115,11 @@ struct ModelVariant {
   int max_replicas = kUnboundedReplicas;
   // The job that makes this variant (a quantize or finetune job's WorkloadSpec::produces;
   // the loader links the two): the variant cannot run until that job has completed. "":
-  // available from the start.
+  // available from the start (unless awaits_producer).
   std::string produced_by;
+  // Declared as made by a quantize or finetune job that may come later (a later submission
+  // to the daemon): with no produced_by yet, the variant waits for one (it cannot run).
+  bool awaits_producer = false;
   // What the daemon runs for one replica of this variant (its model's server): the
   // program and its arguments, and variables added to the service's environment (a name
   // the service sets too takes the variant's value). No command: the service's command.

@@ -730,12 +730,15 @@ Status Daemon::Persist(const WorkloadRec& w) {
   return store_->UpdateWorkload(w.row);
 }
 
-Status Daemon::RecordDemand(WorkloadRec& w, double rps, TimeMs now) {
+Status Daemon::RecordDemand(WorkloadRec& w, double rps, TimeMs now,
+                            const std::string& request_class, double class_rps) {
   w.row.demand_rps = rps;
   w.row.demand_at = now;
   Status st = store_->Transaction([&]() -> Status {
     AIRTIME_RETURN_IF_ERROR(Persist(w));
     AIRTIME_RETURN_IF_ERROR(store_->AddDemand(w.row.id, now, rps));
+    if (!request_class.empty())
+      AIRTIME_RETURN_IF_ERROR(store_->SetClassDemand(w.row.id, request_class, class_rps, now));
     // Hourly, what no forecast reads any more goes.
     if (now - demand_pruned_at_ < kHour) return OkStatus();
     demand_pruned_at_ = now;

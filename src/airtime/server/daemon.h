@@ -263,8 +263,11 @@ class Daemon final : public ControlPlane {
   Status Persist(const WorkloadRec& w);
   // A service's new request rate, stored: its row and its demand history (what its
   // forecast starts from after a restart, kept for kDemandHistoryKept) in one commit. The
-  // caller feeds the engine its Event::Demand.
-  Status RecordDemand(WorkloadRec& w, double rps, TimeMs now);
+  // caller feeds the engine its Event::Demand. A member of a service split by request class
+  // (`request_class` named): `rps` is its own demand and `class_rps` that class's rate, kept
+  // as the class's last (Store::SetClassDemand) in the same commit; a restart feeds both back.
+  Status RecordDemand(WorkloadRec& w, double rps, TimeMs now, const std::string& request_class = "",
+                      double class_rps = 0);
   // The ledger across restarts (daemon_ledger.cc, ledger_record.h): CarryLedger takes on
   // what the store saved and returns a phrase for the startup note; SaveLedger writes it.
   std::string CarryLedger(TimeMs now);
@@ -274,6 +277,29 @@ class Daemon final : public ControlPlane {
   void SaveHolds(TimeMs now);
 
   void CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch);
+  // A quantize or finetune job of a later submission that produces a variant of a service
+  // accepted earlier (ParseSubmissionYaml left it unlinked): the service's name, its
+  // variant's index, and the job's index in its submission.
+  struct VariantClaim {
+    std::string service;
+    size_t variant = 0;
+    size_t job = 0;
+  };
+  // Checks each such job of `specs` against the daemon's services (daemon_produced.cc):
+  // the service exists, is the caller's, has variants and has not ended; the variant is
+  // one of its own, awaits a producer, and no job has produced it or is producing it (one
+  // that failed or was cancelled may be replaced). `claimed`: variants ("service/variant")
+  // claimed by jobs this batch accepted before, with the job's name. Errors are 400s naming
+  // the job's `produces` field and its value.
+  StatusOr<std::vector<VariantClaim>> CheckClaims(
+      const Caller& caller, const std::vector<WorkloadSpec>& specs,
+      std::map<std::string, std::string>* claimed) const;
+  // Names job `job` as the producer of the claimed variant in every member's spec (the
+  // engine's too, Engine::SetVariantProducer).
+  void ApplyClaim(const VariantClaim& claim, const std::string& job);
+  // The variants of services with variants whose producer completed before this daemon
+  // started ("service/variant" -> the job): recovery makes them plain variants.
+  std::map<std::string, std::string> produced_variants_;
   // by_name_, and members_of_ for a member of a service with model variants.
   void IndexName(const WorkloadRec& w);
   StatusOr<WorkloadRec*> Find(const Caller& caller, std::string_view id_or_name);

@@ -33,6 +33,15 @@ namespace {
 json OptionalJson(const std::optional<TimeMs>& v) { return v ? json(*v) : json(nullptr); }
 json OptionalJson(const std::optional<int32_t>& v) { return v ? json(*v) : json(nullptr); }
 
+// A member's request classes and the rate each sees now, by name.
+json ClassRates(const Job& job) {
+  json out = json::object();
+  const std::vector<RequestClass>& classes = job.s().realtime.classes;
+  for (size_t c = 0; c < classes.size(); ++c)
+    out[classes[c].name] = c < job.class_rps.size() ? job.class_rps[c] : 0.0;
+  return out;
+}
+
 }  // namespace
 
 StatusOr<json> Daemon::Submit(const Caller& caller, std::string_view body,
@@ -66,6 +75,8 @@ StatusOr<json> Daemon::Submit(const Caller& caller, std::string_view body,
 void Daemon::CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch) {
   std::unordered_set<std::string> names;
   std::vector<std::shared_ptr<PendingSubmit>> ok;
+  std::vector<std::vector<VariantClaim>> claims;  // ok's, each submission's
+  std::map<std::string, std::string> claimed;
   // A service with variants takes its own name too: it reaches its members.
   const auto taken = [&](const std::string& name) {
     return by_name_.count(name) || members_of_.count(name) || names.count(name);
@@ -84,11 +95,20 @@ void Daemon::CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch
         break;
       }
     }
+    // Its jobs that produce a variant of a service accepted before.
+    std::map<std::string, std::string> claimed_too = claimed;
+    StatusOr<std::vector<VariantClaim>> mine_claims(std::vector<VariantClaim>{});
+    if (st.ok()) {
+      mine_claims = CheckClaims(p->caller, p->specs, &claimed_too);
+      st = mine_claims.status();
+    }
     if (!st.ok()) {
       p->done.set_value(st);
       continue;
     }
     names.insert(mine.begin(), mine.end());
+    claimed = std::move(claimed_too);
+    claims.push_back(std::move(*mine_claims));
     ok.push_back(p);
   }
   if (ok.empty()) return;
@@ -133,6 +153,7 @@ void Daemon::CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch
   SaveMarks();
   engine_->SetPaused(true);
   for (size_t i = 0; i < ok.size(); ++i) {
+    for (const VariantClaim& c : claims[i]) ApplyClaim(c, ok[i]->specs[c.job].name);
     json accepted = json::array();
     for (size_t k = 0; k < rows[i].size(); ++k) {
       WorkloadRec w;
@@ -210,6 +231,8 @@ json Daemon::View(const WorkloadRec& w, bool full) const {
     const RealtimeProfile& rt = w.spec->realtime;
     v["service"] = rt.group;
     v["variant"] = rt.variants[static_cast<size_t>(rt.variant)].name;
+    if (w.eid != kNoWorkload && !IsFinalState(w.row.state))
+      v["class_rps"] = ClassRates(engine_->job(w.eid));
   }
   json gpus = json::array();
   std::vector<const RunRec*> live;
@@ -286,6 +309,8 @@ json Daemon::ServiceView(const Target& t, bool full) const {
       finished = m->row.finished_at;
     preemptions += m->row.preemptions;
     v["demand_rps"] = std::max(v["demand_rps"].get<double>(), m->row.demand_rps);
+    // Every member hears each class's rate: the first live member's are the service's.
+    if (!v.contains("class_rps") && mv.contains("class_rps")) v["class_rps"] = mv["class_rps"];
     for (const json& g : mv["gpus"]) gpus.push_back(g);
     int r = 0, tg = 0;
     if (mv.contains("replicas")) {
@@ -606,10 +631,15 @@ Status Daemon::ReportDemand(const Caller& caller, std::string_view id_or_name, d
     const TimeMs now = std::max(WallNow(), engine_->now());
     std::vector<Event> events;
     for (WorkloadRec* w : live) {
-      // Stored where one rate is the whole demand (a plain service, a service with one
-      // class): what a restart feeds back. A class of several is not kept across a restart.
-      if (classes.size() <= 1) AIRTIME_RETURN_IF_ERROR(RecordDemand(*w, rps, now));
-      for (const Event& e : DemandEvents(*w, c, rps, now)) events.push_back(e);
+      const std::vector<Event> mine = DemandEvents(*w, c, rps, now);
+      // Stored, what a restart feeds back: the rate where one rate is the whole demand (a
+      // plain service, a service with one class); with several classes, the class's rate
+      // and the member's own demand that follows (the last event's).
+      if (classes.size() <= 1)
+        AIRTIME_RETURN_IF_ERROR(RecordDemand(*w, rps, now));
+      else
+        AIRTIME_RETURN_IF_ERROR(RecordDemand(*w, mine.back().rps, now, names[c], rps));
+      events.insert(events.end(), mine.begin(), mine.end());
     }
     FeedTogether(events);
     return OkStatus();

@@ -1,6 +1,7 @@
 // Daemon: the 3 a.m. report in the API (GET /v1/holds), and kept across restarts
 // (hold_record.h).
 #include <iostream>
+#include <unordered_set>
 
 #include "airtime/ledger/hold_json.h"
 #include "airtime/server/daemon.h"
@@ -41,10 +42,23 @@ StatusOr<json> Daemon::Holds(const Caller& caller, const HoldsFilter& filter) {
     const TimeMs now = std::max(WallNow(), engine_->now());
     ledger_->Advance(now);
     AccountValue(now);
+    // `service`: a realtime service, or one with model variants, whose calls are its
+    // members' (each call names its member). A name the caller cannot see is as unknown as
+    // one that does not exist: the same 404 (Resolve), so a tenant cannot tell them apart.
+    std::unordered_set<std::string> named;
+    if (!filter.service.empty()) {
+      auto t = Resolve(caller, filter.service);
+      if (!t.ok()) return t.status();
+      const WorkloadRec& first = *t->recs.front();
+      if (!first.spec->is_service())
+        return InvalidArgument("query 'service': workload '" + t->name + "' is " + first.row.kind +
+                               ", not a realtime service: it makes no hold-or-hand-off call");
+      for (const WorkloadRec* w : t->recs) named.insert(w->row.name);
+    }
     // A tenant sees its own services' calls: names are unique over the data directory's
     // life, so a call's service name finds its workload (and tenant) after a restart too.
     auto visible = [&](const std::string& name) {
-      if (!filter.service.empty() && name != filter.service) return false;
+      if (!filter.service.empty() && !named.count(name)) return false;
       if (caller.admin) return true;
       auto it = by_name_.find(name);
       return it != by_name_.end() && workloads_.at(it->second).row.tenant == caller.tenant;

@@ -35,25 +35,40 @@ Status Daemon::Recover() {
   std::unordered_set<std::string> completed;
   for (const WorkloadRow& row : *rows)
     if (row.state == "succeeded") completed.insert(row.name);
+  // Each stored submission, parsed as ParseSubmission parsed it: services with variants
+  // expanded into their members, which the rows index.
+  auto scenario_of = [&](int64_t submission) -> const StatusOr<Scenario>& {
+    auto sit = parsed.find(submission);
+    if (sit != parsed.end()) return sit->second;
+    auto sub = store_->GetSubmission(submission);
+    sit = parsed
+              .emplace(submission, sub.ok() ? ParseSubmissionYaml(sub->body, sub->origin)
+                                            : StatusOr<Scenario>(sub.status()))
+              .first;
+    if (sit->second.ok())
+      sit->second->workloads = ExpandAllVariants(std::move(sit->second->workloads));
+    return sit->second;
+  };
+  // Jobs of later submissions that produce a service's variant (CheckClaims accepted them
+  // in this order, each replacing one that had failed or been cancelled): the newest is the
+  // variant's producer. "service/variant" -> the job's name.
+  std::map<std::string, std::string> claims;
+  for (const WorkloadRow& row : *rows) {
+    const StatusOr<Scenario>& sc = scenario_of(row.submission_id);
+    if (!sc.ok() || row.index >= static_cast<int32_t>(sc->workloads.size())) continue;
+    const WorkloadSpec& job = sc->workloads[static_cast<size_t>(row.index)];
+    if (job.produces.empty()) continue;
+    bool here = false;  // linked at parse time
+    for (const WorkloadSpec& s : sc->workloads) here |= s.realtime.group == job.produces.service;
+    if (!here) claims[job.produces.service + "/" + job.produces.variant] = job.name;
+  }
   int active = 0;
   for (WorkloadRow& row : *rows) {
     WorkloadRec w;
     w.row = std::move(row);
-    auto sit = parsed.find(w.row.submission_id);
-    if (sit == parsed.end()) {
-      auto sub = store_->GetSubmission(w.row.submission_id);
-      sit = parsed
-                .emplace(w.row.submission_id, sub.ok() ? ParseWorkloadYaml(sub->body, sub->origin)
-                                                       : StatusOr<Scenario>(sub.status()))
-                .first;
-      // The rows index the workloads as ParseSubmission gave them: services with variants
-      // expanded into their members.
-      if (sit->second.ok())
-        sit->second->workloads = ExpandAllVariants(std::move(sit->second->workloads));
-    }
+    const StatusOr<Scenario>& sc = scenario_of(w.row.submission_id);
     WorkloadSpec spec;
     spec.name = w.row.name;
-    const StatusOr<Scenario>& sc = sit->second;
     if (sc.ok() && w.row.index < static_cast<int32_t>(sc->workloads.size())) {
       spec = sc->workloads[static_cast<size_t>(w.row.index)];
     } else if (!IsFinalState(w.row.state)) {
@@ -64,8 +79,15 @@ Status Daemon::Recover() {
     }
     spec.tenant = w.row.tenant;
     spec.priority = w.row.priority;
-    for (ModelVariant& v : spec.realtime.variants)
-      if (completed.count(v.produced_by)) v.produced_by.clear();
+    for (ModelVariant& v : spec.realtime.variants) {
+      const std::string key = spec.realtime.group + "/" + v.name;
+      if (auto c = claims.find(key); c != claims.end()) v.produced_by = c->second;
+      if (completed.count(v.produced_by)) {
+        produced_variants_[key] = v.produced_by;
+        v.produced_by.clear();
+        v.awaits_producer = false;
+      }
+    }
     if (spec.is_service() && !IsFinalState(w.row.state)) {
       // What its forecast knew before the restart (RecordDemand).
       auto history = store_->DemandOf(w.row.id, now - kDemandHistoryKept);
@@ -80,10 +102,20 @@ Status Daemon::Recover() {
       books_->Observe(r);
       w.eid = r.arrived;
       by_engine_id_[w.eid] = w.row.id;
+      const std::vector<RequestClass>& classes = w.spec->realtime.classes;
+      // Each class's last rate, for a service of several (ReportDemand keeps them), then
+      // the stored rate: the one class's, or else the member's own demand.
+      if (w.spec->is_service() && classes.size() > 1) {
+        auto rates = store_->ClassDemandOf(w.row.id);
+        if (!rates.ok()) return rates.status();
+        for (const ClassDemandRow& r : *rates)
+          for (size_t c = 0; c < classes.size(); ++c)
+            if (classes[c].name == r.request_class)
+              books_->Observe(
+                  engine_->Handle(Event::ClassDemand(now, w.eid, static_cast<int>(c), r.rps)));
+      }
       if (w.spec->is_service() && w.row.demand_at > 0)
-        // The stored rate is the service's one class's (ReportDemand stores no other).
-        for (const Event& e :
-             DemandEvents(w, w.spec->realtime.classes.size() == 1 ? 0 : -1, w.row.demand_rps, now))
+        for (const Event& e : DemandEvents(w, classes.size() == 1 ? 0 : -1, w.row.demand_rps, now))
           books_->Observe(engine_->Handle(e));
     }
     const int64_t id = w.row.id;

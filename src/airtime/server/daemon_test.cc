@@ -18,12 +18,14 @@
 #include "airtime/api/tokens.h"
 #include "airtime/model/gpu_cost.h"
 #include "airtime/server/demand_scrape.h"
+#include "airtime/server/hold_record.h"
 
 namespace airtime {
 namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const Caller kAdmin{"", true};
 const Caller kTeamA{"team-a", false};
@@ -737,6 +739,145 @@ TEST_F(DaemonTest, DemandIsReportedPerRequestClass) {
   WaitFor("chat", "cancelled");
 }
 
+// The rates of a service split by request class are kept: after a restart every member
+// hears each class's last rate again (not its file's curve), and its own demand with it.
+TEST_F(DaemonTest, ARestartKeepsEachRequestClasssLastRate) {
+  Open("4xH100", "fifo");
+  Submit(kAdmin,
+         "- name: chat\n"
+         "  kind: realtime\n"
+         "  slo: {latency_ms: 200}\n"
+         "  classes: [{name: code, demand: [{at: 0, rps: 1}]}, {name: conv, demand: [{at: 0, rps: "
+         "2}]}]\n"
+         "  variants:\n"
+         "    - {name: big, gpus: 2, throughput: {H100: 10}, classes: [conv]}\n"
+         "    - {name: coder, gpus: 1, throughput: {H100: 10}, classes: [code]}\n");
+  EXPECT_EQ(Get("chat")["class_rps"], (json{{"code", 1.0}, {"conv", 2.0}}));
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 15, "code").ok());
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 4, "conv").ok());
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 12, "code").ok());
+  const json want = {{"code", 12.0}, {"conv", 4.0}};
+  EXPECT_EQ(Get("chat")["class_rps"], want);
+  EXPECT_EQ(Get("chat/coder")["demand_rps"], 12.0);  // its own: the class it serves
+  daemon_->Stop();
+  daemon_.reset();
+  Open("4xH100", "fifo");
+  json chat = Get("chat");
+  EXPECT_EQ(chat["class_rps"], want) << chat.dump(2);
+  EXPECT_EQ(Get("chat/big")["class_rps"], want);
+  EXPECT_EQ(Get("chat/coder")["demand_rps"], 12.0);
+  EXPECT_EQ(Get("chat/big")["demand_rps"], 4.0);
+  json coder;
+  for (int i = 0; i < 200; ++i) {
+    coder = Get("chat/coder");
+    if (coder.contains("replicas") && coder["replicas"]["target"] == 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(coder["replicas"]["target"], 2) << coder.dump(2);  // 12 rps at 10 per replica
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "chat").ok());
+  WaitFor("chat", "cancelled");
+}
+
+// A variant declared `awaits_producer` runs nothing until a quantize job of a later
+// submission produces it. The job's `produces` is checked against the daemon's services: an
+// unknown service (or another tenant's), one without variants, a job, an unknown variant, one
+// that runs from the start, one another live job is producing, or one produced already is a
+// 400 naming the field and the value. A cancelled producer may be replaced; the producer is
+// linked again after a restart, and the variant stays produced across one.
+TEST_F(DaemonTest, ALaterSubmissionsJobProducesAnAwaitedVariant) {
+  Open("4xH100");
+  Submit(kTeamA,
+         "- name: chat\n"
+         "  kind: realtime\n"
+         "  slo: {latency_ms: 200, min_replicas: 1, cold_start: 1s}\n"
+         "  quality_floor: 0.9\n"
+         "  value: {per_1k_requests: 1}\n"
+         "  command: [/bin/sh, -c, 'sleep 60']\n"
+         "  variants:\n"
+         "    - {name: big, gpus: 2, throughput: {H100: 10}}\n"
+         "    - {name: int8, gpus: 1, throughput: {H100: 10}, quality: 0.95, awaits_producer: "
+         "true}\n"
+         "- {name: web, kind: realtime, slo: {latency_ms: 200, capacity_rps: 10}}\n");
+  ASSERT_TRUE(daemon_->ReportDemand(kTeamA, "chat", 8, "").ok());
+  WaitFor("chat/big", "running");
+  EXPECT_THAT(Get("chat/int8")["reason"].get<std::string>(), HasSubstr("none names it yet"));
+  auto producer = [](const std::string& name, const std::string& service,
+                     const std::string& variant, const std::string& command) {
+    return "{name: " + name + ", kind: quantize, gpus: 1, command: " + command +
+           ", produces: {service: " + service + ", variant: " + variant + "}}\n";
+  };
+  auto refused = [&](const Caller& c, const std::string& body, const std::string& field,
+                     const std::string& what) {
+    auto r = daemon_->Submit(c, body, "request");
+    ASSERT_FALSE(r.ok()) << body;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
+    EXPECT_THAT(r.status().message(), HasSubstr("field 'produces." + field + "'")) << body;
+    EXPECT_THAT(r.status().message(), HasSubstr(what)) << body;
+  };
+  const std::string sleep = "[/bin/sleep, '60']";
+  refused(kTeamA, producer("q0", "nope", "int8", sleep), "service", "found 'nope'");
+  refused(kTeamB, producer("q0", "chat", "int8", sleep), "service", "found 'chat'");
+  refused(kTeamA, producer("q0", "web", "int8", sleep), "service",
+          "found 'web', a realtime service without variants");
+  refused(kTeamA, producer("q0", "chat", "int4", sleep), "variant",
+          "expected one of the variants of 'chat' (big, int8), found 'int4'");
+  refused(kTeamA, producer("q0", "chat", "big", sleep), "variant",
+          "variant 'chat/big' is not one a job produces");
+
+  Submit(kTeamA, producer("q1", "chat", "int8", sleep));
+  EXPECT_THAT(Get("chat/int8")["reason"].get<std::string>(), HasSubstr("job 'q1'"));
+  refused(kTeamA, producer("q2", "chat", "int8", sleep), "variant",
+          "variant 'chat/int8' is already claimed by job 'q1'");
+  refused(kTeamA, producer("q2", "q1", "int8", sleep), "service", "found 'q1', a quantize job");
+  ASSERT_TRUE(daemon_->Cancel(kTeamA, "q1").ok());
+  WaitFor("q1", "cancelled");
+  refused(
+      kTeamA,
+      "- " + producer("q2", "chat", "int8", sleep) + "- " + producer("q3", "chat", "int8", sleep),
+      "variant", "already claimed by job 'q2' of this submission");
+  // A cancelled producer left the variant waiting: another job may make it. The daemon
+  // restarts while that job runs; the next one links it again.
+  Submit(kTeamA, producer("q2", "chat", "int8", "[/bin/sleep, '2']"));
+  json q2 = WaitFor("q2", "running");
+  for (int i = 0; i < 200 && q2["runs"].empty(); ++i) {  // its run is recorded as it launches
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    q2 = Get("q2");
+  }
+  ASSERT_FALSE(q2["runs"].empty()) << q2.dump(2);
+  leftovers_.push_back(q2["runs"][0]["pid"].get<pid_t>());
+  for (const json& m : Get("chat")["runs"]) leftovers_.push_back(m["pid"].get<pid_t>());
+  daemon_->Stop();
+  daemon_.reset();
+  Open("4xH100");
+  EXPECT_THAT(Get("chat/int8")["reason"].get<std::string>(), HasSubstr("job 'q2'"));
+  // Work that waits for GPUs makes the cheaper variant worth switching to once it exists.
+  Submit(kTeamA,
+         "{name: backlog, kind: batch, gpus: 3, command: [/bin/sleep, '60'], value: "
+         "{on_completion: 5000}}\n");
+  WaitFor("q2", "succeeded");
+  json int8;
+  for (int i = 0; i < 400; ++i) {
+    int8 = Get("chat/int8");
+    if (int8.contains("replicas") && int8["replicas"]["running"] >= 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GE(int8["replicas"]["running"], 1) << int8.dump(2);
+  for (const json& r : int8["runs"]) leftovers_.push_back(r["pid"].get<pid_t>());
+  refused(kTeamA, producer("q3", "chat", "int8", sleep), "variant",
+          "variant 'chat/int8' has been produced already, by job 'q2'");
+  // Produced before a restart, it stays so after it.
+  daemon_->Stop();
+  daemon_.reset();
+  Open("4xH100");
+  EXPECT_THAT(Get("chat/int8")["reason"].get<std::string>(), Not(HasSubstr("runs only once")));
+  refused(kTeamA, producer("q3", "chat", "int8", sleep), "variant",
+          "variant 'chat/int8' has been produced already, by job 'q2'");
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "chat").ok());
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "backlog").ok());
+  WaitFor("chat", "cancelled");
+  WaitFor("backlog", "cancelled");
+}
+
 // A variant's command, env and name are checked as the service's, before anything is
 // committed: an error names the line or the variant's field.
 TEST_F(DaemonTest, AVariantsCommandFollowsTheSubmissionTextRules) {
@@ -854,21 +995,19 @@ TEST_F(DaemonTest, AServicesHoldIsRecordedScoredAndSeenOnlyByItsTenant) {
   EXPECT_NEAR(chat["requests_protected"].get<double>(), 4.0, 1e-6);
   EXPECT_GT(chat["held_gpu_hours"].get<double>(), 0);
 
-  // Another tenant sees nothing of it, even by name; the admin sees all.
-  for (const HoldsFilter& f : {HoldsFilter{}, HoldsFilter{"chat", 10}}) {
-    auto other = daemon_->Holds(kTeamB, f);
-    ASSERT_TRUE(other.ok());
-    EXPECT_TRUE((*other)["services"].empty()) << other->dump();
-    EXPECT_TRUE((*other)["decisions"].empty());
-    EXPECT_EQ((*other)["decisions_kept"], 0);
-  }
+  // Another tenant sees nothing of it; naming it, a 404 as for a name that does not exist.
+  auto other = daemon_->Holds(kTeamB, {});
+  ASSERT_TRUE(other.ok());
+  EXPECT_TRUE((*other)["services"].empty()) << other->dump();
+  EXPECT_TRUE((*other)["decisions"].empty());
+  EXPECT_EQ((*other)["decisions_kept"], 0);
+  EXPECT_EQ(daemon_->Holds(kTeamB, HoldsFilter{"chat", 10}).status().code(), StatusCode::kNotFound);
   auto admin = daemon_->Holds(kAdmin, HoldsFilter{"chat", 10});
   ASSERT_TRUE(admin.ok());
   EXPECT_EQ((*admin)["decisions"].size(), 1u);
   auto unknown = daemon_->Holds(kAdmin, HoldsFilter{"nope", 10});
-  ASSERT_TRUE(unknown.ok());
-  EXPECT_TRUE((*unknown)["decisions"].empty());
-  EXPECT_TRUE((*unknown)["services"].empty());
+  EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(unknown.status().message(), HasSubstr("no workload 'nope'"));
 
   // A cancelled service's call closes.
   ASSERT_TRUE(daemon_->Cancel(kTeamA, "chat").ok());
@@ -922,6 +1061,78 @@ TEST_F(DaemonTest, TheHoldLogIsCarriedAcrossARestart) {
               HasSubstr("holds: saved holds: 'services' is not an object; starting anew"));
   ASSERT_TRUE(daemon_->Cancel(kAdmin, "chat").ok());
   WaitFor("chat", "cancelled");
+}
+
+// GET /v1/holds?service= takes a service with model variants by its name: its members'
+// calls, each naming its member; a member's name gives that member's alone. A name that is
+// unknown, or another tenant's, is a 404 naming it (the same answer for both); a workload
+// that is not a service is a 400. (The calls are a saved log carried into the daemon: the
+// airtime policy makes none for members today.)
+TEST_F(DaemonTest, HoldsTakeAServiceWithVariantsByItsNameAndRefuseUnknownNames) {
+  Open("4xH100", "fifo");
+  Submit(kTeamA,
+         "- name: chat\n"
+         "  kind: realtime\n"
+         "  slo: {latency_ms: 200}\n"
+         "  variants:\n"
+         "    - {name: big, gpus: 2, throughput: {H100: 10}}\n"
+         "    - {name: small, gpus: 1, throughput: {H100: 10}, quality: 0.8}\n"
+         "- {name: web, kind: realtime, slo: {latency_ms: 200, capacity_rps: 10}}\n"
+         "- {name: job, kind: batch, work: 1h}\n");
+  daemon_->Stop();
+  daemon_.reset();
+  {
+    HoldRecord saved;
+    saved.saved_at = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    for (const char* name : {"chat/big", "web", "chat/small"}) {
+      ScoredHold call;
+      call.decision.at = saved.saved_at - 1000;
+      call.decision.name = name;
+      call.decision.needed = 1;
+      call.decision.held = 1;
+      call.decision.why = std::string("held for ") + name;
+      call.until = saved.saved_at;
+      saved.state.calls.push_back(call);
+    }
+    auto store = Store::Open(dir_ + "/data");
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    ASSERT_TRUE((*store)->SetMeta("holds", EncodeHoldRecord(saved)).ok());
+  }
+  Open("4xH100", "fifo");
+  auto names = [](const json& holds) {
+    std::vector<std::string> out;
+    for (const json& d : holds["decisions"]) out.push_back(d["service"]);
+    return out;
+  };
+  auto service = daemon_->Holds(kTeamA, HoldsFilter{"chat", 10});
+  ASSERT_TRUE(service.ok()) << service.status().ToString();
+  EXPECT_EQ(names(*service), (std::vector<std::string>{"chat/big", "chat/small"}))
+      << service->dump(2);
+  EXPECT_EQ((*service)["services"].size(), 2u);
+  EXPECT_TRUE((*service)["services"].contains("chat/small"));
+  auto member = daemon_->Holds(kTeamA, HoldsFilter{"chat/small", 10});
+  ASSERT_TRUE(member.ok()) << member.status().ToString();
+  EXPECT_EQ(names(*member), (std::vector<std::string>{"chat/small"}));
+  auto plain = daemon_->Holds(kAdmin, HoldsFilter{"web", 10});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(names(*plain), (std::vector<std::string>{"web"}));
+  EXPECT_EQ(names(*daemon_->Holds(kTeamA, {})).size(), 3u);
+
+  for (const auto& [caller, name] : std::vector<std::pair<Caller, std::string>>{
+           {kAdmin, "nope"}, {kTeamB, "chat"}, {kTeamB, "chat/big"}}) {
+    auto refused = daemon_->Holds(caller, HoldsFilter{name, 10});
+    ASSERT_FALSE(refused.ok()) << name;
+    EXPECT_EQ(refused.status().code(), StatusCode::kNotFound) << name;
+    EXPECT_THAT(refused.status().message(), HasSubstr("'" + name + "'"));
+  }
+  auto job = daemon_->Holds(kAdmin, HoldsFilter{"job", 10});
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(job.status().message(), HasSubstr("query 'service': workload 'job' is batch"));
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "chat").ok());
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "web").ok());
 }
 
 TEST_F(DaemonTest, TheHoldLogKeepsItsNewestCalls) {

@@ -104,7 +104,7 @@ StatusOr<Submission> ParseSubmission(const Caller& caller, std::string_view body
                                      std::string_view origin) {
   auto text = PrepareBody(body, origin);
   if (!text.ok()) return text.status();
-  auto scenario = ParseWorkloadYaml(*text, origin);
+  auto scenario = ParseSubmissionYaml(*text, origin);
   if (!scenario.ok()) return scenario.status();
   if (!scenario->events.empty() || !scenario->traces.empty())
     return InvalidArgument(std::string(origin) +

@@ -1,4 +1,4 @@
-// Store on SQLite: schema version 5, prepared statements cached for the Store's lifetime,
+// Store on SQLite: schema version 6, prepared statements cached for the Store's lifetime,
 // every value bound as a parameter. See store.h for what is stored and why.
 #include "airtime/store/store.h"
 
@@ -20,7 +20,7 @@
 namespace airtime {
 namespace {
 
-constexpr int64_t kSchemaVersion = 5;
+constexpr int64_t kSchemaVersion = 6;
 // The oldest schema OpenReadOnly reads (it cannot migrate: older stores are upgraded by the
 // next daemon of this airtime that opens them).
 constexpr int64_t kOldestReadableVersion = 4;
@@ -86,7 +86,13 @@ CREATE TABLE node_events(
   node TEXT NOT NULL,
   state TEXT NOT NULL);
 CREATE INDEX demand_by_workload ON demand(workload_id, at);
-PRAGMA user_version = 5;
+CREATE TABLE class_demand(
+  workload_id INTEGER NOT NULL REFERENCES workloads(id),
+  class TEXT NOT NULL,
+  rps REAL NOT NULL,
+  at INTEGER NOT NULL,
+  PRIMARY KEY(workload_id, class));
+PRAGMA user_version = 6;
 )sql";
 
 // From version 1: runs gain the Slurm backend's job id.
@@ -126,6 +132,18 @@ CREATE TABLE node_events(
 PRAGMA user_version = 5;
 )sql";
 
+// From version 5: the last rate of each request class of a service that splits its demand
+// by class (its members' rows), restored after a restart.
+constexpr char kMigrateFrom5[] = R"sql(
+CREATE TABLE class_demand(
+  workload_id INTEGER NOT NULL REFERENCES workloads(id),
+  class TEXT NOT NULL,
+  rps REAL NOT NULL,
+  at INTEGER NOT NULL,
+  PRIMARY KEY(workload_id, class));
+PRAGMA user_version = 6;
+)sql";
+
 // The cached statements; kSql holds their text in the same order.
 enum Statement {
   kAddSubmission,
@@ -150,6 +168,8 @@ enum Statement {
   kDaemonStarts,
   kAddNodeEvent,
   kNodeEvents,
+  kSetClassDemand,
+  kClassDemandOf,
   kStatementCount,
 };
 
@@ -193,6 +213,9 @@ constexpr std::array<const char*, kStatementCount> kSql = {
     "SELECT at, policy, cluster, gpus FROM daemon_starts ORDER BY at, rowid",
     "INSERT INTO node_events(at, node, state) VALUES(?, ?, ?)",
     "SELECT at, node, state FROM node_events ORDER BY at, rowid",
+    "INSERT INTO class_demand(workload_id, class, rps, at) VALUES(?, ?, ?, ?) "
+    "ON CONFLICT(workload_id, class) DO UPDATE SET rps = excluded.rps, at = excluded.at",
+    "SELECT class, rps, at FROM class_demand WHERE workload_id = ? ORDER BY class",
 };
 
 // Meta keys of the start-up check (store_marks.h).
@@ -667,7 +690,9 @@ Status Store::Impl::CreateSchema() {
       AIRTIME_RETURN_IF_ERROR(Exec(kMigrateFrom2, "migrate the schema from version 2"));
     if (*version <= 3)
       AIRTIME_RETURN_IF_ERROR(Exec(kMigrateFrom3, "migrate the schema from version 3"));
-    if (*version <= 4) return Exec(kMigrateFrom4, "migrate the schema from version 4");
+    if (*version <= 4)
+      AIRTIME_RETURN_IF_ERROR(Exec(kMigrateFrom4, "migrate the schema from version 4"));
+    if (*version <= 5) return Exec(kMigrateFrom5, "migrate the schema from version 5");
     return FailedPrecondition("unexpected schema version " + std::to_string(*version));
   });
 }
@@ -837,6 +862,34 @@ Status Store::PruneDemand(int64_t before) {
   Query q = impl_->Use(kPruneDemand);
   q.Bind(before);
   return impl_->Done(q, "prune demand");
+}
+
+Status Store::SetClassDemand(int64_t workload_id, const std::string& request_class, double rps,
+                             int64_t at) {
+  Query q = impl_->Use(kSetClassDemand);
+  q.Bind(workload_id);
+  q.Bind(request_class);
+  q.Bind(rps);
+  q.Bind(at);
+  return impl_->Done(q, "set class demand of workload " + std::to_string(workload_id));
+}
+
+StatusOr<std::vector<ClassDemandRow>> Store::ClassDemandOf(int64_t workload_id) {
+  if (impl_->schema_version < 6) return std::vector<ClassDemandRow>{};  // a read-only older store
+  Query q = impl_->Use(kClassDemandOf);
+  q.Bind(workload_id);
+  std::vector<ClassDemandRow> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    ClassDemandRow row;
+    q.Get(row.request_class);
+    q.Get(row.rps);
+    q.Get(row.at);
+    out.push_back(std::move(row));
+  }
+  if (rc != SQLITE_DONE)
+    return impl_->Error("class demand of workload " + std::to_string(workload_id), rc);
+  return out;
 }
 
 Status Store::AddDaemonStart(const DaemonStartRow& row) {

@@ -2,10 +2,11 @@
 //
 // What survives a crash of the daemon: every accepted submission (its original text, so a
 // restart re-parses exactly what was accepted), one row per workload (state, priority,
-// last reported demand, outcome), one row per run (a process the executor launched or was
-// about to launch: its GPUs, pid and process identity, run directory, outcome), and a few
-// key/value facts (meta). The daemon writes a run row in state "launching" and commits
-// BEFORE it starts the process, so a restart knows every process that may exist.
+// last reported demand, outcome), the last rate of each request class of a service split by
+// class, one row per run (a process the executor launched or was about to launch: its GPUs,
+// pid and process identity, run directory, outcome), and a few key/value facts (meta). The
+// daemon writes a run row in state "launching" and commits BEFORE it starts the process, so a
+// restart knows every process that may exist.
 //
 // Durability: journal_mode=WAL, synchronous=NORMAL (a committed transaction survives a
 // crash of the process; a power loss may lose the last ones), busy_timeout set.
@@ -72,6 +73,14 @@ struct RunRow {
   int64_t port = 0;                  // realtime replicas: the port given to it (0: none)
   int64_t slurm_job = 0;             // the Slurm backend's job id (0: a local process)
   std::string placed;                // where it went and why, as the daemon started it
+};
+
+// The last rate reported for one request class of a service that splits its demand by class
+// (RealtimeProfile::classes), kept per member workload.
+struct ClassDemandRow {
+  std::string request_class;  // the class's name
+  double rps = 0;
+  TimeMs at = 0;  // when it was reported
 };
 
 // One start of a daemon on the store: what it ran, so that `airtime sim --from-data` can
@@ -148,6 +157,12 @@ class Store {
   Status AddDemand(int64_t workload_id, int64_t at, double rps);
   StatusOr<std::vector<std::pair<int64_t, double>>> DemandOf(int64_t workload_id, int64_t since);
   Status PruneDemand(int64_t before);
+  // A request class's last rate (ClassDemandRow), one per workload and class: a new one
+  // replaces the old. ClassDemandOf reads a workload's, by class name; a read-only store of
+  // schema version 5 or older has none: empty.
+  Status SetClassDemand(int64_t workload_id, const std::string& request_class, double rps,
+                        int64_t at);
+  StatusOr<std::vector<ClassDemandRow>> ClassDemandOf(int64_t workload_id);
 
   // Each daemon start (by time), and each node event (by time). A read-only store of schema
   // version 4 has neither: empty.

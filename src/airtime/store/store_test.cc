@@ -466,9 +466,9 @@ TEST_F(StoreTest, ReopenKeepsData) {
   EXPECT_GT(*next, w.id);
 }
 
-TEST_F(StoreTest, DatabaseIsInWalModeWithSchemaVersion5) {
+TEST_F(StoreTest, DatabaseIsInWalModeWithSchemaVersion6) {
   EXPECT_EQ(RawSql(store_->path(), "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(RawSql(store_->path(), "PRAGMA user_version"), "5");
+  EXPECT_EQ(RawSql(store_->path(), "PRAGMA user_version"), "6");
   AddWorkload("w");
   EXPECT_TRUE(fs::exists(store_->path() + "-wal"));
   for (const char* index :
@@ -484,13 +484,13 @@ TEST_F(StoreTest, DatabaseIsInWalModeWithSchemaVersion5) {
 TEST_F(StoreTest, NewerSchemaVersionIsRefused) {
   std::string path = store_->path();
   store_.reset();
-  RawSql(path, "PRAGMA user_version = 6");
+  RawSql(path, "PRAGMA user_version = 7");
   StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(store.status().message(), HasSubstr(path));
   EXPECT_THAT(store.status().message(), HasSubstr("newer"));
-  EXPECT_THAT(store.status().message(), HasSubstr("schema version 6"));
+  EXPECT_THAT(store.status().message(), HasSubstr("schema version 7"));
 }
 
 // A version-1 store (before the Slurm backend) is migrated in place: its runs keep what they
@@ -508,11 +508,12 @@ TEST_F(StoreTest, Version1StoreGainsTheSlurmJobColumn) {
   RawSql(path, "DROP TABLE demand");
   RawSql(path, "DROP TABLE daemon_starts");
   RawSql(path, "DROP TABLE node_events");
+  RawSql(path, "DROP TABLE class_demand");
   RawSql(path, "PRAGMA user_version = 1");
   StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   store_ = std::move(*store);
-  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "5");
+  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "6");
   std::vector<RunRow> runs = Runs(false);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(Tie(runs[0]), Tie(r));
@@ -545,11 +546,12 @@ TEST_F(StoreTest, DemandHistoryIsKeptByWorkloadAndPruned) {
   RawSql(path, "ALTER TABLE runs DROP COLUMN placed");
   RawSql(path, "DROP TABLE daemon_starts");
   RawSql(path, "DROP TABLE node_events");
+  RawSql(path, "DROP TABLE class_demand");
   RawSql(path, "PRAGMA user_version = 2");
   StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   store_ = std::move(*store);
-  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "5");
+  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "6");
   EXPECT_TRUE(store_->DemandOf(a, 0)->empty());
   ASSERT_TRUE(store_->AddDemand(a, 4000, 4.0).ok());
   EXPECT_EQ(*store_->DemandOf(a, 0), (Points{{4000, 4.0}}));
@@ -568,11 +570,12 @@ TEST_F(StoreTest, Version3StoreGainsThePlacementColumn) {
   RawSql(path, "ALTER TABLE runs DROP COLUMN placed");
   RawSql(path, "DROP TABLE daemon_starts");
   RawSql(path, "DROP TABLE node_events");
+  RawSql(path, "DROP TABLE class_demand");
   RawSql(path, "PRAGMA user_version = 3");
   StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   store_ = std::move(*store);
-  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "5");
+  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "6");
   std::vector<RunRow> runs = Runs(false);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(Tie(runs[0]), Tie(r));
@@ -608,6 +611,7 @@ TEST_F(StoreTest, DaemonStartsAndNodeEventsRoundTripAndVersion4Migrates) {
   store_.reset();
   RawSql(path, "DROP TABLE daemon_starts");
   RawSql(path, "DROP TABLE node_events");
+  RawSql(path, "DROP TABLE class_demand");
   RawSql(path, "PRAGMA user_version = 4");
   {
     StatusOr<std::unique_ptr<Store>> old = Store::OpenReadOnly(dir_);
@@ -620,10 +624,47 @@ TEST_F(StoreTest, DaemonStartsAndNodeEventsRoundTripAndVersion4Migrates) {
   StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   store_ = std::move(*store);
-  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "5");
+  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "6");
   EXPECT_TRUE(store_->DaemonStarts()->empty());
   ASSERT_TRUE(store_->AddNodeEvent({6000, "n2", "down"}).ok());
   EXPECT_EQ(store_->NodeEvents()->size(), 1u);
+}
+
+// A request class's last rate: one per workload and class, a new one replacing the old, read
+// back by class name. A version-5 store gains the table (read-only, it reads as empty).
+TEST_F(StoreTest, ClassDemandKeepsTheLastRateOfEachClassAndVersion5Migrates) {
+  const int64_t a = AddWorkload("chat/big"), b = AddWorkload("chat/small");
+  ASSERT_TRUE(store_->SetClassDemand(a, "conv", 5.0, 1000).ok());
+  ASSERT_TRUE(store_->SetClassDemand(a, "code", 3.0, 1000).ok());
+  ASSERT_TRUE(store_->SetClassDemand(a, "code", 7.5, 2000).ok());
+  ASSERT_TRUE(store_->SetClassDemand(b, "code", 1.0, 1500).ok());
+  StatusOr<std::vector<ClassDemandRow>> rows = store_->ClassDemandOf(a);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].request_class, "code");
+  EXPECT_EQ((*rows)[0].rps, 7.5);
+  EXPECT_EQ((*rows)[0].at, 2000);
+  EXPECT_EQ((*rows)[1].request_class, "conv");
+  EXPECT_EQ((*rows)[1].rps, 5.0);
+  EXPECT_EQ(store_->ClassDemandOf(b)->size(), 1u);
+  EXPECT_EQ(store_->SetClassDemand(999, "code", 1.0, 1).code(), StatusCode::kInvalidArgument);
+
+  const std::string path = store_->path();
+  store_.reset();
+  RawSql(path, "DROP TABLE class_demand");
+  RawSql(path, "PRAGMA user_version = 5");
+  {
+    StatusOr<std::unique_ptr<Store>> old = Store::OpenReadOnly(dir_);
+    ASSERT_TRUE(old.ok()) << old.status().ToString();
+    EXPECT_TRUE((*old)->ClassDemandOf(a)->empty());
+  }
+  StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  store_ = std::move(*store);
+  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "6");
+  EXPECT_TRUE(store_->ClassDemandOf(a)->empty());
+  ASSERT_TRUE(store_->SetClassDemand(a, "code", 2.0, 3000).ok());
+  EXPECT_EQ((*store_->ClassDemandOf(a))[0].rps, 2.0);
 }
 
 // A reader sees what a writer committed while the writer keeps the store open, writes
@@ -692,7 +733,7 @@ TEST_F(StoreTest, ReadOnlyStoreNamesTheFileAndWhatIsWrong) {
 
   const std::string path = store_->path();
   store_.reset();
-  RawSql(path, "PRAGMA user_version = 6");
+  RawSql(path, "PRAGMA user_version = 7");
   store = Store::OpenReadOnly(dir_);
   ASSERT_FALSE(store.ok());
   EXPECT_THAT(store.status().message(), HasSubstr("newer"));
