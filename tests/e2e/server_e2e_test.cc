@@ -1420,6 +1420,89 @@ TEST(ServerE2E, AQuantizeJobsVariantReplacesTheGeneralistAndItsGpusStartTheWaiti
   s.Terminate();
 }
 
+// What a service with variants was told survives a SIGKILL of the daemon: each request
+// class's last rate (not its file's curve), and the producer a later submission named for a
+// variant declared awaits_producer, which completes after the restart and makes the variant
+// run. The service's name reaches its members' hold-or-hand-off calls.
+TEST(ServerE2E, ClassRatesAndALaterProducerSurviveASigkill) {
+  const std::string dir = TempDir();
+  Server s(dir + "/data", "4xH100");
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  std::ofstream(dir + "/chat.yaml")
+      << "- name: chat\n"
+         "  kind: realtime\n"
+         "  slo: {latency_ms: 200, min_replicas: 1, cold_start: 1s}\n"
+         "  quality_floor: 0.9\n"
+         "  value: {per_1k_requests: 1}\n"
+         "  command: [/bin/sh, -c, 'exec sleep 600']\n"
+         "  classes: [{name: code, demand: [{at: 0, rps: 1}]}, {name: conv, demand: [{at: 0, "
+         "rps: 1}]}]\n"
+         "  variants:\n"
+         "    - {name: big, gpus: 2, throughput: {H100: 10}}\n"
+         "    - {name: int8, gpus: 1, throughput: {H100: 10}, quality: 0.95, awaits_producer: "
+         "true}\n";
+  auto [rc, out] = Cli(s, "submit " + dir + "/chat.yaml");
+  ASSERT_EQ(rc, 0) << out;
+  std::tie(rc, out) = Cli(s, "demand chat 5 --class code");
+  ASSERT_EQ(rc, 0) << out;
+  std::tie(rc, out) = Cli(s, "demand chat 3 --class conv");
+  ASSERT_EQ(rc, 0) << out;
+  auto c = s.Client();
+  json view = WaitState(c, "chat", "running", 120s);
+  ASSERT_EQ(view.value("state", ""), "running") << view.dump(2);
+  const json rates = {{"code", 5.0}, {"conv", 3.0}};
+  EXPECT_EQ(view["class_rps"], rates) << view.dump(2);
+  // A later submission's job produces int8 (a refusal first: a variant that runs from the start).
+  std::ofstream(dir + "/bad.yaml") << "{name: q0, kind: quantize, gpus: 1, command: [/bin/true], "
+                                      "produces: {service: chat, variant: big}}\n";
+  std::tie(rc, out) = Cli(s, "submit " + dir + "/bad.yaml");
+  EXPECT_NE(rc, 0) << out;
+  EXPECT_THAT(out, HasSubstr("field 'produces.variant'"));
+  EXPECT_THAT(out, HasSubstr("'chat/big' is not one a job produces"));
+  std::ofstream(dir + "/quant.yaml") << "{name: quant, kind: quantize, gpus: 1, command: "
+                                        "[/bin/sleep, '4'], produces: {service: chat, variant: "
+                                        "int8}}\n";
+  std::tie(rc, out) = Cli(s, "submit " + dir + "/quant.yaml");
+  ASSERT_EQ(rc, 0) << out;
+  // The daemon is killed while the job runs.
+  ASSERT_EQ(WaitState(c, "quant", "running", 60s).value("state", ""), "running");
+  s.Kill();
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  auto again = s.Client();
+  view = WaitState(again, "chat", "running", 120s);
+  EXPECT_EQ(view["class_rps"], rates) << view.dump(2);
+  json int8 = GetJson(again, "/v1/workloads/chat%2Fint8");
+  EXPECT_THAT(int8.value("reason", ""), HasSubstr("job 'quant'")) << int8.dump(2);
+  ASSERT_EQ(WaitState(again, "quant", "succeeded", 120s).value("state", ""), "succeeded");
+  // The variant may run now: switching to it pays only where waiting work wants the GPUs.
+  std::ofstream(dir + "/backlog.yaml") << "{name: backlog, kind: batch, gpus: 3, command: "
+                                          "[/bin/sleep, '600'], value: {on_completion: 5000}}\n";
+  std::tie(rc, out) = Cli(s, "submit " + dir + "/backlog.yaml");
+  ASSERT_EQ(rc, 0) << out;
+  for (const auto end = std::chrono::steady_clock::now() + 120s;
+       std::chrono::steady_clock::now() < end; std::this_thread::sleep_for(100ms)) {
+    int8 = GetJson(again, "/v1/workloads/chat%2Fint8");
+    if (int8.contains("replicas") && int8["replicas"]["running"].get<int>() >= 1) break;
+  }
+  ASSERT_GE(int8["replicas"]["running"].get<int>(), 1) << int8.dump(2);
+  std::ofstream(dir + "/again.yaml") << "{name: quant2, kind: quantize, gpus: 1, command: "
+                                        "[/bin/true], produces: {service: chat, variant: int8}}\n";
+  std::tie(rc, out) = Cli(s, "submit " + dir + "/again.yaml");
+  EXPECT_NE(rc, 0) << out;
+  EXPECT_THAT(out, HasSubstr("'chat/int8' has been produced already, by job 'quant'"));
+  std::tie(rc, out) = Cli(s, "holds --service chat --json");
+  EXPECT_EQ(rc, 0) << out;
+  std::tie(rc, out) = Cli(s, "holds --service chta");
+  EXPECT_NE(rc, 0) << out;
+  EXPECT_THAT(out, HasSubstr("no workload 'chta'"));
+  std::tie(rc, out) = Cli(s, "cancel chat");
+  EXPECT_EQ(rc, 0) << out;
+  std::tie(rc, out) = Cli(s, "cancel backlog");
+  view = WaitState(again, "chat", "cancelled", 120s);
+  EXPECT_EQ(view.value("state", ""), "cancelled") << view.dump(2);
+  s.Terminate();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {

@@ -356,7 +356,8 @@ struct Produced {
       : cluster(testing::MakeCluster({{"H100", 8, 1}})), engine(cluster, MakePolicy()) {
     if (arrive) Arrive(0);
   }
-  void Arrive(TimeMs at) {
+  // `producer`, `awaits`: the small variant's ModelVariant::produced_by and awaits_producer.
+  void Arrive(TimeMs at, const std::string& producer = "quantize", bool awaits = false) {
     const GpuTypeId h100 = *GpuCatalog::Builtin().Find("H100");
     WorkloadSpec s = testing::MakeService("chat", 0);
     s.realtime.classes = {{"all", {{0, 1.0}}}};
@@ -368,7 +369,8 @@ struct Produced {
     small.name = "small";
     small.shape.gpu_count = 1;
     small.quality = 0.8;
-    small.produced_by = "quantize";
+    small.produced_by = producer;
+    small.awaits_producer = awaits;
     s.realtime.variants = {big, small};
     EXPECT_TRUE(ValidateSpec(s, GpuCatalog::Builtin()).ok());
     for (const WorkloadSpec& m : ExpandVariants(s))
@@ -461,6 +463,34 @@ TEST(ProducedVariantTest, AFailedOrCancelledProducerLeavesTheVariantUnavailable)
             std::string::npos)
       << f.engine.Explain(f.members[1]);
   EXPECT_EQ(f.Live(0), 2);  // the variants available from the start are unaffected
+}
+
+// A variant that awaits a producer no one has named yet runs nothing; once a job is named
+// (a later submission's, the daemon's Engine::SetVariantProducer on every member) and
+// completes, it runs from that cycle.
+TEST(ProducedVariantTest, AnAwaitedVariantRunsOnceTheProducerNamedLaterCompletes) {
+  Produced f(/*arrive=*/false);
+  f.Arrive(0, "", /*awaits=*/true);
+  EXPECT_EQ(f.Live(0), 2);
+  EXPECT_EQ(f.Live(1), 0);
+  EXPECT_FALSE(f.engine.VariantAvailable(f.Small().s().realtime, 1));
+  EXPECT_NE(f.engine.Explain(f.members[1]).find("none names it yet"), std::string::npos)
+      << f.engine.Explain(f.members[1]);
+  f.Quantize(kMinute);
+  ASSERT_NE(f.ProducerAllocation(), kNoAllocation);
+  EXPECT_EQ(f.Live(1), 0);  // a job that names no variant is not its producer
+  for (WorkloadId m : f.members) {
+    auto spec = f.engine.SetVariantProducer(m, 1, "quantize");
+    ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+    EXPECT_EQ((*spec)->realtime.variants[1].produced_by, "quantize");
+    EXPECT_EQ(&f.engine.job(m).s(), spec->get());
+  }
+  EXPECT_FALSE(f.engine.SetVariantProducer(f.members[0], 2, "quantize").ok());
+  EXPECT_FALSE(f.engine.SetVariantProducer(f.producer, 1, "quantize").ok());  // not a member
+  EXPECT_NE(f.engine.Explain(f.members[1]).find("job 'quantize'"), std::string::npos);
+  f.engine.Handle(Event::Completion(11 * kMinute, f.ProducerAllocation()));
+  EXPECT_EQ(f.Live(1), 2);
+  EXPECT_TRUE(f.engine.VariantAvailable(f.Small().s().realtime, 1));
 }
 
 }  // namespace
