@@ -187,6 +187,17 @@ StatusOr<Scenario> LoadWorkloadYaml(const std::string& path, const GpuCatalog& c
   return scenario;
 }
 
+StatusOr<size_t> FindProducedVariant(const RealtimeProfile& rt, const ProducedVariant& p) {
+  std::vector<std::string> names;
+  for (const ModelVariant& v : rt.variants) names.push_back(v.name);
+  const auto at = std::find(names.begin(), names.end(), p.variant);
+  if (at == names.end())
+    return InvalidArgument("expected one of the variants of '" + p.service + "' (" +
+                           Join(names, ", ") + "), found '" + p.variant + "'" +
+                           yaml_internal::DidYouMean(p.variant, names));
+  return static_cast<size_t>(at - names.begin());
+}
+
 Status LinkProducedVariants(std::vector<WorkloadSpec>* workloads, bool services_elsewhere) {
   std::map<std::string, WorkloadSpec*> services;  // realtime services with variants, by name
   std::vector<std::string> service_names;
@@ -214,15 +225,9 @@ Status LinkProducedVariants(std::vector<WorkloadSpec>* workloads, bool services_
               "), found " + found + yaml_internal::DidYouMean(p.service, service_names));
     }
     RealtimeProfile& rt = it->second->realtime;
-    std::vector<std::string> names;
-    for (const ModelVariant& v : rt.variants) names.push_back(v.name);
-    const auto at = std::find(names.begin(), names.end(), p.variant);
-    if (at == names.end())
-      return ProducesError(job, "variant",
-                           "expected one of the variants of '" + p.service + "' (" +
-                               Join(names, ", ") + "), found '" + p.variant + "'" +
-                               yaml_internal::DidYouMean(p.variant, names));
-    const auto v = static_cast<size_t>(at - names.begin());
+    const StatusOr<size_t> found = FindProducedVariant(rt, p);
+    if (!found.ok()) return ProducesError(job, "variant", found.status().message());
+    const size_t v = *found;
     ModelVariant& mv = rt.variants[v];
     if (!mv.produced_by.empty() && mv.produced_by != job.name) {
       std::string other_at;

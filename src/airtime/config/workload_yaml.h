@@ -99,6 +99,10 @@ StatusOr<Scenario> LoadWorkloadYamlFiles(const std::vector<std::string>& paths,
 // `produces.service` or `produces.variant`. ParseWorkloadYaml, LoadWorkloadYaml and
 // LoadWorkloadYamlFiles call it (the last once every file is in: a job may produce a variant
 // of a service in another file).
+// The index of the variant job's `p` names among `rt`'s variants, or the reason to refuse
+// its `produces.variant` (no location): "expected one of the variants of 'chat' (fp16,
+// int8), found 'int4' (did you mean 'int8'?)".
+StatusOr<size_t> FindProducedVariant(const RealtimeProfile& rt, const ProducedVariant& p);
 // `services_elsewhere`: a job whose service names no workload of `workloads` stays unlinked
 // (ParseSubmissionYaml) instead of being refused.
 Status LinkProducedVariants(std::vector<WorkloadSpec>* workloads, bool services_elsewhere = false);

@@ -6,7 +6,7 @@
 // daemon links it here: the job becomes the variant's producer in every member's spec, as
 // the same submission's job would have been at parse time. A restart links it again from
 // the stored texts (Recover).
-#include "airtime/base/strings.h"
+#include "airtime/config/workload_yaml.h"
 #include "airtime/server/daemon.h"
 
 namespace airtime {
@@ -63,14 +63,9 @@ StatusOr<std::vector<Daemon::VariantClaim>> Daemon::CheckClaims(
                         "service '" + p.service + "' has ended (" + recs.front()->row.state +
                             "): none of its variants will run");
     const RealtimeProfile& rt = live->spec->realtime;
-    std::vector<std::string> names;
-    for (const ModelVariant& v : rt.variants) names.push_back(v.name);
-    const auto at = std::find(names.begin(), names.end(), p.variant);
-    if (at == names.end())
-      return ClaimError(job, "variant",
-                        "expected one of the variants of '" + p.service + "' (" +
-                            Join(names, ", ") + "), found '" + p.variant + "'");
-    const auto v = static_cast<size_t>(at - names.begin());
+    const StatusOr<size_t> found = FindProducedVariant(rt, p);
+    if (!found.ok()) return ClaimError(job, "variant", found.status().message());
+    const size_t v = *found;
     const ModelVariant& mv = rt.variants[v];
     const std::string key = p.service + "/" + p.variant;
     if (auto done = produced_variants_.find(key); done != produced_variants_.end())
