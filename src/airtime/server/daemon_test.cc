@@ -113,6 +113,19 @@ class DaemonTest : public ::testing::Test {
            dir_ + "/www']\n";
   }
 
+  // `text`'s lines indented by two spaces (InFlightMetrics' lines in a list item).
+  static std::string Indent(const std::string& text) {
+    std::string out;
+    size_t start = 0;
+    while (start < text.size()) {
+      const size_t nl = text.find('\n', start);
+      const size_t end = nl == std::string::npos ? text.size() : nl + 1;
+      out += "  " + text.substr(start, end - start);
+      start = end;
+    }
+    return out;
+  }
+
   std::string dir_;
   std::unique_ptr<Daemon> daemon_;
   std::vector<pid_t> leftovers_;
@@ -1002,6 +1015,43 @@ TEST_F(DaemonTest, DemandIsScrapedFromTheReplicasMetrics) {
   EXPECT_LE(*in_slo, *requests + 1e-9);
   ASSERT_TRUE(daemon_->Cancel(kAdmin, "web").ok());
   WaitFor("web", "cancelled");
+}
+
+// A replica's exposition is read up to kMaxExpositionBytes: one larger is not read at all
+// (the daemon would otherwise hold whatever a replica sends), while a neighbour's, scraped in
+// the same rounds, is.
+TEST_F(DaemonTest, AnOversizedExpositionIsNotRead) {
+  Open("4xH100", "fifo");
+  std::filesystem::create_directories(dir_ + "/huge");
+  {
+    std::ofstream f(dir_ + "/huge/metrics");
+    f << "demo_in_flight 6\n";
+    const std::string padding = "# " + std::string(1022, 'x') + "\n";
+    for (size_t n = 0; n <= kMaxExpositionBytes / padding.size(); ++n) f << padding;
+  }
+  Submit(kAdmin,
+         "- name: web\n  kind: realtime\n"
+         "  slo: {latency_ms: 200, capacity_rps: 1000, min_replicas: 1, max_replicas: 1}\n" +
+             Indent(InFlightMetrics()) +
+             "- name: huge\n  kind: realtime\n"
+             "  slo: {latency_ms: 200, capacity_rps: 1000, min_replicas: 1, max_replicas: 1}\n"
+             "  metrics: {demand: [demo_in_flight]}\n"
+             "  command: [/bin/sh, -c, 'exec python3 -m http.server $PORT --bind 127.0.0.1 "
+             "--directory " +
+             dir_ + "/huge']\n");
+  WaitFor("huge", "running");
+  json w;
+  for (int i = 0; i < 300; ++i) {
+    w = Get("web");
+    if (w["demand_rps"].get<double>() >= 30) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GE(w["demand_rps"].get<double>(), 30) << w.dump(2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // five more rounds
+  EXPECT_EQ(Get("huge")["demand_rps"], 0.0);
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "web").ok());
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "huge").ok());
+  WaitFor("huge", "cancelled");
 }
 
 // A service with model variants and one request class that scrapes its replicas' metrics:
