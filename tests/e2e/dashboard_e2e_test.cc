@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -81,6 +82,40 @@ json GetJson(httplib::Client& c, const std::string& path) {
   auto r = c.Get(path);
   if (!r || r->status != 200) return json();
   return json::parse(r->body, nullptr, false);
+}
+
+// Runs web/e2e/dashboard.e2e.mjs with `args` in node, screenshots into
+// BUILD/test-output/`shots`; its exit status and output.
+std::pair<int, std::string> RunScript(const std::string& node, const std::string& chromium,
+                                      const fs::path& dir, const std::string& shots,
+                                      std::vector<std::string> args) {
+  const fs::path out = fs::path(AIRTIME_BINARY_DIR) / "test-output" / shots;
+  fs::remove_all(out);
+  const std::string script = std::string(AIRTIME_SOURCE_DIR) + "/web/e2e/dashboard.e2e.mjs";
+  args.insert(args.begin(), {node, script, "--out", out.string()});
+  const auto t0 = std::chrono::steady_clock::now();
+  auto result = airtime::e2e::RunUntilExit(args, {{"AIRTIME_CHROMIUM", chromium}},
+                                           (dir / (shots + "-browser.log")).string(), 120s);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << result.second << "browser run: " << seconds << " s; screenshots in " << out << "\n";
+  return result;
+}
+
+// Cancels every active workload and waits (up to 5 s) for their processes to stop (a killed
+// daemon would leave them for the next daemon to adopt).
+void CancelAll(httplib::Client& c) {
+  for (const json& w : GetJson(c, "/v1/workloads?state=active").value("workloads", json::array()))
+    if (!w.contains("service")) c.Delete("/v1/workloads/" + std::to_string(w.value("id", 0)));
+  std::set<std::string> services;
+  for (const json& w : GetJson(c, "/v1/workloads?state=active").value("workloads", json::array()))
+    if (w.contains("service")) services.insert(w["service"].get<std::string>());
+  for (const std::string& s : services) c.Delete("/v1/workloads/" + s);
+  for (int i = 0;
+       i < 100 &&
+       !GetJson(c, "/v1/workloads?state=running").value("workloads", json::array()).empty();
+       ++i)
+    std::this_thread::sleep_for(50ms);
 }
 
 TEST(DashboardE2E, ShowsTheApisFiguresAndNoInjectedMarkupInChromium) {
@@ -154,31 +189,74 @@ TEST(DashboardE2E, ShowsTheApisFiguresAndNoInjectedMarkupInChromium) {
   }
   ASSERT_TRUE(settled) << GetJson(c, "/v1/workloads").dump(1);
 
-  const fs::path out = fs::path(AIRTIME_BINARY_DIR) / "test-output" / "dashboard";
-  fs::remove_all(out);
-  const std::string script = std::string(AIRTIME_SOURCE_DIR) + "/web/e2e/dashboard.e2e.mjs";
-  const auto t0 = std::chrono::steady_clock::now();
-  auto [status, output] = airtime::e2e::RunUntilExit(
-      {node, script, "--addr", server.address(), "--token", admin, "--out", out.string(),
-       "--tenant", "team-a", "--tenant-token", team_a, "--hostile", hostile},
-      {{"AIRTIME_CHROMIUM", chromium}}, (dir / "browser.log").string(), 120s);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  auto [status, output] = RunScript(node, chromium, dir, "dashboard",
+                                    {"--addr", server.address(), "--token", admin, "--tenant",
+                                     "team-a", "--tenant-token", team_a, "--hostile", hostile});
   EXPECT_EQ(status, 0) << output;
-  std::cout << output << "browser run: " << seconds << " s; screenshots in " << out << "\n";
+  const fs::path out = fs::path(AIRTIME_BINARY_DIR) / "test-output" / "dashboard";
   for (const char* shot : {"gpus.png", "ledger.png", "queue.png", "holds.png", "tenants.png"})
     EXPECT_TRUE(fs::exists(out / shot)) << shot;
-  // Cancelled, the workloads' processes stop with the test (a killed daemon leaves them for
-  // the next daemon to adopt).
-  for (const json& w : GetJson(c, "/v1/workloads?state=active").value("workloads", json::array()))
-    c.Delete("/v1/workloads/" + std::to_string(w.value("id", 0)));
-  for (int i = 0;
-       i < 100 &&
-       !GetJson(c, "/v1/workloads?state=running").value("workloads", json::array()).empty();
-       ++i)
-    std::this_thread::sleep_for(50ms);
+  CancelAll(c);
   // A cancelled run's shim may still be writing its exit file: a folder that cannot be
   // removed whole now is left in the temporary directory, not a failure.
+  std::error_code ignored;
+  if (status == 0 && !HasFailure()) fs::remove_all(dir, ignored);
+}
+
+// A service with model variants in the queue: one group, the service's row (its members'
+// replicas and GPUs summed, its mix: which variant serves which class, as `describe` gives
+// it) with its members' rows under it, on a daemon of 4 fake H100s under the airtime policy
+// with a plain job beside it.
+TEST(DashboardE2E, GroupsAServicesVariantsUnderTheServicesRow) {
+  std::string node, chromium;
+  const std::string missing = MissingForBrowser(&node, &chromium);
+  if (!missing.empty()) GTEST_SKIP() << missing;
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("airtime_dash_variants_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string admin(64, 'b');
+  std::ofstream(dir / "tokens") << "admin " << admin << "\n";
+  airtime::e2e::ServerProcess server((dir / "data").string());
+  ASSERT_NO_FATAL_FAILURE(
+      server.Start({g_airtime, "server", "--data", (dir / "data").string(), "--listen",
+                    "127.0.0.1:0", "--fake-gpus", "4xH100", "--isolation", "off", "--tokens",
+                    (dir / "tokens").string(), "--policy", "airtime"}));
+  httplib::Client c = server.Client();
+  c.set_bearer_token_auth(admin);
+  const std::string yaml =
+      "- name: chat\n"
+      "  kind: realtime\n"
+      "  slo: {latency_ms: 200, min_replicas: 1, max_replicas: 2}\n"
+      "  value: {per_1k_requests: 2}\n"
+      "  classes: [{name: code, demand: [{at: 0, rps: 12}]}, {name: conv, demand: [{at: 0, rps: "
+      "6}]}]\n"
+      "  command: [/bin/sleep, '300']\n"
+      "  variants:\n"
+      "    - {name: big, gpus: 1, throughput: {H100: 10}}\n"
+      "    - {name: coder, gpus: 1, throughput: {H100: 20}, quality: 0.9, classes: [code]}\n"
+      "- {name: train, kind: training, gpus: 1, command: [/bin/sleep, '300']}\n";
+  auto posted = c.Post("/v1/workloads", yaml, "application/yaml");
+  ASSERT_TRUE(posted);
+  ASSERT_EQ(posted->status, 201) << posted->body;
+  // Settled: the job runs, and the service's replicas are its target (a mix is chosen).
+  bool settled = false;
+  json view;
+  for (int i = 0; i < 200 && !settled; ++i) {
+    view = GetJson(c, "/v1/workloads/chat");
+    const json train = GetJson(c, "/v1/workloads/train");
+    settled = train.value("state", "") == "running" && view.contains("replicas") &&
+              view["replicas"]["running"].get<int>() > 0 &&
+              view["replicas"]["running"] == view["replicas"]["target"] &&
+              view.value("mix", "") != "";
+    if (!settled) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(settled) << view.dump(1);
+  auto [status, output] =
+      RunScript(node, chromium, dir, "dashboard-variants",
+                {"--addr", server.address(), "--token", admin, "--service", "chat"});
+  EXPECT_EQ(status, 0) << output;
+  CancelAll(c);
   std::error_code ignored;
   if (status == 0 && !HasFailure()) fs::remove_all(dir, ignored);
 }

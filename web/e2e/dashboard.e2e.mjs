@@ -3,8 +3,12 @@
 // that no tenant-written text became markup or script, and saves a screenshot of each view.
 // tests/e2e/dashboard_e2e_test.cc starts the daemon, fills it and runs this.
 //
+// With --service NAME it checks only how the queue groups a service with model variants:
+// the service's row (its members' replicas and GPUs summed, its mix as `describe` gives it)
+// with its members' rows under it.
+//
 // Usage: node e2e/dashboard.e2e.mjs --addr HOST:PORT --token ADMIN_TOKEN --out DIR
-//          [--tenant NAME --tenant-token TOKEN] [--hostile NAME]
+//          [--tenant NAME --tenant-token TOKEN] [--hostile NAME] [--service NAME]
 // Prints one line per check; exits 1 when one failed (each failure says what differed).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -77,7 +81,72 @@ async function signIn(page, token) {
   await page.click('[data-testid="sign-in"]');
 }
 
+// The queue of a daemon running service `name` with model variants: one group, the
+// service's row then its members' rows, figures from the page's own reads and the API's.
+async function serviceGroup(name) {
+  const started = Date.now();
+  const { context, offsite, close } = await openBrowser(origin);
+  const page = await context.newPage();
+  const problems = watchForInjection(page, "admin");
+  const seen = recordResponses(page);
+  await signIn(page, opt.token);
+  await page.waitForSelector("html[data-ready='1']", { timeout: 15000 });
+  await page.click('[data-testid="tab-queue"]');
+  const sel = `tr.service[data-service="${name}"]`;
+  await page.waitForSelector(`#view-queue:not([hidden]) ${sel}`);
+  const before = await api(`/v1/workloads/${encodeURIComponent(name)}`);
+  const shown = await page.evaluate((sel) => {
+    const rows = [...document.querySelectorAll("table.queue tbody tr:not(.detail)")];
+    const at = rows.findIndex((r) => r.matches(sel));
+    const row = rows[at];
+    const members = [];
+    for (const r of rows.slice(at + 1)) {
+      if (!r.classList.contains("member")) break;
+      members.push({ name: r.querySelector("td.name")?.textContent, service: r.dataset.service, id: Number(r.dataset.id) });
+    }
+    return {
+      groups: document.querySelectorAll(sel).length,
+      name: row?.querySelector("td.name")?.textContent,
+      replicas: row?.querySelector('[data-testid="service-replicas"]')?.textContent,
+      mix: row?.querySelector('[data-testid="service-mix"]')?.textContent,
+      members,
+      memberRows: document.querySelectorAll("tr.workload.member").length,
+      others: rows.filter((r) => r.classList.contains("workload") && !r.classList.contains("member")).map((r) => r.querySelector("td.name")?.textContent),
+    };
+  }, sel);
+  const after = await api(`/v1/workloads/${encodeURIComponent(name)}`);
+  check(shown.groups === 1 && shown.name === name, "the service has one row, named as the service", `${shown.groups} ${shown.name}`);
+  const members = before.members.map((m) => m.name);
+  check(JSON.stringify(shown.members.map((m) => m.name)) === JSON.stringify(members) && shown.members.every((m) => m.service === name), "its members' rows follow it, in variant order", `${shown.members.map((m) => m.name).join(", ")} vs ${members.join(", ")}`);
+  check(shown.memberRows === members.length, "no member is shown apart from its service", String(shown.memberRows));
+  // The figures of one list read the page drew: summed over the members.
+  const sums = seen.active.map((list) => {
+    const ms = list.workloads.filter((w) => w.service === name);
+    const r = ms.reduce((a, w) => [a[0] + w.gpus.length, a[1] + (w.replicas?.running ?? 0), a[2] + (w.replicas?.target ?? 0)], [0, 0, 0]);
+    return { replicas: `${r[0]} r${r[1]}/${r[2]}`, mix: ms.find((w) => w.mix)?.mix };
+  });
+  check(sums.some((x) => x.replicas === shown.replicas), "the service's replicas and GPUs = its members' summed", `${shown.replicas} in [${sums.map((x) => x.replicas).join(" | ")}]`);
+  const view = (v) => `${v.gpus.length} r${v.replicas?.running}/${v.replicas?.target}`;
+  check([before, after].some((v) => view(v) === shown.replicas), "= GET /v1/workloads/{service}'s replicas and GPUs", `${shown.replicas} vs ${view(before)}`);
+  check(!!shown.mix && shown.mix !== "-" && sums.some((x) => x.mix === shown.mix), "the service's mix is shown, as its members' view gives it", JSON.stringify(shown.mix));
+  check([before.mix, after.mix].includes(shown.mix), "the mix shown = the service's `mix` (what describe prints)", `${JSON.stringify(shown.mix)} vs ${JSON.stringify(before.mix)}`);
+  check(shown.others.length > 0 && !shown.others.some((n) => n.startsWith(`${name}/`)), "other workloads keep rows of their own", shown.others.join(", "));
+  // The service's row opens the service's view.
+  await page.click(sel);
+  await page.waitForSelector(`tr.detail[data-detail-for="service:${name}"] [data-testid="explanation"]`);
+  const detailMix = await page.textContent(`tr.detail[data-detail-for="service:${name}"] [data-testid="detail-mix"]`);
+  check([before.mix, after.mix].includes(detailMix), "the service's row opens its view, with its mix", JSON.stringify(detailMix));
+  await page.screenshot({ path: join(opt.out, "service-queue.png"), fullPage: true });
+  await page.close();
+  await close();
+  check(problems.length === 0, "no dialog, page error or console error", problems.join("; "));
+  check(offsite.length === 0, "the page asked for nothing but the daemon", offsite.join(", "));
+  console.log(`${failures === 0 ? "passed" : `${failures} check(s) failed`} in ${((Date.now() - started) / 1000).toFixed(1)} s; screenshots in ${opt.out}`);
+  process.exit(failures === 0 ? 0 : 1);
+}
+
 async function main() {
+  if (opt.service) return serviceGroup(opt.service);
   const started = Date.now();
   // The page's own headers.
   const head = await fetch(origin + "/");

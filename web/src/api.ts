@@ -44,6 +44,11 @@ export interface Workload {
   replicas?: { running: number; target: number };
   reason: string;
   explanation?: string;
+  // A member of a service with model variants: the service's name, its variant's, and the
+  // service's mix (which variants serve each class, as `airtime describe` shows it).
+  service?: string;
+  variant?: string;
+  mix?: string;
 }
 
 export interface WorkloadList {

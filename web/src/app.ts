@@ -9,7 +9,7 @@ import { type Data, KINDS, type Kind, NEEDS, PAGE_SIZE, type Reads, read, readHi
 import { GpuView } from "./views/gpus";
 import { renderHolds } from "./views/holds";
 import { LedgerView } from "./views/ledger";
-import { QueueView } from "./views/queue";
+import { detailPath, QueueView } from "./views/queue";
 import { renderTenants } from "./views/tenants";
 
 const REFRESH_MS = 5000;
@@ -33,7 +33,7 @@ const gpuView = new GpuView(byId("view-gpus"), (uuid) => {
 const ledgerView = new LedgerView(byId("view-ledger"));
 const queueView = new QueueView(
   byId("view-queue"),
-  (id) => getJson<Workload>(`/v1/workloads/${id}`, token ?? ""),
+  (key) => getJson<Workload>(`/v1/workloads/${detailPath(key)}`, token ?? ""),
   () => void refresh(),
 );
 

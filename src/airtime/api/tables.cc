@@ -267,6 +267,8 @@ std::string RenderWorkloadDetail(const json& w, TimeMs now) {
   if (auto rps = Num(w, "demand_rps")) rows.push_back({"Demand:", Fixed(*rps, 1) + " rps"});
   rows.push_back({"Preemptions:", Str(w, "preemptions")});
   rows.push_back({"Reason:", Str(w, "reason")});
+  // A service with model variants: which variants serve each class (a member: its service's).
+  if (Field(w, "mix").is_string()) rows.push_back({"Mix:", Str(w, "mix")});
   std::string table = RenderTable({"", ""}, rows);
   std::string out = table.substr(table.find('\n') + 1);  // no header row
   // A service with model variants: its members, one workload per variant.

@@ -120,10 +120,15 @@ TEST(Tables, ServiceDetailListsItsMembersAndWhoseEachRunIs) {
      "reason": "giving back"},
     {"id": 8, "name": "chat/int8", "state": "running", "replicas": {"running": 1, "target": 1},
      "reason": "serving"}])");
+  w["mix"] = "code: 100% int8; conv: 60% big 40% int8 (1 x big, 1 x int8); ... (first plan)";
   w["runs"] = json::parse(R"([{"workload": "chat/int8", "id": 3, "state": "running",
       "pid": 1234, "gpus": ["GPU-a"], "started_at": 1714561200000, "ended_at": null,
       "stop_reason": ""}])");
   const std::string out = RenderWorkloadDetail(w, kNow);
+  EXPECT_NE(out.find("\nMix:          code: 100% int8; conv: 60% big 40% int8 (1 x big, 1 x "
+                     "int8); ... (first plan)\n"),
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find("\nMembers:\n  ID  NAME       STATE    REPLICAS  REASON\n"
                      "  7   chat/big   running  1/0       giving back\n"
                      "  8   chat/int8  running  1/1       serving\n"),

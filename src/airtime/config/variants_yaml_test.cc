@@ -186,6 +186,48 @@ TEST(VariantsYamlTest, AVariantsCommandIsCheckedAsTheServicesIs) {
               {"variants[0].command", "metrics"});
 }
 
+// A service of several classes may name the label that carries the class in its replicas'
+// metrics (the daemon then scrapes its demand per class); every member carries it. The
+// label must be a Prometheus label name, and only a service of two or more classes has one.
+TEST(VariantsYamlTest, AClassLabelSplitsTheScrapedDemandByClass) {
+  const std::string exec = "    command: [serve]\n";  // line 20
+  auto s = ParseWorkloadYaml(
+      Chat("", exec + "    metrics: {demand: [reqs], class_label: request_class}\n"), "w.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->workloads[0].exec.demand_class_label, "request_class");
+  for (const WorkloadSpec& m : ExpandVariants(s->workloads[0]))
+    EXPECT_EQ(m.exec.demand_class_label, "request_class") << m.name;
+  for (const char* bad : {"__name__", "re-quest", "2class", "'a:b'", "''"})
+    ExpectError(Chat("", exec + "    metrics: {demand: [reqs], class_label: " + bad + "}\n"), 21,
+                {"field 'metrics.class_label'"});
+  ExpectError(Chat("", exec + "    metrics: {demand: [reqs], class_label: re-quest}\n"), 21,
+              {"field 'metrics.class_label': expected a Prometheus label name", "re-quest"});
+  ExpectError(Chat("", exec + "    metrics: {demand: [reqs], class_label: [class]}\n"), 21,
+              {"field 'metrics.class_label'"});
+  // One class, or none: nothing to split.
+  const std::string one =
+      "- name: web\n"
+      "  kind: realtime\n"
+      "  slo: {latency_ms: 200, capacity_rps: 5}\n"
+      "  command: [serve]\n"
+      "  metrics:\n"
+      "    demand: [reqs]\n"
+      "    class_label: class\n";
+  ExpectError(one, 7, {"field 'metrics.class_label'", "request classes (two or more)"});
+  ExpectError(Replace(Chat("", exec + "    metrics: {demand: [reqs], class_label: c}\n"),
+                      "      - {name: conv, demand: [{at: 0, rps: 5}]}\n", ""),
+              20, {"field 'metrics.class_label'", "two or more"});
+  // ValidateSpec says the same of a spec built otherwise.
+  WorkloadSpec bad = s->workloads[0];
+  bad.exec.demand_class_label = "bad-label";
+  Status st = ValidateSpec(bad, GpuCatalog::Builtin());
+  EXPECT_THAT(st.message(), HasSubstr("field 'metrics.class_label': expected a Prometheus label"));
+  bad.exec.demand_class_label = "class";
+  bad.realtime.classes.resize(1);
+  st = ValidateSpec(bad, GpuCatalog::Builtin());
+  EXPECT_THAT(st.message(), HasSubstr("field 'metrics.class_label': only a service"));
+}
+
 TEST(VariantsYamlTest, HostileInputNamesTheField) {
   ExpectError(Replace(Chat(), "quality: 0.85", "quality: 1.5"), 17,
               {"field 'variants[1].quality'", "(0, 1]"});

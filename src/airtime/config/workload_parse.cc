@@ -77,7 +77,7 @@ Status ReadCommand(const MapReader& r, std::vector<std::string>* argv,
 Status ReadExec(const MapReader& r, ExecSpec* exec) {
   AIRTIME_RETURN_IF_ERROR(ReadCommand(r, &exec->argv, &exec->env));
   AIRTIME_RETURN_IF_ERROR(r.String("workdir", &exec->workdir));
-  auto metrics = r.Sub("metrics", {"path", "demand", "type"});
+  auto metrics = r.Sub("metrics", {"path", "demand", "type", "class_label"});
   if (!metrics.ok()) return metrics.status();
   if (!metrics->empty()) {
     if (exec->argv.empty() && !r.Has("variants"))
@@ -96,6 +96,12 @@ Status ReadExec(const MapReader& r, ExecSpec* exec) {
       return metrics->Expected("type", "gauge (requests in flight) or counter (requests served)",
                                DidYouMean(type, {"gauge", "counter"}));
     exec->demand_is_counter = type == "counter";
+    // Checked against the service's classes once they are read (ReadRealtime).
+    AIRTIME_RETURN_IF_ERROR(metrics->String("class_label", &exec->demand_class_label));
+    if (metrics->Has("class_label") && !IsDemandLabelName(exec->demand_class_label))
+      return metrics->Expected("class_label",
+                               "a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting "
+                               "with __)");
     exec->wants_port = true;
   }
   if (r.Has("metrics") && metrics->empty()) return r.Expected("metrics", "a mapping");
@@ -575,6 +581,12 @@ StatusOr<WorkloadSpec> ParseWorkload(const YamlFile& file, const YAML::Node& nod
   AIRTIME_RETURN_IF_ERROR(r.Duration("preempt_grace", &s.preempt_grace));
 
   if (s.is_service()) AIRTIME_RETURN_IF_ERROR(ReadRealtime(r, &s, traces));
+  if (std::string why = WhyNotClassLabel(s); !why.empty()) {
+    // Read again only to name the field by its line.
+    auto metrics = r.Sub("metrics", {"path", "demand", "type", "class_label"});
+    if (!metrics.ok()) return metrics.status();
+    return metrics->FieldError("class_label", why);
+  }
   if (s.is_service() && r.Has("variants")) {
     // Each variant has its own replica shape: the service has none of its own.
     for (const char* f : {"gpus", "gpu_type", "prefer", "gpu_fraction", "mig", "memory_gb"})

@@ -361,6 +361,26 @@ Status ValidateVariants(const WorkloadSpec& s, const GpuCatalog& catalog, const 
 
 }  // namespace
 
+bool IsDemandLabelName(std::string_view name) {
+  auto start = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  if (name.empty() || !start(name[0]) || name.substr(0, 2) == "__") return false;
+  return std::all_of(name.begin(), name.end(),
+                     [&](char c) { return start(c) || (c >= '0' && c <= '9'); });
+}
+
+std::string WhyNotClassLabel(const WorkloadSpec& s) {
+  const std::string& label = s.exec.demand_class_label;
+  if (label.empty()) return "";
+  if (!IsDemandLabelName(label))
+    return "expected a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __), "
+           "found '" +
+           label + "'";
+  if (!s.is_service() || s.realtime.classes.size() < 2)
+    return "only a service whose demand is split by request classes (two or more) scrapes "
+           "its demand per class; without classes, leave class_label out";
+  return "";
+}
+
 Status ValidateSpec(const WorkloadSpec& s, const GpuCatalog& catalog) {
   auto err = [&](const std::string& field, const std::string& what) {
     return InvalidArgument((s.source.empty() ? "" : s.source + ": ") + "workload '" + s.name +
@@ -422,6 +442,7 @@ Status ValidateSpec(const WorkloadSpec& s, const GpuCatalog& catalog) {
   } else {
     if (!(s.work_seconds > 0)) return err("work", "expected a positive amount of work (duration)");
   }
+  if (std::string why = WhyNotClassLabel(s); !why.empty()) return err("metrics.class_label", why);
   if (!s.produces.empty())
     if (std::string why = WhyKindCannotProduce(s.kind); !why.empty()) return err("produces", why);
   if (s.deadline && *s.deadline < s.submit_at) return err("deadline", "is before submission");

@@ -201,14 +201,21 @@ struct ExecSpec {
   // http://127.0.0.1:<replica port><metrics_path>. The named metrics are summed over the
   // replicas. A "counter" of requests gives the request rate by its increase per second; a
   // "gauge" of requests in flight (vLLM's num_requests_running + waiting) gives it by
-  // Little's law: rate = in flight / latency SLO.
+  // Little's law: rate = in flight / latency SLO. A service of several request classes may
+  // name the label that carries the class (`class_label`): the samples are then summed per
+  // value of that label, one rate per class ("": the old sum, each member its own).
   std::string metrics_path;
   std::vector<std::string> demand_metrics;
+  std::string demand_class_label;
   bool demand_is_counter = false;
   bool wants_port = false;  // realtime: each replica gets a port in PORT / AIRTIME_PORT
 
   bool empty() const { return argv.empty(); }
 };
+
+// Whether `name` is a Prometheus label name a service may split its scraped demand by:
+// [a-zA-Z_][a-zA-Z0-9_]*, not starting with "__" (reserved for Prometheus's own).
+bool IsDemandLabelName(std::string_view name);
 
 // Work assumed for a workload that runs a command but states no duration: the daemon runs it
 // until its process exits, and the engine plans with this estimate.
@@ -261,6 +268,11 @@ struct WorkloadSpec {
 // variant has one (ModelVariant::command, env), else the service's. A service without
 // variants comes back as it is.
 std::vector<WorkloadSpec> ExpandVariants(const WorkloadSpec& service);
+
+// Why `s` may not split its scraped demand by the label exec.demand_class_label: it is no
+// label name (IsDemandLabelName), or `s` is not a service of several request classes. "":
+// it may, or it names no label.
+std::string WhyNotClassLabel(const WorkloadSpec& s);
 // Every workload of `workloads` in order, each service with variants replaced by its members:
 // what the simulator and the daemon run (the daemon's store indexes workloads in this order).
 std::vector<WorkloadSpec> ExpandAllVariants(std::vector<WorkloadSpec> workloads);

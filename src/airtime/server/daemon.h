@@ -38,6 +38,7 @@
 #include "airtime/ledger/hold_book.h"
 #include "airtime/ledger/ledger.h"
 #include "airtime/ledger/metrics.h"
+#include "airtime/server/demand_scrape.h"
 #include "airtime/server/gpu_history.h"
 #include "airtime/server/latency_log.h"
 #include "airtime/server/tenant_users.h"
@@ -316,6 +317,10 @@ class Daemon final : public ControlPlane {
   };
   StatusOr<Target> Resolve(const Caller& caller, std::string_view id_or_name);
   nlohmann::json View(const WorkloadRec& w, bool full) const;
+  // A live member's service's mix in words: which variants serve each class, as the
+  // policy's explanation gives it ("code: 100% coder; conv: 70% big 30% coder (...)"); for a
+  // policy that chooses no mix, the best variant of each class. "": not a live member.
+  std::string MixOf(const WorkloadRec& member) const;
   // A service with variants: its members' views summed up (state, replicas, GPUs, runs).
   nlohmann::json ServiceView(const Target& t, bool full) const;
   StatusOr<nlohmann::json> EventsOf(const WorkloadRec& w) const;
@@ -327,7 +332,11 @@ class Daemon final : public ControlPlane {
   void SampleTelemetry(TimeMs now);
   void RecordHistory(TimeMs now);  // history_: this sample of every device
   void ScrapeDemand(TimeMs now);
-  void ApplyScrape(const std::map<int64_t, double>& rps_sums);
+  void ApplyScrape(const std::map<int64_t, ScrapeReading>& readings);
+  // A scraped two-or-more-class service's samples that counted for no class: kept for its
+  // events (Events), per service name.
+  void NoteSkippedSamples(const std::string& service, const ClassSums& skipped,
+                          const std::string& label, TimeMs now);
   std::string RenderMetrics();
   // `allocated`: GPUs held, by tenant (RenderMetrics' sums).
   void RenderTenantMetrics(PromWriter& w, std::map<std::string, double> allocated) const;
@@ -358,8 +367,16 @@ class Daemon final : public ControlPlane {
   // Each telemetry sample's allocated share and busy fraction per device (devices_ order),
   // as minute means over the last day, for GET /v1/gpus/history.
   std::unique_ptr<airtime::GpuHistory> history_;
-  std::unordered_map<int64_t, double> counter_last_;  // demand counters per workload
-  std::unordered_map<int64_t, TimeMs> counter_at_;
+  // Demand counters' last readings, by workload and request class (-1: the whole sum).
+  std::map<std::pair<int64_t, int>, CounterReading> counters_;
+  // Scraped samples that counted for no class, by service name (not kept across restarts).
+  struct SkippedSamples {
+    TimeMs first = 0, last = 0;
+    int64_t samples = 0;  // since `first`
+    int scrapes = 0;      // scrapes that skipped some
+    std::string last_text;
+  };
+  std::map<std::string, SkippedSamples> skipped_samples_;
 
   // Timers and counters (loop thread).
   TimeMs engine_wake_ = kNever;

@@ -214,6 +214,27 @@ StatusOr<Daemon::Target> Daemon::Resolve(const Caller& caller, std::string_view 
   return t;
 }
 
+std::string Daemon::MixOf(const WorkloadRec& member) const {
+  const RealtimeProfile& rt = member.spec->realtime;
+  if (!rt.is_member() || member.eid == kNoWorkload || IsFinalState(member.row.state)) return "";
+  // The policy's own words where it chooses a mix (the airtime policy: what `describe` shows
+  // in each member's explanation), without the lead that names the service.
+  if (const ScalePlugin* scale = engine_->policy().scale.get()) {
+    std::string why = scale->WhyTarget(engine_->job(member.eid), *engine_);
+    const std::string lead = "the mix of '" + rt.group + "': ";
+    if (why.rfind(lead, 0) == 0) return why.substr(lead.size());
+  }
+  // A policy that knows nothing of variants serves every class with its best variant.
+  std::string out;
+  for (size_t c = 0; c < rt.classes.size(); ++c) {
+    const int v = rt.DefaultVariantFor(static_cast<int>(c));
+    out += (c ? "; " : "") + rt.classes[c].name + ": " +
+           (v < 0 ? std::string("none") : "100% " + rt.variants[static_cast<size_t>(v)].name);
+  }
+  return out + " (the best variant for each class: policy " + engine_->policy().name +
+         " chooses no mix)";
+}
+
 json Daemon::View(const WorkloadRec& w, bool full) const {
   json v = {{"id", w.row.id},
             {"name", w.row.name},
@@ -233,6 +254,7 @@ json Daemon::View(const WorkloadRec& w, bool full) const {
     v["variant"] = rt.variants[static_cast<size_t>(rt.variant)].name;
     if (w.eid != kNoWorkload && !IsFinalState(w.row.state))
       v["class_rps"] = ClassRates(engine_->job(w.eid));
+    if (std::string mix = MixOf(w); !mix.empty()) v["mix"] = mix;
   }
   json gpus = json::array();
   std::vector<const RunRec*> live;
@@ -345,6 +367,11 @@ json Daemon::ServiceView(const Target& t, bool full) const {
   v["gpus"] = gpus;
   if (any_active) v["replicas"] = {{"running", running}, {"target", target}};
   v["reason"] = "model variants (replicas running/target): " + reason;
+  for (const WorkloadRec* m : t.recs) {
+    if (IsFinalState(m->row.state) || m->eid == kNoWorkload) continue;
+    if (std::string mix = MixOf(*m); !mix.empty()) v["mix"] = mix;
+    break;
+  }
   v["members"] = members;
   if (full) {
     std::stable_sort(runs.begin(), runs.end(), [](const json& a, const json& b) {
@@ -459,6 +486,17 @@ StatusOr<json> Daemon::Events(const Caller& caller, std::string_view id_or_name)
         events.push_back(std::move(e));
       }
     }
+    // Scraped samples that counted for no class (a service with a class label): counted,
+    // the latest scrape's in words.
+    if (auto s = skipped_samples_.find(t->name); t->service && s != skipped_samples_.end())
+      events.push_back({{"at", s->second.last},
+                        {"kind", "warning"},
+                        {"run", nullptr},
+                        {"message", "scraped demand: " + std::to_string(s->second.samples) +
+                                        " sample(s) in " + std::to_string(s->second.scrapes) +
+                                        " scrape(s) since " + FormatTime(s->second.first) +
+                                        " counted for no class and were skipped; the latest: " +
+                                        s->second.last_text}});
     std::stable_sort(events.begin(), events.end(),
                      [](const json& a, const json& b) { return a["at"] < b["at"]; });
     return json{{"events", events}};

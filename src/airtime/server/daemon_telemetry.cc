@@ -2,6 +2,7 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -108,81 +109,152 @@ void Daemon::SampleTelemetry(TimeMs now) {
   ledger_->SetMeasuredUtilization(std::move(measured));
 }
 
+namespace {
+
+// What the scraper's thread needs of a workload: copies only (it must not touch loop state).
+struct ScrapeJob {
+  int64_t workload;
+  int port;
+  std::string path;
+  std::vector<std::string> names;
+  std::string class_label;           // "": the whole sum
+  std::vector<std::string> classes;  // the service's request classes, by that label
+};
+
+// Whether a scrape of one replica may go on: the exposition stays within
+// kMaxExpositionBytes and the whole read within its time (a replica that trickles bytes
+// would otherwise hold every other scrape back).
+constexpr auto kScrapeReadLimit = std::chrono::seconds(2);
+
+// One replica's exposition; nullopt when it cannot be had, is too large or too slow.
+std::optional<std::string> FetchExposition(int port, const std::string& path) {
+  httplib::Client client("127.0.0.1", port);
+  client.set_connection_timeout(0, 300000);
+  client.set_read_timeout(1, 0);
+  const auto deadline = std::chrono::steady_clock::now() + kScrapeReadLimit;
+  std::string body;
+  auto res = client.Get(path, [&](const char* data, size_t n) {
+    if (body.size() + n > kMaxExpositionBytes || std::chrono::steady_clock::now() > deadline)
+      return false;
+    body.append(data, n);
+    return true;
+  });
+  if (!res || res->status != 200) return std::nullopt;
+  return body;
+}
+
+}  // namespace
+
 void Daemon::ScrapeDemand(TimeMs) {
-  struct Target {
-    int64_t workload;
-    int port;
-  };
   if (scrape_busy_) return;
-  std::vector<Target> targets;
-  std::map<int64_t, const ExecSpec*> specs;
+  std::vector<ScrapeJob> jobs;
   for (const auto& [id, run] : runs_) {
     const WorkloadRec& w = workloads_.at(run.row.workload_id);
-    if (w.spec->exec.demand_metrics.empty() || run.row.port == 0 || run.stopping) continue;
-    targets.push_back({w.row.id, static_cast<int>(run.row.port)});
-    specs[w.row.id] = &w.spec->exec;
+    const ExecSpec& exec = w.spec->exec;
+    if (exec.demand_metrics.empty() || run.row.port == 0 || run.stopping) continue;
+    ScrapeJob job{w.row.id,
+                  static_cast<int>(run.row.port),
+                  exec.metrics_path,
+                  exec.demand_metrics,
+                  exec.demand_class_label,
+                  {}};
+    if (!job.class_label.empty())
+      for (const RequestClass& c : w.spec->realtime.classes) job.classes.push_back(c.name);
+    jobs.push_back(std::move(job));
   }
-  if (targets.empty()) return;
+  if (jobs.empty()) return;
   if (scraper_.joinable()) scraper_.join();
   scrape_busy_ = true;
-  // Copies only: the thread must not touch loop state.
-  std::vector<std::tuple<int64_t, int, std::string, std::vector<std::string>>> jobs;
-  for (const Target& t : targets)
-    jobs.emplace_back(t.workload, t.port, specs[t.workload]->metrics_path,
-                      specs[t.workload]->demand_metrics);
   scraper_ = std::thread([this, jobs = std::move(jobs)] {
-    std::map<int64_t, double> sums;
-    for (const auto& [workload, port, path, names] : jobs) {
-      httplib::Client client("127.0.0.1", port);
-      client.set_connection_timeout(0, 300000);
-      client.set_read_timeout(1, 0);
-      auto res = client.Get(path);
-      if (!res || res->status != 200) continue;
-      if (auto v = SumMetrics(res->body, names)) sums[workload] += *v;
+    std::map<int64_t, ScrapeReading> readings;
+    for (const ScrapeJob& job : jobs) {
+      auto body = FetchExposition(job.port, job.path);
+      if (!body) continue;
+      ScrapeReading& r = readings[job.workload];
+      if (!job.class_label.empty()) {
+        ClassSums sums = SumMetricsByClass(*body, job.names, job.class_label, job.classes);
+        if (r.classes)
+          r.classes->Add(sums);
+        else
+          r.classes = std::move(sums);
+      } else if (auto v = SumMetrics(*body, job.names)) {
+        r.sum = r.sum.value_or(0) + *v;
+      }
     }
-    Post([this, sums = std::move(sums)] {
-      ApplyScrape(sums);
+    Post([this, readings = std::move(readings)] {
+      ApplyScrape(readings);
       scrape_busy_ = false;
     });
   });
 }
 
-void Daemon::ApplyScrape(const std::map<int64_t, double>& sums) {
+void Daemon::ApplyScrape(const std::map<int64_t, ScrapeReading>& readings) {
   const TimeMs now = std::max(WallNow(), engine_->now());
+  // A request rate from a workload's sum (over its replicas) for class `c` (-1: the whole).
+  auto rate_of = [&](const WorkloadRec& w, int c, double sum) -> std::optional<double> {
+    if (!w.spec->exec.demand_is_counter)
+      return RateFromInFlight(sum, w.spec->realtime.latency_slo_ms);
+    const auto key = std::make_pair(w.row.id, c);
+    auto last = counters_.find(key);
+    auto rps = CounterRate(
+        last == counters_.end() ? std::nullopt : std::optional<CounterReading>(last->second), sum,
+        now);
+    counters_[key] = {sum, now};
+    return rps;
+  };
   // A service's demand, by the name it is reported under: a workload's own replicas' rate;
   // for a service with model variants and one request class, the sum over all its members'
   // replicas, which every member hears as that class's (a member's own rate is not its
-  // service's demand). A service of several classes: each member's own, not yet per class.
+  // service's demand). A service of several classes without a class label: each member's
+  // own.
   struct Scraped {
     std::vector<WorkloadRec*> recs;  // empty: the members of the service of that name
     double rps = 0;
     int request_class = -1;
   };
   std::map<std::string, Scraped> demand;
-  for (const auto& [id, sum] : sums) {
+  // A service of several classes with a class label: each class's rate summed over all its
+  // members' replicas, as a report per class gives it (ReportDemand).
+  struct PerClass {
+    std::vector<double> rps;
+    std::vector<bool> seen;
+    ClassSums skipped;  // the counts of samples that counted for no class
+    std::string label;
+  };
+  std::map<std::string, PerClass> per_class;
+  for (const auto& [id, reading] : readings) {
     auto it = workloads_.find(id);
     if (it == workloads_.end() || it->second.eid == kNoWorkload) continue;
     WorkloadRec& w = it->second;
-    double rps = 0;
-    if (w.spec->exec.demand_is_counter) {
-      auto last = counter_last_.find(id);
-      const bool first = last == counter_last_.end();
-      const double prev = first ? 0 : last->second;
-      const TimeMs at = first ? now : counter_at_[id];
-      counter_last_[id] = sum;
-      counter_at_[id] = now;
-      if (first || now <= at || sum < prev) continue;  // a reset or the first reading
-      rps = (sum - prev) / (static_cast<double>(now - at) / 1000.0);
-    } else {
-      rps = RateFromInFlight(sum, w.spec->realtime.latency_slo_ms);
-    }
     const RealtimeProfile& rt = w.spec->realtime;
+    if (reading.classes) {
+      if (!rt.is_member()) continue;  // ValidateSpec: only a service with classes has a label
+      PerClass& p = per_class[rt.group];
+      p.rps.resize(rt.classes.size(), 0.0);
+      p.seen.resize(rt.classes.size(), false);
+      p.label = w.spec->exec.demand_class_label;
+      const ClassSums& sums = *reading.classes;
+      for (size_t c = 0; c < sums.sums.size() && c < p.rps.size(); ++c) {
+        if (!sums.seen[c]) continue;
+        if (auto rps = rate_of(w, static_cast<int>(c), sums.sums[c])) {
+          p.rps[c] += *rps;
+          p.seen[c] = true;
+        }
+      }
+      ClassSums counts = sums;
+      counts.seen.assign(counts.seen.size(), false);  // the counts only
+      p.skipped.Add(counts);
+      continue;
+    }
+    if (!reading.sum) continue;
+    auto rps = rate_of(w, -1, *reading.sum);
+    if (!rps) continue;  // a counter's first reading, or a reset
     if (rt.is_member() && rt.classes.size() == 1) {
       Scraped& s = demand[rt.group];
-      s.rps += rps;
+      s.rps += *rps;
       s.request_class = 0;
     } else {
-      demand[w.row.name] = {{&w}, rps, -1};
+      demand[w.row.name] = {{&w}, *rps, -1};
     }
   }
   for (auto& [name, s] : demand) {
@@ -200,6 +272,40 @@ void Daemon::ApplyScrape(const std::map<int64_t, double>& sums) {
     }
     FeedTogether(events);
   }
+  for (const auto& [name, p] : per_class) {
+    NoteSkippedSamples(name, p.skipped, p.label, now);
+    std::vector<Event> events;
+    for (int64_t id : members_of_.at(name)) {
+      const WorkloadRec& m = workloads_.at(id);
+      if (IsFinalState(m.row.state) || m.eid == kNoWorkload) continue;
+      // Every class whose rate changed by more than 1%, then the member's own demand that
+      // follows from all of them (DemandEvents, for several classes at once). A class that
+      // no sample named keeps its rate: its label set may not be exported yet.
+      std::vector<double> classes = engine_->job(m.eid).class_rps;
+      classes.resize(p.rps.size(), 0.0);
+      bool changed = false;
+      for (size_t c = 0; c < p.rps.size(); ++c) {
+        if (!p.seen[c] || std::abs(p.rps[c] - classes[c]) <= 0.01 * std::max(1.0, classes[c]))
+          continue;
+        classes[c] = p.rps[c];
+        events.push_back(Event::ClassDemand(now, m.eid, static_cast<int>(c), p.rps[c]));
+        changed = true;
+      }
+      if (changed) events.push_back(Event::Demand(now, m.eid, m.spec->realtime.OwnDemand(classes)));
+    }
+    if (!events.empty()) FeedTogether(events);
+  }
+}
+
+void Daemon::NoteSkippedSamples(const std::string& service, const ClassSums& skipped,
+                                const std::string& label, TimeMs now) {
+  if (skipped.skipped() == 0) return;
+  SkippedSamples& s = skipped_samples_[service];
+  if (s.scrapes == 0) s.first = now;
+  s.last = now;
+  s.samples += skipped.skipped();
+  ++s.scrapes;
+  s.last_text = skipped.SkippedText(label);
 }
 
 // Per tenant, as Kueue's cluster queues and KAI's queues report: what it holds, and under a

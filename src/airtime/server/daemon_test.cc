@@ -115,6 +115,19 @@ class DaemonTest : public ::testing::Test {
            dir_ + "/www']\n";
   }
 
+  // `text`'s lines indented by two spaces (InFlightMetrics' lines in a list item).
+  static std::string Indent(const std::string& text) {
+    std::string out;
+    size_t start = 0;
+    while (start < text.size()) {
+      const size_t nl = text.find('\n', start);
+      const size_t end = nl == std::string::npos ? text.size() : nl + 1;
+      out += "  " + text.substr(start, end - start);
+      start = end;
+    }
+    return out;
+  }
+
   std::string dir_;
   std::unique_ptr<Daemon> daemon_;
   std::vector<pid_t> leftovers_;
@@ -1215,6 +1228,43 @@ TEST_F(DaemonTest, DemandIsScrapedFromTheReplicasMetrics) {
   WaitFor("web", "cancelled");
 }
 
+// A replica's exposition is read up to kMaxExpositionBytes: one larger is not read at all
+// (the daemon would otherwise hold whatever a replica sends), while a neighbour's, scraped in
+// the same rounds, is.
+TEST_F(DaemonTest, AnOversizedExpositionIsNotRead) {
+  Open("4xH100", "fifo");
+  std::filesystem::create_directories(dir_ + "/huge");
+  {
+    std::ofstream f(dir_ + "/huge/metrics");
+    f << "demo_in_flight 6\n";
+    const std::string padding = "# " + std::string(1022, 'x') + "\n";
+    for (size_t n = 0; n <= kMaxExpositionBytes / padding.size(); ++n) f << padding;
+  }
+  Submit(kAdmin,
+         "- name: web\n  kind: realtime\n"
+         "  slo: {latency_ms: 200, capacity_rps: 1000, min_replicas: 1, max_replicas: 1}\n" +
+             Indent(InFlightMetrics()) +
+             "- name: huge\n  kind: realtime\n"
+             "  slo: {latency_ms: 200, capacity_rps: 1000, min_replicas: 1, max_replicas: 1}\n"
+             "  metrics: {demand: [demo_in_flight]}\n"
+             "  command: [/bin/sh, -c, 'exec python3 -m http.server $PORT --bind 127.0.0.1 "
+             "--directory " +
+             dir_ + "/huge']\n");
+  WaitFor("huge", "running");
+  json w;
+  for (int i = 0; i < 300; ++i) {
+    w = Get("web");
+    if (w["demand_rps"].get<double>() >= 30) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GE(w["demand_rps"].get<double>(), 30) << w.dump(2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // five more rounds
+  EXPECT_EQ(Get("huge")["demand_rps"], 0.0);
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "web").ok());
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "huge").ok());
+  WaitFor("huge", "cancelled");
+}
+
 // A service with model variants and one request class that scrapes its replicas' metrics:
 // its demand is the sum over all its members' replicas, and every member hears it as the
 // class's, so the airtime policy's mix follows it (a member's own rate alone would leave
@@ -1233,6 +1283,67 @@ TEST_F(DaemonTest, AServiceWithVariantsFollowsItsReplicasScrapedDemand) {
   // 6 in flight per replica at 200 ms each: 30 requests per second or more, 3 replicas.
   EXPECT_GE(w["demand_rps"].get<double>(), 30) << w.dump(2);
   EXPECT_GE(w["replicas"]["running"].get<int>(), 3) << w.dump(2);
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "chat").ok());
+  WaitFor("chat", "cancelled");
+}
+
+// A service of two request classes that names the label carrying the class: its scraped
+// demand is summed per class over all its members' replicas, and each class's rate reaches
+// every member as a report per class does. One member gets the service's minimum replica;
+// the other starts only on its class's scraped rate (both curves are 0). The
+// samples without the label or of another class count for neither, and the service's
+// events say how many were skipped.
+TEST_F(DaemonTest, AServiceOfTwoClassesGetsEachClassesScrapedRate) {
+  Open("4xH100", "fifo");
+  std::filesystem::create_directories(dir_ + "/www");
+  std::ofstream(dir_ + "/www/metrics") << "# TYPE demo_in_flight gauge\n"
+                                          "demo_in_flight{class=\"code\"} 3\n"
+                                          "demo_in_flight{class=\"conv\",model=\"a\"} 2\n"
+                                          "demo_in_flight{model=\"b\",class=\"conv\"} 2\n"
+                                          "demo_in_flight{class=\"chitchat\"} 100\n"
+                                          "demo_in_flight{class=\"co\\\"de\"} 100\n"
+                                          "demo_in_flight 100\n"
+                                          "demo_in_flight{class=\"code\"} NaN\n";
+  Submit(kAdmin,
+         "name: chat\nkind: realtime\nslo: {latency_ms: 200, min_replicas: 1}\n"
+         "classes: [{name: code, demand: [{at: 0, rps: 0}]}, {name: conv, demand: [{at: 0, rps: "
+         "0}]}]\n"
+         "metrics: {demand: [demo_in_flight], class_label: class}\n"
+         "command: [/bin/sh, -c, 'exec python3 -m http.server $PORT --bind 127.0.0.1 "
+         "--directory " +
+             dir_ +
+             "/www']\n"
+             "variants:\n"
+             "  - {name: big, gpus: 1, throughput: {H100: 100}, classes: [conv], max_replicas: 1}\n"
+             "  - {name: coder, gpus: 1, throughput: {H100: 100}, classes: [code], max_replicas: "
+             "1}\n");
+  // Per replica: 3 code and 4 conv requests in flight at 200 ms each, 15 and 20 rps.
+  json w;
+  for (int i = 0; i < 400; ++i) {
+    w = Get("chat");
+    if (w.contains("replicas") && w["replicas"]["running"].get<int>() >= 2 &&
+        w["class_rps"]["code"].get<double>() >= 29)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(Get("chat/coder")["replicas"]["running"], 1) << w.dump(2);
+  ASSERT_TRUE(w.contains("class_rps")) << w.dump(2);
+  const double code = w["class_rps"]["code"].get<double>();
+  const double conv = w["class_rps"]["conv"].get<double>();
+  EXPECT_NEAR(code, 30, 0.5) << w.dump(2);  // two replicas, each 15
+  EXPECT_NEAR(conv, 40, 0.5) << w.dump(2);
+  EXPECT_EQ(w["mix"],
+            "code: 100% coder; conv: 100% big (the best variant for each class: policy fifo "
+            "chooses no mix)");
+  auto events = daemon_->Events(kAdmin, "chat");
+  ASSERT_TRUE(events.ok()) << events.status().ToString();
+  std::string warning;
+  for (const json& e : (*events)["events"])
+    if (e["kind"] == "warning") warning = e["message"];
+  EXPECT_THAT(warning, HasSubstr("counted for no class"));
+  EXPECT_THAT(warning, HasSubstr("label 'class' absent: "));
+  EXPECT_THAT(warning, HasSubstr("(e.g. 'chitchat', 'co\"de')"));
+  EXPECT_THAT(warning, HasSubstr("malformed, negative or not finite: "));
   ASSERT_TRUE(daemon_->Cancel(kAdmin, "chat").ok());
   WaitFor("chat", "cancelled");
 }

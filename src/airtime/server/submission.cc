@@ -92,6 +92,7 @@ Status CheckSubmittedText(const WorkloadSpec& s) {
   }
   AIRTIME_RETURN_IF_ERROR(check("workdir", s.exec.workdir));
   AIRTIME_RETURN_IF_ERROR(check("metrics.path", s.exec.metrics_path));
+  AIRTIME_RETURN_IF_ERROR(check("metrics.class_label", s.exec.demand_class_label));
   for (size_t i = 0; i < s.exec.demand_metrics.size(); ++i)
     AIRTIME_RETURN_IF_ERROR(
         check("metrics.demand[" + std::to_string(i) + "]", s.exec.demand_metrics[i]));
