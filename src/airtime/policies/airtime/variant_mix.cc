@@ -113,21 +113,361 @@ TimeMs VariantMix::NextLook(const Engine& engine) const {
 
 int VariantMix::Target(const Job& member, const Engine& engine) {
   Group& g = GroupOf(member, engine);
-  if (g.cycle != engine.cycles()) {
-    Plan(g, engine);
-    g.cycle = engine.cycles();
-  }
+  if (g.cycle != engine.cycles()) PlanAll(engine);
   return g.targets[static_cast<size_t>(member.s().realtime.variant)];
+}
+
+void VariantMix::PlanAll(const Engine& engine) {
+  // Every service is planned on the same state of the cluster, before any scales.
+  std::vector<Group*> live;
+  for (auto& [name, g] : groups_) {
+    if (g.cycle == engine.cycles()) continue;
+    g.cycle = engine.cycles();
+    if (Prepare(g, engine)) live.push_back(&g);
+  }
+  if (o_.mode == Mode::kMix && live.size() >= 2) ShareContended(live, engine);
+  for (Group* g : live) Decide(*g, engine);
+}
+
+VariantMix::TypeMilli VariantMix::PerType(const RealtimeProfile& rt,
+                                          const std::vector<int64_t>& milli,
+                                          const TypeMilli& budget) {
+  TypeMilli out(budget.size(), 0);
+  for (size_t v = 0; v < milli.size() && v < rt.variants.size(); ++v) {
+    if (milli[v] <= 0) continue;
+    int64_t room = 0;
+    size_t any = budget.size();
+    for (const auto& [t, rps] : rt.variants[v].throughput_rps) {
+      const auto ti = static_cast<size_t>(t);
+      if (rps <= 0 || ti >= budget.size()) continue;
+      room += std::max<int64_t>(budget[ti], 0);
+      any = ti;
+    }
+    if (any == budget.size()) continue;  // runs on no type of the cluster
+    int64_t left = milli[v];
+    for (const auto& [t, rps] : rt.variants[v].throughput_rps) {
+      const auto ti = static_cast<size_t>(t);
+      if (rps <= 0 || ti >= budget.size() || ti == any) continue;
+      const int64_t part =
+          room > 0 ? milli[v] * std::max<int64_t>(budget[ti], 0) / room : 0;  // none: all on `any`
+      out[ti] += part;
+      left -= part;
+    }
+    out[any] += left;
+  }
+  return out;
+}
+
+void VariantMix::ShareContended(const std::vector<Group*>& groups, const Engine& engine) const {
+  const GpuCatalog& catalog = engine.catalog();
+  const size_t nt = catalog.size(), n = groups.size();
+  // A type's GPUs: free, preemptible jobs', and those the services hold.
+  TypeMilli pool(nt, 0);
+  for (size_t t = 0; t < nt; ++t)
+    pool[t] = engine.state().free_milli_of_type(static_cast<GpuTypeId>(t));
+  for (const auto& [id, a] : engine.allocations()) {
+    const Job& j = engine.job(a.workload);
+    if (j.is_service() || !j.s().preemptible || a.placement.gpus.empty()) continue;
+    pool[static_cast<size_t>(engine.cluster().gpu_type(a.placement.gpus.front()))] +=
+        a.placement.total_milli();
+  }
+  for (const Group* g : groups)
+    for (size_t t = 0; t < nt && t < g->in.own.size(); ++t) pool[t] += g->in.own[t];
+  // What each service's plan would need per type if it had all of them (not only what it
+  // holds and what is free: that would favour the service that came first), what a GPU of
+  // each type earns for it, and the size of its largest replica there (shares are cut in
+  // whole replicas of it).
+  std::vector<TypeMilli> need(n), unit(n, TypeMilli(nt, 1));
+  std::vector<std::vector<double>> earns(n, std::vector<double>(nt, 0.0));
+  for (size_t i = 0; i < n; ++i) {
+    const Inputs& in = groups[i]->in;
+    const RealtimeProfile& rt = in.spec->realtime;
+    const Figures f =
+        Evaluate(*in.spec, Search(*in.spec, in.demand, in.density, pool, in.available, catalog),
+                 in.demand, in.density, pool, in.available, catalog);
+    std::vector<int64_t> firm(rt.variants.size(), 0);
+    for (size_t v = 0; v < firm.size() && v < f.firm.size(); ++v)
+      firm[v] = f.firm[v] * rt.variants[v].shape.TotalMilli(catalog);
+    need[i] = PerType(rt, firm, pool);
+    for (size_t v = 0; v < firm.size(); ++v)
+      if (firm[v] > 0)
+        for (const auto& [t, rps] : rt.variants[v].throughput_rps)
+          if (rps > 0 && static_cast<size_t>(t) < nt)
+            unit[i][static_cast<size_t>(t)] =
+                std::max(unit[i][static_cast<size_t>(t)], rt.variants[v].shape.TotalMilli(catalog));
+    for (size_t v = 0; v < rt.variants.size(); ++v) {
+      const ModelVariant& mv = rt.variants[v];
+      const double gpus = static_cast<double>(mv.shape.TotalMilli(catalog)) / 1000.0;
+      if (!in.available[v] || gpus <= 0) continue;
+      for (const auto& [t, rps] : mv.throughput_rps)
+        if (static_cast<size_t>(t) < nt)
+          earns[i][static_cast<size_t>(t)] =
+              std::max(earns[i][static_cast<size_t>(t)],
+                       in.spec->value.per_1k_requests / 1000.0 * 3600 * rps * mv.quality / gpus);
+    }
+  }
+  for (size_t t = 0; t < nt; ++t) {
+    int64_t total = 0;
+    int wanting = 0;
+    for (size_t i = 0; i < n; ++i) {
+      total += need[i][t];
+      wanting += need[i][t] > 0;
+    }
+    if (wanting < 2 || total <= pool[t]) continue;
+    // Each keeps what it holds there, up to its need: moving GPUs from one service to another
+    // costs cold starts, so only ImproveSplit below moves them, for a gain that repays that.
+    // The rest is water-filled: in proportion to what each needs more x what a GPU earns for
+    // it, none above its need; then in whole replicas of its unit (down, and what that leaves
+    // to the largest remainders while it lasts).
+    std::vector<int64_t> share(n, 0), more(n, 0);
+    int64_t left = pool[t];
+    for (size_t i = 0; i < n; ++i) {
+      share[i] = std::min(groups[i]->in.own[t], need[i][t]);
+      more[i] = need[i][t] - share[i];
+      left -= share[i];
+    }
+    std::vector<int64_t> fill(n, 0);
+    std::vector<bool> open(n, false);
+    for (size_t i = 0; i < n; ++i) open[i] = more[i] > 0;
+    int64_t to_fill = left;
+    for (bool capped = true; capped;) {
+      capped = false;
+      double weight = 0;
+      for (size_t i = 0; i < n; ++i)
+        if (open[i]) weight += static_cast<double>(more[i]) * std::max(earns[i][t], 1e-9);
+      for (size_t i = 0; i < n && weight > 0; ++i) {
+        if (!open[i]) continue;
+        const double w = static_cast<double>(more[i]) * std::max(earns[i][t], 1e-9);
+        if (static_cast<double>(to_fill) * w / weight >= static_cast<double>(more[i])) {
+          fill[i] = more[i];
+          to_fill -= more[i];
+          open[i] = false;
+          capped = true;
+        }
+      }
+      if (capped) continue;
+      for (size_t i = 0; i < n && weight > 0; ++i)
+        if (open[i])
+          fill[i] =
+              static_cast<int64_t>(static_cast<double>(to_fill) * static_cast<double>(more[i]) *
+                                   std::max(earns[i][t], 1e-9) / weight);
+    }
+    std::vector<size_t> order;
+    std::vector<double> rest(n, 0.0);
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t whole = (share[i] + fill[i]) / unit[i][t] * unit[i][t];
+      const int64_t add = std::max(whole, share[i]) - share[i];
+      rest[i] = static_cast<double>(fill[i] - add) / static_cast<double>(unit[i][t]);
+      if (fill[i] > add) order.push_back(i);
+      share[i] += add;
+      left -= add;
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return rest[a] > rest[b]; });
+    for (size_t i : order)
+      if (left >= unit[i][t] && share[i] + unit[i][t] <= need[i][t]) {
+        share[i] += unit[i][t];
+        left -= unit[i][t];
+      }
+    // Then whole replicas move between services (or from what rounding left) while that
+    // raises the sum of their plans' worth: the split by need is blind to which service can
+    // move its requests to other variants at little cost and which would drop them.
+    ImproveSplit(groups, t, need, unit, earns, share, left, catalog);
+    char buf[200];
+    for (size_t i = 0; i < n; ++i) {
+      Inputs& in = groups[i]->in;
+      if (in.cap.size() != nt) in.cap.assign(nt, -1);
+      // A service that needs none of the type keeps what it holds there and takes no more.
+      in.cap[t] = need[i][t] > 0 ? share[i] : in.own[t];
+      in.budget[t] = in.cap[t];
+      std::snprintf(buf, sizeof buf,
+                    "%s%s: %.1f of its GPUs, of %.1f that %d services' plans alone would need "
+                    "there (%.1f)",
+                    groups[i]->st.shared.empty() ? "" : "; ",
+                    catalog.type(static_cast<GpuTypeId>(t)).name.c_str(),
+                    static_cast<double>(in.cap[t]) / 1000.0, static_cast<double>(pool[t]) / 1000.0,
+                    wanting, static_cast<double>(total) / 1000.0);
+      groups[i]->st.shared += buf;
+    }
+  }
+}
+
+double VariantMix::WorthWithin(const Inputs& in, size_t t, int64_t milli,
+                               const GpuCatalog& catalog) const {
+  TypeMilli budget = in.budget;
+  budget[t] = milli;
+  const Shares s = Search(*in.spec, in.demand, in.density, budget, in.available, catalog);
+  const Figures f = Evaluate(*in.spec, s, in.demand, in.density, budget, in.available, catalog);
+  // Replicas beyond the budget would not be placed: their share of the value is not earned.
+  const double value = f.worth + in.density * static_cast<double>(f.milli) / 1000.0;
+  const double lost =
+      f.milli > 0 ? value * static_cast<double>(f.over_milli) / static_cast<double>(f.milli) : 0.0;
+  return f.worth - lost - (f.floor_ok ? 0.0 : std::abs(value));
+}
+
+void VariantMix::ImproveSplit(const std::vector<Group*>& groups, size_t t,
+                              const std::vector<TypeMilli>& need,
+                              const std::vector<TypeMilli>& unit,
+                              const std::vector<std::vector<double>>& earns,
+                              std::vector<int64_t>& share, int64_t& left,
+                              const GpuCatalog& catalog) const {
+  const size_t n = groups.size();
+  std::map<std::pair<size_t, int64_t>, double> memo;
+  auto worth = [&](size_t i, int64_t milli) {
+    const auto key = std::make_pair(i, milli);
+    auto it = memo.find(key);
+    if (it == memo.end())
+      it = memo.emplace(key, WorthWithin(groups[i]->in, t, milli, catalog)).first;
+    return it->second;
+  };
+  for (int round = 0; round < kSplitMoves; ++round) {
+    double best = 1e-6;
+    size_t from = n, to = n;
+    for (size_t j = 0; j < n; ++j) {
+      const int64_t u = unit[j][t];
+      if (need[j][t] <= 0 || share[j] + u > need[j][t]) continue;
+      const double gain = worth(j, share[j] + u) - worth(j, share[j]);
+      if (gain <= best) continue;
+      if (left >= u) {  // from what rounding left: no one loses
+        best = gain;
+        from = n;
+        to = j;
+      }
+      // A move between services must repay, over `payback`, the cold start of the replica it
+      // starts, at the higher of the two services' value per GPU-hour there.
+      DurationMs cold = 0;
+      for (const ModelVariant& mv : groups[j]->in.spec->realtime.variants)
+        for (const auto& [type, rps] : mv.throughput_rps)
+          if (static_cast<size_t>(type) == t && rps > 0) cold = std::max(cold, mv.cold_start);
+      for (size_t i = 0; i < n; ++i) {
+        if (i == j || share[i] < u) continue;
+        const double cost = static_cast<double>(u) / 1000.0 * ToHours(cold) *
+                            std::max(earns[i][t], earns[j][t]) / ToHours(o_.payback);
+        const double net = gain - (worth(i, share[i]) - worth(i, share[i] - u)) - cost;
+        if (net > best) {
+          best = net;
+          from = i;
+          to = j;
+        }
+      }
+    }
+    if (to == n) return;
+    const int64_t u = unit[to][t];
+    share[to] += u;
+    if (from == n)
+      left -= u;
+    else
+      share[from] -= u;
+  }
+}
+
+void VariantMix::CapSparesToShare(const Group& g, const RealtimeProfile& rt,
+                                  const GpuCatalog& catalog, std::vector<int>& plan) {
+  if (g.in.cap.empty()) return;
+  const Figures& f = g.st.figures;
+  std::vector<int64_t> milli(plan.size(), 0);
+  for (;;) {
+    for (size_t v = 0; v < plan.size(); ++v)
+      milli[v] = plan[v] * rt.variants[v].shape.TotalMilli(catalog);
+    const TypeMilli used = PerType(rt, milli, g.in.budget);
+    // The most spares on a type beyond its split give one back.
+    size_t cut = plan.size();
+    for (size_t t = 0; t < used.size() && t < g.in.cap.size(); ++t) {
+      if (g.in.cap[t] < 0 || used[t] <= g.in.cap[t]) continue;
+      for (size_t v = 0; v < plan.size(); ++v) {
+        bool runs_there = false;
+        for (const auto& [type, rps] : rt.variants[v].throughput_rps)
+          runs_there = runs_there || (static_cast<size_t>(type) == t && rps > 0);
+        const int spares = plan[v] - (v < f.firm.size() ? f.firm[v] : 0);
+        if (!runs_there || spares <= 0) continue;
+        if (cut == plan.size() || spares > plan[cut] - f.firm[cut]) cut = v;
+      }
+    }
+    if (cut == plan.size()) return;
+    --plan[cut];
+  }
 }
 
 std::vector<double> VariantMix::Routing(const Job& member, const Engine& engine) {
   Group& g = GroupOf(member, engine);
   const auto v = static_cast<size_t>(member.s().realtime.variant);
-  return v < g.st.shares.size() ? g.st.shares[v] : std::vector<double>{};
+  if (o_.mode != Mode::kMix) return v < g.st.shares.size() ? g.st.shares[v] : std::vector<double>{};
+  if (g.routed != engine.cycles()) {
+    g.route = RouteNow(g, engine);
+    g.routed = engine.cycles();
+  }
+  return v < g.route.size() ? g.route[v] : std::vector<double>{};
+}
+
+VariantMix::Shares VariantMix::RouteNow(const Group& g, const Engine& engine) const {
+  const Shares& plan = g.st.shares;
+  const Job* first = nullptr;
+  for (WorkloadId id : g.members)
+    if (id != kNoWorkload && engine.job(id).phase != JobPhase::kCancelled && first == nullptr)
+      first = &engine.job(id);
+  if (first == nullptr || plan.empty()) return plan;
+  const RealtimeProfile& rt = first->s().realtime;
+  const size_t nv = rt.variants.size(), nc = rt.classes.size();
+  // What each variant's ready replicas serve now (as the serving model counts them).
+  std::vector<double> spare(nv, 0.0);
+  for (size_t v = 0; v < nv && v < g.members.size(); ++v) {
+    if (g.members[v] == kNoWorkload) continue;
+    for (AllocationId a : engine.job(g.members[v]).allocations) {
+      const Allocation* al = engine.allocation(a);
+      if (al->ready_at > engine.now() || al->placement.gpus.empty()) continue;
+      spare[v] +=
+          rt.variants[v].ThroughputOn(engine.cluster().gpu_type(al->placement.gpus.front())) *
+          al->interference;
+    }
+  }
+  std::vector<double> demand(nc, 0.0);
+  for (size_t c = 0; c < nc && c < first->class_rps.size(); ++c)
+    demand[c] = std::max(0.0, first->class_rps[c]);
+  // The plan's shares of the demand now, each variant up to what it serves.
+  std::vector<std::vector<double>> served(nv, std::vector<double>(nc, 0.0));
+  for (size_t v = 0; v < nv && v < plan.size(); ++v) {
+    double want = 0;
+    for (size_t c = 0; c < nc && c < plan[v].size(); ++c) want += plan[v][c] * demand[c];
+    const double scale = want > spare[v] && want > 0 ? spare[v] / want : 1.0;
+    for (size_t c = 0; c < nc && c < plan[v].size(); ++c) {
+      served[v][c] = plan[v][c] * demand[c] * scale;
+      spare[v] -= served[v][c];
+    }
+    spare[v] = std::max(0.0, spare[v]);
+  }
+  // The plan is sized for the peak of its window; below it, the better variants have room.
+  // Requests move up into it, from the lowest quality first: as many served, of more worth.
+  std::vector<size_t> by_quality(nv);
+  for (size_t v = 0; v < nv; ++v) by_quality[v] = v;
+  std::stable_sort(by_quality.begin(), by_quality.end(), [&](size_t a, size_t b) {
+    return rt.variants[a].quality > rt.variants[b].quality;
+  });
+  for (size_t hi = 0; hi < nv; ++hi) {
+    const size_t b = by_quality[hi];
+    if (!g.st.available.empty() && !g.st.available[b]) continue;
+    for (size_t lo = nv; lo-- > hi + 1 && spare[b] > 1e-9;) {
+      const size_t a = by_quality[lo];
+      if (rt.variants[a].quality >= rt.variants[b].quality) break;
+      for (size_t c = 0; c < nc && spare[b] > 1e-9; ++c) {
+        if (!rt.variants[b].Serves(static_cast<int>(c))) continue;
+        const double move = std::min(served[a][c], spare[b]);
+        served[a][c] -= move;
+        served[b][c] += move;
+        spare[b] -= move;
+        spare[a] += move;
+      }
+    }
+  }
+  Shares route(nv, std::vector<double>(nc, 0.0));
+  for (size_t v = 0; v < nv; ++v)
+    for (size_t c = 0; c < nc; ++c)
+      route[v][c] = demand[c] > 0 ? served[v][c] / demand[c]
+                                  : (v < plan.size() && c < plan[v].size() ? plan[v][c] : 0.0);
+  return route;
 }
 
 VariantMix::TypeMilli VariantMix::Budget(const Group& g, const std::vector<bool>& available,
-                                         const Engine& engine) const {
+                                         const Engine& engine, TypeMilli& own) const {
   TypeMilli budget(engine.catalog().size(), 0);
   const Job* any = nullptr;
   for (WorkloadId id : g.members) {
@@ -139,6 +479,7 @@ VariantMix::TypeMilli VariantMix::Budget(const Group& g, const std::vector<bool>
         budget[static_cast<size_t>(engine.cluster().gpu_type(p.gpus.front()))] += p.total_milli();
     }
   }
+  own = budget;
   if (any == nullptr) return budget;
   std::vector<bool> types(engine.catalog().size(), false);
   const auto& variants = any->s().realtime.variants;
@@ -211,6 +552,7 @@ VariantMix::Figures VariantMix::Evaluate(const WorkloadSpec& spec, const Shares&
   const double per_request = spec.value.per_1k_requests / 1000.0;
   Figures f;
   f.replicas.assign(rt.variants.size(), 0);
+  f.firm.assign(rt.variants.size(), 0);
   // Milli-GPUs per variant of the replicas the load needs, spares left out: spares give way
   // first, so only these must fit the budget.
   std::vector<int64_t> firm(rt.variants.size(), 0);
@@ -243,6 +585,7 @@ VariantMix::Figures VariantMix::Evaluate(const WorkloadSpec& spec, const Shares&
       firm_n = need;
     }
     f.replicas[v] = n;
+    f.firm[v] = firm_n;
     firm[v] = firm_n * mv.shape.TotalMilli(catalog);
     f.milli += n * mv.shape.TotalMilli(catalog);
     value += per_request * 3600 * mv.quality * std::min(load, n * t);
@@ -388,7 +731,17 @@ VariantMix::Shares VariantMix::Search(const WorkloadSpec& spec, const std::vecto
             to_floor = std::min(to_floor, (best_f.quality - rt.quality_floor) * demand_all /
                                               (demand[c] * (qa - qb)));
           const double step = std::min(best[a][c], o_.step);
-          for (const double d : {step, to_floor}) {
+          // Or just enough of it that `a` needs one replica fewer: a shortage of one replica
+          // then costs that much quality, not all the floor allows.
+          double one = 0;
+          if (c < demand.size() && demand[c] > 0 && a < best_f.firm.size() && best_f.firm[a] > 0) {
+            double load = 0;
+            for (size_t k = 0; k < nc && k < demand.size(); ++k)
+              if (rt.variants[a].Serves(static_cast<int>(k))) load += best[a][k] * demand[k];
+            const double excess = load - (best_f.firm[a] - 1) * rt.variants[a].PlanningThroughput();
+            one = std::min(best[a][c], excess / demand[c] + 1e-9);
+          }
+          for (const double d : {step, to_floor, one}) {
             if (d <= 1e-9 || (d != step && d <= step + 1e-9)) continue;
             Shares s = best;
             s[a][c] -= d;
@@ -435,6 +788,7 @@ std::string VariantMix::Describe(const RealtimeProfile& rt, const Shares& s, con
                 static_cast<double>(st.budget_milli) / 1000.0, f.quality, rt.quality_floor, f.worth,
                 st.density);
   out += buf;
+  if (!st.shared.empty()) out += "; shared with other services, " + st.shared;
   for (size_t v = 0; v < rt.variants.size(); ++v)
     if (v < st.available.size() && !st.available[v])
       out += "; " + rt.variants[v].name + " not yet produced (job '" + rt.variants[v].produced_by +
@@ -442,14 +796,14 @@ std::string VariantMix::Describe(const RealtimeProfile& rt, const Shares& s, con
   return out;
 }
 
-void VariantMix::Plan(Group& g, const Engine& engine) {
+bool VariantMix::Prepare(Group& g, const Engine& engine) {
   const Job* first = nullptr;
   for (WorkloadId id : g.members)
     if (id != kNoWorkload && engine.job(id).phase != JobPhase::kCancelled) {
       first = &engine.job(id);
       break;
     }
-  if (first == nullptr) return;
+  if (first == nullptr) return false;
   const WorkloadSpec& spec = first->s();
   const RealtimeProfile& rt = spec.realtime;
   const size_t nv = rt.variants.size(), nc = rt.classes.size();
@@ -503,7 +857,28 @@ void VariantMix::Plan(Group& g, const Engine& engine) {
         demand[c] = std::max(demand[c], steps[i].second);
     }
   }
-  const TypeMilli budget = Budget(g, available, engine);
+  Inputs& in = g.in;
+  in.spec = &spec;
+  in.budget = Budget(g, available, engine, in.own);
+  in.cap.clear();
+  in.available = std::move(available);
+  in.density = density;
+  in.demand = std::move(demand);
+  in.demand_long = std::move(demand_long);
+  g.st.shared.clear();
+  return true;
+}
+
+void VariantMix::Decide(Group& g, const Engine& engine) {
+  const WorkloadSpec& spec = *g.in.spec;
+  const RealtimeProfile& rt = spec.realtime;
+  const size_t nv = rt.variants.size();
+  const TimeMs now = engine.now();
+  const std::vector<bool>& available = g.in.available;
+  const std::vector<double>& demand = g.in.demand;
+  const std::vector<double>& demand_long = g.in.demand_long;
+  const double density = g.in.density;
+  const TypeMilli& budget = g.in.budget;
   State& st = g.st;
   st.available = available;
   st.demand = demand;
@@ -593,8 +968,10 @@ void VariantMix::Plan(Group& g, const Engine& engine) {
                         fixed ? &g.static_replicas : nullptr);
   st.mix = Describe(rt, st.shares, st.figures, st);
 
-  // Targets: the plan's replicas, the service's min_replicas in all (on its busiest variant).
+  // Targets: the plan's replicas, its spares within its split of a shared type, the
+  // service's min_replicas in all (on its busiest variant).
   std::vector<int> plan = st.figures.replicas;
+  CapSparesToShare(g, rt, catalog, plan);
   int min_total = 0, total = 0;
   for (WorkloadId id : g.members)
     if (id != kNoWorkload) min_total += engine.job(id).s().realtime.min_replicas;

@@ -43,6 +43,18 @@
 // the service's GPUs only once it is produced; from the cycle of the producer's completion
 // on it competes like the others.
 //
+// Several services with variants (kMix): each plans with the same free GPUs in sight, so two
+// could count on the same ones while one keeps GPUs the other's requests need more. So the
+// plans are made together, once a cycle (PlanAll): each service's plan alone says what its
+// load needs per GPU type (spares left out); where those needs exceed a type's GPUs (free,
+// preemptible jobs' and those the services hold), the type is split among the services that
+// need it, in proportion to their need weighted by what a GPU of that type earns for each
+// (the value per GPU-hour of its densest variant there), none above its need (water-filling).
+// Each then plans within its split, moving to cheaper variants on other types as it would
+// with fewer GPUs, and its warm spares there are cut to fit the split: a spare of one service
+// does not give way to another service's replica, so it must not sit on the GPUs that
+// replica needs (ShareContended, CapSparesToShare). The peers plan each service alone.
+//
 // Switching: a new plan replaces the one in force only when the one in force no longer fits
 // (floor, GPUs, max replicas) or the gain of the new one over `payback` exceeds the cold
 // starts it costs (the GPU-hours of the new replicas' loading, at the higher of the waiting
@@ -98,6 +110,7 @@ class VariantMix {
     double unserved_rps = 0;    // beyond max_replicas
     bool floor_ok = true;
     int64_t over_milli = 0;  // beyond the GPUs the service can have (per type)
+    std::vector<int> firm;   // per variant: the replicas the load needs, spares left out
   };
   using Shares = std::vector<std::vector<double>>;  // [variant][class]
 
@@ -113,6 +126,7 @@ class VariantMix {
     std::string why;              // why the plan in force replaced the one before ("first plan")
     std::string mix;              // the plan in force in words: shares per class, replicas, figures
     std::vector<bool> available;  // per variant, at the last plan (Engine::VariantAvailable)
+    std::string shared;  // the GPU types split with other services at the last plan, in words
   };
   const State* state(const std::string& service) const;
   // Whether a service's plan saw another opportunity value than its members' waiting work
@@ -125,8 +139,21 @@ class VariantMix {
   TimeMs NextLook(const Engine& engine) const;
 
  private:
+  // Milli-GPUs per GPU type (indexed by GpuTypeId).
+  using TypeMilli = std::vector<int64_t>;
+  // A cycle's inputs to a service's plan (Prepare).
+  struct Inputs {
+    const WorkloadSpec* spec = nullptr;
+    std::vector<bool> available;
+    double density = 0;
+    std::vector<double> demand, demand_long;  // per class: the scale-down window's, payback's
+    TypeMilli budget;                         // the GPUs it may plan with, per type
+    TypeMilli own;                            // those its members hold, per type
+    TypeMilli cap;  // per type: its split of a type shared with other services; -1: none
+  };
   struct Group {
     State st;
+    Inputs in;
     std::vector<WorkloadId> members;  // by variant index (kNoWorkload: none)
     std::vector<std::deque<std::pair<TimeMs, double>>> recent;  // per class
     std::vector<double> last_seen;
@@ -139,10 +166,38 @@ class VariantMix {
     std::vector<double> static_peak;
     std::vector<int> static_replicas;
     uint64_t cycle = ~uint64_t{0};
+    Shares route;  // the routing of `routed`'s cycle (RouteNow)
+    uint64_t routed = ~uint64_t{0};
   };
-  // Milli-GPUs per GPU type (indexed by GpuTypeId).
-  using TypeMilli = std::vector<int64_t>;
-  void Plan(Group& g, const Engine& engine);
+  // The shares each variant serves now (kMix): the plan's, of the demand now and within each
+  // variant's ready replicas, then moved up to better variants with room, the lowest quality
+  // first. The plan is sized for the peak of its window; below that peak the better
+  // variants' replicas have room, and a request they serve is worth more.
+  Shares RouteNow(const Group& g, const Engine& engine) const;
+  // The plans of every service not yet planned this cycle, made together (see above).
+  void PlanAll(const Engine& engine);
+  // This cycle's inputs of a service's plan; false when none of its members is live.
+  bool Prepare(Group& g, const Engine& engine);
+  // Splits the GPU types that the services' plans alone would need more of than there are.
+  void ShareContended(const std::vector<Group*>& groups, const Engine& engine) const;
+  // The plan in force, kept or replaced, and the members' targets.
+  void Decide(Group& g, const Engine& engine);
+  // The worth of a service's best plan with `milli` of type `t` (the rest of its budget as
+  // it is), less the value of the replicas that would not fit.
+  double WorthWithin(const Inputs& in, size_t t, int64_t milli, const GpuCatalog& catalog) const;
+  // Moves whole replicas of type `t` between the services' shares (or from `left`, what
+  // rounding left) while that raises the sum of their worth, at most kSplitMoves a cycle.
+  static constexpr int kSplitMoves = 8;
+  void ImproveSplit(const std::vector<Group*>& groups, size_t t, const std::vector<TypeMilli>& need,
+                    const std::vector<TypeMilli>& unit,
+                    const std::vector<std::vector<double>>& earns, std::vector<int64_t>& share,
+                    int64_t& left, const GpuCatalog& catalog) const;
+  // Removes warm spares from `plan` until its replicas fit each split type (g.in.cap).
+  static void CapSparesToShare(const Group& g, const RealtimeProfile& rt, const GpuCatalog& catalog,
+                               std::vector<int>& plan);
+  // Milli-GPUs per variant spread over the types each may run on, in proportion to `budget`.
+  static TypeMilli PerType(const RealtimeProfile& rt, const std::vector<int64_t>& milli,
+                           const TypeMilli& budget);
   // `available`: per variant; a share on one that is not serves nothing (unserved_rps).
   // `fixed`: the replicas per variant are these (kStatic), not what the load needs.
   Figures Evaluate(const WorkloadSpec& spec, const Shares& s, const std::vector<double>& demand,
@@ -162,7 +217,9 @@ class VariantMix {
                        const State& st) const;
   // The GPUs per type the service can have: its own, the free ones and those of preemptible
   // jobs, on the types its available variants run on.
-  TypeMilli Budget(const Group& g, const std::vector<bool>& available, const Engine& engine) const;
+  // `own`: set to the GPUs per type its members hold.
+  TypeMilli Budget(const Group& g, const std::vector<bool>& available, const Engine& engine,
+                   TypeMilli& own) const;
   // Of the milli-GPUs `need` per variant, how many fit on no type of the budget: each variant
   // goes only on the types it has a throughput for.
   static int64_t BeyondBudget(const RealtimeProfile& rt, const std::vector<int64_t>& need,

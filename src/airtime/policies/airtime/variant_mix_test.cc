@@ -153,6 +153,88 @@ TEST(VariantMixTest, TheGpusAServiceCanHaveAreCountedPerType) {
   EXPECT_EQ(st->budget_milli, 8000);  // the free L40S; the job's H100 cannot be had
 }
 
+// Two services with the same variants, the small one on L40S, floor 0.9 (half their
+// requests at least on the generalist, on H100). "chat" came first and holds all 8 H100 with
+// two generalist replicas; "chat-b" arrives with the same demand. Planned each alone, chat-b
+// saw no H100 it could have (chat's are its own) and served nothing: its small replicas serve
+// only beside a generalist. Planned together, the 8 H100 are split, one generalist each,
+// the rest on the small model: both serve, at the floor.
+TEST(VariantMixTest, ServicesThatNeedTheSameGpusSplitThem) {
+  const GpuTypeId l40s = *GpuCatalog::Builtin().Find("L40S");
+  auto service = [&](const std::string& name) {
+    WorkloadSpec s = Chat(0.9);
+    s.name = name;
+    ModelVariant& small = s.realtime.variants[1];
+    small.shape.allowed_types = {l40s};
+    small.throughput_rps = {{l40s, 2.0}};
+    return s;
+  };
+  const Cluster cluster = MakeCluster({{"H100", 8, 1}, {"L40S", 8, 1}});
+  auto policy = PolicyRegistry::Builtin().Make("airtime", cluster);
+  ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+  Engine engine(cluster, std::move(*policy));
+  auto arrive = [&](const WorkloadSpec& s, TimeMs at) {
+    std::vector<WorkloadId> members;
+    for (const WorkloadSpec& m : ExpandVariants(s))
+      members.push_back(engine.Handle(Event::Arrival(at, m)).arrived);
+    for (WorkloadId m : members) engine.Handle(Event::ClassDemand(at, m, 0, 8));
+    return members;
+  };
+  const std::vector<WorkloadId> a = arrive(service("chat"), 0);
+  for (TimeMs t = 10 * kSecond; t <= 5 * kMinute; t += 10 * kSecond) engine.Handle(Event::Timer(t));
+  ASSERT_EQ(engine.job(a[0]).live_replicas(), 2);  // 8 req/s on the generalist alone
+  const std::vector<WorkloadId> b = arrive(service("chat-b"), 5 * kMinute);
+  for (TimeMs t = 5 * kMinute + 10 * kSecond; t <= 30 * kMinute; t += 10 * kSecond)
+    engine.Handle(Event::Timer(t));
+  EXPECT_EQ(engine.job(a[0]).live_replicas(), 1);
+  EXPECT_EQ(engine.job(b[0]).live_replicas(), 1);
+  EXPECT_GT(engine.job(a[1]).live_replicas(), 0);
+  EXPECT_GT(engine.job(b[1]).live_replicas(), 0);
+  auto* scale = dynamic_cast<const ForecastScale*>(engine.policy().scale.get());
+  ASSERT_NE(scale, nullptr);
+  for (const char* name : {"chat", "chat-b"}) {
+    const VariantMix::State* st = scale->variant_mix().state(name);
+    ASSERT_NE(st, nullptr);
+    EXPECT_TRUE(st->figures.floor_ok) << st->mix;
+    EXPECT_EQ(st->figures.over_milli, 0) << st->mix;
+    EXPECT_NE(st->mix.find("shared with other services, H100: 4.0 of its GPUs"), std::string::npos)
+        << st->mix;
+  }
+}
+
+// The plan is sized for the peak of its scale-down window; below that peak the generalist's
+// replicas have room, and the requests the plan sends to the small model move up into it:
+// as many served, of more worth.
+TEST(VariantMixTest, BelowThePlansPeakRequestsMoveUpToTheBetterVariant) {
+  // As in TheSearchMovesToTheFloorWhereSmallStepsFreeNothing: 8 req/s, floor 0.9, 7 of 12
+  // GPUs free: half on each variant, one generalist replica (4 req/s) and small ones.
+  Fixture f(12, "airtime", 0.9);
+  WorkloadSpec block = MakeJob("block", WorkloadKind::kBatch, 5, 3 * 3600);
+  block.shape.allowed_types = {H100()};
+  f.engine.Handle(Event::Arrival(0, block));
+  f.Demand(1000, 8);
+  f.Run(1000, 5 * kMinute, 10 * kSecond, [] {});
+  ASSERT_EQ(f.Ready(0), 1);
+  ASSERT_GT(f.Ready(1), 0);
+  const Job& big = f.engine.job(f.members[0]);
+  const Job& small = f.engine.job(f.members[1]);
+  EXPECT_NEAR(big.route_share[0], 0.5, 1e-6);
+  EXPECT_NEAR(small.route_share[0], 0.5, 1e-6);
+  // Demand falls to 3 req/s; the window keeps the plan and its replicas, and the generalist's
+  // replica serves all 3.
+  f.Demand(6 * kMinute, 3);
+  f.Run(6 * kMinute, 8 * kMinute, 10 * kSecond, [] {});
+  EXPECT_EQ(f.Live(0), 1);
+  EXPECT_GT(f.Live(1), 0);
+  EXPECT_NEAR(f.State().shares[0][0], 0.5, 1e-6);
+  EXPECT_NEAR(big.route_share[0], 1.0, 1e-6);
+  EXPECT_NEAR(small.route_share[0], 0.0, 1e-6);
+  // At 6 req/s the generalist serves 4, the small model the rest.
+  f.Demand(9 * kMinute, 6);
+  EXPECT_NEAR(big.route_share[0], 4.0 / 6, 1e-6);
+  EXPECT_NEAR(small.route_share[0], 2.0 / 6, 1e-6);
+}
+
 TEST(VariantMixTest, PlentifulGpusServeWithTheBestVariant) {
   Fixture f(32);
   f.Demand(0, 12);
