@@ -271,8 +271,9 @@ void VariantMix::ShareContended(const std::vector<Group*>& groups, const Engine&
       }
     // Then whole replicas move between services (or from what rounding left) while that
     // raises the sum of their plans' worth: the split by need is blind to which service can
-    // move its requests to other variants at little cost and which would drop them.
-    ImproveSplit(groups, t, need, unit, earns, share, left, catalog);
+    // move its requests to other variants at little cost and which would drop them. Each
+    // move costs a search per service, so only among a few (a tenant could submit many).
+    if (wanting <= kSplitServices) ImproveSplit(groups, t, need, unit, earns, share, left, catalog);
     char buf[200];
     for (size_t i = 0; i < n; ++i) {
       Inputs& in = groups[i]->in;

@@ -187,7 +187,10 @@ class VariantMix {
   double WorthWithin(const Inputs& in, size_t t, int64_t milli, const GpuCatalog& catalog) const;
   // Moves whole replicas of type `t` between the services' shares (or from `left`, what
   // rounding left) while that raises the sum of their worth, at most kSplitMoves a cycle.
+  // ... and only where at most kSplitServices services need the type (each move searches a
+  // plan per service); beyond, the split by need stands.
   static constexpr int kSplitMoves = 8;
+  static constexpr int kSplitServices = 8;
   void ImproveSplit(const std::vector<Group*>& groups, size_t t, const std::vector<TypeMilli>& need,
                     const std::vector<TypeMilli>& unit,
                     const std::vector<std::vector<double>>& earns, std::vector<int64_t>& share,
