@@ -190,7 +190,7 @@ class VariantMix {
   // ... and only where at most kSplitServices services need the type (each move searches a
   // plan per service); beyond, the split by need stands.
   static constexpr int kSplitMoves = 8;
-  static constexpr int kSplitServices = 8;
+  static constexpr int kSplitServices = 4;
   void ImproveSplit(const std::vector<Group*>& groups, size_t t, const std::vector<TypeMilli>& need,
                     const std::vector<TypeMilli>& unit,
                     const std::vector<std::vector<double>>& earns, std::vector<int64_t>& share,
