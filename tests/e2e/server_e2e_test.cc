@@ -28,6 +28,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -242,6 +243,72 @@ TEST(ServerE2E, SimFromDataReplaysTheLiveStore) {
   EXPECT_NE(rc, 0);
   EXPECT_THAT(out, HasSubstr(dir + "/nowhere/airtime.db"));
   EXPECT_FALSE(fs::exists(dir + "/nowhere"));
+  s.Terminate();
+}
+
+// A live store with a service with model variants (docs/what-if.md): its members, the rates
+// reported per request class, and a quantize job of a later submission that produced its
+// awaited variant replay as the daemon ran them, with no warning; in the replay the variant
+// runs only once the job has completed.
+TEST(ServerE2E, SimFromDataReplaysAServiceWithVariantsAndALaterProducer) {
+  const std::string dir = TempDir();
+  const std::string data = dir + "/data";
+  Server s(data, "4xH100");
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  std::ofstream(dir + "/chat.yaml")
+      << "name: chat\n"
+         "kind: realtime\n"
+         "slo: {latency_ms: 200}\n"
+         "value: {per_1k_requests: 1}\n"
+         "command: [/bin/sleep, '120']\n"
+         "classes: [{name: code, demand: [{at: 0, rps: 1}]}, {name: conv, demand: [{at: 0, "
+         "rps: 2}]}]\n"
+         "variants:\n"
+         "  - {name: big, gpus: 2, throughput: {H100: 10}, classes: [conv]}\n"
+         "  - {name: coder, gpus: 1, throughput: {H100: 20}, classes: [code]}\n"
+         "  - {name: int8, gpus: 1, throughput: {H100: 20}, quality: 0.95, awaits_producer: "
+         "true}\n";
+  auto [rc, out] = Cli(s, "submit " + dir + "/chat.yaml");
+  ASSERT_EQ(rc, 0) << out;
+  auto c = s.Client();
+  for (const auto& [cls, rps] : {std::pair<std::string, double>{"code", 15}, {"conv", 4}}) {
+    auto r = c.Post("/v1/workloads/chat/demand", json{{"rps", rps}, {"class", cls}}.dump(),
+                    "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+  }
+  std::ofstream(dir + "/q1.yaml") << "{name: q1, kind: quantize, gpus: 1, command: [/bin/sleep, "
+                                     "'1'], produces: {service: chat, variant: int8}}\n";
+  std::tie(rc, out) = Cli(s, "submit " + dir + "/q1.yaml");
+  ASSERT_EQ(rc, 0) << out;
+  std::tie(rc, out) = Cli(s, "wait q1 --for succeeded --timeout 30s --interval 200ms");
+  ASSERT_EQ(rc, 0) << out;
+
+  const std::string report = dir + "/what-if.json", decisions = dir + "/decisions.jsonl";
+  std::tie(rc, out) = Cli(s, "sim --from-data " + data + " --policy airtime --no-bound --json " +
+                                 report + " --decisions " + decisions);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_THAT(out, HasSubstr("4 GPUs; 4 workloads"));  // three members and q1
+  EXPECT_THAT(out, Not(HasSubstr("warning")));
+  const json j = json::parse(ReadFile(report), nullptr, false);
+  ASSERT_TRUE(j.is_object()) << ReadFile(report);
+  EXPECT_EQ(j["from_data"]["warnings"], json::array());
+  EXPECT_EQ(j["from_data"]["replay_of_daemon_policy"]["completed"], 1);  // q1
+  std::optional<double> q1_started;
+  std::ifstream log(decisions);
+  for (std::string line; std::getline(log, line);) {
+    const json d = json::parse(line, nullptr, false);
+    if (!d.is_object()) continue;
+    if (d.value("workload", "") == "q1" && d.value("decision", "") == "start")
+      q1_started = d.value("t_s", 0.0);
+    if (d.value("workload", "") == "chat/int8" && d.value("replicas", 0) > 0) {
+      ASSERT_TRUE(q1_started.has_value()) << line;
+      EXPECT_GT(d.value("t_s", 0.0), *q1_started) << line;
+    }
+  }
+  EXPECT_TRUE(q1_started.has_value()) << ReadFile(decisions);
+  std::tie(rc, out) = Cli(s, "cancel chat");
+  EXPECT_EQ(rc, 0) << out;
   s.Terminate();
 }
 

@@ -172,8 +172,10 @@ StatusOr<Scenario> ParseWorkloadYaml(std::string_view text, std::string_view fil
   return scenario;
 }
 
-StatusOr<Scenario> ParseSubmissionYaml(std::string_view text, std::string_view filename) {
-  auto scenario = ParseUnlinked(text, filename, GpuCatalog::Builtin(), nullptr);
+StatusOr<Scenario> ParseSubmissionYaml(std::string_view text, std::string_view filename,
+                                       const GpuCatalog& catalog,
+                                       const InterferenceModel* families) {
+  auto scenario = ParseUnlinked(text, filename, catalog, families);
   if (!scenario.ok()) return scenario.status();
   AIRTIME_RETURN_IF_ERROR(LinkProducedVariants(&scenario->workloads, /*services_elsewhere=*/true));
   return scenario;

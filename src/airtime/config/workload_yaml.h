@@ -74,8 +74,12 @@ StatusOr<Scenario> ParseWorkloadYaml(std::string_view text, std::string_view fil
 // As ParseWorkloadYaml, for one submission to the daemon: a quantize or finetune job whose
 // `produces.service` names no workload of `text` stays unlinked (its ProducedVariant kept,
 // no variant's produced_by set), for the daemon to link to a service it accepted in an
-// earlier submission (Daemon::ClaimVariants). Everything else is checked alike.
-StatusOr<Scenario> ParseSubmissionYaml(std::string_view text, std::string_view filename);
+// earlier submission (Daemon::CheckClaims). Everything else is checked alike.
+// `sim --from-data` reads a daemon's stored submissions back with it (another `families`
+// table may be given there).
+StatusOr<Scenario> ParseSubmissionYaml(std::string_view text, std::string_view filename,
+                                       const GpuCatalog& catalog = GpuCatalog::Builtin(),
+                                       const InterferenceModel* families = nullptr);
 
 // Reads and parses the file at `path` (NotFound when it cannot be read).
 StatusOr<Scenario> LoadWorkloadYaml(const std::string& path,

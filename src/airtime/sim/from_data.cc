@@ -1,6 +1,7 @@
 #include "airtime/sim/from_data.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -10,6 +11,7 @@
 #include "airtime/base/strings.h"
 #include "airtime/config/cluster_yaml.h"
 #include "airtime/config/workload_yaml.h"
+#include "airtime/sim/from_data_classes.h"
 #include "airtime/store/store.h"
 #include "airtime/traces/datetime.h"
 
@@ -50,6 +52,7 @@ struct Snapshot {
   std::vector<NodeEventRow> node_events;
   std::map<int64_t, SubmissionRow> submissions;                       // by id
   std::map<int64_t, std::vector<std::pair<int64_t, double>>> demand;  // by workload id
+  std::map<int64_t, std::vector<ClassDemandRow>> class_demand;        // by workload id
   std::string ledger;
 };
 
@@ -82,6 +85,9 @@ StatusOr<Snapshot> ReadSnapshot(Store& store) {
         auto demand = store.DemandOf(w.id, 0);
         if (!demand.ok()) return demand.status();
         s.demand[w.id] = std::move(*demand);
+        auto classes = store.ClassDemandOf(w.id);
+        if (!classes.ok()) return classes.status();
+        if (!classes->empty()) s.class_demand[w.id] = std::move(*classes);
       }
     }
     s.ledger = store.GetMeta("ledger").value_or("");
@@ -171,10 +177,17 @@ class Converter {
   Status ChooseWindow();
   Status ChooseCluster(const ClusterFile* given);
   void ConvertWorkloads();
+  const StatusOr<Scenario>& SubmissionOf(int64_t id, const SubmissionRow& sub);
   std::optional<WorkloadSpec> Convert(const WorkloadRow& row, const std::vector<RunRow>& runs);
+  // A service's stored demand, each point a request rate (others dropped with a warning).
+  WallCurve StoredDemand(const WorkloadRow& row);
+  void ConvertVariantDemand();
+  void LinkLaterProducers();
+  void SettleProducers();
   void DeriveWork(const WorkloadRow& row, const std::vector<RunRow>& runs, bool has_command,
                   WorkloadSpec& spec);
   void ConvertDemand(const WorkloadRow& row, WorkloadSpec& spec);
+  std::vector<DemandPoint> OnReplayClock(const WallCurve& wall) const;
   void ConvertNodeEvents();
   void Recount();
   double SpeedOfRun(const RunRow& r, const WorkloadSpec& spec) const;
@@ -185,6 +198,7 @@ class Converter {
   std::string store_path_;
   FromData out_;
   std::vector<WorkloadSpec> workloads_;
+  std::vector<const WorkloadRow*> rows_;  // the row of each of workloads_
   std::vector<ScenarioEvent> events_;
   std::map<int64_t, StatusOr<Scenario>> parsed_;  // by submission id
   std::map<int64_t, std::vector<RunRow>> runs_of_;
@@ -327,15 +341,31 @@ void Converter::DeriveWork(const WorkloadRow& row, const std::vector<RunRow>& ru
   }
 }
 
-void Converter::ConvertDemand(const WorkloadRow& row, WorkloadSpec& spec) {
+WallCurve Converter::StoredDemand(const WorkloadRow& row) {
+  WallCurve out;
   auto it = snap_.demand.find(row.id);
-  if (it == snap_.demand.end() || it->second.empty()) {
-    // No demand recorded: a curve given in the submission, placed on the replay's clock.
-    for (DemandPoint& p : spec.realtime.demand) p.at += row.submitted_at - out_.origin;
-    return;
-  }
-  std::vector<DemandPoint> curve;
+  if (it == snap_.demand.end()) return out;
+  size_t dropped = 0;
   for (const auto& [at, rps] : it->second) {
+    if (std::isfinite(rps) && rps >= 0) {
+      out.emplace_back(at, rps);
+    } else if (++dropped == 1) {
+      Warn("workload " + Quoted(row.name) + " (id " + std::to_string(row.id) +
+           "): its demand recorded at " + FormatTime(at) + " (" + std::to_string(rps) +
+           ") is not a request rate; left out");
+    }
+  }
+  if (dropped > 1)
+    Warn("workload " + Quoted(row.name) + " (id " + std::to_string(row.id) +
+         "): " + std::to_string(dropped) + " recorded demand points in all are not request rates");
+  return out;
+}
+
+// Wall-clock points on the replay's clock, up to the window's end: what was in force as
+// the window opened at its time 0.
+std::vector<DemandPoint> Converter::OnReplayClock(const WallCurve& wall) const {
+  std::vector<DemandPoint> curve;
+  for (const auto& [at, rps] : wall) {
     if (at > out_.end) break;
     const TimeMs t = std::max<TimeMs>(0, at - out_.origin);
     if (!curve.empty() && curve.back().at == t) {
@@ -344,8 +374,32 @@ void Converter::ConvertDemand(const WorkloadRow& row, WorkloadSpec& spec) {
       curve.push_back(DemandPoint{t, rps});
     }
   }
-  spec.realtime.demand = std::move(curve);
+  return curve;
+}
+
+void Converter::ConvertDemand(const WorkloadRow& row, WorkloadSpec& spec) {
+  const WallCurve stored = StoredDemand(row);
+  if (stored.empty()) {
+    // No demand recorded: a curve given in the submission, placed on the replay's clock.
+    for (DemandPoint& p : spec.realtime.demand) p.at += row.submitted_at - out_.origin;
+    return;
+  }
+  spec.realtime.demand = OnReplayClock(stored);
   spec.realtime.history.clear();
+}
+
+// A stored submission read back as the daemon read it (ParseSubmission): a job that produces
+// a variant of a service of an earlier submission stays unlinked (LinkLaterProducers links
+// it), and each service with variants is expanded into its members, which the rows index.
+const StatusOr<Scenario>& Converter::SubmissionOf(int64_t id, const SubmissionRow& sub) {
+  auto it = parsed_.find(id);
+  if (it != parsed_.end()) return it->second;
+  const std::string origin =
+      "submission " + std::to_string(id) + " (" + Printable(sub.origin, 64) + ")";
+  StatusOr<Scenario> sc =
+      ParseSubmissionYaml(sub.body, origin, GpuCatalog::Builtin(), options_.families);
+  if (sc.ok()) sc->workloads = ExpandAllVariants(std::move(sc->workloads));
+  return parsed_.emplace(id, std::move(sc)).first->second;
 }
 
 std::optional<WorkloadSpec> Converter::Convert(const WorkloadRow& row,
@@ -357,17 +411,7 @@ std::optional<WorkloadSpec> Converter::Convert(const WorkloadRow& row,
          " is not in the store");
     return std::nullopt;
   }
-  auto sit = parsed_.find(row.submission_id);
-  if (sit == parsed_.end()) {
-    const std::string origin = "submission " + std::to_string(row.submission_id) + " (" +
-                               Printable(sub->second.origin, 64) + ")";
-    sit =
-        parsed_
-            .emplace(row.submission_id, ParseWorkloadYaml(sub->second.body, origin,
-                                                          GpuCatalog::Builtin(), options_.families))
-            .first;
-  }
-  const StatusOr<Scenario>& sc = sit->second;
+  const StatusOr<Scenario>& sc = SubmissionOf(row.submission_id, sub->second);
   if (!sc.ok()) {
     Warn("skipped " + who +
          ": its submission cannot be read back: " + Printable(sc.status().message()));
@@ -401,7 +445,10 @@ std::optional<WorkloadSpec> Converter::Convert(const WorkloadRow& row,
   const std::optional<TimeMs> deadline = WallDeadline(spec, row.submitted_at);
   spec.submit_at = std::max<TimeMs>(0, row.submitted_at - out_.origin);
   if (deadline) spec.deadline = *deadline - out_.origin;
-  if (spec.is_service()) {
+  if (spec.realtime.is_member()) {
+    // Its demand, and its classes', once all its service's members are in
+    // (ConvertVariantDemand); the curves stay relative to the submission until then.
+  } else if (spec.is_service()) {
     ConvertDemand(row, spec);
   } else {
     DeriveWork(row, runs, has_command, spec);
@@ -435,6 +482,159 @@ void Converter::ConvertWorkloads() {
       events_.push_back(e);
     }
     workloads_.push_back(std::move(*spec));
+    rows_.push_back(&row);
+  }
+  LinkLaterProducers();
+  SettleProducers();
+  ConvertVariantDemand();
+}
+
+// Jobs of later submissions that produce a variant of a service of an earlier one (the
+// daemon's CheckClaims accepted them in this order, each replacing one that had failed or
+// been cancelled): the newest is the variant's producer in every member's spec, as the
+// daemon links it (ApplyClaim, and Recover after a restart). Named by the job's stored
+// name; SettleProducers puts it on the replay's terms.
+void Converter::LinkLaterProducers() {
+  std::map<std::string, std::map<size_t, std::string>> producers;  // service -> variant -> job
+  for (const WorkloadRow& row : snap_.workloads) {
+    if (row.submitted_at >= out_.end) continue;
+    auto sub = snap_.submissions.find(row.submission_id);
+    if (sub == snap_.submissions.end()) continue;
+    const StatusOr<Scenario>& sc = SubmissionOf(row.submission_id, sub->second);
+    if (!sc.ok() || row.index < 0 || static_cast<size_t>(row.index) >= sc->workloads.size())
+      continue;  // warned about where it is replayed
+    const ProducedVariant& p = sc->workloads[static_cast<size_t>(row.index)].produces;
+    if (p.empty()) continue;
+    bool here = false;  // linked as its submission was parsed
+    for (const WorkloadSpec& s : sc->workloads) here |= s.realtime.group == p.service;
+    if (here) continue;
+    auto member = std::find_if(workloads_.begin(), workloads_.end(), [&](const WorkloadSpec& m) {
+      return m.realtime.is_member() && m.realtime.group == p.service;
+    });
+    if (member == workloads_.end()) continue;  // the service is not replayed: nothing to make
+    const std::string who = "workload " + Quoted(row.name) + " (id " + std::to_string(row.id) + ")";
+    const StatusOr<size_t> v = FindProducedVariant(member->realtime, p);
+    if (!v.ok()) {
+      Warn(who + ": field 'produces.variant': " + Printable(v.status().message()) +
+           "; it produces nothing in the replay");
+      continue;
+    }
+    const ModelVariant& mv = member->realtime.variants[*v];
+    if (!mv.awaits_producer && mv.produced_by.empty()) {
+      Warn(who + ": field 'produces.variant': variant " + Quoted(p.service + "/" + p.variant) +
+           " runs from the start, no job produces it; it produces nothing in the replay");
+      continue;
+    }
+    producers[p.service][*v] = row.name;
+  }
+  for (WorkloadSpec& m : workloads_) {
+    if (!m.realtime.is_member()) continue;
+    auto it = producers.find(m.realtime.group);
+    if (it == producers.end()) continue;
+    for (const auto& [v, job] : it->second)
+      if (v < m.realtime.variants.size()) m.realtime.variants[v].produced_by = job;
+  }
+}
+
+// Each variant's producer on the replay's terms: a replayed job by its replayed name; one
+// that completed before the window opened made the variant already (it runs from the start,
+// as the daemon's recovery makes it); any other waits as it did, for a job that had not
+// made it by the window's end.
+void Converter::SettleProducers() {
+  std::map<std::string, std::string> replayed_as;  // stored name -> replayed name
+  for (size_t i = 0; i < workloads_.size(); ++i) replayed_as[rows_[i]->name] = workloads_[i].name;
+  std::map<std::string, const WorkloadRow*> by_name;
+  for (const WorkloadRow& row : snap_.workloads) by_name[row.name] = &row;
+  std::set<std::string> warned;
+  for (WorkloadSpec& m : workloads_) {
+    if (!m.realtime.is_member()) continue;
+    for (ModelVariant& v : m.realtime.variants) {
+      if (v.produced_by.empty()) continue;
+      if (auto r = replayed_as.find(v.produced_by); r != replayed_as.end()) {
+        v.produced_by = r->second;
+        continue;
+      }
+      auto row = by_name.find(v.produced_by);
+      if (row == by_name.end() || row->second->state != "succeeded" || !row->second->finished_at ||
+          *row->second->finished_at > out_.end)
+        continue;
+      if (*row->second->finished_at < out_.origin) {
+        v.produced_by.clear();
+        v.awaits_producer = false;
+      } else if (warned.insert(m.realtime.group + "/" + v.name).second) {
+        Warn("variant " + Quoted(m.realtime.group + "/" + v.name) + " waits all the replay: job " +
+             Quoted(row->second->name) + ", which produced it at " +
+             FormatTime(*row->second->finished_at) + ", is not replayed");
+      }
+    }
+  }
+}
+
+// The demand of each service with variants, for all its members at once: each class's
+// curve rebuilt from the members' stored demand and the classes' last rates
+// (RebuildClassCurves), and each member's own demand the sum of the classes it serves by
+// default, as ExpandVariants makes it.
+void Converter::ConvertVariantDemand() {
+  // (name, submission) -> its members in workloads_ (a store written by hand may hold two
+  // services of one name)
+  std::map<std::pair<std::string, int64_t>, std::vector<size_t>> services;
+  for (size_t i = 0; i < workloads_.size(); ++i)
+    if (workloads_[i].realtime.is_member())
+      services[{workloads_[i].realtime.group, rows_[i]->submission_id}].push_back(i);
+  for (const auto& [key, members] : services) {
+    const std::string& service = key.first;
+    const RealtimeProfile& rt = workloads_[members.front()].realtime;
+    std::map<int, WallCurve> history;
+    std::map<int, std::pair<TimeMs, double>> last;
+    std::set<std::string> unknown;
+    for (size_t i : members) {
+      const WorkloadRow& row = *rows_[i];
+      if (WallCurve stored = StoredDemand(row); !stored.empty())
+        history[workloads_[i].realtime.variant] = std::move(stored);
+      auto rates = snap_.class_demand.find(row.id);
+      if (rates == snap_.class_demand.end()) continue;
+      for (const ClassDemandRow& r : rates->second) {
+        auto c = std::find_if(rt.classes.begin(), rt.classes.end(),
+                              [&](const RequestClass& rc) { return rc.name == r.request_class; });
+        const std::string what = "workload " + Quoted(row.name) + " (id " + std::to_string(row.id) +
+                                 "): the last rate of class " + Quoted(r.request_class);
+        if (c == rt.classes.end()) {
+          if (unknown.insert(r.request_class).second)
+            Warn(what + " is recorded, but service " + Quoted(service) +
+                 " has no such class; left out");
+          continue;
+        }
+        if (!std::isfinite(r.rps) || r.rps < 0) {
+          Warn(what + " (" + std::to_string(r.rps) + ") is not a request rate; left out");
+          continue;
+        }
+        const int k = static_cast<int>(c - rt.classes.begin());
+        if (auto l = last.find(k); l == last.end() || r.at > l->second.first)
+          last[k] = {r.at, r.rps};
+      }
+    }
+    const ClassCurves curves =
+        RebuildClassCurves(rt, rows_[members.front()]->submitted_at, history, last);
+    if (curves.estimated_until > 0) {
+      std::vector<std::string> names;
+      for (int c : curves.estimated) names.push_back(rt.classes[static_cast<size_t>(c)].name);
+      Warn("service " + Quoted(service) + ": classes " + Printable(Join(names, ", ")) +
+           " share the variant that serves them by default, and the store keeps their sum and "
+           "each one's last rate: their rates up to " +
+           FormatTime(curves.estimated_until) + " are estimated in proportion to those");
+    }
+    std::vector<std::vector<DemandPoint>> on_clock;
+    for (const WallCurve& c : curves.classes) on_clock.push_back(OnReplayClock(c));
+    for (size_t i : members) {
+      RealtimeProfile& m = workloads_[i].realtime;
+      std::vector<const std::vector<DemandPoint>*> own;
+      for (size_t c = 0; c < m.classes.size() && c < on_clock.size(); ++c) {
+        m.classes[c].demand = on_clock[c];
+        if (m.DefaultVariantFor(static_cast<int>(c)) == m.variant) own.push_back(&on_clock[c]);
+      }
+      m.demand = SumCurves(own);
+      m.history.clear();
+    }
   }
 }
 

@@ -8,6 +8,11 @@
 // is skipped or renamed with a warning that says which and why; a store that cannot be read
 // is an error naming the file.
 //
+// Submissions are read back as the daemon read them: a service with model variants runs as
+// its members (the rows index them), each class's demand is rebuilt from the members' stored
+// demand and the classes' last rates (from_data_classes.h), and a job of a later submission
+// that produces a variant is linked to it as the daemon linked it.
+//
 // Time: the replay's time 0 is the window's start (`since`, else the first daemon start or
 // submission recorded); its end is `until`, else the latest moment the store records
 // (a submission, a run's start or end, a demand sample, the ledger's last save, ...).

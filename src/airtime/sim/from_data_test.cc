@@ -7,10 +7,17 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+#include <sstream>
 
 #include "airtime/config/cluster_yaml.h"
+#include "airtime/config/workload_yaml.h"
 #include "airtime/sim/simulator.h"
 #include "airtime/store/store.h"
 
@@ -21,6 +28,23 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
 constexpr TimeMs kT0 = 1'800'000'000'000;  // a wall-clock time (2027)
+
+// A demand curve as (time, rps) pairs, to compare and print.
+using Points = std::vector<std::pair<TimeMs, double>>;
+Points Pts(const std::vector<DemandPoint>& curve) {
+  Points out;
+  for (const DemandPoint& p : curve) out.emplace_back(p.at, p.rps);
+  return out;
+}
+// `curve` is `want`: the same times, the rates within rounding.
+void ExpectCurve(const std::vector<DemandPoint>& curve, const Points& want,
+                 const std::string& what = "") {
+  ASSERT_EQ(curve.size(), want.size()) << what << ": " << ::testing::PrintToString(Pts(curve));
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(curve[i].at, want[i].first) << what << " point " << i;
+    EXPECT_NEAR(curve[i].rps, want[i].second, 1e-9) << what << " point " << i;
+  }
+}
 
 void RawSql(const std::string& path, const std::string& sql) {
   sqlite3* db = nullptr;
@@ -96,6 +120,49 @@ class FromDataTest : public ::testing::Test {
     ASSERT_TRUE(store_->AddRun(r).ok());
   }
 
+  // A submission stored as the daemon stores one (Daemon::CommitSubmissions): its text,
+  // then one row per workload in parse order with each service with variants expanded
+  // into its members (ParseSubmission), at kT0 + `at`. The rows' ids by name.
+  std::map<std::string, int64_t> SubmitAsDaemon(const std::string& body, TimeMs at) {
+    std::map<std::string, int64_t> ids;
+    auto parsed = ParseSubmissionYaml(body, "request");
+    EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
+    if (!parsed.ok()) return ids;
+    auto sid = store_->AddSubmission({0, "team-a", body, "request", kT0 + at});
+    EXPECT_TRUE(sid.ok()) << sid.status().ToString();
+    const std::vector<WorkloadSpec> specs = ExpandAllVariants(std::move(parsed->workloads));
+    for (size_t k = 0; k < specs.size(); ++k) {
+      WorkloadRow w;
+      w.submission_id = *sid;
+      w.index = static_cast<int32_t>(k);
+      w.name = specs[k].name;
+      w.tenant = "team-a";
+      w.kind = KindName(specs[k].kind);
+      w.submitted_at = kT0 + at;
+      auto id = store_->AddWorkload(w);
+      EXPECT_TRUE(id.ok()) << id.status().ToString();
+      ids[w.name] = *id;
+    }
+    return ids;
+  }
+
+  // A report of class `cls`'s rate at kT0 + `at` to a service split by class, stored as the
+  // daemon stores it (Daemon::ReportDemand, RecordDemand): for each member its own demand
+  // (`own`, by member) in its history, and the class's rate as the class's last.
+  void ReportClass(const std::map<std::string, double>& own, const std::string& cls, double rps,
+                   TimeMs at, const std::map<std::string, int64_t>& ids) {
+    for (const auto& [member, demand] : own) {
+      const int64_t id = ids.at(member);
+      ASSERT_TRUE(store_->AddDemand(id, kT0 + at, demand).ok());
+      ASSERT_TRUE(store_->SetClassDemand(id, cls, rps, kT0 + at).ok());
+    }
+  }
+
+  // The daemon's ledger saved at `at`: the store's latest record, the window's end.
+  void SaveLedgerAt(TimeMs at) {
+    ASSERT_TRUE(store_->SetMeta("ledger", "{\"saved_at\": " + std::to_string(at) + "}").ok());
+  }
+
   const WorkloadSpec* Find(const FromData& d, const std::string& name) {
     for (const WorkloadSpec& w : d.input.workloads)
       if (w.name == name) return &w;
@@ -127,8 +194,7 @@ TEST_F(FromDataTest, WorkloadsRunsDemandAndNodeEventsBecomeTheReplaysInput) {
   Finish(gone, "cancelled", 40 * kSecond, 100 * kSecond, 143);
   ASSERT_TRUE(store_->AddNodeEvent({kT0 + 900 * kSecond, "n0", "down"}).ok());
   ASSERT_TRUE(store_->AddNodeEvent({kT0 + 960 * kSecond, "n0", "up"}).ok());
-  ASSERT_TRUE(
-      store_->SetMeta("ledger", "{\"saved_at\": " + std::to_string(kT0 + kHour) + "}").ok());
+  SaveLedgerAt(kT0 + kHour);
   (void)stated;
 
   auto data = LoadFromData(dir_, {});
@@ -360,6 +426,205 @@ TEST_F(FromDataTest, AddNodesAndGpuCostChangeTheCluster) {
   opt.horizon = kHour;
   auto results = SimulatePolicies(data->input, {"fifo"}, opt);
   ASSERT_TRUE(results.ok());
+}
+
+// A service with model variants, as the daemon stores it: its members' rows index the
+// expanded submission, each member's demand history and its classes' last rates are kept,
+// and a quantize job of a later submission produces its awaited variant. The replay runs
+// the members with their variants, each class's recorded demand, and the producer linked:
+// the variant waits for the job's completion, and is there from the start when the job
+// completed before the window.
+TEST_F(FromDataTest, AServiceWithVariantsReplaysItsMembersDemandAndLaterProducer) {
+  RecordStart("airtime");
+  const std::string chat =
+      "- name: chat\n"
+      "  kind: realtime\n"
+      "  slo: {latency_ms: 200}\n"
+      "  value: {per_1k_requests: 1}\n"
+      "  classes: [{name: code, demand: [{at: 0, rps: 1}]}, {name: conv, demand: [{at: 0, rps: "
+      "2}]}]\n"
+      "  variants:\n"
+      "    - {name: big, gpus: 2, throughput: {A100-80GB: 10}, classes: [conv]}\n"
+      "    - {name: coder, gpus: 1, throughput: {A100-80GB: 20}, classes: [code]}\n"
+      "    - {name: int8, gpus: 1, throughput: {A100-80GB: 20}, quality: 0.95, "
+      "awaits_producer: true}\n"
+      "- {name: backlog, kind: batch, gpus: 1, work: 2m}\n";
+  auto ids = SubmitAsDaemon(chat, 0);
+  ASSERT_EQ(ids.size(), 4u);
+  // code 15 at 1m, conv 4 at 2m, code 12 at 30m: each member's own demand is the rate of
+  // the class it serves by default (big: conv, coder: code, int8: none).
+  ReportClass({{"chat/big", 2}, {"chat/coder", 15}, {"chat/int8", 0}}, "code", 15, kMinute, ids);
+  ReportClass({{"chat/big", 4}, {"chat/coder", 15}, {"chat/int8", 0}}, "conv", 4, 2 * kMinute, ids);
+  ReportClass({{"chat/big", 4}, {"chat/coder", 12}, {"chat/int8", 0}}, "code", 12, 30 * kMinute,
+              ids);
+  // A first producer, cancelled; a second one, which completed at 20m.
+  const std::string producer =
+      "{name: NAME, kind: quantize, gpus: 1, work: 10m, produces: {service: chat, variant: "
+      "int8}}\n";
+  auto q0 = SubmitAsDaemon(std::regex_replace(producer, std::regex("NAME"), "q0"), 3 * kMinute);
+  Finish(q0.at("q0"), "cancelled", 3 * kMinute, 4 * kMinute, 143);
+  auto q1 = SubmitAsDaemon(std::regex_replace(producer, std::regex("NAME"), "q1"), 5 * kMinute);
+  Finish(q1.at("q1"), "succeeded", 10 * kMinute, 20 * kMinute);
+  // Work that waits for GPUs makes the cheaper variant worth switching to once it exists.
+  SubmitAsDaemon("{name: wide, kind: batch, gpus: 3, work: 30m, value: {on_completion: 5000}}",
+                 6 * kMinute);
+  SaveLedgerAt(kT0 + kHour);
+
+  auto data = LoadFromData(dir_, {});
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  EXPECT_EQ(data->warnings, std::vector<std::string>{});
+  std::vector<std::string> names;
+  for (const WorkloadSpec& w : data->input.workloads) names.push_back(w.name);
+  ASSERT_EQ(data->input.workloads.size(), 7u)  // 3 members, backlog, q0, q1, wide
+      << ::testing::PrintToString(names);
+  const WorkloadSpec* backlog = Find(*data, "backlog");
+  ASSERT_NE(backlog, nullptr);
+  EXPECT_EQ(backlog->kind, WorkloadKind::kBatch);
+  const Points code = {{0, 1}, {kMinute, 15}, {30 * kMinute, 12}};
+  const Points conv = {{0, 2}, {2 * kMinute, 4}};
+  const std::map<std::string, Points> own = {
+      {"chat/big", conv}, {"chat/coder", code}, {"chat/int8", {}}};
+  for (const auto& [name, curve] : own) {
+    const WorkloadSpec* m = Find(*data, name);
+    ASSERT_NE(m, nullptr) << name;
+    EXPECT_EQ(m->kind, WorkloadKind::kRealtime);
+    EXPECT_EQ(m->realtime.group, "chat");
+    ASSERT_EQ(m->realtime.variants.size(), 3u) << name;
+    EXPECT_EQ(m->realtime.variants[2].produced_by, "q1") << name;  // the newest claim
+    ASSERT_EQ(m->realtime.classes.size(), 2u);
+    ExpectCurve(m->realtime.classes[0].demand, code, name + " code");
+    ExpectCurve(m->realtime.classes[1].demand, conv, name + " conv");
+    ExpectCurve(m->realtime.demand, curve, name);
+  }
+  EXPECT_EQ(Find(*data, "chat/big")->shape.gpu_count, 2);
+
+  // Replayed, the int8 variant scales up once q1 has completed, not before.
+  std::ostringstream log;
+  SimOptions opt;
+  opt.horizon = data->end - data->origin;
+  opt.decision_log = &log;
+  auto results = SimulatePolicies(data->input, {"airtime"}, opt);
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  ASSERT_EQ(results->size(), 1u);
+  EXPECT_TRUE(results->front().event_errors.empty()) << results->front().event_errors.front();
+  EXPECT_EQ(results->front().metrics.kinds[static_cast<size_t>(WorkloadKind::kQuantize)].completed,
+            1u);
+  std::optional<double> q1_end, int8_up;
+  std::istringstream lines(log.str());
+  for (std::string line; std::getline(lines, line);) {
+    const nlohmann::json d = nlohmann::json::parse(line, nullptr, false);
+    if (!d.is_object()) continue;
+    if (d.value("workload", "") == "q1" && d.value("decision", "") == "start")
+      q1_end = d.value("expected_end_s", 0.0);
+    if (d.value("workload", "") == "chat/int8" && d.value("replicas", 0) > 0 && !int8_up)
+      int8_up = d.value("t_s", 0.0);
+  }
+  ASSERT_TRUE(q1_end.has_value()) << log.str();
+  ASSERT_TRUE(int8_up.has_value()) << log.str();
+  EXPECT_GE(*int8_up, *q1_end);
+
+  // A window that opens after q1 completed: the variant was produced before it.
+  FromDataOptions later;
+  later.since = "2027-01-15 08:25";  // kT0 + 25m
+  auto after = LoadFromData(dir_, later);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  const WorkloadSpec* int8 = Find(*after, "chat/int8");
+  ASSERT_NE(int8, nullptr);
+  EXPECT_EQ(Find(*after, "q1"), nullptr);
+  EXPECT_TRUE(int8->realtime.variants[2].produced_by.empty());
+  EXPECT_FALSE(int8->realtime.variants[2].awaits_producer);
+  // Each class at its rate as the window opens, then its later changes.
+  ExpectCurve(int8->realtime.classes[0].demand, {{0, 15}, {5 * kMinute, 12}});
+  ExpectCurve(int8->realtime.classes[1].demand, {{0, 4}});
+}
+
+// Two classes that one variant serves by default: the store keeps that member's own demand
+// (their sum) and each class's last rate. A class is at its last rate from its last report
+// on; before, what the sum leaves is split among the classes not yet at theirs, by those
+// rates. The sum stays what was recorded, and the replay says where it estimated.
+TEST_F(FromDataTest, ClassesSharingADefaultVariantSplitItsRecordedDemand) {
+  RecordStart("airtime");
+  auto ids = SubmitAsDaemon(
+      "name: chat\n"
+      "kind: realtime\n"
+      "slo: {latency_ms: 200}\n"
+      "classes: [{name: code, demand: [{at: 0, rps: 0}]}, {name: conv, demand: [{at: 0, rps: "
+      "0}]}]\n"
+      "variants:\n"
+      "  - {name: big, gpus: 2, throughput: {A100-80GB: 10}}\n"
+      "  - {name: coder, gpus: 1, throughput: {A100-80GB: 10}, quality: 0.8, classes: [code]}\n",
+      0);
+  ASSERT_EQ(ids.size(), 2u);
+  ReportClass({{"chat/big", 6}, {"chat/coder", 0}}, "code", 6, kMinute, ids);
+  ReportClass({{"chat/big", 8}, {"chat/coder", 0}}, "conv", 2, 2 * kMinute, ids);
+  ReportClass({{"chat/big", 5}, {"chat/coder", 0}}, "code", 3, 3 * kMinute, ids);
+  SaveLedgerAt(kT0 + kHour);
+  auto data = LoadFromData(dir_, {});
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  ASSERT_EQ(data->warnings.size(), 1u);
+  EXPECT_THAT(data->warnings[0], HasSubstr("service 'chat'"));
+  EXPECT_THAT(data->warnings[0], HasSubstr("code, conv"));
+  const WorkloadSpec* big = Find(*data, "chat/big");
+  ASSERT_NE(big, nullptr);
+  ExpectCurve(big->realtime.demand, {{0, 0}, {kMinute, 6}, {2 * kMinute, 8}, {3 * kMinute, 5}});
+  ASSERT_EQ(big->realtime.classes.size(), 2u);
+  // At 1m neither class is at its last rate: 6 is split 3 to 2. At 2m conv is at its 2,
+  // code has the rest; at 3m both are at their last.
+  ExpectCurve(big->realtime.classes[0].demand,
+              {{0, 0}, {kMinute, 3.6}, {2 * kMinute, 6}, {3 * kMinute, 3}});
+  ExpectCurve(big->realtime.classes[1].demand, {{0, 0}, {kMinute, 2.4}, {2 * kMinute, 2}});
+  const WorkloadSpec* coder = Find(*data, "chat/coder");
+  ASSERT_NE(coder, nullptr);
+  ExpectCurve(coder->realtime.classes[0].demand,
+              {{0, 0}, {kMinute, 3.6}, {2 * kMinute, 6}, {3 * kMinute, 3}});
+  EXPECT_TRUE(coder->realtime.demand.empty() || coder->realtime.demand.back().rps == 0);
+}
+
+// A hostile store: a later job's `produces` names a variant the service lacks, a stored
+// rate is not a number, and a member's row points past its submission. Each is a warning
+// that names the workload and what is wrong; the rest replays.
+TEST_F(FromDataTest, BrokenVariantRowsAreWarningsNamingTheWorkload) {
+  RecordStart();
+  auto ids = SubmitAsDaemon(
+      "name: chat\n"
+      "kind: realtime\n"
+      "slo: {latency_ms: 200}\n"
+      "variants:\n"
+      "  - {name: big, gpus: 2, throughput: {A100-80GB: 10}}\n"
+      "  - {name: int8, gpus: 1, throughput: {A100-80GB: 10}, quality: 0.9, awaits_producer: "
+      "true}\n",
+      0);
+  ASSERT_TRUE(store_->AddDemand(ids.at("chat/big"), kT0 + 2 * kMinute, 5).ok());
+  SubmitAsDaemon(
+      "{name: q4, kind: quantize, gpus: 1, work: 10m, produces: {service: chat, variant: int4}}",
+      kMinute);
+  {
+    const std::string path = store_->path();
+    RawSql(path, "UPDATE workloads SET idx = 9 WHERE name = 'chat/int8'");
+    // Rates no report gives: negative, and infinite (9e999 reads back as +inf).
+    const std::string big = std::to_string(ids.at("chat/big"));
+    RawSql(path, "INSERT INTO demand(workload_id, at, rps) VALUES(" + big + ", " +
+                     std::to_string(kT0 + kMinute) + ", -5), (" + big + ", " +
+                     std::to_string(kT0 + 90 * kSecond) + ", 9e999)");
+  }
+  SaveLedgerAt(kT0 + kHour);
+  auto data = LoadFromData(dir_, {});
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  std::string all;
+  for (const std::string& w : data->warnings) all += w + "\n";
+  EXPECT_THAT(all, HasSubstr("workload 'q4'"));
+  EXPECT_THAT(all, HasSubstr("produces.variant"));
+  EXPECT_THAT(all, HasSubstr("found 'int4'"));
+  EXPECT_THAT(all, HasSubstr("workload 'chat/big'"));
+  EXPECT_THAT(all, HasSubstr("not a request rate"));
+  EXPECT_THAT(all, HasSubstr("skipped workload 'chat/int8'"));
+  const WorkloadSpec* big = Find(*data, "chat/big");
+  ASSERT_NE(big, nullptr);
+  ExpectCurve(big->realtime.demand, {{0, 0}, {2 * kMinute, 5}});
+  ASSERT_NE(Find(*data, "q4"), nullptr);  // it runs, and produces nothing
+  SimOptions opt;
+  opt.horizon = data->end - data->origin;
+  EXPECT_TRUE(SimulatePolicies(data->input, {"airtime", "fifo"}, opt).ok());
 }
 
 TEST(ParseWindowTime, DatesTimesAndDurations) {
