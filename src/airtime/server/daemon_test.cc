@@ -858,7 +858,8 @@ TEST_F(DaemonTest, ALaterSubmissionsJobProducesAnAwaitedVariant) {
   }
   ASSERT_FALSE(q2["runs"].empty()) << q2.dump(2);
   leftovers_.push_back(q2["runs"][0]["pid"].get<pid_t>());
-  for (const json& m : Get("chat")["runs"]) leftovers_.push_back(m["pid"].get<pid_t>());
+  const json chat = Get("chat");  // held: a range over a temporary's member would dangle
+  for (const json& m : chat["runs"]) leftovers_.push_back(m["pid"].get<pid_t>());
   daemon_->Stop();
   daemon_.reset();
   Open("4xH100");

@@ -282,8 +282,8 @@ void VariantMix::ShareContended(const std::vector<Group*>& groups, const Engine&
       in.cap[t] = need[i][t] > 0 ? share[i] : in.own[t];
       in.budget[t] = in.cap[t];
       std::snprintf(buf, sizeof buf,
-                    "%s%s: %.1f of its GPUs, of %.1f that %d services' plans alone would need "
-                    "there (%.1f)",
+                    "%s%s: %.1f of the %.1f GPUs there (%d services' plans alone would need "
+                    "%.1f)",
                     groups[i]->st.shared.empty() ? "" : "; ",
                     catalog.type(static_cast<GpuTypeId>(t)).name.c_str(),
                     static_cast<double>(in.cap[t]) / 1000.0, static_cast<double>(pool[t]) / 1000.0,

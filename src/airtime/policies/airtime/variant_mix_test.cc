@@ -197,7 +197,10 @@ TEST(VariantMixTest, ServicesThatNeedTheSameGpusSplitThem) {
     ASSERT_NE(st, nullptr);
     EXPECT_TRUE(st->figures.floor_ok) << st->mix;
     EXPECT_EQ(st->figures.over_milli, 0) << st->mix;
-    EXPECT_NE(st->mix.find("shared with other services, H100: 4.0 of its GPUs"), std::string::npos)
+    EXPECT_NE(st->mix.find(
+                  "shared with other services, H100: 4.0 of the 8.0 GPUs there (2 services' plans "
+                  "alone would need 16.0)"),
+              std::string::npos)
         << st->mix;
   }
 }
