@@ -9,6 +9,23 @@ double VariantLoad::Served(size_t v) const {
   return s;
 }
 
+double ReadyCapacity(const Engine& engine, const Job& m,
+                     std::vector<std::pair<GpuTypeId, double>>* ready) {
+  const RealtimeProfile& rt = m.s().realtime;
+  const auto v = static_cast<size_t>(rt.variant);
+  double capacity = 0;
+  if (v >= rt.variants.size()) return capacity;
+  for (AllocationId a : m.allocations) {
+    const Allocation* al = engine.allocation(a);
+    if (al->ready_at > engine.now() || al->placement.gpus.empty()) continue;
+    const GpuTypeId type = engine.cluster().gpu_type(al->placement.gpus.front());
+    const double rps = rt.variants[v].ThroughputOn(type) * al->interference;
+    capacity += rps;
+    if (ready != nullptr) ready->push_back({type, rps});
+  }
+  return capacity;
+}
+
 std::map<std::string, VariantLoad> VariantLoads(const Engine& engine) {
   std::map<std::string, VariantLoad> loads;
   for (WorkloadId id : engine.services()) {
@@ -25,15 +42,7 @@ std::map<std::string, VariantLoad> VariantLoads(const Engine& engine) {
     const auto v = static_cast<size_t>(rt.variant);
     if (v >= nv) continue;
     l.members[v] = id;
-    for (AllocationId a : m.allocations) {
-      const Allocation* al = engine.allocation(a);
-      if (al->ready_at > engine.now() || al->placement.gpus.empty()) continue;
-      // A replica serves at its variant's throughput on its (first GPU's) type.
-      const GpuTypeId type = engine.cluster().gpu_type(al->placement.gpus.front());
-      const double rps = rt.variants[v].ThroughputOn(type) * al->interference;
-      l.capacity[v] += rps;
-      l.ready[v].push_back({type, rps});
-    }
+    l.capacity[v] += ReadyCapacity(engine, m, &l.ready[v]);
   }
   for (auto& [name, l] : loads) {
     const Job* first = nullptr;

@@ -24,6 +24,12 @@ struct VariantLoad {
   double Served(size_t v) const;  // requests/s variant v serves
 };
 
+// Requests/s the ready replicas of member `m` serve: each at its variant's throughput on
+// its (first GPU's) type, slowed by interference. `ready`: when not null, each replica's
+// type and requests/s are appended to it.
+double ReadyCapacity(const Engine& engine, const Job& m,
+                     std::vector<std::pair<GpuTypeId, double>>* ready = nullptr);
+
 // Every service with variants that has a member not cancelled, by service name.
 std::map<std::string, VariantLoad> VariantLoads(const Engine& engine);
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "airtime/engine/variant_load.h"
+
 namespace airtime {
 namespace {
 
@@ -22,6 +24,14 @@ bool SameShares(const VariantMix::Shares& a, const VariantMix::Shares& b) {
 // makes it) and serves the class.
 bool Usable(const RealtimeProfile& rt, const std::vector<bool>& available, size_t v, size_t c) {
   return v < available.size() && available[v] && rt.variants[v].Serves(static_cast<int>(c));
+}
+
+// What a GPU of a replica of `mv` earns per hour serving `rps` requests/s: the value per
+// request x the variant's quality x requests per hour, over the replica's GPUs (0 without).
+double EarnsPerGpuHour(const WorkloadSpec& spec, const ModelVariant& mv, double rps,
+                       const GpuCatalog& catalog) {
+  const double gpus = static_cast<double>(mv.shape.TotalMilli(catalog)) / 1000.0;
+  return gpus > 0 ? spec.value.per_1k_requests / 1000.0 * 3600 * rps * mv.quality / gpus : 0.0;
 }
 
 }  // namespace
@@ -196,14 +206,12 @@ void VariantMix::ShareContended(const std::vector<Group*>& groups, const Engine&
             unit[i][static_cast<size_t>(t)] =
                 std::max(unit[i][static_cast<size_t>(t)], rt.variants[v].shape.TotalMilli(catalog));
     for (size_t v = 0; v < rt.variants.size(); ++v) {
-      const ModelVariant& mv = rt.variants[v];
-      const double gpus = static_cast<double>(mv.shape.TotalMilli(catalog)) / 1000.0;
-      if (!in.available[v] || gpus <= 0) continue;
-      for (const auto& [t, rps] : mv.throughput_rps)
+      if (!in.available[v]) continue;
+      for (const auto& [t, rps] : rt.variants[v].throughput_rps)
         if (static_cast<size_t>(t) < nt)
           earns[i][static_cast<size_t>(t)] =
               std::max(earns[i][static_cast<size_t>(t)],
-                       in.spec->value.per_1k_requests / 1000.0 * 3600 * rps * mv.quality / gpus);
+                       EarnsPerGpuHour(*in.spec, rt.variants[v], rps, catalog));
     }
   }
   for (size_t t = 0; t < nt; ++t) {
@@ -411,16 +419,8 @@ VariantMix::Shares VariantMix::RouteNow(const Group& g, const Engine& engine) co
   const size_t nv = rt.variants.size(), nc = rt.classes.size();
   // What each variant's ready replicas serve now (as the serving model counts them).
   std::vector<double> spare(nv, 0.0);
-  for (size_t v = 0; v < nv && v < g.members.size(); ++v) {
-    if (g.members[v] == kNoWorkload) continue;
-    for (AllocationId a : engine.job(g.members[v]).allocations) {
-      const Allocation* al = engine.allocation(a);
-      if (al->ready_at > engine.now() || al->placement.gpus.empty()) continue;
-      spare[v] +=
-          rt.variants[v].ThroughputOn(engine.cluster().gpu_type(al->placement.gpus.front())) *
-          al->interference;
-    }
-  }
+  for (size_t v = 0; v < nv && v < g.members.size(); ++v)
+    if (g.members[v] != kNoWorkload) spare[v] = ReadyCapacity(engine, engine.job(g.members[v]));
   std::vector<double> demand(nc, 0.0);
   for (size_t c = 0; c < nc && c < first->class_rps.size(); ++c)
     demand[c] = std::max(0.0, first->class_rps[c]);
@@ -825,14 +825,11 @@ bool VariantMix::Prepare(Group& g, const Engine& engine) {
   DurationMs window = o_.keep;
   if (density > 0) {
     double best_density = 0;
-    for (size_t i = 0; i < nv; ++i) {
-      if (!available[i]) continue;
-      const ModelVariant& v = rt.variants[i];
-      const double gpus = static_cast<double>(v.shape.TotalMilli(engine.catalog())) / 1000.0;
-      if (gpus > 0)
-        best_density = std::max(best_density, spec.value.per_1k_requests / 1000.0 * 3600 *
-                                                  v.PlanningThroughput() * v.quality / gpus);
-    }
+    for (size_t i = 0; i < nv; ++i)
+      if (available[i])
+        best_density = std::max(
+            best_density, EarnsPerGpuHour(spec, rt.variants[i], rt.variants[i].PlanningThroughput(),
+                                          engine.catalog()));
     const double rental = static_cast<double>(cold) * (1 + best_density / density);
     window = std::clamp(static_cast<DurationMs>(rental), cold + o_.lead,
                         std::max(o_.keep, cold + o_.lead));
@@ -944,9 +941,7 @@ void VariantMix::Decide(Group& g, const Engine& engine) {
         if (more <= 0) continue;
         const ModelVariant& mv = rt.variants[v];
         const double gpus = static_cast<double>(mv.shape.TotalMilli(catalog)) / 1000.0;
-        const double own = gpus > 0 ? spec.value.per_1k_requests / 1000.0 * 3600 *
-                                          mv.PlanningThroughput() * mv.quality / gpus
-                                    : 0;
+        const double own = EarnsPerGpuHour(spec, mv, mv.PlanningThroughput(), catalog);
         cost += more * gpus * ToHours(mv.cold_start) * std::max(density, own);
       }
       const double hours = ToHours(o_.payback);
