@@ -128,6 +128,11 @@ StatusOr<Policy> MakeAirtimePolicy(const Cluster& cluster, const PolicyParams& p
   if (!(*surge_ratio >= 1))
     return InvalidArgument("policy 'airtime': parameter 'surge_ratio' must be >= 1");
   fo.surge_ratio = *surge_ratio;
+  auto slo_buffer = params.GetDouble("slo_buffer", fo.slo_buffer);
+  if (!slo_buffer.ok()) return slo_buffer.status();
+  if (*slo_buffer < 0 || *slo_buffer >= 1)
+    return InvalidArgument("policy 'airtime': parameter 'slo_buffer' must be in [0, 1)");
+  fo.slo_buffer = *slo_buffer;
   auto spare = params.GetDouble("spare", fo.spare);
   if (!spare.ok()) return spare.status();
   if (*spare < 0) return InvalidArgument("policy 'airtime': parameter 'spare' must be >= 0");
@@ -164,7 +169,13 @@ StatusOr<Policy> MakeAirtimePolicy(const Cluster& cluster, const PolicyParams& p
                      : *variants_choice == "generalist" ? VariantMix::Mode::kGeneralist
                      : *variants_choice == "cheapest"   ? VariantMix::Mode::kCheapest
                                                         : VariantMix::Mode::kStatic;
-  fo.variants.spare = fo.spare;
+  // Services with variants keep their own warm spares (default: `spare`): the priced hold
+  // and the SLO buffer read one service's forecast, and a variant group has none of its own.
+  auto variant_spare = params.GetDouble("variant_spare", fo.spare);
+  if (!variant_spare.ok()) return variant_spare.status();
+  if (*variant_spare < 0)
+    return InvalidArgument("policy 'airtime': parameter 'variant_spare' must be >= 0");
+  fo.variants.spare = *variant_spare;
   fo.variants.lead = fo.lead;
   fo.variants.keep = fo.keep;
   ValuePreempt::Options po;
@@ -296,7 +307,7 @@ const std::vector<std::string>& AirtimeKeys() {
       "preemption",   "lead",        "hold_horizon", "margin",   "gain_horizon",
       "pack",         "gang_wait",   "wide_gangs",   "quota",    "limit",
       "spare",        "spare_loose", "headroom",     "keep",     "slo_target",
-      "slo_reserve",  "surge",       "surge_ratio",  "envelope", "hold_quantile",
+      "slo_reserve",  "slo_buffer", "variant_spare", "surge",       "surge_ratio",  "envelope", "hold_quantile",
       "faster_later", "move_up",     "trade",        "urgency",  "priority_doubling",
       "variants"};
   return keys;

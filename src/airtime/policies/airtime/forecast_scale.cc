@@ -174,7 +174,8 @@ int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) cons
       // the spares as well.
       const int priced = p.cost > 0 ? p.extra : std::min(p.extra, firm);
       const double budget = SpendableBudget(service.id, now);
-      firm = budget < 0 ? std::max(firm, priced) : priced;
+      firm = std::max(budget < 0 ? std::max(firm, priced) : priced,
+                      SloBuffer(service, now, target, room, budget));
       price_notes_[service.id] = PriceNote{target, p, budget};
     }
   }
@@ -205,6 +206,23 @@ int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) cons
   // full load, whether priced or not; loose ones to any waiting work.
   const int wanted = (outbid ? 0 : firm) + (waiting ? 0 : loose);
   return target + static_cast<int>(std::clamp<int64_t>(avail / unit, 0, wanted));
+}
+
+int ForecastScale::SloBuffer(const Job& service, TimeMs now, int target, int room,
+                             double budget) const {
+  if (o_.slo_buffer <= 0) return 0;
+  const DemandForecast* f = forecast(service.id);
+  if (f == nullptr) return 0;
+  const double err = f->ErrorQuantile(o_.slo_buffer);
+  if (err <= 1) return 0;
+  const RealtimeProfile& rt = service.s().realtime;
+  const double rps = Servable(service, ForecastRps(service, now) * err);
+  // The requests one cold start at that demand would miss with `target` replicas: while the
+  // budget could absorb them, the miss is a risk worth taking.
+  const double at_risk = std::max(0.0, rps - target * rt.capacity_rps) *
+                         static_cast<double>(rt.cold_start) / 1000.0;
+  if (at_risk <= 0 || budget >= at_risk) return 0;
+  return std::clamp(rt.ReplicasFor(rps) - target, 0, room);
 }
 
 double ForecastScale::ForecastRps(const Job& service, TimeMs now) const {

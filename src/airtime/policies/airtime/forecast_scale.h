@@ -91,6 +91,10 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
     // nothing waits (the hold costs nothing) the `spare` count bounds it; while the service
     // is below its SLO target it keeps that count at least (SLOs first).
     bool priced = true;
+    // SLOs first, sized from the forecast's errors: while the service has spent the error
+    // budget it may risk (SpendableBudget < 0), it keeps at least the replicas that its
+    // forecast times this quantile of its own past errors needs (once 8 are known). 0: off.
+    double slo_buffer = 0;
     // Services with model variants: how their mix is chosen (VariantMix).
     VariantMix::Options variants;
   };
@@ -182,6 +186,8 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
   // The demand a target is set for: the forecast peak over the next cold start and lead (the
   // current demand until the forecast is seasonal).
   double ForecastRps(const Job& service, TimeMs now) const;
+  // The replicas beyond `target` (at most `room`) that Options::slo_buffer asks for.
+  int SloBuffer(const Job& service, TimeMs now, int target, int room, double budget) const;
 
  private:
   // The lowest and highest demand `service` had over [now - window, now].
