@@ -24,6 +24,8 @@
 #   AIRTIME_SLURM_NODES      emulated nodes (default 4): the first half n1.. carry h100 GPUs,
 #                            the rest a100 (one node: h100 only)
 #   AIRTIME_SLURM_GPUS       fake GPUs per node (default 8)
+#   AIRTIME_SLURM_SHARDS     gres/shard per GPU (default 1000, so one shard is one milli-GPU,
+#                            the engine's unit of a fraction; 0: no shards). docs/slurm.md
 #   AIRTIME_SLURM_CPUS       CPUs each node claims (default 64; SlurmdParameters=config_overrides)
 #   AIRTIME_SLURM_MEM_MB     memory each node claims (default 512000)
 #   AIRTIME_SLURM_PORT       slurmctld's port (default 6817); slurmrestd listens on PORT+3 on
@@ -50,6 +52,7 @@ mode="${1:-}"
 lab="${AIRTIME_SLURM_DIR:-${TMPDIR:-/tmp}/airtime-slurm-lab}"
 nodes="${AIRTIME_SLURM_NODES:-4}"
 gpus="${AIRTIME_SLURM_GPUS:-8}"
+shards="${AIRTIME_SLURM_SHARDS:-1000}"
 cpus="${AIRTIME_SLURM_CPUS:-64}"
 mem="${AIRTIME_SLURM_MEM_MB:-512000}"
 ctld_port="${AIRTIME_SLURM_PORT:-6817}"
@@ -203,7 +206,11 @@ write_config() {
   # Node types: n1..n$h100 carry h100, the rest a100.
   local h100=$(((nodes + 1) / 2)) host
   host="$(hostname)"
-  local node_lines gres_lines
+  local node_lines gres_lines shard_gres="" gres_types=gpu
+  if ((shards > 0)); then
+    shard_gres=",shard:$((shards * gpus))"
+    gres_types=gpu,shard
+  fi
   node_line() {  # FIRST LAST TYPE
     local range="n$1"
     (($2 > $1)) && range="n[$1-$2]"
@@ -211,12 +218,19 @@ write_config() {
     (($2 > $1)) && ports="[$((slurmd_base + $1))-$((slurmd_base + $2))]"
     echo "NodeName=$range NodeHostname=$host NodeAddr=127.0.0.1 Port=$ports CPUs=$cpus" \
       "Boards=1 SocketsPerBoard=2 CoresPerSocket=$((cpus / 2)) ThreadsPerCore=1" \
-      "RealMemory=$mem Gres=gpu:$3:$gpus Feature=$3 State=UNKNOWN"
+      "RealMemory=$mem Gres=gpu:$3:$gpus$shard_gres Feature=$3 State=UNKNOWN"
   }
   gres_line() {
     local range="n$1"
     (($2 > $1)) && range="n[$1-$2]"
     echo "NodeName=$range Name=gpu Type=$3 File=$lab/fakedev/nvidia[0-$((gpus - 1))]"
+    # The same count on every GPU: one line per GPU file (Slurm's per-GPU form).
+    if ((shards > 0)); then
+      local i
+      for i in $(seq 0 $((gpus - 1))); do
+        echo "NodeName=$range Name=shard Count=$shards File=$lab/fakedev/nvidia$i"
+      done
+    fi
   }
   node_lines="$(node_line 1 "$h100" h100)"
   gres_lines="$(gres_line 1 "$h100" h100)"
@@ -268,7 +282,7 @@ PriorityWeightJobSize=1000
 MinJobAge=300
 MaxArraySize=100001
 MaxJobCount=200000
-GresTypes=gpu
+GresTypes=$gres_types
 $node_lines
 PartitionName=low Nodes=ALL Default=YES MaxTime=INFINITE State=UP PriorityTier=1
 PartitionName=high Nodes=ALL MaxTime=INFINITE State=UP PriorityTier=10

@@ -169,7 +169,11 @@ void Daemon::OnPlaced(const Placed& placed, TimeMs now) {
     if (std::find(target.begin(), target.end(), g) == target.end()) freed.push_back(g);
   std::vector<std::pair<AllocationId, std::vector<GpuIndex>>> moves = {{run.allocation, target}};
   std::vector<RunRec*> traded;
+  // A fraction moves alone: the runs already on its new GPU share it (Slurm's shards), and
+  // Move refuses it when the engine counts no room there.
+  const bool shares = mine->placement.mode == ShareMode::kFraction;
   for (auto& [id, other] : runs_) {
+    if (shares) break;
     if (id == run.row.id || other.allocation == kNoAllocation) continue;
     const Allocation* a = engine_->allocation(other.allocation);
     if (a == nullptr) continue;
