@@ -206,6 +206,10 @@ write_config() {
   # Node types: n1..n$h100 carry h100, the rest a100.
   local h100=$(((nodes + 1) / 2)) host
   host="$(hostname)"
+  # gres/shard (GPU sharing; how airtime runs a fraction of a GPU): the same count on every
+  # GPU, so that a shard is 1/shards of a GPU. Slurm gives a GPU either whole or as shards,
+  # never both at once, and takes a job's shards on a node from one GPU.
+  [[ "$shards" =~ ^[0-9]{1,6}$ ]] || die "AIRTIME_SLURM_SHARDS must be 0-999999 (got '$shards')"
   local node_lines gres_lines shard_gres="" gres_types=gpu
   if ((shards > 0)); then
     shard_gres=",shard:$((shards * gpus))"
@@ -296,6 +300,7 @@ EOF
   cat >"$lab/lab.env" <<EOF
 LAB_NODES=$nodes
 LAB_GPUS=$gpus
+LAB_SHARDS=$shards
 LAB_CTLD_PORT=$ctld_port
 LAB_REST_PORT=$rest_port
 EOF
@@ -360,13 +365,15 @@ fail_start() {
 start_lab() {
   [[ $(id -u) -eq 0 ]] || die "start needs root (slurmd runs jobs as their users)"
   if lab_state; then
-    local running_nodes running_gpus running_port
+    local running_nodes running_gpus running_port running_shards
     # shellcheck source=/dev/null  # written by write_config
-    read -r running_nodes running_gpus running_port < <(. "$lab/lab.env" &&
-      echo "$LAB_NODES $LAB_GPUS $LAB_CTLD_PORT")
-    if [[ "$running_nodes $running_gpus $running_port" != "$nodes $gpus $ctld_port" ]]; then
-      die "running in $lab with $running_nodes nodes x $running_gpus GPUs on port" \
-        "$running_port, not the $nodes x $gpus on port $ctld_port asked: stop it first"
+    read -r running_nodes running_gpus running_port running_shards < <(. "$lab/lab.env" &&
+      echo "$LAB_NODES $LAB_GPUS $LAB_CTLD_PORT ${LAB_SHARDS:-0}")
+    if [[ "$running_nodes $running_gpus $running_port $running_shards" != \
+      "$nodes $gpus $ctld_port $shards" ]]; then
+      die "running in $lab with $running_nodes nodes x $running_gpus GPUs ($running_shards" \
+        "shards each) on port $running_port, not the $nodes x $gpus ($shards) on port" \
+        "$ctld_port asked: stop it first"
     fi
     say "already running in $lab (source $lab/env.sh)"
     return 0

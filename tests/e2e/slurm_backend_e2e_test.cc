@@ -373,7 +373,7 @@ TEST_F(SlurmBackendE2E, FractionsShareOneGpuBySlurmsShardsAndTheEngineAdoptsIt) 
   // Slurm's view: the shards and the GPU each came from.
   std::map<std::string, int> slurm_gpu;  // workload -> n1's GPU index
   std::map<int, int64_t> shards_on;      // GPU index -> shards of airtime's jobs there
-  for (const std::string& name : {"h1", "h2", "c", "d", "e"}) {
+  for (const std::string name : {"h1", "h2", "c", "d", "e"}) {
     auto jobs = JobsOf(name);
     ASSERT_EQ(jobs.size(), 1u) << name;
     ASSERT_EQ(jobs[0].gpus.size(), 1u) << name;
@@ -395,12 +395,13 @@ TEST_F(SlurmBackendE2E, FractionsShareOneGpuBySlurmsShardsAndTheEngineAdoptsIt) 
     EXPECT_EQ(shards_on.count(i), 0u) << "whole GPU " << i << " also holds shards";
   // airtime's view: each run records the GPU Slurm gave it, and ran there (CVD).
   int differed = 0;
-  for (const std::string& name : {"h1", "h2", "w", "c", "d", "e"}) {
+  for (const std::string name : {"h1", "h2", "w", "c", "d", "e"}) {
     SCOPED_TRACE(name);
     json wl = server_->Workload(name);
     ASSERT_NO_FATAL_FAILURE(ExpectRanWhereRecorded(wl));
-    if (slurm_gpu.count(name))
+    if (slurm_gpu.count(name)) {
       EXPECT_EQ(wl["runs"].back()["gpus"][0], "slurm:n1:" + std::to_string(slurm_gpu[name]));
+    }
   }
   const double as_decided =
       server_->Metric("airtime_backend_placements_total{outcome=\"as_decided\"}");
@@ -431,7 +432,7 @@ TEST_F(SlurmBackendE2E, FractionsShareOneGpuBySlurmsShardsAndTheEngineAdoptsIt) 
   EXPECT_TRUE(JobsOf("f").empty());
   // All end, f runs when a whole GPU is free again; each job ran once.
   ASSERT_TRUE(server_->WaitState("f", "succeeded", 90s)) << server_->Workload("f").dump(2);
-  for (const std::string& name : {"h1", "h2", "w", "c", "d", "e", "f"}) {
+  for (const std::string name : {"h1", "h2", "w", "c", "d", "e", "f"}) {
     SCOPED_TRACE(name);
     ASSERT_TRUE(server_->WaitState(name, "succeeded", 60s)) << server_->Workload(name).dump(2);
     auto jobs = JobsOf(name);

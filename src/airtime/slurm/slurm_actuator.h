@@ -123,6 +123,8 @@ class SlurmActuator final : public Actuator {
   std::vector<Placed> TakePlaced() override;
   std::optional<std::vector<ForeignUse>> TakeForeign() override;
   std::optional<std::vector<std::string>> TakeUnusable() override;
+  // Fractions are Slurm's gres/shard on the nodes: no MPS server of the daemon's.
+  bool FractionsUseLocalMps() const override { return false; }
   void Retire(const std::string& workload) override;
   std::string Describe() const override;
 
