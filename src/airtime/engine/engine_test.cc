@@ -27,6 +27,14 @@ Engine MakeEngine(const Cluster& c, const std::string& policy, uint64_t seed = 0
   return MakeEngine(c, policy, EngineOptions{seed});
 }
 
+// An embedding job of `milli` of one GPU, `work` seconds long.
+WorkloadSpec Fraction(const std::string& name, int milli, double work) {
+  WorkloadSpec s = MakeJob(name, WorkloadKind::kEmbed, 1, work);
+  s.shape.mode = ShareMode::kFraction;
+  s.shape.gpu_milli = milli;
+  return s;
+}
+
 int Starts(const CycleResult& r) {
   int n = 0;
   for (const auto& d : r.decisions) n += d.type == DecisionType::kStart;
@@ -84,12 +92,7 @@ TEST(EngineTest, CompletionStartsTheNextJob) {
 TEST(EngineTest, FractionsShareTheTightestGpu) {
   Cluster c = MakeCluster({{"A100-80GB", 2, 1}});
   Engine e = MakeEngine(c, "bestfit");
-  auto frac = [](const std::string& n, int milli) {
-    WorkloadSpec s = MakeJob(n, WorkloadKind::kEmbed, 1, 100);
-    s.shape.mode = ShareMode::kFraction;
-    s.shape.gpu_milli = milli;
-    return s;
-  };
+  auto frac = [](const std::string& n, int milli) { return Fraction(n, milli, 100); };
   GpuIndex g1 = e.Handle(Event::Arrival(0, frac("x", 500))).decisions[0].placement.gpus[0];
   GpuIndex g2 = e.Handle(Event::Arrival(0, frac("y", 300))).decisions[0].placement.gpus[0];
   EXPECT_EQ(g1, g2);
@@ -454,12 +457,7 @@ TEST(EngineTest, MovesAllocationsOntoTheGpusTheyReallyHold) {
 TEST(EngineTest, MovesAFractionOntoTheGpuItReallyShares) {
   Cluster c = MakeCluster({{"H100", 4, 1}});
   Engine e = MakeEngine(c, "bestfit");
-  auto frac = [](const std::string& n, int milli) {
-    WorkloadSpec s = MakeJob(n, WorkloadKind::kEmbed, 1, 3600);
-    s.shape.mode = ShareMode::kFraction;
-    s.shape.gpu_milli = milli;
-    return s;
-  };
+  auto frac = [](const std::string& n, int milli) { return Fraction(n, milli, 3600); };
   const CycleResult& rx = e.Handle(Event::Arrival(0, frac("x", 600)));
   ASSERT_EQ(Starts(rx), 1);
   const AllocationId x = rx.decisions[0].allocation;

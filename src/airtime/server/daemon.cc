@@ -216,7 +216,8 @@ void Daemon::Loop() {
     // the workload is not placed on the down node again.
     if (auto unusable = actuator_->TakeUnusable()) OnUnusable(*unusable, seen);
     for (const Exited& e : exits) OnExit(e, seen);
-    for (const Placed& p : actuator_->TakePlaced()) OnPlaced(p, seen);
+    RetryPlacements(seen);  // the exits may have freed what they wait for
+    for (const Placed& p : actuator_->TakePlaced()) OnPlaced(p, seen, seen);
     if (auto foreign = actuator_->TakeForeign()) OnForeign(std::move(*foreign), seen);
     std::deque<std::function<void()>> tasks;
     std::vector<std::shared_ptr<PendingSubmit>> submits;
