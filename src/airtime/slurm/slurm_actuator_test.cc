@@ -649,6 +649,42 @@ TEST_F(SlurmActuatorTest, SlurmUnreachableConcludesNothing) {
   EXPECT_THAT(exits[0].how, HasSubstr("gone"));
 }
 
+// A fraction's job adopted after a restart keeps its shards: stopped, it is parked, and the
+// next start of the same share takes it back; another share is a new job.
+TEST_F(SlurmActuatorTest, AnAdoptedFractionIsParkedWithItsShards) {
+  slurm_->Run(60, "n1", "", {4});
+  slurm_->Edit(60)->gpus[0].shards = 500;
+  slurm_->Edit(60)->name = "airtime.half.r30";
+  RunHandle h;
+  h.slurm_job = 60;
+  auto adopted = actuator_->Adopt(30, h);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+  EXPECT_EQ(adopted->state, AdoptState::kRunning);
+  Poll();
+  ASSERT_TRUE(actuator_->Stop(30, 0).ok());
+  Poll();
+  {
+    auto j = slurm_->Edit(60);
+    j->state = "PENDING";
+    j->priority = 0;
+    j->restarts = 1;
+  }
+  ASSERT_EQ(Poll().size(), 1u);
+  LaunchRequest quarter = Request("half", 31, {"slurm:n1:2"});
+  quarter.share_milli = 250;
+  auto other = actuator_->Launch(quarter);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  EXPECT_NE(other->slurm_job, 60);
+  EXPECT_EQ(slurm_->submitted.back().shards_per_node, 250);
+  LaunchRequest half = Request("half", 32, {"slurm:n1:6"});
+  half.share_milli = 500;
+  slurm_->calls.clear();
+  auto again = actuator_->Launch(half);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->slurm_job, 60);
+  EXPECT_THAT(slurm_->calls, ElementsAre("nodes 60 n1", "release 60"));
+}
+
 TEST_F(SlurmActuatorTest, AdoptLooksTheJobUpInSlurm) {
   slurm_->Run(40, "n1", "h100", {0});
   slurm_->Edit(40)->name = "airtime.train.r1";
