@@ -629,8 +629,9 @@ MIXED_KINDS = [
     # Its 60 GB per GPU fit the lab's H100s only (its A100s are 40 GB): asked of Slurm as
     # gres type h100, so that both runs hold the workload to the same constraint.
     ("summarize", "batch", 0.08, [4], (1.75, 5.7), 39.0, 6, 6, 50, True, "H100", 60),
-    # embed-docs / embed-index: 1 GPU (the suite's half GPUs are whole here: Slurm's GRES
-    # does not split one), 1-3 h, $3.9, due 8 h after, decay 4 h.
+    # embed-docs / embed-index: 1 GPU (the suite's half GPUs are whole here, as in this
+    # bench's first version, when Slurm's GRES did not split one; the lab's gres/shard now
+    # could: docs/slurm.md, Fractions), 1-3 h, $3.9, due 8 h after, decay 4 h.
     ("embed", "embed", 0.20, [1], (1.0, 3.0), 3.9, 8, 4, 20, True, None, 20),
     # eval-launch-candidate: 4 GPUs, 2 h, $16, due 4 h after, decay 2 h; not preemptible;
     # 60 GB per GPU: H100 only, as summarize.

@@ -24,6 +24,8 @@
 #   AIRTIME_SLURM_NODES      emulated nodes (default 4): the first half n1.. carry h100 GPUs,
 #                            the rest a100 (one node: h100 only)
 #   AIRTIME_SLURM_GPUS       fake GPUs per node (default 8)
+#   AIRTIME_SLURM_SHARDS     gres/shard per GPU (default 1000, so one shard is one milli-GPU,
+#                            the engine's unit of a fraction; 0: no shards). docs/slurm.md
 #   AIRTIME_SLURM_CPUS       CPUs each node claims (default 64; SlurmdParameters=config_overrides)
 #   AIRTIME_SLURM_MEM_MB     memory each node claims (default 512000)
 #   AIRTIME_SLURM_PORT       slurmctld's port (default 6817); slurmrestd listens on PORT+3 on
@@ -50,6 +52,7 @@ mode="${1:-}"
 lab="${AIRTIME_SLURM_DIR:-${TMPDIR:-/tmp}/airtime-slurm-lab}"
 nodes="${AIRTIME_SLURM_NODES:-4}"
 gpus="${AIRTIME_SLURM_GPUS:-8}"
+shards="${AIRTIME_SLURM_SHARDS:-1000}"
 cpus="${AIRTIME_SLURM_CPUS:-64}"
 mem="${AIRTIME_SLURM_MEM_MB:-512000}"
 ctld_port="${AIRTIME_SLURM_PORT:-6817}"
@@ -203,7 +206,15 @@ write_config() {
   # Node types: n1..n$h100 carry h100, the rest a100.
   local h100=$(((nodes + 1) / 2)) host
   host="$(hostname)"
-  local node_lines gres_lines
+  # gres/shard (GPU sharing; how airtime runs a fraction of a GPU): the same count on every
+  # GPU, so that a shard is 1/shards of a GPU. Slurm gives a GPU either whole or as shards,
+  # never both at once, and takes a job's shards on a node from one GPU.
+  [[ "$shards" =~ ^[0-9]{1,6}$ ]] || die "AIRTIME_SLURM_SHARDS must be 0-999999 (got '$shards')"
+  local node_lines gres_lines shard_gres="" gres_types=gpu
+  if ((shards > 0)); then
+    shard_gres=",shard:$((shards * gpus))"
+    gres_types=gpu,shard
+  fi
   node_line() {  # FIRST LAST TYPE
     local range="n$1"
     (($2 > $1)) && range="n[$1-$2]"
@@ -211,12 +222,19 @@ write_config() {
     (($2 > $1)) && ports="[$((slurmd_base + $1))-$((slurmd_base + $2))]"
     echo "NodeName=$range NodeHostname=$host NodeAddr=127.0.0.1 Port=$ports CPUs=$cpus" \
       "Boards=1 SocketsPerBoard=2 CoresPerSocket=$((cpus / 2)) ThreadsPerCore=1" \
-      "RealMemory=$mem Gres=gpu:$3:$gpus Feature=$3 State=UNKNOWN"
+      "RealMemory=$mem Gres=gpu:$3:$gpus$shard_gres Feature=$3 State=UNKNOWN"
   }
   gres_line() {
     local range="n$1"
     (($2 > $1)) && range="n[$1-$2]"
     echo "NodeName=$range Name=gpu Type=$3 File=$lab/fakedev/nvidia[0-$((gpus - 1))]"
+    # The same count on every GPU: one line per GPU file (Slurm's per-GPU form).
+    if ((shards > 0)); then
+      local i
+      for i in $(seq 0 $((gpus - 1))); do
+        echo "NodeName=$range Name=shard Count=$shards File=$lab/fakedev/nvidia$i"
+      done
+    fi
   }
   node_lines="$(node_line 1 "$h100" h100)"
   gres_lines="$(gres_line 1 "$h100" h100)"
@@ -268,7 +286,7 @@ PriorityWeightJobSize=1000
 MinJobAge=300
 MaxArraySize=100001
 MaxJobCount=200000
-GresTypes=gpu
+GresTypes=$gres_types
 $node_lines
 PartitionName=low Nodes=ALL Default=YES MaxTime=INFINITE State=UP PriorityTier=1
 PartitionName=high Nodes=ALL MaxTime=INFINITE State=UP PriorityTier=10
@@ -282,6 +300,7 @@ EOF
   cat >"$lab/lab.env" <<EOF
 LAB_NODES=$nodes
 LAB_GPUS=$gpus
+LAB_SHARDS=$shards
 LAB_CTLD_PORT=$ctld_port
 LAB_REST_PORT=$rest_port
 EOF
@@ -346,13 +365,15 @@ fail_start() {
 start_lab() {
   [[ $(id -u) -eq 0 ]] || die "start needs root (slurmd runs jobs as their users)"
   if lab_state; then
-    local running_nodes running_gpus running_port
+    local running_nodes running_gpus running_port running_shards
     # shellcheck source=/dev/null  # written by write_config
-    read -r running_nodes running_gpus running_port < <(. "$lab/lab.env" &&
-      echo "$LAB_NODES $LAB_GPUS $LAB_CTLD_PORT")
-    if [[ "$running_nodes $running_gpus $running_port" != "$nodes $gpus $ctld_port" ]]; then
-      die "running in $lab with $running_nodes nodes x $running_gpus GPUs on port" \
-        "$running_port, not the $nodes x $gpus on port $ctld_port asked: stop it first"
+    read -r running_nodes running_gpus running_port running_shards < <(. "$lab/lab.env" &&
+      echo "$LAB_NODES $LAB_GPUS $LAB_CTLD_PORT ${LAB_SHARDS:-0}")
+    if [[ "$running_nodes $running_gpus $running_port $running_shards" != \
+      "$nodes $gpus $ctld_port $shards" ]]; then
+      die "running in $lab with $running_nodes nodes x $running_gpus GPUs ($running_shards" \
+        "shards each) on port $running_port, not the $nodes x $gpus ($shards) on port" \
+        "$ctld_port asked: stop it first"
     fi
     say "already running in $lab (source $lab/env.sh)"
     return 0

@@ -32,6 +32,8 @@ void FuzzJobs(const airtime::slurm::ApiShapes& shapes, const nlohmann::json& bod
     for (const auto& g : j.gpus) {
       Require(!g.node.empty());
       for (int i : g.indices) Require(i >= 0 && i <= 4095);
+      // Shards: a positive count, from a GPU Slurm named.
+      Require(g.shards >= 0 && (g.shards == 0 || !g.indices.empty()));
     }
   }
 }
@@ -49,9 +51,11 @@ int FuzzOne(const uint8_t* data, size_t size) {
   }
   if (which == 6) {
     auto list = airtime::slurm::ParseGresList(in);
-    if (list.ok())
+    if (list.ok()) {
       for (const auto& g : *list)
         for (int i : g.indices) Require(i >= 0 && i <= 4095);
+      Require(airtime::slurm::GpuCount(*list) >= 0 && airtime::slurm::ShardCount(*list) >= 0);
+    }
     return 0;
   }
   const nlohmann::json body = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);

@@ -3,8 +3,9 @@
 // node and GPUs airtime chose, how often Slurm's own GPU choice differed, preemption by
 // requeue (the same Slurm job id), an airtime restart mid-run (adopted, nothing run twice),
 // a node taken down mid-job (noticed within seconds, run again elsewhere, nothing twice),
-// a foreign job (its own ledger line), a slurmctld restart, and a job whose run the store lost
-// (a refused start, then cancelled when the loss is accepted).
+// a foreign job (its own ledger line), a slurmctld restart, a job whose run the store lost
+// (a refused start, then cancelled when the loss is accepted), and fractions of a GPU as
+// Slurm's gres/shard (Slurm's GPU adopted, never shared with a whole-GPU job).
 //
 // They need root (slurmd runs jobs as their users) and skip, saying why, elsewhere. Each
 // test prints its measured figures on stderr ("figure: ...").
@@ -23,6 +24,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <regex>
 #include <set>
 #include <string>
@@ -337,6 +339,153 @@ TEST_F(SlurmBackendE2E, PlacesOnTheChosenNodeAndGpusAndAdoptsSlurmsIndices) {
   EXPECT_EQ(held_by_engine, held_in_slurm);
   EXPECT_THAT(ReadFile(lab_.dir() + "/airtime.server.log"),
               ::testing::Not(HasSubstr("placed run")));
+}
+
+// Fractions of a GPU run as Slurm's gres/shard (the lab: 1000 shards per GPU, one per
+// milli-GPU). Slurm takes a job's shards from the first GPU of the node with enough free
+// (lowest index), the engine from the tightest share: where they differ the engine adopts
+// Slurm's GPU. Whole GPUs never share a GPU with shards, in Slurm and in the engine alike.
+// n1's 4 H100s, each step waited for in Slurm before the next:
+//   h1, h2 (0.5 each)  -> GPU 0, shared
+//   w (1 whole GPU)    -> GPU 1, past the sharded one
+//   c (0.2), d (0.9)   -> GPUs 2 and 3 (0.9 does not fit beside 0.2)
+//   e (0.1)            -> the engine: GPU 3 (tightest: 0.9 + 0.1); Slurm: GPU 2 (the first
+//                         with room). Adopted: the engine moves e to GPU 2.
+//   f (1 whole GPU)    -> no whole H100 free while they run: queued, no Slurm job
+TEST_F(SlurmBackendE2E, FractionsShareOneGpuBySlurmsShardsAndTheEngineAdoptsIt) {
+  ASSERT_NO_FATAL_FAILURE(Up(2, 4));  // n1: 4 x h100, n2: 4 x a100; 1000 shards per GPU
+  auto frac = [](const std::string& name, const std::string& share, int seconds) {
+    return Job(name, 1, "H100", seconds, "gpu_fraction: " + share + "\n");
+  };
+  // Submits `yaml` and waits until its Slurm job runs and airtime has seen it placed (a poll
+  // after it ran: the next step's placement must know where it is).
+  auto run = [&](const std::string& name, const std::string& yaml) {
+    ASSERT_EQ(server_->Submit(yaml), 201);
+    ASSERT_TRUE(WaitJobState(name, "RUNNING", 30s)) << server_->Workload(name).dump(2);
+    std::this_thread::sleep_for(700ms);
+  };
+  ASSERT_NO_FATAL_FAILURE(run("h1", frac("h1", "0.5", 40)));
+  ASSERT_NO_FATAL_FAILURE(run("h2", frac("h2", "0.5", 40)));
+  ASSERT_NO_FATAL_FAILURE(run("w", Job("w", 1, "H100", 40)));
+  ASSERT_NO_FATAL_FAILURE(run("c", frac("c", "0.2", 40)));
+  ASSERT_NO_FATAL_FAILURE(run("d", frac("d", "0.9", 40)));
+  ASSERT_NO_FATAL_FAILURE(run("e", frac("e", "0.1", 40)));
+  std::this_thread::sleep_for(1s);  // every start reported
+  // Slurm's view: the shards and the GPU each came from.
+  std::map<std::string, int> slurm_gpu;  // workload -> n1's GPU index
+  std::map<int, int64_t> shards_on;      // GPU index -> shards of airtime's jobs there
+  for (const std::string name : {"h1", "h2", "c", "d", "e"}) {
+    auto jobs = JobsOf(name);
+    ASSERT_EQ(jobs.size(), 1u) << name;
+    ASSERT_EQ(jobs[0].gpus.size(), 1u) << name;
+    const auto& ng = jobs[0].gpus[0];
+    EXPECT_EQ(ng.node, "n1") << name;
+    ASSERT_EQ(ng.indices.size(), 1u) << name;
+    slurm_gpu[name] = ng.indices[0];
+    shards_on[ng.indices[0]] += ng.shards;
+  }
+  EXPECT_EQ(JobsOf("h1")[0].gpus[0].shards, 500);
+  EXPECT_EQ(JobsOf("c")[0].gpus[0].shards, 200);
+  EXPECT_EQ(slurm_gpu["h1"], slurm_gpu["h2"]) << "two halves share one GPU";
+  for (const auto& [gpu, shards] : shards_on) EXPECT_LE(shards, 1000) << "GPU " << gpu;
+  // The whole GPU is none of the sharded ones.
+  auto whole = JobsOf("w");
+  ASSERT_EQ(whole.size(), 1u);
+  ASSERT_EQ(whole[0].gpus.size(), 1u);
+  for (int i : whole[0].gpus[0].indices)
+    EXPECT_EQ(shards_on.count(i), 0u) << "whole GPU " << i << " also holds shards";
+  // airtime's view: each run records the GPU Slurm gave it, and ran there (CVD).
+  int differed = 0;
+  for (const std::string name : {"h1", "h2", "w", "c", "d", "e"}) {
+    SCOPED_TRACE(name);
+    json wl = server_->Workload(name);
+    ASSERT_NO_FATAL_FAILURE(ExpectRanWhereRecorded(wl));
+    if (slurm_gpu.count(name)) {
+      EXPECT_EQ(wl["runs"].back()["gpus"][0], "slurm:n1:" + std::to_string(slurm_gpu[name]));
+    }
+  }
+  const double as_decided =
+      server_->Metric("airtime_backend_placements_total{outcome=\"as_decided\"}");
+  const double moved = server_->Metric("airtime_backend_placements_total{outcome=\"moved\"}");
+  const double unmoved = server_->Metric("airtime_backend_placements_total{outcome=\"unmoved\"}");
+  differed = static_cast<int>(moved + unmoved);
+  std::cerr << "figure: fractions by gres/shard: 6 jobs (5 fractions), " << as_decided
+            << " as airtime decided, " << moved << " moved onto Slurm's GPU, " << unmoved
+            << " not movable; e on GPU " << slurm_gpu["e"] << " beside c (GPU " << slurm_gpu["c"]
+            << ")\n";
+  EXPECT_EQ(as_decided + moved + unmoved, 6);
+  EXPECT_EQ(unmoved, 0);
+  EXPECT_EQ(differed, 1) << "only e: Slurm's first fit against the engine's tightest share";
+  EXPECT_EQ(slurm_gpu["e"], slurm_gpu["c"]);
+  // The engine's ledger per real GPU: each GPU's allocations are whole or shares, never both,
+  // and the shares add up to at most one GPU.
+  json gpus = server_->Get("/v1/gpus");
+  int shared_gpus = 0;
+  for (const json& g : gpus["gpus"]) {
+    if (g["allocations"].size() > 1) ++shared_gpus;
+  }
+  EXPECT_EQ(shared_gpus, 2) << gpus.dump(2);  // h1+h2, c+e
+  // f wants a whole H100: none is free (GPU 0, 2, 3 shared, 1 whole): it waits, in airtime,
+  // with no Slurm job.
+  ASSERT_EQ(server_->Submit(Job("f", 1, "H100", 1)), 201);
+  std::this_thread::sleep_for(2s);
+  EXPECT_EQ(server_->State("f"), "queued") << server_->Workload("f").dump(2);
+  EXPECT_TRUE(JobsOf("f").empty());
+  // All end, f runs when a whole GPU is free again; each job ran once.
+  ASSERT_TRUE(server_->WaitState("f", "succeeded", 90s)) << server_->Workload("f").dump(2);
+  for (const std::string name : {"h1", "h2", "w", "c", "d", "e", "f"}) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(server_->WaitState(name, "succeeded", 60s)) << server_->Workload(name).dump(2);
+    auto jobs = JobsOf(name);
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_EQ(JobcompLines(jobs[0].id).size(), 1u) << "ran more than once";
+    EXPECT_EQ(server_->Workload(name)["runs"].size(), 1u);
+  }
+  EXPECT_THAT(ReadFile(lab_.dir() + "/airtime.server.log"),
+              ::testing::Not(HasSubstr("placed run")));
+}
+
+// How often Slurm puts a fraction's shards on another GPU than the engine chose, in a
+// mixed stream (fixed seed): 24 workloads on n1's 4 H100s, one every 0.6 s, of 0.1-0.7 of a
+// GPU (every fifth a whole GPU), running 2-9 s, so that GPUs fill, empty and refill while
+// airtime polls every 200 ms. Every one ends succeeded, ran once, and where it ran (its
+// CUDA_VISIBLE_DEVICES) is the GPU its run records.
+TEST_F(SlurmBackendE2E, AMixedStreamOfFractionsRunsWhereSlurmPutsThem) {
+  ASSERT_NO_FATAL_FAILURE(Up(2, 4));
+  std::mt19937 rng(21);
+  std::vector<std::string> names;
+  int fractions = 0;
+  for (int k = 0; k < 24; ++k) {
+    const std::string name = "m" + std::to_string(k);
+    const int seconds = 2 + static_cast<int>(rng() % 8);
+    std::string extra;
+    if (k % 5 != 4) {
+      extra = "gpu_fraction: 0." + std::to_string(1 + rng() % 7) + "\n";
+      ++fractions;
+    }
+    ASSERT_EQ(server_->Submit(Job(name, 1, "H100", seconds, extra)), 201);
+    names.push_back(name);
+    std::this_thread::sleep_for(600ms);
+  }
+  for (const std::string& name : names) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(server_->WaitState(name, "succeeded", 120s)) << server_->Workload(name).dump(2);
+    json wl = server_->Workload(name);
+    ASSERT_NO_FATAL_FAILURE(ExpectRanWhereRecorded(wl));
+    EXPECT_EQ(wl["runs"].size(), 1u);
+    auto jobs = JobsOf(name);
+    ASSERT_EQ(jobs.size(), 1u);
+    EXPECT_EQ(JobcompLines(jobs[0].id).size(), 1u) << "ran more than once";
+  }
+  const double as_decided =
+      server_->Metric("airtime_backend_placements_total{outcome=\"as_decided\"}");
+  const double moved = server_->Metric("airtime_backend_placements_total{outcome=\"moved\"}");
+  const double unmoved = server_->Metric("airtime_backend_placements_total{outcome=\"unmoved\"}");
+  std::cerr << "figure: a mixed stream of " << names.size() << " workloads (" << fractions
+            << " fractions) on 4 GPUs: " << as_decided << " placed as airtime decided, " << moved
+            << " moved onto Slurm's GPU, " << unmoved << " not movable\n";
+  // Every run was seen running and reported once.
+  EXPECT_EQ(as_decided + moved + unmoved, static_cast<double>(names.size()));
 }
 
 TEST_F(SlurmBackendE2E, PreemptionRequeuesTheSlurmJobAndRestartsTheSameJob) {

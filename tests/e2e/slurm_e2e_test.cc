@@ -115,8 +115,11 @@ TEST_F(SlurmE2E, ReadsTypedNodesAndPartitions) {
   ASSERT_THAT(*nodes, SizeIs(4));
   std::map<std::string, std::string> type_of;
   for (const auto& n : *nodes) {
-    ASSERT_THAT(n.gres, SizeIs(1)) << n.name;
+    // 8 GPUs, and the lab's gres/shard: 1000 per GPU (scripts/slurm-lab.sh).
+    ASSERT_THAT(n.gres, SizeIs(2)) << n.name;
+    EXPECT_EQ(n.gres[0].name, "gpu") << n.name;
     EXPECT_EQ(n.gres[0].count, 8) << n.name;
+    EXPECT_EQ(airtime::slurm::ShardCount(n.gres), 8000) << n.name;
     EXPECT_TRUE(n.Usable()) << n.name << " " << n.state;
     type_of[n.name] = n.gres[0].type;
   }

@@ -109,9 +109,6 @@ Status Engine::Move(const std::vector<std::pair<AllocationId, std::vector<GpuInd
     auto it = allocations_.find(id);
     if (it == allocations_.end()) return NotFound("no live allocation " + std::to_string(id));
     Allocation& a = it->second;
-    if (a.placement.mode == ShareMode::kFraction)
-      return FailedPrecondition("allocation " + std::to_string(id) +
-                                " shares its GPUs: a fraction is not moved");
     if (gpus.size() != a.placement.gpus.size())
       return InvalidArgument("allocation " + std::to_string(id) + " holds " +
                              std::to_string(a.placement.gpus.size()) + " GPU(s), not " +

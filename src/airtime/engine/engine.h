@@ -101,9 +101,9 @@ class Engine {
   // or elsewhere. All moves apply together (two allocations may trade GPUs) or none does:
   // every listed allocation's GPUs are released, then each takes its new ones, which must
   // be as many as it had and have room for one unit of its shape each (else
-  // FailedPrecondition naming the GPU and nothing changes). Whole GPUs and MIG slices only:
-  // a shared fraction is refused. No decision is emitted; the allocation's segment, ready
-  // time and expected end are kept.
+  // FailedPrecondition naming the GPU and nothing changes). A fraction moves its share onto
+  // GPUs that have room for it (Slurm's gres/shard picks the GPU of a fraction itself). No
+  // decision is emitted; the allocation's segment, ready time and expected end are kept.
   Status Move(const std::vector<std::pair<AllocationId, std::vector<GpuIndex>>>& moves);
 
   // GPUs that work outside airtime holds now (a Slurm job submitted directly), replacing the

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -24,6 +25,14 @@ Engine MakeEngine(const Cluster& c, const std::string& policy, EngineOptions opt
 
 Engine MakeEngine(const Cluster& c, const std::string& policy, uint64_t seed = 0) {
   return MakeEngine(c, policy, EngineOptions{seed});
+}
+
+// An embedding job of `milli` of one GPU, `work` seconds long.
+WorkloadSpec Fraction(const std::string& name, int milli, double work) {
+  WorkloadSpec s = MakeJob(name, WorkloadKind::kEmbed, 1, work);
+  s.shape.mode = ShareMode::kFraction;
+  s.shape.gpu_milli = milli;
+  return s;
 }
 
 int Starts(const CycleResult& r) {
@@ -83,12 +92,7 @@ TEST(EngineTest, CompletionStartsTheNextJob) {
 TEST(EngineTest, FractionsShareTheTightestGpu) {
   Cluster c = MakeCluster({{"A100-80GB", 2, 1}});
   Engine e = MakeEngine(c, "bestfit");
-  auto frac = [](const std::string& n, int milli) {
-    WorkloadSpec s = MakeJob(n, WorkloadKind::kEmbed, 1, 100);
-    s.shape.mode = ShareMode::kFraction;
-    s.shape.gpu_milli = milli;
-    return s;
-  };
+  auto frac = [](const std::string& n, int milli) { return Fraction(n, milli, 100); };
   GpuIndex g1 = e.Handle(Event::Arrival(0, frac("x", 500))).decisions[0].placement.gpus[0];
   GpuIndex g2 = e.Handle(Event::Arrival(0, frac("y", 300))).decisions[0].placement.gpus[0];
   EXPECT_EQ(g1, g2);
@@ -445,6 +449,45 @@ TEST(EngineTest, MovesAllocationsOntoTheGpusTheyReallyHold) {
   EXPECT_EQ(Starts(e.Handle(Event::Arrival(2, MakeJob("c", WorkloadKind::kBatch, 2, 600)))), 1);
   e.Handle(Event::Completion(3, a));
   EXPECT_EQ(e.job(0).phase, JobPhase::kDone);
+}
+
+// A fraction moves its share (Slurm's gres/shard picks a fraction's GPU itself): onto a GPU
+// with room beside another fraction, never onto one a whole GPU holds or one without room,
+// and the GPU it left is whole again for a whole-GPU job.
+TEST(EngineTest, MovesAFractionOntoTheGpuItReallyShares) {
+  Cluster c = MakeCluster({{"H100", 4, 1}});
+  Engine e = MakeEngine(c, "bestfit");
+  auto frac = [](const std::string& n, int milli) { return Fraction(n, milli, 3600); };
+  const CycleResult& rx = e.Handle(Event::Arrival(0, frac("x", 600)));
+  ASSERT_EQ(Starts(rx), 1);
+  const AllocationId x = rx.decisions[0].allocation;
+  const GpuIndex gx = rx.decisions[0].placement.gpus[0];
+  const CycleResult& rw = e.Handle(Event::Arrival(1, MakeJob("w", WorkloadKind::kBatch, 1, 600)));
+  ASSERT_EQ(Starts(rw), 1);
+  const GpuIndex gw = rw.decisions[0].placement.gpus[0];
+  const CycleResult& ry = e.Handle(Event::Arrival(2, frac("y", 300)));
+  ASSERT_EQ(Starts(ry), 1);
+  const AllocationId y = ry.decisions[0].allocation;
+  ASSERT_EQ(ry.decisions[0].placement.gpus[0], gx);  // best fit: beside x
+  GpuIndex free_gpu = 0;
+  while (free_gpu == gx || free_gpu == gw) ++free_gpu;
+  // Onto the whole job's GPU: refused, nothing moved.
+  EXPECT_EQ(e.Move({{y, {gw}}}).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(e.allocation(y)->placement.gpus[0], gx);
+  // Onto a free GPU: accepted, x's GPU has 400 free again.
+  ASSERT_TRUE(e.Move({{y, {free_gpu}}}).ok());
+  EXPECT_EQ(e.allocation(y)->placement.gpus[0], free_gpu);
+  EXPECT_EQ(e.allocation(y)->placement.milli, 300);
+  // x onto y's GPU: 600 + 300 fits.
+  ASSERT_TRUE(e.Move({{x, {free_gpu}}}).ok());
+  EXPECT_EQ(e.allocation(x)->placement.gpus[0], free_gpu);
+  // gx is whole again: a 2-GPU job takes it and the last free GPU.
+  const CycleResult& rv = e.Handle(Event::Arrival(3, MakeJob("v", WorkloadKind::kBatch, 2, 600)));
+  ASSERT_EQ(Starts(rv), 1);
+  const std::vector<GpuIndex>& gv = rv.decisions[0].placement.gpus;
+  EXPECT_NE(std::find(gv.begin(), gv.end(), gx), gv.end());
+  // 900 + 200 > 1000 on the shared GPU, the others whole: no room for z.
+  EXPECT_EQ(Starts(e.Handle(Event::Arrival(4, frac("z", 200)))), 0);
 }
 
 // GPUs that work outside airtime holds are not offered to placement until they are free.

@@ -170,6 +170,10 @@ class Actuator {
   // not responding), when that changed since the last call (nullopt: no change). Local
   // GPUs: never.
   virtual std::optional<std::vector<std::string>> TakeUnusable() { return std::nullopt; }
+  // Whether a fraction of a GPU runs as a client of this daemon's own MPS server (local
+  // processes). A backend whose fractions run on other machines, shared its own way (Slurm's
+  // gres/shard), says no: the daemon then starts no MPS server for them.
+  virtual bool FractionsUseLocalMps() const { return true; }
   // `workload` will not run again: what the backend kept for it (a requeued Slurm job) goes.
   virtual void Retire(const std::string& workload) { (void)workload; }
   // One line on the backend's state for `airtime status` and /metrics ("" when nothing).

@@ -216,7 +216,8 @@ void Daemon::Loop() {
     // the workload is not placed on the down node again.
     if (auto unusable = actuator_->TakeUnusable()) OnUnusable(*unusable, seen);
     for (const Exited& e : exits) OnExit(e, seen);
-    for (const Placed& p : actuator_->TakePlaced()) OnPlaced(p, seen);
+    RetryPlacements(seen);  // the exits may have freed what they wait for
+    for (const Placed& p : actuator_->TakePlaced()) OnPlaced(p, seen, seen);
     if (auto foreign = actuator_->TakeForeign()) OnForeign(std::move(*foreign), seen);
     std::deque<std::function<void()>> tasks;
     std::vector<std::shared_ptr<PendingSubmit>> submits;
@@ -477,7 +478,7 @@ void Daemon::StartRun(const Decision& d, SteadyTime decided) {
   req.env.push_back({"AIRTIME_WORKLOAD", w.row.name});
   req.env.push_back({"AIRTIME_RUN_ID", std::to_string(run.row.id)});
   req.env.push_back({"AIRTIME_TELEMETRY_FILE", run.row.run_dir + "/telemetry"});
-  if (run.row.share_milli < 1000) {
+  if (run.row.share_milli < 1000 && actuator_->FractionsUseLocalMps()) {
     // A fraction of a GPU: an MPS client of this daemon's own MPS server.
     req.env.push_back({"CUDA_MPS_PIPE_DIRECTORY", options_.data_dir + "/mps/pipe"});
     req.env.push_back({"CUDA_MPS_LOG_DIRECTORY", options_.data_dir + "/mps/log"});

@@ -203,8 +203,14 @@ class Daemon final : public ControlPlane {
   Status OpenLocalBackend(std::string* note);
   Status OpenSlurmBackend(std::string* note);
   // What the backend reported after a wait: the GPUs a run really holds (moved onto in the
-  // engine when they differ), the GPUs others' work holds.
-  void OnPlaced(const Placed& placed, TimeMs now);
+  // engine when they differ), the GPUs others' work holds. A placement the engine cannot
+  // take yet, because as far as it knows its GPUs are still held (by a run whose end
+  // airtime has not seen yet, while Slurm already gave them away), waits, from `since`, for
+  // RetryPlacements.
+  void OnPlaced(const Placed& placed, TimeMs now, TimeMs since);
+  // The waiting placements tried again (after a wait's exits); one that has waited
+  // kPlacementPatience is counted not movable.
+  void RetryPlacements(TimeMs now);
   void OnForeign(std::vector<ForeignUse> foreign, TimeMs now);
   // The engine's nodes with a GPU the backend will not start work on go down; the others
   // that were, up.
@@ -421,6 +427,12 @@ class Daemon final : public ControlPlane {
   // engine, or not movable (the engine's state refused; the reason kept).
   uint64_t placements_as_decided_ = 0, placements_moved_ = 0, placements_unmoved_ = 0;
   std::string placement_unmoved_why_;
+  struct WaitingPlacement {
+    Placed placed;
+    TimeMs since = 0;  // when it was first reported
+  };
+  std::vector<WaitingPlacement> placements_waiting_;
+  static constexpr DurationMs kPlacementPatience = 10 * kSecond;
   // GPUs that others' work holds (the backend's TakeForeign), reserved in the engine, and
   // the GPU-seconds they held since this daemon started.
   std::vector<ForeignUse> foreign_;

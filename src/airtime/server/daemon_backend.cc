@@ -136,7 +136,49 @@ Status Daemon::OpenSlurmBackend(std::string* note) {
   return OkStatus();
 }
 
-void Daemon::OnPlaced(const Placed& placed, TimeMs now) {
+void Daemon::RetryPlacements(TimeMs now) {
+  std::vector<WaitingPlacement> waiting;
+  waiting.swap(placements_waiting_);
+  for (const WaitingPlacement& w : waiting) {
+    auto it = runs_.find(w.placed.run_id);
+    if (it == runs_.end() || it->second.stopping || it->second.allocation == kNoAllocation) {
+      // Ended while it waited: the engine never held its real GPUs.
+      ++placements_unmoved_;
+      placement_unmoved_why_ = "run " + std::to_string(w.placed.run_id) +
+                               ": ended before the engine could move it onto Slurm's GPUs";
+      continue;
+    }
+    OnPlaced(w.placed, now, w.since);
+  }
+  if (placements_waiting_.size() < 2) return;
+  // Still waiting, two or more: they may wait on each other (Slurm swapped two fractions
+  // that the engine placed the other way round, each GPU full without the other's move).
+  // All together, as one move, or none.
+  std::vector<std::pair<AllocationId, std::vector<GpuIndex>>> moves;
+  std::vector<RunRec*> runs;
+  for (const WaitingPlacement& w : placements_waiting_) {
+    auto it = runs_.find(w.placed.run_id);
+    if (it == runs_.end() || it->second.allocation == kNoAllocation) return;
+    std::vector<GpuIndex> target;
+    for (const std::string& id : w.placed.gpus) {
+      auto g = gpu_of_uuid_.find(id);
+      if (g == gpu_of_uuid_.end()) return;
+      target.push_back(g->second);
+    }
+    moves.emplace_back(it->second.allocation, std::move(target));
+    runs.push_back(&it->second);
+  }
+  ledger_->Advance(now);
+  if (!engine_->Move(moves).ok()) return;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    ++placements_moved_;
+    runs[i]->row.gpus = placements_waiting_[i].placed.gpus;  // in Slurm's order
+    (void)store_->UpdateRun(runs[i]->row);
+  }
+  placements_waiting_.clear();
+}
+
+void Daemon::OnPlaced(const Placed& placed, TimeMs now, TimeMs since) {
   auto it = runs_.find(placed.run_id);
   if (it == runs_.end() || it->second.stopping || it->second.allocation == kNoAllocation) return;
   RunRec& run = it->second;
@@ -154,6 +196,13 @@ void Daemon::OnPlaced(const Placed& placed, TimeMs now) {
     placement_unmoved_why_ = "run " + std::to_string(run.row.id) + ": " + why;
     std::cerr << "airtime server: the backend placed " << placement_unmoved_why_ << "\n";
   };
+  // Held, as far as the engine knows: most likely by a run that has ended in Slurm (its
+  // GPUs given to this one) before airtime saw it end. Tried again after the next exits,
+  // for a while.
+  auto held = [&](const std::string& why) {
+    if (now - since >= kPlacementPatience) return unmoved(why);
+    placements_waiting_.push_back(WaitingPlacement{placed, since});
+  };
   std::vector<GpuIndex> target;
   for (const std::string& id : placed.gpus) {
     auto g = gpu_of_uuid_.find(id);
@@ -169,7 +218,11 @@ void Daemon::OnPlaced(const Placed& placed, TimeMs now) {
     if (std::find(target.begin(), target.end(), g) == target.end()) freed.push_back(g);
   std::vector<std::pair<AllocationId, std::vector<GpuIndex>>> moves = {{run.allocation, target}};
   std::vector<RunRec*> traded;
+  // A fraction moves alone: the runs already on its new GPU share it (Slurm's shards), and
+  // Move refuses it when the engine counts no room there.
+  const bool shares = mine->placement.mode == ShareMode::kFraction;
   for (auto& [id, other] : runs_) {
+    if (shares) break;
     if (id == run.row.id || other.allocation == kNoAllocation) continue;
     const Allocation* a = engine_->allocation(other.allocation);
     if (a == nullptr) continue;
@@ -178,8 +231,8 @@ void Daemon::OnPlaced(const Placed& placed, TimeMs now) {
     for (GpuIndex& g : gpus) {
       if (std::find(target.begin(), target.end(), g) == target.end()) continue;
       if (other.placed || freed.empty())
-        return unmoved("GPU " + uuid_of_gpu_[static_cast<size_t>(g)] + " is held by run " +
-                       std::to_string(id) + " as far as the engine knows");
+        return held("GPU " + uuid_of_gpu_[static_cast<size_t>(g)] + " is held by run " +
+                    std::to_string(id) + " as far as the engine knows");
       g = freed.back();
       freed.pop_back();
       hit = true;
@@ -189,7 +242,9 @@ void Daemon::OnPlaced(const Placed& placed, TimeMs now) {
     traded.push_back(&other);
   }
   ledger_->Advance(now);  // the time so far is counted on the GPUs as they were
-  if (Status st = engine_->Move(moves); !st.ok()) return unmoved(st.message());
+  if (Status st = engine_->Move(moves); !st.ok())
+    return st.code() == StatusCode::kFailedPrecondition ? held(st.message())
+                                                        : unmoved(st.message());
   ++placements_moved_;
   auto record = [&](RunRec& r, AllocationId a) {
     r.row.gpus.clear();

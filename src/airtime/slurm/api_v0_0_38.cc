@@ -3,7 +3,8 @@
 //   - numbers are plain JSON integers; a job's "nodes" and "required_nodes" are hostlist
 //     strings;
 //   - a job's GPU indices are in "gres_detail", one string per allocated node, in the order
-//     of job_resources.allocated_nodes ("gpu:h100:2(IDX:0-1)");
+//     of job_resources.allocated_nodes ("gpu:h100:2(IDX:0-1)"; shards: "shard:500(IDX:0)",
+//     untyped, with the GPU they came from);
 //   - a submission's answer lists "Job is in held state" (error_code 2042) among its
 //     "errors" while succeeding: the job id decides;
 //   - a submission's "nodes" must be a string ("2"): the array form [2,2] is taken as 1 node;
@@ -162,8 +163,12 @@ class ShapesV0038 final : public ApiShapes {
             if (!list.ok())
               return InvalidArgument(f.where() + ".gres_detail[" + std::to_string(k) +
                                      "]: " + list.status().message());
-            for (Gres& g : *list)
-              if (g.name == "gpu") j.gpus.push_back({order[k], g.type, std::move(g.indices)});
+            for (Gres& g : *list) {
+              if (g.name == "gpu") j.gpus.push_back({order[k], g.type, std::move(g.indices), 0});
+              // Shards: the GPU they came from. A count of 0 holds nothing.
+              if (g.name == "shard" && g.count > 0 && !g.indices.empty())
+                j.gpus.push_back({order[k], "", std::move(g.indices), g.count});
+            }
           }
           return j;
         });
@@ -226,10 +231,18 @@ class ShapesV0038 final : public ApiShapes {
     job["environment"]["PATH"] = "/usr/local/bin:/usr/bin:/bin";
     for (const auto& [k, v] : r.environment) job["environment"][k] = v;
     if (!r.partition.empty()) job["partition"] = r.partition;
+    if (r.shards_per_node < 0)
+      return InvalidArgument("job '" + r.name + "': shards_per_node must not be negative");
+    if (r.gpus_per_node > 0 && r.shards_per_node > 0)
+      return InvalidArgument("job '" + r.name +
+                             "': whole GPUs and shards in one job (Slurm gives a GPU as one "
+                             "or the other)");
     if (r.gpus_per_node > 0) {
       job["gres"] =
           "gpu:" + (r.gpu_type.empty() ? "" : r.gpu_type + ":") + std::to_string(r.gpus_per_node);
     }
+    // Shards take no type (Slurm ignores a shard's Type; the node's GPUs give it).
+    if (r.shards_per_node > 0) job["gres"] = "shard:" + std::to_string(r.shards_per_node);
     if (!r.required_nodes.empty()) {
       for (const std::string& n : r.required_nodes)
         if (!ValidNodeName(n))

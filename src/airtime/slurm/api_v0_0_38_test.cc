@@ -106,6 +106,41 @@ TEST_F(V0038, ReadsJobsWithTheGpuIndicesSlurmChosePerNode) {
   EXPECT_FALSE(j1.Held());
 }
 
+// Recorded with gres/shard configured (1000 per GPU): on n1, two jobs of shard:500 and one
+// of gpu:h100:3; on n2 one of shard:300. Slurm put both halves on GPU 0 and the whole GPUs
+// on 1-3, past the sharded one.
+TEST_F(V0038, ReadsTheGpuAJobsShardsCameFrom) {
+  auto jobs = shapes_->ParseJobs(Sample("jobs_shards.json"));
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_EQ(jobs->size(), 4u);
+  for (int k : {0, 1}) {
+    const SlurmJob& half = (*jobs)[static_cast<size_t>(k)];
+    EXPECT_EQ(half.name, "half" + std::to_string(k + 1));
+    ASSERT_EQ(half.gpus.size(), 1u);
+    EXPECT_EQ(half.gpus[0].node, "n1");
+    EXPECT_EQ(half.gpus[0].type, "");  // shards are untyped
+    EXPECT_EQ(half.gpus[0].shards, 500);
+    EXPECT_THAT(half.gpus[0].indices, ElementsAre(0));
+  }
+  const SlurmJob& whole = (*jobs)[2];
+  ASSERT_EQ(whole.gpus.size(), 1u);
+  EXPECT_EQ(whole.gpus[0].shards, 0);
+  EXPECT_EQ(whole.gpus[0].type, "h100");
+  EXPECT_THAT(whole.gpus[0].indices, ElementsAre(1, 2, 3));
+  ASSERT_EQ((*jobs)[3].gpus.size(), 1u);
+  EXPECT_EQ((*jobs)[3].gpus[0].node, "n2");
+  EXPECT_EQ((*jobs)[3].gpus[0].shards, 300);
+
+  auto nodes = shapes_->ParseNodes(Sample("nodes_shards.json"));
+  ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
+  ASSERT_EQ(nodes->size(), 2u);
+  EXPECT_EQ(GpuCount((*nodes)[0].gres), 8);
+  EXPECT_EQ(ShardCount((*nodes)[0].gres), 8000);
+  // In use: 22.05 counts the GPUs with shards in use here, not the shards.
+  EXPECT_EQ(ShardCount((*nodes)[0].gres_used), 1);
+  EXPECT_EQ(GpuCount((*nodes)[0].gres_used), 3);
+}
+
 TEST_F(V0038, ARequeueHeldJobIsPendingHeldWithARestart) {
   auto jobs = shapes_->ParseJobs(Sample("jobs_requeued.json"));
   ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
@@ -159,6 +194,26 @@ TEST_F(V0038, BuildsASubmission) {
   EXPECT_FALSE(job.contains("nodelist"));  // no required nodes: any
   r.gpu_type = "";
   EXPECT_EQ((*shapes_->SubmitBody(r))["job"]["gres"], "gpu:2");
+}
+
+// A fraction: gres/shard, untyped (Slurm ignores a shard's type; the node gives it); never
+// with whole GPUs in the same job.
+TEST_F(V0038, BuildsAShardSubmission) {
+  JobRequest r;
+  r.name = "half";
+  r.gpu_type = "h100";
+  r.shards_per_node = 500;
+  r.required_nodes = {"n1"};
+  r.script = "#!/bin/sh\nexec sleep 1\n";
+  auto body = shapes_->SubmitBody(r);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  EXPECT_EQ((*body)["job"]["gres"], "shard:500");
+  EXPECT_EQ((*body)["job"]["nodelist"], "n1");
+  r.gpus_per_node = 1;
+  EXPECT_THAT(shapes_->SubmitBody(r).status().message(), HasSubstr("whole GPUs and shards"));
+  r.gpus_per_node = 0;
+  r.shards_per_node = -1;
+  EXPECT_EQ(shapes_->SubmitBody(r).status().code(), StatusCode::kInvalidArgument);
 }
 
 // The nodes a job must run on go in "nodelist" ("required_nodes" is a disabled key in

@@ -1,5 +1,7 @@
 #include "airtime/slurm/gres.h"
 
+#include <algorithm>
+
 #include "airtime/base/strings.h"
 
 namespace airtime::slurm {
@@ -129,11 +131,22 @@ StatusOr<std::vector<Gres>> ParseGresList(std::string_view text) {
   return out;
 }
 
-int64_t GpuCount(const std::vector<Gres>& list) {
+namespace {
+
+// The counts of the entries named `name`, summed; capped at 2^62 (each count has at most 12
+// digits, but a hostile list may have any number of entries).
+int64_t CountOf(const std::vector<Gres>& list, std::string_view name) {
+  constexpr int64_t kCap = int64_t{1} << 62;
   int64_t n = 0;
   for (const Gres& g : list)
-    if (g.name == "gpu") n += g.count;
+    if (g.name == name) n = std::min(kCap, n + g.count);
   return n;
 }
+
+}  // namespace
+
+int64_t GpuCount(const std::vector<Gres>& list) { return CountOf(list, "gpu"); }
+
+int64_t ShardCount(const std::vector<Gres>& list) { return CountOf(list, "shard"); }
 
 }  // namespace airtime::slurm

@@ -5,6 +5,11 @@
 //   "gpu:a100:0(IDX:N/A)"        none in use
 //   "gres:gpu:a100:2"            a job's request per node (tres_per_node)
 //   "gpu:2", "gpu"               untyped
+//   "shard:h100:8000"            a node's gres/shard (GPU sharing, Slurm 22.05 up: a job's
+//                                shards on a node all come from one GPU)
+//   "shard:500(IDX:0)"           a job's shards on one node, and the GPU they came from
+//   "shard:h100:2(IDX:0-1)"      a node's shards in use: the GPUs with some in use (22.05's
+//                                count here is the number of GPUs, not of shards)
 // A string may list several, comma-separated ("gpu:h100:4,shard:8"); commas inside the
 // parentheses belong to the index list ("IDX:0,2-3"). The text is untrusted: a malformed
 // entry is an InvalidArgument that quotes it.
@@ -34,5 +39,8 @@ StatusOr<std::vector<int>> ParseIndexList(std::string_view text);
 
 // The GPUs of a GRES list (entries named "gpu"), summed over their types.
 int64_t GpuCount(const std::vector<Gres>& list);
+
+// The gres/shard of a GRES list (entries named "shard"), summed; at most 2^62.
+int64_t ShardCount(const std::vector<Gres>& list);
 
 }  // namespace airtime::slurm

@@ -41,6 +41,37 @@ TEST(Gres, ParsesTheFormsSlurmPrints) {
   EXPECT_EQ((*ParseGresList("gpu"))[0].count, 1);
 }
 
+// gres/shard as Slurm 22.05 prints it: a node's ("shard:h100:8000", typed after its GPUs), a
+// job's (untyped, with the GPU it came from), and a node's in use.
+TEST(Gres, ReadsShards) {
+  auto node = ParseGresList("gpu:h100:8,shard:h100:8000");
+  ASSERT_TRUE(node.ok()) << node.status().ToString();
+  EXPECT_EQ(GpuCount(*node), 8);
+  EXPECT_EQ(ShardCount(*node), 8000);
+  auto job = ParseGresList("shard:500(IDX:3)");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ((*job)[0].name, "shard");
+  EXPECT_EQ((*job)[0].type, "");
+  EXPECT_EQ((*job)[0].count, 500);
+  EXPECT_THAT((*job)[0].indices, ElementsAre(3));
+  EXPECT_EQ(GpuCount(*job), 0);
+  auto used = ParseGresList("gpu:h100:3(IDX:1-3),shard:h100:1(IDX:0)");
+  ASSERT_TRUE(used.ok()) << used.status().ToString();
+  EXPECT_THAT((*used)[1].indices, ElementsAre(0));
+  EXPECT_EQ(ShardCount(*ParseGresList("gpu:h100:8")), 0);
+  // A hostile list of many huge counts: summed without overflow (capped at 2^62, which a
+  // list would need millions of entries to reach).
+  std::string many = "shard:999999999999";
+  for (int i = 0; i < 20000; ++i) many += ",shard:999999999999";
+  auto huge = ParseGresList(many);
+  ASSERT_TRUE(huge.ok());
+  EXPECT_EQ(ShardCount(*huge), int64_t{20001} * 999999999999);
+  // Malformed shard entries are errors that quote them.
+  EXPECT_THAT(ParseGresList("shard:h100:x").status().message(), HasSubstr("shard:h100:x"));
+  EXPECT_FALSE(ParseGresList("shard:500(IDX:0").ok());
+  EXPECT_FALSE(ParseGresList("shard:500(IDX:9999)").ok());
+}
+
 TEST(Gres, SplitsAListOnlyOutsideParentheses) {
   auto list = ParseGresList("gpu:h100:2(IDX:0,5),gpu:a100:1(IDX:1),shard:8");
   ASSERT_TRUE(list.ok()) << list.status().ToString();

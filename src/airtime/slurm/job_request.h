@@ -24,6 +24,10 @@ struct JobRequest {
   std::string partition;  // "" for the default partition
   std::string gpu_type;   // "h100"; "" for any type
   int64_t gpus_per_node = 0;
+  // A fraction of one GPU per node: this many gres/shard (--gres=shard:K), instead of whole
+  // GPUs (gpus_per_node 0, gpu_type ignored). Slurm 22.05 takes a job's shards on a node
+  // from one GPU, any GPU of the node not allocated whole with enough shards free.
+  int64_t shards_per_node = 0;
   int64_t nodes = 1;
   // The nodes it must run on (sbatch -w, Slurm's ReqNodeList); empty: any.
   std::vector<std::string> required_nodes;

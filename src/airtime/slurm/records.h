@@ -33,11 +33,13 @@ struct SlurmPartition {
   std::string state;  // "UP", "DOWN", "DRAIN", "INACTIVE"
 };
 
-// The GPUs a job holds on one node: Slurm chooses the indices itself.
+// The GPUs a job holds on one node: Slurm chooses the indices itself. Whole GPUs (gres/gpu),
+// or `shards` gres/shard of the GPU(s) at `indices` (one GPU in Slurm 22.05).
 struct NodeGpus {
   std::string node;
-  std::string type;  // "" when the job asked for untyped GPUs
+  std::string type;  // "" when the job asked for untyped GPUs (shards are always untyped)
   std::vector<int> indices;
+  int64_t shards = 0;  // 0: whole GPUs
 };
 
 struct SlurmJob {
@@ -50,7 +52,8 @@ struct SlurmJob {
   std::string user;
   std::vector<std::string> nodes;           // allocated, expanded; empty while pending
   std::vector<std::string> required_nodes;  // ReqNodeList, expanded
-  std::vector<NodeGpus> gpus;               // per allocated node, in `nodes` order
+  std::vector<NodeGpus> gpus;               // per allocated node, in `nodes` order (and a
+                                            // node's shards after its whole GPUs)
   int64_t priority = 0;                     // 0 while held
   int64_t restarts = 0;                     // times requeued
   int64_t submit_time = 0;                  // Unix seconds

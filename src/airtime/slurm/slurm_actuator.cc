@@ -74,7 +74,8 @@ SlurmActuator::SlurmActuator(std::unique_ptr<SlurmClient> client,
     : client_(std::move(client)),
       options_(std::move(options)),
       submit_(client_.get(), std::move(submitters)),
-      reader_(std::move(reader)) {
+      reader_(std::move(reader)),
+      shards_per_gpu_(cluster.shards_per_gpu) {
   for (const auto& g : cluster.slurm_gpu) {
     known_gpus_.insert(SlurmGpuId(g.node, g.index));
     gpus_of_node_[g.node].push_back(SlurmGpuId(g.node, g.index));
@@ -241,13 +242,42 @@ StatusOr<RunHandle> SlurmActuator::Launch(const LaunchRequest& request) {
   return std::move(LaunchAll({request}).front().handle);
 }
 
+StatusOr<int64_t> SlurmActuator::ShardsFor(int share_milli, const Shape& shape) const {
+  if (share_milli < 1)
+    return InvalidArgument("a share of " + std::to_string(share_milli) + "/1000 of a GPU");
+  if (shape.gpus_per_node != 1)
+    return InvalidArgument("a fraction (" + std::to_string(share_milli) + "/1000) of " +
+                           std::to_string(shape.gpus_per_node) +
+                           " GPUs per node: Slurm takes a job's shards on a node from one GPU");
+  int64_t shards = 0;
+  for (const std::string& node : shape.nodes) {
+    auto it = shards_per_gpu_.find(node);
+    if (it == shards_per_gpu_.end() || it->second < 1)
+      return FailedPrecondition("a fraction (" + std::to_string(share_milli) +
+                                "/1000 of a GPU) on Slurm node '" + node +
+                                "', which has no gres/shard (docs/slurm.md, Fractions)");
+    // Rounded up: Slurm never gives less than the engine counted.
+    const int64_t k = (static_cast<int64_t>(share_milli) * it->second + 999) / 1000;
+    if (shards != 0 && k != shards)
+      return InvalidArgument("a fraction on nodes with different shards per GPU (" +
+                             std::to_string(shards) + ", " + std::to_string(k) + " on '" + node +
+                             "'): a Slurm job asks for the same on each node");
+    shards = k;
+  }
+  return shards;
+}
+
 StatusOr<SlurmActuator::Plan> SlurmActuator::PlanLaunch(const LaunchRequest& request) {
-  if (request.share_milli < 1000)
-    return InvalidArgument("the Slurm backend runs whole GPUs; a fraction (" +
-                           std::to_string(request.share_milli) + "/1000) cannot be a Slurm job");
   if (request.argv.empty()) return InvalidArgument("no command to run");
   auto shape = ShapeOf(request.gpus);
   if (!shape.ok()) return shape.status();
+  if (request.share_milli < 1000) {
+    // A fraction: gres/shard of one GPU of the node, never a whole GPU.
+    auto shards = ShardsFor(request.share_milli, *shape);
+    if (!shards.ok()) return shards.status();
+    shape->shards = *shards;
+    shape->gpu_type.clear();
+  }
   Plan plan;
   plan.shape = *shape;
   // A job airtime parked for this workload (of this shape: a replica of a service has
@@ -257,7 +287,7 @@ StatusOr<SlurmActuator::Plan> SlurmActuator::PlanLaunch(const LaunchRequest& req
     std::vector<Parked>& jobs = p->second;
     auto same = std::find_if(jobs.begin(), jobs.end(), [&](const Parked& j) {
       return j.shape.gpu_type == shape->gpu_type && j.shape.gpus_per_node == shape->gpus_per_node &&
-             j.shape.nodes.size() == shape->nodes.size();
+             j.shape.shards == shape->shards && j.shape.nodes.size() == shape->nodes.size();
     });
     if (same != jobs.end()) {
       const Parked parked = *same;
@@ -279,7 +309,8 @@ StatusOr<SlurmActuator::Plan> SlurmActuator::PlanLaunch(const LaunchRequest& req
       OwnerMark();
   job.partition = options_.partition;
   job.gpu_type = shape->gpu_type;
-  job.gpus_per_node = shape->gpus_per_node;
+  job.gpus_per_node = shape->shards > 0 ? 0 : shape->gpus_per_node;
+  job.shards_per_node = shape->shards;
   job.nodes = std::max<int64_t>(1, static_cast<int64_t>(shape->nodes.size()));
   job.script = BatchScript(request.argv);
   // As the local executor (the seam's contract, LaunchRequest::workdir): without a workdir,
@@ -620,8 +651,14 @@ StatusOr<AdoptResult> SlurmActuator::Adopt(int64_t run_id, const RunHandle& reco
   // Its workload from its name (PREFIX WORKLOAD .rN), its shape from the GPUs it holds: it
   // can be parked at a stop like a job launched by this daemon.
   if (auto named = RunOfName(job->name)) w.workload = named->first;
-  if (auto shape = ShapeOf(GpuIds(*job)); shape.ok() && !job->gpus.empty() && !w.workload.empty())
+  if (auto shape = ShapeOf(GpuIds(*job)); shape.ok() && !job->gpus.empty() && !w.workload.empty()) {
     w.shape = *shape;
+    // A fraction: its shards (the same on each node), untyped as launched.
+    if (job->gpus.front().shards > 0) {
+      w.shape->shards = job->gpus.front().shards;
+      w.shape->gpu_type.clear();
+    }
+  }
   watched_[run_id] = std::move(w);
   result.state = AdoptState::kRunning;
   return result;

@@ -8,7 +8,10 @@
 //   thread and the submitters, each with a client of its own); everything else it
 //   does, the actuator's own state included, stays on the calling thread. Its batch script
 //   execs the workload's argv (no shell expansion of the arguments); its output goes to
-//   RUN_DIR/stdout.log. Whole GPUs only: a fraction is refused. A workload airtime stopped
+//   RUN_DIR/stdout.log. A fraction of a GPU (share_milli < 1000, one GPU per node) asks for
+//   gres/shard instead, ceil(share x shards per GPU / 1000) of them (--gres=shard:K), on the
+//   engine's node; Slurm picks the GPU, reported like whole GPUs (TakePlaced); a node
+//   without shards refuses it. A workload airtime stopped
 //   earlier (its job requeued and held, "parked") gets that job back: same Slurm job id,
 //   steered and released again.
 // Stop(grace): the stop signal (SIGTERM, the checkpoint contract) to every process of the
@@ -120,6 +123,8 @@ class SlurmActuator final : public Actuator {
   std::vector<Placed> TakePlaced() override;
   std::optional<std::vector<ForeignUse>> TakeForeign() override;
   std::optional<std::vector<std::string>> TakeUnusable() override;
+  // Fractions are Slurm's gres/shard on the nodes: no MPS server of the daemon's.
+  bool FractionsUseLocalMps() const override { return false; }
   void Retire(const std::string& workload) override;
   std::string Describe() const override;
 
@@ -141,8 +146,9 @@ class SlurmActuator final : public Actuator {
   std::optional<std::pair<std::string, int64_t>> RunOfName(const std::string& name) const;
   using Clock = std::chrono::steady_clock;
   struct Shape {
-    std::string gpu_type;
+    std::string gpu_type;  // "" for shards
     int64_t gpus_per_node = 0;
+    int64_t shards = 0;  // > 0: a fraction, this many gres/shard of one GPU per node
     std::vector<std::string> nodes;
     bool operator==(const Shape&) const = default;
   };
@@ -187,6 +193,8 @@ class SlurmActuator final : public Actuator {
   // unequal counts per node.
   StatusOr<Shape> ShapeOf(const std::vector<std::string>& gpus) const;
   StatusOr<Plan> PlanLaunch(const LaunchRequest& request);
+  // The gres/shard per node for a fraction `share_milli` of one GPU on `shape`'s nodes.
+  StatusOr<int64_t> ShardsFor(int share_milli, const Shape& shape) const;
   // The poller thread: a poll every poll_interval (sooner when asked), each handed over.
   void PollerLoop();
   // The poller's read of Slurm (reader_ and details_ only).
@@ -209,7 +217,8 @@ class SlurmActuator final : public Actuator {
   std::map<std::pair<int64_t, int64_t>, SlurmJob> details_;  // by (job, restarts): full records
   std::set<std::string> known_gpus_;                         // every GpuId of the cluster
   std::map<std::string, std::string> type_of_node_;
-  std::map<int64_t, Watched> watched_;  // by run id
+  std::map<std::string, int64_t> shards_per_gpu_;  // SlurmCluster::shards_per_gpu
+  std::map<int64_t, Watched> watched_;             // by run id
   struct Launched {
     Shape shape;
     std::string workload;

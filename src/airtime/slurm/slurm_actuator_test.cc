@@ -279,9 +279,9 @@ SlurmNode Node(const std::string& name, const std::string& gres) {
 class SlurmActuatorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto sc = ClusterFromSlurm(
-        {Node("n1", "gpu:h100:8"), Node("n3", "gpu:a100:8"), Node("n5", "gpu:h100:4,gpu:a100:4")},
-        "lab");
+    auto sc = ClusterFromSlurm({Node("n1", "gpu:h100:8,shard:h100:8000"), Node("n3", "gpu:a100:8"),
+                                Node("n5", "gpu:h100:4,gpu:a100:4,shard:800")},
+                               "lab");
     ASSERT_TRUE(sc.ok()) << sc.status().ToString();
     cluster_ = *sc;
     Make(0);
@@ -387,7 +387,8 @@ TEST_F(SlurmActuatorTest, MultiNodeAndMixedNodeGpus) {
   // n5's a100 half is Slurm's indices 4-7.
   EXPECT_NE(Start("a", 2, {"slurm:n5:4"}), 0);
   EXPECT_EQ(slurm_->submitted.at(1).gpu_type, "a100");
-  // Refused, nothing submitted: mixed types, unequal counts, an unknown GPU, a fraction.
+  // Refused, nothing submitted: mixed types, unequal counts, an unknown GPU, a fraction on a
+  // node without gres/shard.
   const size_t before = slurm_->submitted.size();
   auto mixed = actuator_->Launch(Request("m", 3, {"slurm:n1:0", "slurm:n3:0"}));
   EXPECT_THAT(mixed.status().message(), HasSubstr("two types"));
@@ -395,9 +396,9 @@ TEST_F(SlurmActuatorTest, MultiNodeAndMixedNodeGpus) {
   EXPECT_THAT(unequal.status().message(), HasSubstr("unequal"));
   auto unknown = actuator_->Launch(Request("x", 5, {"slurm:n9:0"}));
   EXPECT_THAT(unknown.status().message(), HasSubstr("slurm:n9:0"));
-  LaunchRequest frac = Request("f", 6, {"slurm:n1:0"});
+  LaunchRequest frac = Request("f", 6, {"slurm:n3:0"});
   frac.share_milli = 500;
-  EXPECT_THAT(actuator_->Launch(frac).status().message(), HasSubstr("whole GPUs"));
+  EXPECT_THAT(actuator_->Launch(frac).status().message(), HasSubstr("no gres/shard"));
   EXPECT_EQ(slurm_->submitted.size(), before);
 }
 
@@ -423,6 +424,79 @@ TEST_F(SlurmActuatorTest, ReportsSlurmsGpusOnceAndTheEndOnce) {
   EXPECT_EQ(exits[0].exit_code, 3);
   EXPECT_EQ(exits[0].how, "failed");
   EXPECT_TRUE(Poll().empty());  // once
+}
+
+// A fraction of a GPU is gres/shard of one GPU on the engine's node: share x shards per GPU
+// / 1000, rounded up (n1: 1000 per GPU; n5: 800 over 8 GPUs, 100 each). Slurm's choice of
+// GPU is reported as for whole GPUs; its stop parks it, and its next start of the same
+// shards reuses the job. Others' shard jobs make their GPU foreign.
+TEST_F(SlurmActuatorTest, AFractionIsShardsOfOneGpuOnTheEnginesNode) {
+  LaunchRequest half = Request("half", 20, {"slurm:n1:0"});
+  half.share_milli = 500;
+  auto h = actuator_->Launch(half);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  ASSERT_TRUE(actuator_->Watch(20, *h).ok());
+  const JobRequest& r = slurm_->submitted.at(0);
+  EXPECT_EQ(r.shards_per_node, 500);
+  EXPECT_EQ(r.gpus_per_node, 0);
+  EXPECT_EQ(r.gpu_type, "");
+  EXPECT_THAT(r.required_nodes, ElementsAre("n1"));
+  LaunchRequest third = Request("third", 21, {"slurm:n5:1"});
+  third.share_milli = 333;
+  ASSERT_TRUE(actuator_->Launch(third).ok());
+  EXPECT_EQ(slurm_->submitted.at(1).shards_per_node, 34);  // 33.3 of 100, rounded up
+  third.gpus = {"slurm:n5:4"};                             // n5's a100: the same node's shards
+  ASSERT_TRUE(actuator_->Launch(third).ok());
+  EXPECT_EQ(slurm_->submitted.at(2).shards_per_node, 34);
+  // Refused: a fraction of two GPUs on a node (Slurm takes a job's shards from one GPU).
+  LaunchRequest two = Request("two", 22, {"slurm:n1:0", "slurm:n1:1"});
+  two.share_milli = 500;
+  EXPECT_THAT(actuator_->Launch(two).status().message(), HasSubstr("from one GPU"));
+  EXPECT_EQ(slurm_->submitted.size(), 3u);
+
+  // Slurm put the shards on GPU 2: reported once, like whole GPUs.
+  {
+    auto j = slurm_->Edit(h->slurm_job);
+    j->state = "RUNNING";
+    j->priority = 1;
+    j->nodes = {"n1"};
+    j->gpus = {NodeGpus{"n1", "", {2}, 500}};
+  }
+  Poll();
+  auto placed = actuator_->TakePlaced();
+  ASSERT_EQ(placed.size(), 1u);
+  EXPECT_EQ(placed[0].run_id, 20);
+  EXPECT_THAT(placed[0].gpus, ElementsAre("slurm:n1:2"));
+  EXPECT_FALSE(actuator_->TakeForeign().has_value());  // its own: not foreign
+
+  // Stopped: requeued and held, then its next start (500 shards again) is the same job.
+  ASSERT_TRUE(actuator_->Stop(20, 0).ok());
+  Poll();
+  {
+    auto j = slurm_->Edit(h->slurm_job);
+    j->state = "PENDING";
+    j->priority = 0;
+    j->restarts = 1;
+  }
+  ASSERT_EQ(Poll().size(), 1u);
+  slurm_->calls.clear();
+  half.run_id = 23;
+  half.gpus = {"slurm:n1:5"};
+  auto again = actuator_->Launch(half);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->slurm_job, h->slurm_job);
+  EXPECT_THAT(slurm_->calls, ElementsAre("nodes " + std::to_string(h->slurm_job) + " n1",
+                                         "release " + std::to_string(h->slurm_job)));
+
+  // Someone else's shards hold their GPU: foreign.
+  slurm_->Run(500, "n1", "", {7});
+  slurm_->Edit(500)->gpus[0].shards = 250;
+  slurm_->Edit(500)->user = "alice";
+  Poll();
+  auto foreign = actuator_->TakeForeign();
+  ASSERT_TRUE(foreign.has_value());
+  ASSERT_EQ(foreign->size(), 1u);
+  EXPECT_EQ((*foreign)[0].gpu, "slurm:n1:7");
 }
 
 TEST_F(SlurmActuatorTest, ExitCodesFromWaitStatus) {
@@ -573,6 +647,42 @@ TEST_F(SlurmActuatorTest, SlurmUnreachableConcludesNothing) {
   auto exits = Poll();
   ASSERT_EQ(exits.size(), 1u);
   EXPECT_THAT(exits[0].how, HasSubstr("gone"));
+}
+
+// A fraction's job adopted after a restart keeps its shards: stopped, it is parked, and the
+// next start of the same share takes it back; another share is a new job.
+TEST_F(SlurmActuatorTest, AnAdoptedFractionIsParkedWithItsShards) {
+  slurm_->Run(60, "n1", "", {4});
+  slurm_->Edit(60)->gpus[0].shards = 500;
+  slurm_->Edit(60)->name = "airtime.half.r30";
+  RunHandle h;
+  h.slurm_job = 60;
+  auto adopted = actuator_->Adopt(30, h);
+  ASSERT_TRUE(adopted.ok()) << adopted.status().ToString();
+  EXPECT_EQ(adopted->state, AdoptState::kRunning);
+  Poll();
+  ASSERT_TRUE(actuator_->Stop(30, 0).ok());
+  Poll();
+  {
+    auto j = slurm_->Edit(60);
+    j->state = "PENDING";
+    j->priority = 0;
+    j->restarts = 1;
+  }
+  ASSERT_EQ(Poll().size(), 1u);
+  LaunchRequest quarter = Request("half", 31, {"slurm:n1:2"});
+  quarter.share_milli = 250;
+  auto other = actuator_->Launch(quarter);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  EXPECT_NE(other->slurm_job, 60);
+  EXPECT_EQ(slurm_->submitted.back().shards_per_node, 250);
+  LaunchRequest half = Request("half", 32, {"slurm:n1:6"});
+  half.share_milli = 500;
+  slurm_->calls.clear();
+  auto again = actuator_->Launch(half);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->slurm_job, 60);
+  EXPECT_THAT(slurm_->calls, ElementsAre("nodes 60 n1", "release 60"));
 }
 
 TEST_F(SlurmActuatorTest, AdoptLooksTheJobUpInSlurm) {
@@ -923,7 +1033,7 @@ TEST_F(SlurmActuatorTest, LaunchAllSubmitsACyclesJobsConcurrentlyEachInItsPlace)
   slurm_->calls.clear();
   slurm_->submitted.clear();
 
-  LaunchRequest fraction = Request("half", 12, {"slurm:n1:3"});
+  LaunchRequest fraction = Request("half", 12, {"slurm:n3:3"});  // n3: no shards
   fraction.share_milli = 500;
   const auto before = std::chrono::steady_clock::now();
   std::vector<LaunchResult> out = actuator_->LaunchAll({
@@ -937,7 +1047,7 @@ TEST_F(SlurmActuatorTest, LaunchAllSubmitsACyclesJobsConcurrentlyEachInItsPlace)
   ASSERT_TRUE(out[0].handle.ok()) << out[0].handle.status().ToString();
   EXPECT_EQ(out[0].handle->slurm_job, parked);
   EXPECT_FALSE(out[3].handle.ok());
-  EXPECT_THAT(out[3].handle.status().message(), HasSubstr("whole GPUs"));
+  EXPECT_THAT(out[3].handle.status().message(), HasSubstr("no gres/shard"));
   std::set<int64_t> ids;
   for (size_t i : {1u, 2u, 4u}) {
     ASSERT_TRUE(out[i].handle.ok()) << out[i].handle.status().ToString();

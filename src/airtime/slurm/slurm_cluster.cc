@@ -19,6 +19,8 @@ StatusOr<SlurmCluster> ClusterFromSlurm(const std::vector<SlurmNode>& nodes,
   };
   std::vector<Origin> origin;
   std::set<std::string> seen;
+  std::map<std::string, int64_t> shards_per_gpu;
+  std::vector<std::string> uneven;
   for (const SlurmNode& sn : nodes) {
     if (!seen.insert(sn.name).second)
       return InvalidArgument("Slurm reports node '" + sn.name + "' twice");
@@ -32,6 +34,15 @@ StatusOr<SlurmCluster> ClusterFromSlurm(const std::vector<SlurmNode>& nodes,
     if (total > 4096)
       return InvalidArgument("Slurm node '" + sn.name + "' reports " + std::to_string(total) +
                              " GPUs (more than 4096)");
+    // Shards: per GPU, when the node has both (shards without GPUs share nothing).
+    const int64_t shards = ShardCount(sn.gres);
+    if (shards > 0 && total > 0) {
+      shards_per_gpu[sn.name] = shards / total;
+      if (shards % total != 0)
+        uneven.push_back(sn.name + ": " + std::to_string(shards) + " shards on " +
+                         std::to_string(total) + " GPUs, taken as " +
+                         std::to_string(shards / total) + " each");
+    }
     Node base;
     base.cpu_milli = sn.cpus > 0 ? sn.cpus * 1000 : 0;
     base.memory_mib = sn.real_memory_mb > 0 ? sn.real_memory_mb : 0;
@@ -67,8 +78,12 @@ StatusOr<SlurmCluster> ClusterFromSlurm(const std::vector<SlurmNode>& nodes,
   }
   auto cluster = Cluster::Build(name, std::move(out), catalog);
   if (!cluster.ok()) return cluster.status();
-  SlurmCluster result{std::move(*cluster), "", {}, {}};
-  if (!left_out.empty()) result.note = "left out GPUs airtime cannot type: " + Join(left_out, "; ");
+  SlurmCluster result{std::move(*cluster), "", {}, {}, std::move(shards_per_gpu)};
+  std::vector<std::string> notes;
+  if (!left_out.empty())
+    notes.push_back("left out GPUs airtime cannot type: " + Join(left_out, "; "));
+  if (!uneven.empty()) notes.push_back("uneven gres/shard: " + Join(uneven, "; "));
+  result.note = Join(notes, "; ");
   for (size_t g = 0; g < result.cluster.gpu_count(); ++g) {
     const GpuRef& ref = result.cluster.gpu(static_cast<GpuIndex>(g));
     const Origin& o = origin[static_cast<size_t>(ref.node)];

@@ -9,7 +9,11 @@
 // type, or of a type the catalogue does not know, are left out and named in `note`; their
 // indices map to nothing. The GPU type is looked up by the GRES type ("h100") in the
 // catalogue's names and aliases, case-insensitively. Partitions become the Node's pool when
-// the node is in exactly one partition. Stateless: safe from any thread.
+// the node is in exactly one partition. A node's gres/shard ("shard:h100:8000": GPU sharing,
+// how the Slurm backend runs a fraction of a GPU) is read as shards per GPU, the node's
+// shards over its GPUs, rounded down (Slurm reports only the node's total; an uneven
+// gres.conf, some GPUs with more shards than others, is named in `note`). Stateless: safe
+// from any thread.
 #pragma once
 
 #include <map>
@@ -36,6 +40,8 @@ struct SlurmCluster {
     std::string type;
   };
   std::vector<SlurmGpu> slurm_gpu;
+  // Slurm node -> its gres/shard per GPU; nodes without shards are absent.
+  std::map<std::string, int64_t> shards_per_gpu;
 
   // The engine GPUs of a job's allocation (SlurmJob::gpus): NotFound naming the first GPU
   // that maps to nothing (a node or index this cluster does not have).

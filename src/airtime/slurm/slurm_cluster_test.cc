@@ -56,6 +56,33 @@ TEST(SlurmCluster, TheLabsNodesAndAJobsGpus) {
   EXPECT_THAT(*sc->GpusOf((*jobs)[3]), ElementsAre());  // pending: none
 }
 
+// gres/shard read as shards per GPU (how many make a GPU): the lab's 1000 each; the GPU of a
+// job's shards maps like a whole GPU's. Uneven or GPU-less shards are said, not fatal.
+TEST(SlurmCluster, ReadsShardsPerGpu) {
+  auto shapes = ShapesFor("v0.0.38");
+  auto nodes = shapes->ParseNodes(Sample("nodes_shards.json"));
+  ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
+  auto sc = ClusterFromSlurm(*nodes, "lab");
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  EXPECT_EQ(sc->cluster.gpu_count(), 16u);
+  EXPECT_EQ(sc->shards_per_gpu.at("n1"), 1000);
+  EXPECT_EQ(sc->shards_per_gpu.at("n2"), 1000);
+  EXPECT_EQ(sc->note, "");
+  auto jobs = shapes->ParseJobs(Sample("jobs_shards.json"));
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  EXPECT_THAT(*sc->GpusOf((*jobs)[0]), ElementsAre(0));  // half1: n1's GPU 0
+  EXPECT_THAT(*sc->GpusOf((*jobs)[3]), ElementsAre(8));  // third: n2's GPU 0
+
+  auto odd = ClusterFromSlurm({MakeNode("a", "gpu:h100:3,shard:h100:100"),
+                               MakeNode("b", "shard:40"), MakeNode("c", "gpu:h100:2")},
+                              "odd");
+  ASSERT_TRUE(odd.ok()) << odd.status().ToString();
+  EXPECT_EQ(odd->shards_per_gpu.at("a"), 33);
+  EXPECT_EQ(odd->shards_per_gpu.count("b"), 0u);  // no GPUs to share
+  EXPECT_EQ(odd->shards_per_gpu.count("c"), 0u);  // no shards
+  EXPECT_THAT(odd->note, HasSubstr("a: 100 shards on 3 GPUs, taken as 33 each"));
+}
+
 TEST(SlurmCluster, ANodeWithTwoTypesIsSplitAndKeepsSlurmsNumbering) {
   auto sc = ClusterFromSlurm({MakeNode("m1", "gpu:h100:2,gpu:l4:3(S:0)")}, "c");
   ASSERT_TRUE(sc.ok()) << sc.status().ToString();
