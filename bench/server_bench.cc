@@ -337,6 +337,13 @@ int Memory(int ended) {
     if (std::string why = WaitIdle(*c, 120); !why.empty()) return Fail(why);
     done += n;
     if (done == kWarm) warm = HeapInUse();
+    // What each one ended beyond the first 1,000 kept, at 3,000, 10,000, 30,000, ...
+    const bool checkpoint =
+        done == ended || (done > kWarm && (done == 3000 || done == 10000 || done % 30000 == 0));
+    if (checkpoint && done != ended) {
+      Print("memory_per_ended_workload_at_" + std::to_string(done),
+            (HeapInUse() - warm) / (done - kWarm), "bytes");
+    }
   }
   const double all = HeapInUse();
   Print("memory_ended", ended, "workloads");

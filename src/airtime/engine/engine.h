@@ -117,6 +117,14 @@ class Engine {
   // first, then unpauses and feeds a timer event for the first real cycle.
   void SetPaused(bool paused) { paused_ = paused; }
 
+  // Lets go of what the engine keeps of job `id` once it has ended (done or cancelled, holding
+  // nothing, not queued), for a driver that runs for months (the daemon; the simulator never
+  // calls it): its spec becomes a shared stand-in of the same kind with no name, its vectors
+  // are freed, and FindByName no longer finds it. The Job's slot stays (ids are dense):
+  // sizeof(Job) bytes. Services (listed in services()) and jobs that produce a model variant
+  // (their names are asked after: VariantAvailable) are kept whole. Returns whether it let go.
+  bool Forget(WorkloadId id);
+
   // ---- Read access (drivers, ledger, plug-ins).
   TimeMs now() const { return now_; }
   // How many decision cycles have run (plug-ins key per-cycle caches on it).

@@ -228,6 +228,7 @@ void Daemon::Loop() {
     if (!submits.empty()) CommitSubmissions(std::move(submits));
     for (auto& t : tasks) t();
     RunTimers(WallNow());
+    TrimEnded();
   }
 }
 
@@ -724,9 +725,11 @@ void Daemon::SyncWorkloadStates() {
   }
 }
 
-Status Daemon::Persist(const WorkloadRec& w) {
-  // A workload that ended will not run again: what the backend kept for it goes.
+Status Daemon::Persist(WorkloadRec& w) {
+  // A workload that ended will not run again: what the backend kept for it goes, and the
+  // daemon's record of it joins those it lets go beyond its retention (TrimEnded).
   if (IsFinalState(w.row.state) && actuator_) actuator_->Retire(w.row.name);
+  NoteEnded(w);
   return store_->UpdateWorkload(w.row);
 }
 
@@ -771,6 +774,10 @@ void Daemon::AccountValue(TimeMs now) {
 
 LatencyLog Daemon::latencies() {
   return OnLoop<LatencyLog>([this] { return latencies_; });
+}
+
+size_t Daemon::held_workloads() {
+  return OnLoop<size_t>([this] { return workloads_.size(); });
 }
 
 }  // namespace airtime
