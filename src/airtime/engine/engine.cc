@@ -151,37 +151,20 @@ Status Engine::Move(const std::vector<std::pair<AllocationId, std::vector<GpuInd
   return OkStatus();
 }
 
-namespace {
-
-// What a forgotten job's spec becomes: one shared spec per kind, nameless.
-const std::shared_ptr<const WorkloadSpec>& ForgottenSpec(WorkloadKind kind) {
-  static const std::vector<std::shared_ptr<const WorkloadSpec>> specs = [] {
-    std::vector<std::shared_ptr<const WorkloadSpec>> out;
-    for (int k = 0; k < kWorkloadKindCount; ++k) {
-      auto spec = std::make_shared<WorkloadSpec>();
-      spec->kind = static_cast<WorkloadKind>(k);
-      out.push_back(std::move(spec));
-    }
-    return out;
-  }();
-  return specs[static_cast<size_t>(kind)];
-}
-
-}  // namespace
-
 bool Engine::Forget(WorkloadId id) {
   if (id < 0 || static_cast<size_t>(id) >= jobs_.size()) return false;
   Job& job = jobs_[static_cast<size_t>(id)];
   if (job.phase != JobPhase::kDone && job.phase != JobPhase::kCancelled) return false;
   if (!job.allocations.empty() || job.queued || job.is_service() || !job.s().produces.empty())
     return false;
-  if (job.s().name.empty()) return true;  // forgotten before
+  if (job.spec == ForgottenSpec(job.s().kind)) return true;  // forgotten before
   if (auto it = by_name_.find(job.s().name); it != by_name_.end() && it->second == id)
     by_name_.erase(it);
   job.spec = ForgottenSpec(job.s().kind);
   std::vector<double>().swap(job.class_rps);
   std::vector<double>().swap(job.route_share);
   std::vector<AllocationId>().swap(job.allocations);
+  jobs_.Release(static_cast<size_t>(id));
   return true;
 }
 
@@ -351,8 +334,7 @@ void Engine::OnArrival(const Event& e) {
     }
   }
   job.fit_class = InternFitClass(job);
-  jobs_.push_back(std::move(job));
-  Job& j = jobs_.back();
+  Job& j = jobs_.push_back(std::move(job));
   by_name_.emplace(j.s().name, j.id);
   result_.arrived = j.id;
   if (j.is_service()) {
