@@ -155,7 +155,10 @@ Status Daemon::Init() {
   engine_->SetPaused(false);
   ledger_ = std::make_unique<airtime::Ledger>(*engine_);
   // The 3 a.m. calls are scored once, in holds_ (bounded, saved across restarts).
-  books_ = std::make_unique<airtime::Metrics>(*engine_, /*score_holds=*/false);
+  // The daemon reads the books' totals only: no per-job samples (they would grow for its
+  // whole life), and its own hold book (holds_).
+  books_ = std::make_unique<airtime::Metrics>(
+      *engine_, MetricsOptions{.score_holds = false, .keep_samples = false});
   holds_.SetMaxClosed(options_.max_hold_calls);
   startup_note_ = std::to_string(uuid_of_gpu_.size()) + " GPU(s)" +
                   (options_.fake_gpus.empty() ? "" : " (simulated: " + options_.fake_gpus + ")") +
