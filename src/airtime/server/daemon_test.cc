@@ -50,7 +50,10 @@ class DaemonTest : public ::testing::Test {
   }
 
   void Open(const std::string& gpus = "4xH100", const std::string& policy = "airtime") {
-    auto d = Daemon::Open(Options(gpus, policy));
+    OpenWith(Options(gpus, policy));
+  }
+  void OpenWith(const DaemonOptions& options) {
+    auto d = Daemon::Open(options);
     ASSERT_TRUE(d.ok()) << d.status().ToString();
     daemon_ = std::move(*d);
     daemon_->Start();
@@ -384,10 +387,7 @@ TEST_F(DaemonTest, ARestartAdoptsRunningProcessesAndStartsNothingTwice) {
 TEST_F(DaemonTest, EndedWorkloadsBeyondTheRetentionAreReadBackFromTheStore) {
   DaemonOptions o = Options();
   o.ended_kept = 3;
-  auto d = Daemon::Open(o);
-  ASSERT_TRUE(d.ok()) << d.status().ToString();
-  daemon_ = std::move(*d);
-  daemon_->Start();
+  OpenWith(o);
   std::string body;
   for (int i = 0; i < 10; ++i)
     body += "- {name: j" + std::to_string(i) + ", kind: batch, command: [/bin/sh, -c, 'echo out" +
@@ -449,11 +449,8 @@ TEST_F(DaemonTest, EndedWorkloadsBeyondTheRetentionAreReadBackFromTheStore) {
   };
   check("while running");
   daemon_.reset();
-  d = Daemon::Open(o);
-  ASSERT_TRUE(d.ok()) << d.status().ToString();
-  daemon_ = std::move(*d);
+  OpenWith(o);
   EXPECT_THAT(daemon_->startup_note(), HasSubstr("10 workload(s), 0 not ended (3 ended kept"));
-  daemon_->Start();
   check("after a restart");
 }
 
@@ -462,10 +459,7 @@ TEST_F(DaemonTest, EndedWorkloadsBeyondTheRetentionAreReadBackFromTheStore) {
 TEST_F(DaemonTest, AnEndedServiceWithVariantsIsReadBackWithItsMembers) {
   DaemonOptions o = Options();
   o.ended_kept = 1;
-  auto d = Daemon::Open(o);
-  ASSERT_TRUE(d.ok()) << d.status().ToString();
-  daemon_ = std::move(*d);
-  daemon_->Start();
+  OpenWith(o);
   Submit(kTeamA,
          "- name: chat\n  kind: realtime\n  slo: {latency_ms: 200, min_replicas: 1}\n"
          "  command: [/bin/sleep, '60']\n  variants:\n"
@@ -1276,10 +1270,7 @@ TEST_F(DaemonTest, TheHoldLogKeepsItsNewestCalls) {
   // call each time, seven in all, of which the log keeps the newest three closed ones.
   DaemonOptions o = Options("16xH100");  // room for every spare
   o.max_hold_calls = 3;
-  auto d = Daemon::Open(o);
-  ASSERT_TRUE(d.ok()) << d.status().ToString();
-  daemon_ = std::move(*d);
-  daemon_->Start();
+  OpenWith(o);
   Submit(kAdmin,
          "name: chat\nkind: realtime\n"
          "slo: {latency_ms: 200, capacity_rps: 10, max_replicas: 12, cold_start: 1s}\n"
@@ -1542,10 +1533,7 @@ TEST_F(DaemonTest, APreemptedJobsNextRunWaitsForTheStoppingOneEvenOnOtherGpus) {
 TEST_F(DaemonTest, ALaunchRefusedInACyclesBatchEndsAloneAndTheOthersRunOnce) {
   DaemonOptions o = Options("4xH100", "fifo");
   o.restart_backoff = 0;
-  auto d = Daemon::Open(o);
-  ASSERT_TRUE(d.ok()) << d.status().ToString();
-  daemon_ = std::move(*d);
-  daemon_->Start();
+  OpenWith(o);
   const std::string wd = dir_ + "/wd";
   std::filesystem::create_directories(wd);
   Submit(kAdmin, "{name: blocker, kind: batch, gpus: 4, command: [/bin/sleep, '30']}\n");
@@ -1688,10 +1676,7 @@ TEST_F(DaemonTest, RunIdsAreReservedABlockAtATimeAndARestartSkipsTheRest) {
 TEST_F(DaemonTest, StartsPauseBelowTheFreeSpaceThreshold) {
   DaemonOptions o = Options();
   o.min_free_mib = int64_t{1} << 40;  // more than any disk has
-  auto d = Daemon::Open(o);
-  ASSERT_TRUE(d.ok()) << d.status().ToString();
-  daemon_ = std::move(*d);
-  daemon_->Start();
+  OpenWith(o);
   Submit(kAdmin, "{name: waits, kind: batch, command: [/bin/true]}");
   json w = Get("waits");
   EXPECT_EQ(w["state"], "queued");
