@@ -31,6 +31,7 @@
 
 #include "airtime/api/control_plane.h"
 #include "airtime/api/prom_writer.h"
+#include "airtime/config/workload_yaml.h"
 #include "airtime/engine/engine.h"
 #include "airtime/exec/executor.h"
 #include "airtime/gpu/inventory.h"
@@ -384,6 +385,7 @@ class Daemon final : public ControlPlane {
   std::map<int64_t, WorkloadRec> workloads_;       // live, and the ended_kept that ended last
   std::deque<int64_t> ended_;                      // ended ones held, in the order they ended
   mutable std::map<int64_t, WorkloadRec> stored_;  // let go, read back for the call under way
+  mutable std::map<int64_t, StatusOr<Scenario>> stored_submissions_;  // theirs, parsed back
   // Workloads let go, by (state, kind): /metrics counts them with the held ones.
   std::map<std::pair<std::string, std::string>, int64_t> evicted_counts_;
   bool holding_decisions_ = false;  // FeedTogether: the engine applies events, decides nothing

@@ -2,12 +2,13 @@
 //
 // The daemon holds a record (WorkloadRec: the row, the spec, the engine's id) of every
 // workload that has not ended, and of the options_.ended_kept that ended last. An older
-// ended workload is let go: its record, its names in the indexes, and in the engine its spec
-// and vectors (Engine::Forget; the engine's dense ids keep a slot of sizeof(Job) bytes). The
+// ended workload is let go: its record, its names in the indexes, and the engine's job
+// (Engine::Forget: its spec at once, its memory once its chunk of ids is all forgotten). The
 // store holds every workload, so a call that names one that was let go reads it back for
-// that call alone (stored_): its row, and its spec parsed from its accepted submission as
-// recovery parses it. What was let go has ended for good: nothing changes it any more, so
-// the copy read back answers exactly as the record did.
+// that call alone (stored_): its row, and for a service its spec parsed from its accepted
+// submission as recovery parses it (of another kind the row says all that calls ask). What
+// was let go has ended for good: nothing changes it any more, so the copy read back answers
+// as the record did.
 //
 // A service with model variants runs as its members: they are let go together, once all of
 // them have ended, so that the service's name finds all of its members or none in memory.
@@ -28,6 +29,7 @@ void Daemon::NoteEnded(WorkloadRec& w) {
 
 void Daemon::TrimEnded() {
   stored_.clear();  // read back for a call that has finished
+  stored_submissions_.clear();
   if (ended_.size() <= options_.ended_kept) return;
   // Workloads a run still refers to (a stopping process not reaped yet, a launch queued)
   // stay until it has gone.
@@ -77,10 +79,23 @@ Daemon::WorkloadRec* Daemon::Stored(WorkloadRow row) const {
   w.row = std::move(row);
   WorkloadSpec spec;
   spec.name = w.row.name;
-  if (auto sub = store_->GetSubmission(w.row.submission_id); sub.ok()) {
-    auto sc = ParseStoredSubmission(sub->body, sub->origin);
-    if (sc.ok() && w.row.index >= 0 && static_cast<size_t>(w.row.index) < sc->workloads.size())
-      spec = std::move(sc->workloads[static_cast<size_t>(w.row.index)]);
+  if (auto kind = ParseKind(w.row.kind); kind.ok()) spec.kind = *kind;
+  // What the calls read of an ended workload's spec beyond its row is a service's: its
+  // classes, and whether it is a member of a service with variants (and which). Only a
+  // service's submission is parsed back, once per call.
+  if (spec.is_service()) {
+    auto sc = stored_submissions_.find(w.row.submission_id);
+    if (sc == stored_submissions_.end()) {
+      auto sub = store_->GetSubmission(w.row.submission_id);
+      sc =
+          stored_submissions_
+              .emplace(w.row.submission_id, sub.ok() ? ParseStoredSubmission(sub->body, sub->origin)
+                                                     : StatusOr<Scenario>(sub.status()))
+              .first;
+    }
+    if (sc->second.ok() && w.row.index >= 0 &&
+        static_cast<size_t>(w.row.index) < sc->second->workloads.size())
+      spec = sc->second->workloads[static_cast<size_t>(w.row.index)];
   }
   spec.tenant = w.row.tenant;
   spec.priority = w.row.priority;
