@@ -10,7 +10,6 @@
 #include <map>
 #include <set>
 #include <thread>
-#include <unordered_set>
 
 #include "airtime/config/workload_yaml.h"
 #include "airtime/exec/process_identity.h"
@@ -206,8 +205,12 @@ Status Daemon::Recover() {
   // The ended ones held, in the order they ended (the first to end is let go first); the
   // store's counts of the others for /metrics.
   std::vector<WorkloadRec*> done;
-  for (auto& [id, w] : workloads_)
-    if (IsFinalState(w.row.state) && !w.ended_noted) done.push_back(&w);
+  size_t ended_held = 0;
+  for (auto& [id, w] : workloads_) {
+    if (!IsFinalState(w.row.state)) continue;
+    ++ended_held;
+    if (!w.ended_noted) done.push_back(&w);
+  }
   std::stable_sort(done.begin(), done.end(), [](const WorkloadRec* a, const WorkloadRec* b) {
     return a->row.finished_at.value_or(a->row.submitted_at) <
            b->row.finished_at.value_or(b->row.submitted_at);
@@ -223,7 +226,7 @@ Status Daemon::Recover() {
   startup_note_ += "; store " + store_->path() + ": " +
                    std::to_string(workloads_.size() + static_cast<size_t>(stored)) +
                    " workload(s), " + std::to_string(active) + " not ended (" +
-                   std::to_string(done.size()) + " ended kept in memory); " +
+                   std::to_string(ended_held) + " ended kept in memory); " +
                    std::to_string(live.size()) + " run(s) were live, " + std::to_string(adopted) +
                    " adopted; " + ledger_note;
   if (!holds_note.empty()) startup_note_ += "; " + holds_note;
