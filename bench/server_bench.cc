@@ -27,9 +27,12 @@
 //                  the clock on the wall shows it.
 //   memory_*       --ended (4,000) workloads that end (one-GPU jobs running /bin/true, 500 per
 //                  request, each batch waited out): the daemon's live heap (glibc's mallinfo2,
-//                  in use, so neither the allocator's free lists nor SQLite's file pages count)
-//                  after the first 1,000 and after all of them. per_ended_workload is what one
-//                  more ended workload keeps: a daemon's memory grows by it for its whole life.
+//                  in use, so the allocator's free lists do not count; SQLite's page cache,
+//                  up to its 2 MiB, and the latency samples, up to LatencySeries::kKeep each,
+//                  do) after the first 1,000 and after all of them. per_ended_workload is what
+//                  one more ended workload keeps, on average since the first 1,000 and between
+//                  checkpoints (3,000, 10,000, every 30,000): what keeps growing after the
+//                  bounded caches are full is what a daemon's memory grows by for its life.
 // The event latencies are the daemon's own (Daemon::latencies()), measured on the steady
 // clock from the moment the loop noticed the event. Cycle times are steady-clock seconds.
 // --keep-alive reuses one connection per client thread instead of one per request; both
@@ -322,7 +325,8 @@ int Memory(int ended) {
   LiveDaemon live;
   if (Status st = live.Open("8xH100"); !st.ok()) return Fail(st.ToString());
   auto c = live.Client();
-  double warm = 0;
+  double warm = 0, last = 0;
+  int last_at = 0;
   for (int done = 0; done < ended;) {
     const int n = std::min(kBatch, ended - done);
     std::string body = "[";
@@ -337,8 +341,27 @@ int Memory(int ended) {
     if (std::string why = WaitIdle(*c, 120); !why.empty()) return Fail(why);
     done += n;
     if (done == kWarm) warm = HeapInUse();
+    // What each one ended beyond the first 1,000 keeps, at 3,000, 10,000 and every 30,000
+    // (and since the checkpoint before: bounded caches, SQLite's pages and the latency
+    // samples, fill early and then stop growing; what keeps growing shows there).
+    const bool checkpoint =
+        done < ended && (done == 3000 || done == 10000 || (done > kWarm && done % 30000 == 0));
+    if (checkpoint) {
+      const double heap = HeapInUse();
+      Print("memory_per_ended_workload_at_" + std::to_string(done), (heap - warm) / (done - kWarm),
+            "bytes");
+      if (last_at > kWarm)
+        Print(
+            "memory_per_ended_workload_" + std::to_string(last_at) + "_to_" + std::to_string(done),
+            (heap - last) / (done - last_at), "bytes");
+      last = heap;
+      last_at = done;
+    }
   }
   const double all = HeapInUse();
+  if (last_at > kWarm)
+    Print("memory_per_ended_workload_" + std::to_string(last_at) + "_to_" + std::to_string(ended),
+          (all - last) / (ended - last_at), "bytes");
   Print("memory_ended", ended, "workloads");
   Print("memory_heap_after_1000", warm / 1e6, "MB");
   Print("memory_heap_after_all", all / 1e6, "MB");

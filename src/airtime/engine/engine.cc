@@ -148,6 +148,23 @@ Status Engine::Move(const std::vector<std::pair<AllocationId, std::vector<GpuInd
   return OkStatus();
 }
 
+bool Engine::Forget(WorkloadId id) {
+  if (id < 0 || static_cast<size_t>(id) >= jobs_.size()) return false;
+  Job& job = jobs_[static_cast<size_t>(id)];
+  if (job.phase != JobPhase::kDone && job.phase != JobPhase::kCancelled) return false;
+  if (!job.allocations.empty() || job.queued || job.is_service() || !job.s().produces.empty())
+    return false;
+  if (job.spec == ForgottenSpec(job.s().kind)) return true;  // forgotten before
+  if (auto it = by_name_.find(job.s().name); it != by_name_.end() && it->second == id)
+    by_name_.erase(it);
+  job.spec = ForgottenSpec(job.s().kind);
+  std::vector<double>().swap(job.class_rps);
+  std::vector<double>().swap(job.route_share);
+  std::vector<AllocationId>().swap(job.allocations);
+  jobs_.Release(static_cast<size_t>(id));
+  return true;
+}
+
 std::optional<WorkloadId> Engine::FindByName(std::string_view name) const {
   auto it = by_name_.find(std::string(name));
   if (it == by_name_.end()) return std::nullopt;
@@ -314,8 +331,7 @@ void Engine::OnArrival(const Event& e) {
     }
   }
   job.fit_class = InternFitClass(job);
-  jobs_.push_back(std::move(job));
-  Job& j = jobs_.back();
+  Job& j = jobs_.push_back(std::move(job));
   by_name_.emplace(j.s().name, j.id);
   result_.arrived = j.id;
   if (j.is_service()) {

@@ -28,6 +28,7 @@
 #include "airtime/engine/event.h"
 #include "airtime/engine/hold_decision.h"
 #include "airtime/engine/job.h"
+#include "airtime/engine/job_table.h"
 #include "airtime/engine/plugins.h"
 #include "airtime/model/interference.h"
 
@@ -116,6 +117,17 @@ class Engine {
   // preemption): a restarting daemon re-submits its workloads and adopts running processes
   // first, then unpauses and feeds a timer event for the first real cycle.
   void SetPaused(bool paused) { paused_ = paused; }
+
+  // Lets go of what the engine keeps of job `id` once it has ended (done or cancelled, holding
+  // nothing, not queued), for a driver that runs for months (the daemon; the simulator never
+  // calls it): its spec becomes a shared stand-in of the same kind with no name, its vectors
+  // are freed, and FindByName no longer finds it; once the other jobs of its chunk of ids are
+  // forgotten too, their memory goes (JobTable) and job(id) reads a stand-in. Services
+  // (listed in services()) and jobs that produce a model variant (their names are asked
+  // after: VariantAvailable) are kept whole. Returns whether it let go.
+  bool Forget(WorkloadId id);
+  // Chunks of jobs whose memory is held (JobTable; tests and benchmarks).
+  size_t job_chunks_held() const { return jobs_.chunks_held(); }
 
   // ---- Read access (drivers, ledger, plug-ins).
   TimeMs now() const { return now_; }
@@ -297,7 +309,7 @@ class Engine {
   TimeMs relook_at_ = kNever;
   int relooks_ = 0;
 
-  std::vector<Job> jobs_;
+  JobTable jobs_;
   std::unordered_map<std::string, WorkloadId> by_name_;
   std::vector<WorkloadId> queue_;
   std::vector<WorkloadId> rekey_;  // with dynamic keys: queued work whose key may change

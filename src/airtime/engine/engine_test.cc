@@ -89,6 +89,50 @@ TEST(EngineTest, CompletionStartsTheNextJob) {
   EXPECT_EQ(e.job(1).waited, 2000 * kSecond - 10);
 }
 
+// A long-running driver forgets ended jobs: a chunk of ids whose jobs are all forgotten gives
+// its memory back and reads an ended stand-in; names go; live work, services and the
+// decisions that follow are as they would have been.
+TEST(EngineTest, ForgottenJobsGiveTheirMemoryBackAndChangeNoDecision) {
+  Cluster c = MakeCluster({{"H100", 8, 1}});
+  Engine f = MakeEngine(c, "fifo"), g = MakeEngine(c, "fifo");
+  const size_t n = 2 * JobTable::kChunk + 2;
+  auto both = [&](const Event& e) {
+    g.Handle(e);
+    return f.Handle(e);
+  };
+  for (size_t i = 0; i < n; ++i)
+    both(Event::Arrival(static_cast<TimeMs>(i),
+                        MakeJob("j" + std::to_string(i), WorkloadKind::kBatch, 1, 3600)));
+  both(Event::Arrival(static_cast<TimeMs>(n), MakeService("svc", 10, 1)));
+  EXPECT_EQ(f.job_chunks_held(), 3u);
+  EXPECT_FALSE(f.Forget(0));  // running
+  for (size_t i = 0; i + 1 < n; ++i)
+    both(Event::Cancel(static_cast<TimeMs>(n + 1), static_cast<WorkloadId>(i)));
+  both(Event::Cancel(static_cast<TimeMs>(n + 2), static_cast<WorkloadId>(n)));  // the service
+  for (size_t i = 0; i + 1 < n; ++i) EXPECT_TRUE(f.Forget(static_cast<WorkloadId>(i))) << i;
+  EXPECT_TRUE(f.Forget(0));                                // again: nothing more to do
+  EXPECT_FALSE(f.Forget(static_cast<WorkloadId>(n - 1)));  // not ended
+  EXPECT_FALSE(f.Forget(static_cast<WorkloadId>(n)));      // a service stays whole
+  EXPECT_EQ(f.job_chunks_held(), 1u);  // the last chunk: j128, j129 and the service
+  EXPECT_EQ(f.job(0).phase, JobPhase::kDone);
+  EXPECT_EQ(f.job(0).s().name, "");
+  EXPECT_FALSE(f.FindByName("j0").has_value());
+  EXPECT_EQ(f.FindByName("j" + std::to_string(n - 1)), static_cast<WorkloadId>(n - 1));
+  EXPECT_EQ(f.job(static_cast<WorkloadId>(n)).s().name, "svc");
+  EXPECT_EQ(f.job_count(), n + 1);
+  const CycleResult& r = both(
+      Event::Arrival(static_cast<TimeMs>(n + 3), MakeJob("late", WorkloadKind::kBatch, 4, 60)));
+  const CycleResult& same = g.last_cycle();
+  EXPECT_EQ(r.arrived, static_cast<WorkloadId>(n + 1));
+  ASSERT_EQ(r.decisions.size(), same.decisions.size());
+  for (size_t i = 0; i < r.decisions.size(); ++i) {
+    EXPECT_EQ(r.decisions[i].type, same.decisions[i].type);
+    EXPECT_EQ(r.decisions[i].workload, same.decisions[i].workload);
+    EXPECT_EQ(r.decisions[i].placement.gpus, same.decisions[i].placement.gpus);
+  }
+  EXPECT_EQ(Starts(r), 1);
+}
+
 TEST(EngineTest, FractionsShareTheTightestGpu) {
   Cluster c = MakeCluster({{"A100-80GB", 2, 1}});
   Engine e = MakeEngine(c, "bestfit");

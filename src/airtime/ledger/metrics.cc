@@ -30,8 +30,8 @@ std::string ServiceName(const Job& job) {
   return job.s().realtime.is_member() ? job.s().realtime.group : job.s().name;
 }
 
-Metrics::Metrics(const Engine& engine, bool score_holds)
-    : engine_(&engine), last_(engine.now()), score_holds_(score_holds) {
+Metrics::Metrics(const Engine& engine, MetricsOptions options)
+    : engine_(&engine), last_(engine.now()), options_(options) {
   s_.value_by_type.assign(engine.cluster().catalog().size(), 0.0);
 }
 
@@ -39,7 +39,7 @@ void Metrics::Advance(TimeMs to) {
   if (to <= last_) return;
   const double dt = static_cast<double>(to - last_);
   for (const ServiceRate& r : service_rates_) {
-    if (score_holds_) holds_.Advance(r.id, last_, to, r.demand_rps);
+    if (options_.score_holds) holds_.Advance(r.id, last_, to, r.demand_rps);
     const double requests = r.demand_rps * dt / 1000.0;
     const double served = std::min(r.demand_rps, r.capacity_rps) * dt / 1000.0;
     s_.requests += requests;
@@ -77,7 +77,7 @@ void Metrics::Advance(TimeMs to) {
 
 void Metrics::Observe(const CycleResult& cycle) {
   const Engine& e = *engine_;
-  if (score_holds_)
+  if (options_.score_holds)
     for (const HoldDecision& h : cycle.holds) holds_.Record(h);
   if (cycle.arrived != kNoWorkload) {
     const Job& job = e.job(cycle.arrived);
@@ -99,11 +99,13 @@ void Metrics::Observe(const CycleResult& cycle) {
     KindMetrics& k = s_.kinds[static_cast<size_t>(job.s().kind)];
     if (job.is_service()) {
       ++s_.services[ServiceName(job)].replica_starts;
-      k.queue_delay_s.push_back(ToSeconds(d.waited));  // every replica's wait
+      if (options_.keep_samples)
+        k.queue_delay_s.push_back(ToSeconds(d.waited));  // every replica's wait
       if (d.replica == 0) ++k.started;
     } else if (job.first_start == e.now() && job.preemptions == 0 && job.failures == 0) {
       ++k.started;
-      k.queue_delay_s.push_back(ToSeconds(job.first_start - job.submitted));
+      if (options_.keep_samples)
+        k.queue_delay_s.push_back(ToSeconds(job.first_start - job.submitted));
     }
   }
   for (const Stopped& st : cycle.stopped) {
@@ -116,7 +118,7 @@ void Metrics::Observe(const CycleResult& cycle) {
     if (!st.completed || job.is_service()) continue;
     KindMetrics& k = s_.kinds[static_cast<size_t>(job.s().kind)];
     ++k.completed;
-    k.jct_s.push_back(ToSeconds(job.finished - job.submitted));
+    if (options_.keep_samples) k.jct_s.push_back(ToSeconds(job.finished - job.submitted));
     const double v = job.s().value.CompletionValue(job.finished, job.s().deadline);
     k.value += v;
     s_.value += v;

@@ -105,11 +105,19 @@ struct MetricsSummary {
 // (RealtimeProfile::is_member), the service's.
 std::string ServiceName(const Job& job);
 
+struct MetricsOptions {
+  // false: the 3 a.m. calls are left to the caller (the daemon keeps its own book, bounded
+  // and saved across restarts), and `holds` stays empty.
+  bool score_holds = true;
+  // false: no per-workload samples (KindMetrics::queue_delay_s and jct_s stay empty; the
+  // counts and sums are kept). A driver that runs for months and reads only the totals (the
+  // daemon) would otherwise keep two doubles for every job it ever ran.
+  bool keep_samples = true;
+};
+
 class Metrics {
  public:
-  // `score_holds` false: the 3 a.m. calls are left to the caller (the daemon keeps its own
-  // book, bounded and saved across restarts), and `holds` stays empty.
-  explicit Metrics(const Engine& engine, bool score_holds = true);
+  explicit Metrics(const Engine& engine, MetricsOptions options = {});
   Metrics(const Metrics&) = delete;  // service_rates_ point into s_
   Metrics& operator=(const Metrics&) = delete;
   void Advance(TimeMs to);
@@ -156,7 +164,7 @@ class Metrics {
   std::array<double, kWorkloadKindCount> freed_taken_milli_{};
   // Milli-GPU-ms each unfinished job has held per type, for its completion value.
   std::unordered_map<WorkloadId, std::vector<int64_t>> job_type_ms_;
-  bool score_holds_ = true;
+  MetricsOptions options_;
   HoldBook holds_;
 };
 

@@ -155,7 +155,10 @@ Status Daemon::Init() {
   engine_->SetPaused(false);
   ledger_ = std::make_unique<airtime::Ledger>(*engine_);
   // The 3 a.m. calls are scored once, in holds_ (bounded, saved across restarts).
-  books_ = std::make_unique<airtime::Metrics>(*engine_, /*score_holds=*/false);
+  // The daemon reads the books' totals only: no per-job samples (they would grow for its
+  // whole life), and its own hold book (holds_).
+  books_ = std::make_unique<airtime::Metrics>(
+      *engine_, MetricsOptions{.score_holds = false, .keep_samples = false});
   holds_.SetMaxClosed(options_.max_hold_calls);
   startup_note_ = std::to_string(uuid_of_gpu_.size()) + " GPU(s)" +
                   (options_.fake_gpus.empty() ? "" : " (simulated: " + options_.fake_gpus + ")") +
@@ -229,6 +232,7 @@ void Daemon::Loop() {
     if (!submits.empty()) CommitSubmissions(std::move(submits));
     for (auto& t : tasks) t();
     RunTimers(WallNow());
+    TrimEnded();
   }
 }
 
@@ -725,9 +729,11 @@ void Daemon::SyncWorkloadStates() {
   }
 }
 
-Status Daemon::Persist(const WorkloadRec& w) {
-  // A workload that ended will not run again: what the backend kept for it goes.
+Status Daemon::Persist(WorkloadRec& w) {
+  // A workload that ended will not run again: what the backend kept for it goes, and the
+  // daemon's record of it joins those it lets go beyond its retention (TrimEnded).
   if (IsFinalState(w.row.state) && actuator_) actuator_->Retire(w.row.name);
+  NoteEnded(w);
   return store_->UpdateWorkload(w.row);
 }
 
@@ -772,6 +778,10 @@ void Daemon::AccountValue(TimeMs now) {
 
 LatencyLog Daemon::latencies() {
   return OnLoop<LatencyLog>([this] { return latencies_; });
+}
+
+size_t Daemon::held_workloads() {
+  return OnLoop<size_t>([this] { return workloads_.size(); });
 }
 
 }  // namespace airtime

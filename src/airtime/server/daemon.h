@@ -31,6 +31,7 @@
 
 #include "airtime/api/control_plane.h"
 #include "airtime/api/prom_writer.h"
+#include "airtime/config/workload_yaml.h"
 #include "airtime/engine/engine.h"
 #include "airtime/exec/executor.h"
 #include "airtime/gpu/inventory.h"
@@ -123,6 +124,10 @@ struct DaemonOptions {
   size_t max_hold_calls = 10000;
   size_t saved_hold_calls = 1000;
   DurationMs holds_save_interval = kMinute;
+  // Ended workloads whose records stay in memory: the ones that ended last. Older ones are
+  // let go and read back from the store when a call names them (daemon_retention.cc), so
+  // the daemon's memory grows with its live workloads, not with every workload it ran.
+  size_t ended_kept = 1000;
 };
 
 class Daemon final : public ControlPlane {
@@ -165,6 +170,10 @@ class Daemon final : public ControlPlane {
 
   // Latencies measured by the loop (benchmarks): event seen -> decision, -> process started.
   LatencyLog latencies();
+  // How many workload records the daemon holds in memory (tests, benchmarks): its live
+  // workloads and at most DaemonOptions::ended_kept ended ones (beyond that, while a run
+  // of one is still being stopped).
+  size_t held_workloads();
 
  private:
   struct WorkloadRec {
@@ -173,6 +182,7 @@ class Daemon final : public ControlPlane {
     WorkloadId eid = kNoWorkload;  // the engine's id
     int32_t attempts = 0;          // runs started (from the store across restarts)
     int32_t failures = 0;          // runs that failed on their own (this daemon's life)
+    bool ended_noted = false;      // listed in ended_
   };
   struct RunRec {
     RunRow row;
@@ -267,7 +277,26 @@ class Daemon final : public ControlPlane {
   void OnExit(const Exited& exited, TimeMs now);
   void SyncWorkloadStates();
   void AccountValue(TimeMs now);
-  Status Persist(const WorkloadRec& w);
+  // Writes `w`'s row; a row that has ended joins ended_.
+  Status Persist(WorkloadRec& w);
+  // Retention (daemon_retention.cc): ended workloads beyond options_.ended_kept are let go.
+  void NoteEnded(WorkloadRec& w);
+  // Lets go of the oldest ended records beyond the retention (a service with variants's
+  // members together, once all have ended; none that a live run refers to), and of what
+  // the last call read back. Called where no call holds a record: each loop turn, and as
+  // each OnLoop task begins.
+  void TrimEnded();
+  void Evict(int64_t id);
+  // A workload's record by id or name: held in memory, or else read back from the store
+  // for the call under way (stored_, valid until the next TrimEnded). Null: none.
+  WorkloadRec* Lookup(std::string_view id_or_name) const;
+  WorkloadRec* Stored(WorkloadRow row) const;
+  // The members of the service with model variants named `service`, in variant order
+  // (empty: no such service), held or read back.
+  std::vector<WorkloadRec*> MembersOf(const std::string& service) const;
+  // Whether a new workload may not take `name`: a workload's, or a service's with variants,
+  // now or ever (names are unique over the store's life).
+  bool NameInUse(const std::string& name) const;
   // A service's new request rate, stored: its row and its demand history (what its
   // forecast starts from after a restart, kept for kDemandHistoryKept) in one commit. The
   // caller feeds the engine its Event::Demand. A member of a service split by request class
@@ -359,7 +388,12 @@ class Daemon final : public ControlPlane {
   std::unique_ptr<airtime::Ledger> ledger_;
   std::unique_ptr<Actuator> actuator_;  // the local Executor
 
-  std::map<int64_t, WorkloadRec> workloads_;
+  std::map<int64_t, WorkloadRec> workloads_;       // live, and the ended_kept that ended last
+  std::deque<int64_t> ended_;                      // ended ones held, in the order they ended
+  mutable std::map<int64_t, WorkloadRec> stored_;  // let go, read back for the call under way
+  mutable std::map<int64_t, StatusOr<Scenario>> stored_submissions_;  // theirs, parsed back
+  // Workloads let go, by (state, kind): /metrics counts them with the held ones.
+  std::map<std::pair<std::string, std::string>, int64_t> evicted_counts_;
   bool holding_decisions_ = false;  // FeedTogether: the engine applies events, decides nothing
   std::unordered_map<std::string, int64_t> by_name_;
   // Services with model variants: their members' ids by variant, by the service's name.
@@ -478,10 +512,16 @@ class Daemon final : public ControlPlane {
 
 template <typename T>
 T Daemon::OnLoop(std::function<T()> task) {
-  if (!running_) return task();  // not started (tests, recovery): the caller is the loop
+  if (!running_) {  // not started (tests, recovery): the caller is the loop
+    TrimEnded();
+    return task();
+  }
   auto promise = std::make_shared<std::promise<T>>();
   auto future = promise->get_future();
-  Post([promise, task = std::move(task)] { promise->set_value(task()); });
+  Post([this, promise, task = std::move(task)] {
+    TrimEnded();
+    promise->set_value(task());
+  });
   return future.get();
 }
 

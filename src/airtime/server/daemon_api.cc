@@ -78,9 +78,7 @@ void Daemon::CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch
   std::vector<std::vector<VariantClaim>> claims;  // ok's, each submission's
   std::map<std::string, std::string> claimed;
   // A service with variants takes its own name too: it reaches its members.
-  const auto taken = [&](const std::string& name) {
-    return by_name_.count(name) || members_of_.count(name) || names.count(name);
-  };
+  const auto taken = [&](const std::string& name) { return names.count(name) || NameInUse(name); };
   for (auto& p : batch) {
     Status st;
     std::unordered_set<std::string> mine, services;
@@ -179,18 +177,9 @@ void Daemon::CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch
 }
 
 StatusOr<Daemon::WorkloadRec*> Daemon::Find(const Caller& caller, std::string_view id_or_name) {
-  WorkloadRec* w = nullptr;
-  const std::string key(id_or_name);
-  if (!key.empty() && key.find_first_not_of("0123456789") == std::string::npos && key.size() < 18) {
-    auto it = workloads_.find(std::stoll(key));
-    if (it != workloads_.end()) w = &it->second;
-  }
-  if (!w) {
-    auto it = by_name_.find(key);
-    if (it != by_name_.end()) w = &workloads_.at(it->second);
-  }
+  WorkloadRec* w = Lookup(id_or_name);
   if (!w || (!caller.admin && w->row.tenant != caller.tenant))
-    return NotFound("no workload '" + key + "'" +
+    return NotFound("no workload '" + std::string(id_or_name) + "'" +
                     (caller.admin ? "" : " of tenant '" + caller.tenant + "'"));
   return w;
 }
@@ -203,13 +192,13 @@ void Daemon::IndexName(const WorkloadRec& w) {
 StatusOr<Daemon::Target> Daemon::Resolve(const Caller& caller, std::string_view id_or_name) {
   auto w = Find(caller, id_or_name);
   if (w.ok()) return Target{(*w)->row.name, false, {*w}};
-  auto it = members_of_.find(std::string(id_or_name));
-  if (it == members_of_.end()) return w.status();
-  Target t{it->first, true, {}};
-  for (int64_t id : it->second) {
-    WorkloadRec& m = workloads_.at(id);
-    if (!caller.admin && m.row.tenant != caller.tenant) return w.status();
-    t.recs.push_back(&m);
+  const std::string name(id_or_name);
+  std::vector<WorkloadRec*> members = MembersOf(name);
+  if (members.empty()) return w.status();
+  Target t{name, true, {}};
+  for (WorkloadRec* m : members) {
+    if (!caller.admin && m->row.tenant != caller.tenant) return w.status();
+    t.recs.push_back(m);
   }
   return t;
 }
@@ -389,24 +378,24 @@ StatusOr<json> Daemon::List(const Caller& caller, const ListFilter& filter) {
                   "tenant '" + filter.tenant + "': a tenant token lists only its own workloads");
   return OnLoop<StatusOr<json>>([&]() -> StatusOr<json> {
     // Newest first: the page is the `limit` matches after the `offset` newest; every match
-    // is counted for "total" (views are made for the page only).
+    // is counted for "total" (views are made for the page only). The store holds every
+    // workload and answers the filter and the page; a workload the daemon holds is shown
+    // from its record (what the engine says of it now), one it let go from the store.
+    WorkloadQuery q;
+    q.tenant = caller.admin ? filter.tenant : caller.tenant;
+    q.kind = filter.kind;
+    q.state = filter.state;
+    q.offset = filter.offset;
+    q.limit = filter.limit;
+    auto page = store_->ListWorkloads(q);
+    if (!page.ok()) return page.status();
     json out = json::array();
-    int64_t total = 0;
-    for (auto it = workloads_.rbegin(); it != workloads_.rend(); ++it) {
-      const WorkloadRec& w = it->second;
-      if (!caller.admin && w.row.tenant != caller.tenant) continue;
-      if (!filter.tenant.empty() && w.row.tenant != filter.tenant) continue;
-      if (!filter.kind.empty() && w.row.kind != filter.kind) continue;
-      if (filter.state == "active" ? IsFinalState(w.row.state)
-                                   : !filter.state.empty() && w.row.state != filter.state)
-        continue;
-      ++total;
-      if (total <= filter.offset) continue;
-      if (filter.limit > 0 && static_cast<int>(out.size()) >= filter.limit) continue;
-      out.push_back(View(w, false));
+    for (WorkloadRow& row : page->rows) {
+      auto it = workloads_.find(row.id);
+      out.push_back(View(it != workloads_.end() ? it->second : *Stored(std::move(row)), false));
     }
     std::reverse(out.begin(), out.end());
-    return json{{"workloads", out}, {"total", total}};
+    return json{{"workloads", out}, {"total", page->total}};
   });
 }
 

@@ -60,8 +60,8 @@ StatusOr<json> Daemon::Holds(const Caller& caller, const HoldsFilter& filter) {
     auto visible = [&](const std::string& name) {
       if (!filter.service.empty() && !named.count(name)) return false;
       if (caller.admin) return true;
-      auto it = by_name_.find(name);
-      return it != by_name_.end() && workloads_.at(it->second).row.tenant == caller.tenant;
+      const WorkloadRec* w = Lookup(name);
+      return w && w->row.tenant == caller.tenant;
     };
     std::map<std::string, HoldSummary> summaries;
     for (const auto& [name, h] : holds_.Summaries())

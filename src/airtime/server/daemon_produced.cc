@@ -35,17 +35,15 @@ StatusOr<std::vector<Daemon::VariantClaim>> Daemon::CheckClaims(
     bool here = false;
     for (const WorkloadSpec& s : specs) here |= s.realtime.group == p.service;
     if (here) continue;
-    auto visible = [&](int64_t id) {
-      return caller.admin || workloads_.at(id).row.tenant == caller.tenant;
+    auto visible = [&](const WorkloadRec* w) {
+      return caller.admin || w->row.tenant == caller.tenant;
     };
-    auto members = members_of_.find(p.service);
-    if (members == members_of_.end() || !visible(members->second.front())) {
+    const std::vector<WorkloadRec*> members = MembersOf(p.service);
+    if (members.empty() || !visible(members.front())) {
       std::string found = "'" + p.service + "'";
-      if (auto named = by_name_.find(p.service);
-          named != by_name_.end() && visible(named->second)) {
-        const WorkloadRec& w = workloads_.at(named->second);
-        found += w.spec->is_service() ? ", a realtime service without variants"
-                                      : ", a " + w.row.kind + " job";
+      if (const WorkloadRec* w = Lookup(p.service); w && visible(w)) {
+        found += w->spec->is_service() ? ", a realtime service without variants"
+                                       : ", a " + w->row.kind + " job";
       }
       return ClaimError(job, "service",
                         "expected a realtime service with variants, of this submission or "
@@ -54,8 +52,8 @@ StatusOr<std::vector<Daemon::VariantClaim>> Daemon::CheckClaims(
     }
     std::vector<const WorkloadRec*> recs;
     const WorkloadRec* live = nullptr;
-    for (int64_t id : members->second) {
-      recs.push_back(&workloads_.at(id));
+    for (const WorkloadRec* m : members) {
+      recs.push_back(m);
       if (!live && !IsFinalState(recs.back()->row.state)) live = recs.back();
     }
     if (!live)
@@ -84,9 +82,8 @@ StatusOr<std::vector<Daemon::VariantClaim>> Daemon::CheckClaims(
     if (!mv.produced_by.empty()) {
       // Its producer: one that completed made it; a live one is making it; one that failed
       // or was cancelled left it waiting, and this job may take its place.
-      auto named = by_name_.find(mv.produced_by);
-      const std::string state =
-          named == by_name_.end() ? "" : workloads_.at(named->second).row.state;
+      const WorkloadRec* named = Lookup(mv.produced_by);
+      const std::string state = named ? named->row.state : "";
       if (state == "succeeded")
         return ClaimError(
             job, "variant",

@@ -8,14 +8,15 @@
 // then is the engine unpaused, so nothing is started twice and no GPU is handed out twice.
 #include <chrono>
 #include <map>
+#include <set>
 #include <thread>
-#include <unordered_set>
 
 #include "airtime/config/workload_yaml.h"
 #include "airtime/exec/process_identity.h"
 #include "airtime/exec/run_files.h"
 #include "airtime/server/daemon.h"
 #include "airtime/server/live_spec.h"
+#include "airtime/server/submission.h"
 
 namespace airtime {
 
@@ -23,44 +24,101 @@ TimeMs WallNow();
 
 Status Daemon::Recover() {
   started_at_ = WallNow();
-  auto rows = store_->LoadWorkloads(/*active_only=*/false);
+  // What comes back into memory: every workload that had not ended, and the ended_kept
+  // that ended last (daemon_retention.cc: the store answers for the others).
+  auto rows = store_->LoadWorkloads(/*active_only=*/true);
   if (!rows.ok()) return rows.status();
+  std::set<int64_t> loaded;
+  for (const WorkloadRow& row : *rows) loaded.insert(row.id);
+  auto add = [&](WorkloadRow row) {
+    if (loaded.insert(row.id).second) rows->push_back(std::move(row));
+  };
+  auto ended = store_->LoadEndedWorkloads(static_cast<int64_t>(options_.ended_kept));
+  if (!ended.ok()) return ended.status();
+  for (WorkloadRow& row : *ended) add(std::move(row));
+  // The workloads of runs that were live: an ended one whose process airtime was stopping.
+  auto live_rows = store_->LoadRuns(/*active_only=*/true);
+  if (!live_rows.ok()) return live_rows.status();
+  for (const RunRow& r : *live_rows) {
+    if (loaded.count(r.workload_id)) continue;
+    auto row = store_->GetWorkload(r.workload_id);
+    if (!row.ok()) return row.status();
+    if (*row) add(std::move(**row));
+  }
   std::map<int64_t, StatusOr<Scenario>> parsed;  // by submission id
   const TimeMs now = std::max(WallNow(), engine_->now());
   const std::string ledger_note = CarryLedger(now);
   const std::string holds_note = CarryHolds();
   engine_->SetPaused(true);
-  // The engine meets only the workloads that had not ended: a variant whose producer (a
-  // quantize or finetune job) completed before the restart is told so by its spec.
-  std::unordered_set<std::string> completed;
-  for (const WorkloadRow& row : *rows)
-    if (row.state == "succeeded") completed.insert(row.name);
   // Each stored submission, parsed as ParseSubmission parsed it: services with variants
   // expanded into their members, which the rows index.
   auto scenario_of = [&](int64_t submission) -> const StatusOr<Scenario>& {
     auto sit = parsed.find(submission);
     if (sit != parsed.end()) return sit->second;
     auto sub = store_->GetSubmission(submission);
-    sit = parsed
-              .emplace(submission, sub.ok() ? ParseSubmissionYaml(sub->body, sub->origin)
-                                            : StatusOr<Scenario>(sub.status()))
-              .first;
-    if (sit->second.ok())
-      sit->second->workloads = ExpandAllVariants(std::move(sit->second->workloads));
-    return sit->second;
+    return parsed
+        .emplace(submission, sub.ok() ? ParseStoredSubmission(sub->body, sub->origin)
+                                      : StatusOr<Scenario>(sub.status()))
+        .first->second;
+  };
+  auto spec_of = [&](const WorkloadRow& row) -> const WorkloadSpec* {
+    const StatusOr<Scenario>& sc = scenario_of(row.submission_id);
+    if (!sc.ok() || row.index < 0 || row.index >= static_cast<int32_t>(sc->workloads.size()))
+      return nullptr;
+    return &sc->workloads[static_cast<size_t>(row.index)];
+  };
+  // A service with variants comes back whole (its name reaches all of its members): the
+  // members of each one loaded, and whether any has variants that work produces.
+  bool produced_variants = false;
+  std::set<std::string> services;
+  for (size_t i = 0; i < rows->size(); ++i) {
+    const WorkloadSpec* spec = spec_of((*rows)[i]);
+    if (!spec || !spec->realtime.is_member()) continue;
+    for (const ModelVariant& v : spec->realtime.variants)
+      produced_variants |= !v.produced_by.empty() || v.awaits_producer;
+    if (!services.insert(spec->realtime.group).second) continue;
+    auto members = store_->WorkloadsNamedFrom(spec->realtime.group + "/");
+    if (!members.ok()) return members.status();
+    for (WorkloadRow& m : *members) {
+      const WorkloadSpec* ms = spec_of(m);
+      if (ms && ms->realtime.group == spec->realtime.group) add(std::move(m));
+    }
+  }
+  std::sort(rows->begin(), rows->end(),
+            [](const WorkloadRow& a, const WorkloadRow& b) { return a.id < b.id; });
+  // The engine meets only the workloads that had not ended: a variant whose producer (a
+  // quantize or finetune job) completed before the restart is told so by its spec.
+  std::map<std::string, bool> completed;  // by name, as asked
+  auto succeeded = [&](const std::string& name) {
+    auto [it, fresh] = completed.emplace(name, false);
+    if (fresh) {
+      auto row = store_->GetWorkloadNamed(name);
+      it->second = row.ok() && row->has_value() && (*row)->state == "succeeded";
+    }
+    return it->second;
   };
   // Jobs of later submissions that produce a service's variant (CheckClaims accepted them
   // in this order, each replacing one that had failed or been cancelled): the newest is the
-  // variant's producer. "service/variant" -> the job's name.
+  // variant's producer. "service/variant" -> the job's name. Only quantize and finetune jobs
+  // produce one, and only a service with such variants asks.
   std::map<std::string, std::string> claims;
-  for (const WorkloadRow& row : *rows) {
-    const StatusOr<Scenario>& sc = scenario_of(row.submission_id);
-    if (!sc.ok() || row.index >= static_cast<int32_t>(sc->workloads.size())) continue;
-    const WorkloadSpec& job = sc->workloads[static_cast<size_t>(row.index)];
-    if (job.produces.empty()) continue;
-    bool here = false;  // linked at parse time
-    for (const WorkloadSpec& s : sc->workloads) here |= s.realtime.group == job.produces.service;
-    if (!here) claims[job.produces.service + "/" + job.produces.variant] = job.name;
+  if (produced_variants) {
+    std::vector<WorkloadRow> producers;
+    for (const char* kind : {"quantize", "finetune"}) {
+      auto of_kind = store_->LoadWorkloadsOfKind(kind);
+      if (!of_kind.ok()) return of_kind.status();
+      producers.insert(producers.end(), of_kind->begin(), of_kind->end());
+    }
+    std::sort(producers.begin(), producers.end(),
+              [](const WorkloadRow& a, const WorkloadRow& b) { return a.id < b.id; });
+    for (const WorkloadRow& row : producers) {
+      const StatusOr<Scenario>& sc = scenario_of(row.submission_id);
+      const WorkloadSpec* job = spec_of(row);
+      if (!job || job->produces.empty()) continue;
+      bool here = false;  // linked at parse time
+      for (const WorkloadSpec& s : sc->workloads) here |= s.realtime.group == job->produces.service;
+      if (!here) claims[job->produces.service + "/" + job->produces.variant] = job->name;
+    }
   }
   int active = 0;
   for (WorkloadRow& row : *rows) {
@@ -82,7 +140,7 @@ Status Daemon::Recover() {
     for (ModelVariant& v : spec.realtime.variants) {
       const std::string key = spec.realtime.group + "/" + v.name;
       if (auto c = claims.find(key); c != claims.end()) v.produced_by = c->second;
-      if (completed.count(v.produced_by)) {
+      if (!v.produced_by.empty() && succeeded(v.produced_by)) {
         produced_variants_[key] = v.produced_by;
         v.produced_by.clear();
         v.awaits_producer = false;
@@ -122,21 +180,21 @@ Status Daemon::Recover() {
     workloads_.emplace(id, std::move(w));
     IndexName(workloads_.at(id));
   }
-  auto all_runs = store_->LoadRuns(/*active_only=*/false);
-  if (!all_runs.ok()) return all_runs.status();
-  std::vector<RunRow> live;
-  for (RunRow& r : *all_runs) {
-    auto it = workloads_.find(r.workload_id);
-    if (it != workloads_.end()) {
-      it->second.attempts = std::max(it->second.attempts, r.attempt);
+  // Runs started and failed so far, for the workloads that will run again.
+  for (auto& [id, w] : workloads_) {
+    if (IsFinalState(w.row.state)) continue;
+    auto runs = store_->RunsOf(id);
+    if (!runs.ok()) return runs.status();
+    for (const RunRow& r : *runs) {
+      w.attempts = std::max(w.attempts, r.attempt);
       // Runs that failed on their own count towards the retry limit across restarts.
       if (r.state == "exited" && r.exit_code.value_or(0) != 0 &&
           (r.stop_reason.rfind("exited with status", 0) == 0 ||
            r.stop_reason.rfind("ended while the daemon was down", 0) == 0))
-        ++it->second.failures;
+        ++w.failures;
     }
-    if (r.state == "launching" || r.state == "running") live.push_back(std::move(r));
   }
+  std::vector<RunRow> live = std::move(*live_rows);
   int adopted = 0;
   for (RunRow& r : live) {
     AIRTIME_RETURN_IF_ERROR(RecoverRun(std::move(r), now));
@@ -144,8 +202,31 @@ Status Daemon::Recover() {
   for (const auto& [id, run] : runs_) adopted += !run.stopping;
   engine_->SetPaused(false);
   SyncWorkloadStates();
-  startup_note_ += "; store " + store_->path() + ": " + std::to_string(workloads_.size()) +
-                   " workload(s), " + std::to_string(active) + " not ended; " +
+  // The ended ones held, in the order they ended (the first to end is let go first); the
+  // store's counts of the others for /metrics.
+  std::vector<WorkloadRec*> done;
+  size_t ended_held = 0;
+  for (auto& [id, w] : workloads_) {
+    if (!IsFinalState(w.row.state)) continue;
+    ++ended_held;
+    if (!w.ended_noted) done.push_back(&w);
+  }
+  std::stable_sort(done.begin(), done.end(), [](const WorkloadRec* a, const WorkloadRec* b) {
+    return a->row.finished_at.value_or(a->row.submitted_at) <
+           b->row.finished_at.value_or(b->row.submitted_at);
+  });
+  for (WorkloadRec* w : done) NoteEnded(*w);
+  auto counts = store_->CountWorkloads();
+  if (!counts.ok()) return counts.status();
+  for (const auto& [id, w] : workloads_) --(*counts)[{w.row.state, w.row.kind}];
+  for (const auto& [key, n] : *counts)
+    if (n > 0) evicted_counts_[key] = n;
+  int64_t stored = 0;
+  for (const auto& [key, n] : *counts) stored += std::max<int64_t>(0, n);
+  startup_note_ += "; store " + store_->path() + ": " +
+                   std::to_string(workloads_.size() + static_cast<size_t>(stored)) +
+                   " workload(s), " + std::to_string(active) + " not ended (" +
+                   std::to_string(ended_held) + " ended kept in memory); " +
                    std::to_string(live.size()) + " run(s) were live, " + std::to_string(adopted) +
                    " adopted; " + ledger_note;
   if (!holds_note.empty()) startup_note_ += "; " + holds_note;

@@ -410,6 +410,7 @@ std::string Daemon::RenderMetrics() {
   }
   std::map<std::pair<std::string, std::string>, int> states;
   for (const auto& [id, rec] : workloads_) ++states[{rec.row.state, rec.row.kind}];
+  for (const auto& [key, n] : evicted_counts_) states[key] += static_cast<int>(n);
   for (const auto& [key, n] : states)
     w.Gauge("airtime_workloads", "Workloads by state and kind.", n,
             {{"state", key.first}, {"kind", key.second}});

@@ -50,7 +50,10 @@ class DaemonTest : public ::testing::Test {
   }
 
   void Open(const std::string& gpus = "4xH100", const std::string& policy = "airtime") {
-    auto d = Daemon::Open(Options(gpus, policy));
+    OpenWith(Options(gpus, policy));
+  }
+  void OpenWith(const DaemonOptions& options) {
+    auto d = Daemon::Open(options);
     ASSERT_TRUE(d.ok()) << d.status().ToString();
     daemon_ = std::move(*d);
     daemon_->Start();
@@ -374,6 +377,119 @@ TEST_F(DaemonTest, ARestartAdoptsRunningProcessesAndStartsNothingTwice) {
   ASSERT_TRUE(daemon_->Cancel(kAdmin, "long").ok());
   WaitFor("long", "cancelled");
   WaitFor("wait", "succeeded");
+}
+
+// The daemon holds its live workloads and the `ended_kept` that ended last; older ended
+// ones are let go and read back from the store, answering as before: found by id and by
+// name (by their tenant only), described with their runs, events and logs, listed and paged
+// with state filters, counted in /metrics, and their names stay taken. A restart reads no
+// more of them back.
+TEST_F(DaemonTest, EndedWorkloadsBeyondTheRetentionAreReadBackFromTheStore) {
+  DaemonOptions o = Options();
+  o.ended_kept = 3;
+  OpenWith(o);
+  std::string body;
+  for (int i = 0; i < 10; ++i)
+    body += "- {name: j" + std::to_string(i) + ", kind: batch, command: [/bin/sh, -c, 'echo out" +
+            std::to_string(i) + "']}\n";
+  json accepted = Submit(kTeamA, body)["accepted"];
+  ASSERT_EQ(accepted.size(), 10u);
+  for (int i = 0; i < 10; ++i) WaitFor("j" + std::to_string(i), "succeeded");
+  const int64_t first_id = accepted[0]["id"];
+
+  auto check = [&](const std::string& when) {
+    SCOPED_TRACE(when);
+    EXPECT_LE(daemon_->held_workloads(), 3u);
+    // j0 ended long ago: by id and by name, for its tenant and the admin, not for another.
+    json w = Get(std::to_string(first_id));
+    EXPECT_EQ(w["name"], "j0");
+    EXPECT_EQ(w["state"], "succeeded");
+    EXPECT_EQ(w["exit_code"], 0);
+    EXPECT_EQ(w["tenant"], "team-a");
+    ASSERT_EQ(w["runs"].size(), 1u);
+    EXPECT_EQ(w["explanation"], "completed");
+    EXPECT_TRUE(daemon_->Get(kTeamA, "j0").ok());
+    EXPECT_EQ(daemon_->Get(kTeamB, "j0").status().code(), StatusCode::kNotFound);
+    EXPECT_EQ(daemon_->Get(kTeamB, std::to_string(first_id)).status().code(),
+              StatusCode::kNotFound);
+    auto events = daemon_->Events(kTeamA, "j0");
+    ASSERT_TRUE(events.ok()) << events.status().ToString();
+    std::vector<std::string> kinds;
+    for (const json& e : (*events)["events"]) kinds.push_back(e["kind"]);
+    EXPECT_THAT(kinds, testing::ElementsAre("submitted", "started", "exited", "succeeded"));
+    auto log = daemon_->Logs(kTeamA, "j0", {});
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    EXPECT_EQ(log->data, "out0\n");
+    EXPECT_TRUE(log->run_ended);
+    // Changes refuse as for any ended workload.
+    EXPECT_EQ(daemon_->Cancel(kTeamA, "j0").code(), StatusCode::kFailedPrecondition);
+    EXPECT_EQ(daemon_->SetPriority(kTeamA, "j0", 5).code(), StatusCode::kFailedPrecondition);
+    EXPECT_EQ(daemon_->Cancel(kTeamB, "j0").code(), StatusCode::kNotFound);
+    // The name stays taken.
+    EXPECT_EQ(daemon_->Submit(kTeamA, "name: j0\nkind: batch\nwork: 1h\n", "r").status().code(),
+              StatusCode::kAlreadyExists);
+    // Listing: every one counted, the page newest first after the offset, oldest first within.
+    ListFilter f;
+    f.limit = 4;
+    f.offset = 2;
+    auto list = daemon_->List(kTeamA, f);
+    ASSERT_TRUE(list.ok());
+    EXPECT_EQ((*list)["total"], 10);
+    std::vector<std::string> names;
+    for (const json& x : (*list)["workloads"]) names.push_back(x["name"]);
+    EXPECT_THAT(names, testing::ElementsAre("j4", "j5", "j6", "j7"));
+    f = {};
+    f.state = "succeeded";
+    EXPECT_EQ((*daemon_->List(kAdmin, f))["total"], 10);
+    f.state = "active";
+    EXPECT_EQ((*daemon_->List(kAdmin, f))["total"], 0);
+    EXPECT_EQ((*daemon_->List(kTeamB, {}))["total"], 0);
+    EXPECT_THAT(daemon_->Metrics(),
+                HasSubstr("airtime_workloads{state=\"succeeded\",kind=\"batch\"} 10\n"));
+  };
+  check("while running");
+  daemon_.reset();
+  OpenWith(o);
+  EXPECT_THAT(daemon_->startup_note(), HasSubstr("10 workload(s), 0 not ended (3 ended kept"));
+  check("after a restart");
+}
+
+// A service with model variants is let go with all of its members once all have ended; its
+// name still reaches them, and stays taken.
+TEST_F(DaemonTest, AnEndedServiceWithVariantsIsReadBackWithItsMembers) {
+  DaemonOptions o = Options();
+  o.ended_kept = 1;
+  OpenWith(o);
+  Submit(kTeamA,
+         "- name: chat\n  kind: realtime\n  slo: {latency_ms: 200, min_replicas: 1}\n"
+         "  command: [/bin/sleep, '60']\n  variants:\n"
+         "    - {name: big, gpus: 2, throughput: {H100: 10}}\n"
+         "    - {name: small, gpus: 1, throughput: {H100: 10}, quality: 0.8}\n");
+  WaitFor("chat", "running");
+  ASSERT_TRUE(daemon_->Cancel(kTeamA, "chat").ok());
+  WaitFor("chat", "cancelled");
+  Submit(kTeamA,
+         "- {name: a, kind: batch, command: [/bin/true]}\n"
+         "- {name: b, kind: batch, command: [/bin/true]}\n");
+  WaitFor("a", "succeeded");
+  WaitFor("b", "succeeded");
+  // The members' processes are gone once their runs have closed.
+  for (int i = 0; i < 100 && daemon_->held_workloads() > 1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(daemon_->held_workloads(), 1u);
+  json service = Get("chat");
+  EXPECT_EQ(service["state"], "cancelled");
+  ASSERT_EQ(service["members"].size(), 2u) << service.dump(2);
+  EXPECT_EQ(service["members"][0]["name"], "chat/big");
+  EXPECT_EQ(service["members"][0]["service"], "chat");
+  EXPECT_EQ(service["members"][1]["variant"], "small");
+  EXPECT_EQ(daemon_->Get(kTeamB, "chat").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(Get("chat/small")["state"], "cancelled");
+  // A member still refuses as a member; the service as ended.
+  EXPECT_THAT(daemon_->Cancel(kTeamA, "chat/big").message(), HasSubstr("cancel the service"));
+  EXPECT_THAT(daemon_->Cancel(kTeamA, "chat").message(), HasSubstr("already been cancelled"));
+  EXPECT_EQ(daemon_->Submit(kTeamA, "name: chat\nkind: batch\nwork: 1h\n", "r").status().code(),
+            StatusCode::kAlreadyExists);
 }
 
 TEST_F(DaemonTest, GpusLedgerAndMetricsDescribeTheHost) {
@@ -1154,10 +1270,7 @@ TEST_F(DaemonTest, TheHoldLogKeepsItsNewestCalls) {
   // call each time, seven in all, of which the log keeps the newest three closed ones.
   DaemonOptions o = Options("16xH100");  // room for every spare
   o.max_hold_calls = 3;
-  auto d = Daemon::Open(o);
-  ASSERT_TRUE(d.ok()) << d.status().ToString();
-  daemon_ = std::move(*d);
-  daemon_->Start();
+  OpenWith(o);
   Submit(kAdmin,
          "name: chat\nkind: realtime\n"
          "slo: {latency_ms: 200, capacity_rps: 10, max_replicas: 12, cold_start: 1s}\n"
@@ -1420,10 +1533,7 @@ TEST_F(DaemonTest, APreemptedJobsNextRunWaitsForTheStoppingOneEvenOnOtherGpus) {
 TEST_F(DaemonTest, ALaunchRefusedInACyclesBatchEndsAloneAndTheOthersRunOnce) {
   DaemonOptions o = Options("4xH100", "fifo");
   o.restart_backoff = 0;
-  auto d = Daemon::Open(o);
-  ASSERT_TRUE(d.ok()) << d.status().ToString();
-  daemon_ = std::move(*d);
-  daemon_->Start();
+  OpenWith(o);
   const std::string wd = dir_ + "/wd";
   std::filesystem::create_directories(wd);
   Submit(kAdmin, "{name: blocker, kind: batch, gpus: 4, command: [/bin/sleep, '30']}\n");
@@ -1566,10 +1676,7 @@ TEST_F(DaemonTest, RunIdsAreReservedABlockAtATimeAndARestartSkipsTheRest) {
 TEST_F(DaemonTest, StartsPauseBelowTheFreeSpaceThreshold) {
   DaemonOptions o = Options();
   o.min_free_mib = int64_t{1} << 40;  // more than any disk has
-  auto d = Daemon::Open(o);
-  ASSERT_TRUE(d.ok()) << d.status().ToString();
-  daemon_ = std::move(*d);
-  daemon_->Start();
+  OpenWith(o);
   Submit(kAdmin, "{name: waits, kind: batch, command: [/bin/true]}");
   json w = Get("waits");
   EXPECT_EQ(w["state"], "queued");

@@ -129,4 +129,10 @@ StatusOr<Submission> ParseSubmission(const Caller& caller, std::string_view body
   return Submission{ExpandAllVariants(std::move(scenario->workloads)), std::move(*text)};
 }
 
+StatusOr<Scenario> ParseStoredSubmission(std::string_view body, std::string_view origin) {
+  auto sc = ParseSubmissionYaml(body, origin);
+  if (sc.ok()) sc->workloads = ExpandAllVariants(std::move(sc->workloads));
+  return sc;
+}
+
 }  // namespace airtime

@@ -19,6 +19,7 @@
 
 #include "airtime/api/control_plane.h"
 #include "airtime/base/status.h"
+#include "airtime/config/workload_yaml.h"
 #include "airtime/model/workload.h"
 
 namespace airtime {
@@ -48,5 +49,9 @@ struct Submission {
 // state: duplicate names are the daemon's to find.
 StatusOr<Submission> ParseSubmission(const Caller& caller, std::string_view body,
                                      std::string_view origin);
+
+// A submission the store kept, parsed back as ParseSubmission parsed it when it was accepted
+// (services with variants expanded into their members, which the workload rows index).
+StatusOr<Scenario> ParseStoredSubmission(std::string_view body, std::string_view origin);
 
 }  // namespace airtime

@@ -153,6 +153,14 @@ enum Statement {
   kLoadWorkloads,
   kLoadActiveWorkloads,
   kNameTaken,
+  kGetWorkload,
+  kWorkloadNamed,
+  kWorkloadsInNameRange,
+  kLoadEndedWorkloads,
+  kLoadWorkloadsOfKind,
+  kListWorkloads,
+  kCountMatchingWorkloads,
+  kCountWorkloads,
   kAddRun,
   kUpdateRun,
   kLoadRuns,
@@ -176,6 +184,10 @@ enum Statement {
 #define AIRTIME_WORKLOAD_COLUMNS                                                        \
   "submission_id, idx, name, tenant, kind, state, priority, submitted_at, started_at, " \
   "finished_at, exit_code, message, demand_rps, demand_at, preemptions"
+// ListWorkloads' filter: ?1 tenant, ?2 kind, ?3 state ("" any; "active": queued or running).
+#define AIRTIME_WORKLOAD_MATCH                                                  \
+  "(?1 = '' OR tenant = ?1) AND (?2 = '' OR kind = ?2) AND (CASE WHEN ?3 = '' " \
+  "THEN 1 WHEN ?3 = 'active' THEN state IN ('queued', 'running') ELSE state = ?3 END)"
 #define AIRTIME_RUN_COLUMNS                                                              \
   "workload_id, replica, attempt, gpus, share_milli, state, pid, start_ticks, boot_id, " \
   "started_at, ended_at, exit_code, run_dir, stop_reason, port, slurm_job, placed"
@@ -195,6 +207,19 @@ constexpr std::array<const char*, kStatementCount> kSql = {
     "SELECT id, " AIRTIME_WORKLOAD_COLUMNS
     " FROM workloads WHERE state IN ('queued', 'running') ORDER BY id",
     "SELECT 1 FROM workloads WHERE name = ?",
+    "SELECT id, " AIRTIME_WORKLOAD_COLUMNS " FROM workloads WHERE id = ?",
+    "SELECT id, " AIRTIME_WORKLOAD_COLUMNS " FROM workloads WHERE name = ?",
+    "SELECT id, " AIRTIME_WORKLOAD_COLUMNS
+    " FROM workloads WHERE name >= ? AND name < ? ORDER BY id",
+    // The newest to end first (finished_at may be missing in a row that failed at start).
+    "SELECT id, " AIRTIME_WORKLOAD_COLUMNS
+    " FROM workloads WHERE state NOT IN ('queued', 'running') "
+    "ORDER BY IFNULL(finished_at, submitted_at) DESC, id DESC LIMIT ?",
+    "SELECT id, " AIRTIME_WORKLOAD_COLUMNS " FROM workloads WHERE kind = ? ORDER BY id",
+    "SELECT id, " AIRTIME_WORKLOAD_COLUMNS " FROM workloads WHERE " AIRTIME_WORKLOAD_MATCH
+    " ORDER BY id DESC LIMIT ?4 OFFSET ?5",
+    "SELECT COUNT(*) FROM workloads WHERE " AIRTIME_WORKLOAD_MATCH,
+    "SELECT state, kind, COUNT(*) FROM workloads GROUP BY state, kind",
     "INSERT INTO runs(id, " AIRTIME_RUN_COLUMNS
     ") VALUES((SELECT MAX(IFNULL(MAX(id), 0), ?) + 1 FROM runs), " AIRTIME_17_PARAMS ")",
     "UPDATE runs SET (" AIRTIME_RUN_COLUMNS ") = (" AIRTIME_17_PARAMS ") WHERE id = ?",
@@ -242,6 +267,7 @@ std::string NewStoreId() {
 
 #undef AIRTIME_WORKLOAD_COLUMNS
 #undef AIRTIME_RUN_COLUMNS
+#undef AIRTIME_WORKLOAD_MATCH
 #undef AIRTIME_15_PARAMS
 #undef AIRTIME_17_PARAMS
 
@@ -819,6 +845,107 @@ StatusOr<std::vector<WorkloadRow>> Store::LoadWorkloads(bool active_only) {
   while ((rc = q.Step()) == SQLITE_ROW) rows.push_back(ReadWorkload(q));
   if (rc != SQLITE_DONE) return impl_->Error("load workloads", rc);
   return rows;
+}
+
+namespace {
+
+// The rows a workload query gives, read to its end.
+StatusOr<std::vector<WorkloadRow>> ReadWorkloads(Query& q,
+                                                 const std::function<Status(int)>& error) {
+  std::vector<WorkloadRow> rows;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) rows.push_back(ReadWorkload(q));
+  if (rc != SQLITE_DONE) return error(rc);
+  return rows;
+}
+
+}  // namespace
+
+StatusOr<std::optional<WorkloadRow>> Store::GetWorkload(int64_t id) {
+  Query q = impl_->Use(kGetWorkload);
+  q.Bind(id);
+  const int rc = q.Step();
+  if (rc == SQLITE_DONE) return std::optional<WorkloadRow>();
+  if (rc != SQLITE_ROW) return impl_->Error("get workload " + std::to_string(id), rc);
+  return std::optional<WorkloadRow>(ReadWorkload(q));
+}
+
+StatusOr<std::optional<WorkloadRow>> Store::GetWorkloadNamed(const std::string& name) {
+  Query q = impl_->Use(kWorkloadNamed);
+  q.Bind(name);
+  const int rc = q.Step();
+  if (rc == SQLITE_DONE) return std::optional<WorkloadRow>();
+  if (rc != SQLITE_ROW) return impl_->Error("get workload '" + name + "'", rc);
+  return std::optional<WorkloadRow>(ReadWorkload(q));
+}
+
+StatusOr<std::vector<WorkloadRow>> Store::WorkloadsNamedFrom(const std::string& prefix) {
+  if (prefix.empty()) return LoadWorkloads(false);
+  // Names from `prefix` up to (not including) the prefix with its last byte raised: the
+  // name index answers it.
+  std::string end = prefix;
+  while (!end.empty() && static_cast<unsigned char>(end.back()) == 0xff) end.pop_back();
+  if (end.empty()) return LoadWorkloads(false);
+  end.back() = static_cast<char>(static_cast<unsigned char>(end.back()) + 1);
+  Query q = impl_->Use(kWorkloadsInNameRange);
+  q.Bind(prefix);
+  q.Bind(end);
+  return ReadWorkloads(q, [&](int rc) { return impl_->Error("workloads named " + prefix, rc); });
+}
+
+StatusOr<std::vector<WorkloadRow>> Store::LoadEndedWorkloads(int64_t limit) {
+  Query q = impl_->Use(kLoadEndedWorkloads);
+  q.Bind(limit);
+  auto rows = ReadWorkloads(q, [&](int rc) { return impl_->Error("load ended workloads", rc); });
+  if (rows.ok())
+    std::sort(rows->begin(), rows->end(),
+              [](const WorkloadRow& a, const WorkloadRow& b) { return a.id < b.id; });
+  return rows;
+}
+
+StatusOr<std::vector<WorkloadRow>> Store::LoadWorkloadsOfKind(const std::string& kind) {
+  Query q = impl_->Use(kLoadWorkloadsOfKind);
+  q.Bind(kind);
+  return ReadWorkloads(q, [&](int rc) { return impl_->Error("load " + kind + " workloads", rc); });
+}
+
+StatusOr<WorkloadPage> Store::ListWorkloads(const WorkloadQuery& query) {
+  WorkloadPage page;
+  {
+    Query q = impl_->Use(kCountMatchingWorkloads);
+    q.Bind(query.tenant);
+    q.Bind(query.kind);
+    q.Bind(query.state);
+    const int rc = q.Step();
+    if (rc != SQLITE_ROW) return impl_->Error("count workloads", rc);
+    q.Get(page.total);
+  }
+  Query q = impl_->Use(kListWorkloads);
+  q.Bind(query.tenant);
+  q.Bind(query.kind);
+  q.Bind(query.state);
+  q.Bind(query.limit > 0 ? query.limit : int64_t{-1});
+  q.Bind(std::max<int64_t>(0, query.offset));
+  auto rows = ReadWorkloads(q, [&](int rc) { return impl_->Error("list workloads", rc); });
+  if (!rows.ok()) return rows.status();
+  page.rows = std::move(*rows);
+  return page;
+}
+
+StatusOr<std::map<std::pair<std::string, std::string>, int64_t>> Store::CountWorkloads() {
+  Query q = impl_->Use(kCountWorkloads);
+  std::map<std::pair<std::string, std::string>, int64_t> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    std::string state, kind;
+    int64_t n = 0;
+    q.Get(state);
+    q.Get(kind);
+    q.Get(n);
+    out[{state, kind}] = n;
+  }
+  if (rc != SQLITE_DONE) return impl_->Error("count workloads", rc);
+  return out;
 }
 
 StatusOr<std::vector<RunRow>> Store::LoadRuns(bool active_only) {

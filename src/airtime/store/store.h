@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -111,6 +112,18 @@ struct StoreExtent {
   int64_t submission_floor = 0, workload_floor = 0, run_floor = 0;
 };
 
+// Which workloads ListWorkloads gives: "" matches any tenant, kind or state; state "active"
+// matches queued and running. The page: the `limit` matches (0: all) after the `offset`
+// newest.
+struct WorkloadQuery {
+  std::string tenant, kind, state;
+  int64_t offset = 0, limit = 0;
+};
+struct WorkloadPage {
+  std::vector<WorkloadRow> rows;  // newest (highest id) first
+  int64_t total = 0;              // every match, not only the page's
+};
+
 // A store id: 1 to 64 hex digits.
 bool IsStoreId(std::string_view id);
 
@@ -151,6 +164,20 @@ class Store {
   StatusOr<std::vector<RunRow>> LoadRuns(bool active_only);
   StatusOr<std::vector<RunRow>> RunsOf(int64_t workload_id);
   bool NameTaken(const std::string& name);
+  // What a daemon keeps no record of in memory (an ended workload beyond its retention) is
+  // read back by these. One workload by id or by name (nullopt: none).
+  StatusOr<std::optional<WorkloadRow>> GetWorkload(int64_t id);
+  StatusOr<std::optional<WorkloadRow>> GetWorkloadNamed(const std::string& name);
+  // The workloads whose names begin with `prefix` (by id): "chat/" finds the members of the
+  // service chat with model variants. The name's index answers it.
+  StatusOr<std::vector<WorkloadRow>> WorkloadsNamedFrom(const std::string& prefix);
+  // The `limit` ended workloads (succeeded, failed, cancelled) that ended last, by id.
+  StatusOr<std::vector<WorkloadRow>> LoadEndedWorkloads(int64_t limit);
+  // Every workload of one kind ("quantize"), by id.
+  StatusOr<std::vector<WorkloadRow>> LoadWorkloadsOfKind(const std::string& kind);
+  StatusOr<WorkloadPage> ListWorkloads(const WorkloadQuery& query);
+  // How many workloads there are of each (state, kind).
+  StatusOr<std::map<std::pair<std::string, std::string>, int64_t>> CountWorkloads();
   // A service's demand history: each change of its request rate (ms since the epoch,
   // requests/s), read back by time from `since` on; PruneDemand drops what is older than
   // `before` for every workload.

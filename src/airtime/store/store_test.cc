@@ -308,6 +308,81 @@ TEST_F(StoreTest, ActiveOnlyFilters) {
   EXPECT_EQ(runs[1].id, want[1]);
 }
 
+// What a daemon that keeps no record of an ended workload asks the store: one by id or
+// name, a service's members by their names' prefix, the last to end, a kind, a page of a
+// filtered listing with its total, and the counts by state and kind.
+TEST_F(StoreTest, WorkloadsAreFoundByIdNamePrefixEndAndFilter) {
+  auto add = [&](const std::string& name, const std::string& state, const std::string& kind,
+                 const std::string& tenant, std::optional<TimeMs> finished) {
+    WorkloadRow w = Workload(name, state);
+    w.kind = kind;
+    w.tenant = tenant;
+    w.finished_at = finished;
+    StatusOr<int64_t> id = store_->AddWorkload(w);
+    EXPECT_TRUE(id.ok()) << id.status().ToString();
+    return id.ok() ? *id : 0;
+  };
+  const int64_t a = add("a", "succeeded", "batch", "team-a", 3000);
+  add("chat/big", "cancelled", "realtime", "team-a", 5000);
+  add("chat/small", "cancelled", "realtime", "team-a", 5000);
+  add("chat0", "failed", "batch", "team-b", 4000);
+  add("q", "queued", "quantize", "team-b", std::nullopt);
+  add("r", "running", "batch", "team-a", std::nullopt);
+
+  auto got = store_->GetWorkload(a);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_EQ((*got)->name, "a");
+  EXPECT_FALSE(store_->GetWorkload(999)->has_value());
+  EXPECT_EQ((*store_->GetWorkloadNamed("chat0"))->state, "failed");
+  EXPECT_FALSE(store_->GetWorkloadNamed("chat")->has_value());
+
+  auto names = [](const StatusOr<std::vector<WorkloadRow>>& rows) {
+    std::vector<std::string> out;
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    if (rows.ok())
+      for (const WorkloadRow& w : *rows) out.push_back(w.name);
+    return out;
+  };
+  EXPECT_THAT(names(store_->WorkloadsNamedFrom("chat/")),
+              ::testing::ElementsAre("chat/big", "chat/small"));
+  EXPECT_TRUE(names(store_->WorkloadsNamedFrom("zzz/")).empty());
+  // The two that ended last (the chat members at 5000), by id.
+  EXPECT_THAT(names(store_->LoadEndedWorkloads(2)),
+              ::testing::ElementsAre("chat/big", "chat/small"));
+  EXPECT_THAT(names(store_->LoadEndedWorkloads(3)),
+              ::testing::ElementsAre("chat/big", "chat/small", "chat0"));
+  EXPECT_THAT(names(store_->LoadWorkloadsOfKind("quantize")), ::testing::ElementsAre("q"));
+
+  auto Query = [](std::string tenant, std::string kind = "", std::string state = "",
+                  int64_t offset = 0, int64_t limit = 0) {
+    return WorkloadQuery{std::move(tenant), std::move(kind), std::move(state), offset, limit};
+  };
+  auto page = [&](WorkloadQuery q) {
+    StatusOr<WorkloadPage> p = store_->ListWorkloads(q);
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    std::vector<std::string> out;
+    if (p.ok())
+      for (const WorkloadRow& w : p->rows) out.push_back(w.name);
+    return std::make_pair(out, p.ok() ? p->total : -1);
+  };
+  EXPECT_EQ(page({}), std::make_pair(std::vector<std::string>{"r", "q", "chat0", "chat/small",
+                                                              "chat/big", "a"},
+                                     int64_t{6}));
+  EXPECT_EQ(page(Query("team-a", "", "", 1, 2)),
+            std::make_pair(std::vector<std::string>{"chat/small", "chat/big"}, int64_t{4}));
+  EXPECT_EQ(page(Query("", "batch", "active")),
+            std::make_pair(std::vector<std::string>{"r"}, int64_t{1}));
+  EXPECT_EQ(page(Query("", "", "cancelled", 0, 1)),
+            std::make_pair(std::vector<std::string>{"chat/small"}, int64_t{2}));
+  EXPECT_EQ(page(Query("nobody")).second, 0);
+
+  auto counts = store_->CountWorkloads();
+  ASSERT_TRUE(counts.ok());
+  EXPECT_EQ((*counts)[std::make_pair("cancelled", "realtime")], 2);
+  EXPECT_EQ((*counts)[std::make_pair("succeeded", "batch")], 1);
+  EXPECT_EQ(counts->size(), 5u);
+}
+
 TEST_F(StoreTest, RunsOfReturnsOnlyThatWorkloadsRunsInOrder) {
   int64_t a = AddWorkload("a");
   int64_t b = AddWorkload("b");
