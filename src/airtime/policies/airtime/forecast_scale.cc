@@ -219,8 +219,8 @@ int ForecastScale::SloBuffer(const Job& service, TimeMs now, int target, int roo
   const double rps = Servable(service, ForecastRps(service, now) * err);
   // The requests one cold start at that demand would miss with `target` replicas: while the
   // budget could absorb them, the miss is a risk worth taking.
-  const double at_risk = std::max(0.0, rps - target * rt.capacity_rps) *
-                         static_cast<double>(rt.cold_start) / 1000.0;
+  const double at_risk =
+      std::max(0.0, rps - target * rt.capacity_rps) * static_cast<double>(rt.cold_start) / 1000.0;
   if (at_risk <= 0 || budget >= at_risk) return 0;
   return std::clamp(rt.ReplicasFor(rps) - target, 0, room);
 }
