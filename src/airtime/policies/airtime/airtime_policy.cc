@@ -304,11 +304,15 @@ StatusOr<Policy> MakeAirtimePolicy(const Cluster& cluster, const PolicyParams& p
 
 const std::vector<std::string>& AirtimeKeys() {
   static const std::vector<std::string> keys = {
-      "preemption",   "lead",        "hold_horizon", "margin",   "gain_horizon",
-      "pack",         "gang_wait",   "wide_gangs",   "quota",    "limit",
-      "spare",        "spare_loose", "headroom",     "keep",     "slo_target",
-      "slo_reserve",  "slo_buffer", "variant_spare", "surge",       "surge_ratio",  "envelope", "hold_quantile",
-      "faster_later", "move_up",     "trade",        "urgency",  "priority_doubling",
+      "preemption",    "lead",         "hold_horizon",
+      "margin",        "gain_horizon", "pack",
+      "gang_wait",     "wide_gangs",   "quota",
+      "limit",         "spare",        "spare_loose",
+      "headroom",      "keep",         "slo_target",
+      "slo_reserve",   "slo_buffer",   "variant_spare",
+      "surge",         "surge_ratio",  "envelope",
+      "hold_quantile", "faster_later", "move_up",
+      "trade",         "urgency",      "priority_doubling",
       "variants"};
   return keys;
 }
