@@ -453,7 +453,8 @@ TEST(ServerE2E, CliLogsPrintsAndFollowsARunsOutput) {
 }
 
 // The 3 a.m. report through the API and the CLI: a tenant's realtime service at 15 rps needs
-// 2 replicas of 10 rps and airtime keeps a warm spare (a hold of 1); a rise to 24 rps meets
+// 2 replicas of 10 rps and airtime, asked for warm spares, keeps one (a hold of 1); a rise to
+// 24 rps meets
 // it (3 replicas is the most the service may have, so no new call) and the hold is scored
 // the 4 rps over the needed replicas for the rise's first cold start (1 s): 4 requests.
 // Another tenant sees none of it; bad parameters are 400s that name them; a restart carries
@@ -464,7 +465,8 @@ TEST(ServerE2E, HoldsAreLoggedScoredAndServedToTheirTenant) {
                                     team_b = "team-b-token-0123456789abcdef";
   std::ofstream(dir + "/tokens") << "admin " << admin << "\nteam-a " << team_a << "\nteam-b "
                                  << team_b << "\n";
-  Server s(dir + "/data", "4xH100", {"--tokens", dir + "/tokens"});
+  Server s(dir + "/data", "4xH100",
+           {"--tokens", dir + "/tokens", "--policy", "airtime:spare=0.25"});
   ASSERT_NO_FATAL_FAILURE(s.Start());
   auto as = [&](const std::string& token) {
     httplib::Client c = s.Client();

@@ -645,6 +645,7 @@ void Daemon::OnExit(const Exited& exited, TimeMs now) {
   RunRec run = std::move(it->second);
   runs_.erase(it);
   run_of_allocation_.erase(run.allocation);
+  EndedBeforeItsPlacementMoved(run.row);
   run.row.state = "exited";
   run.row.ended_at = now;
   run.row.exit_code = exited.exit_code;

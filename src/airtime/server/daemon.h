@@ -221,6 +221,8 @@ class Daemon final : public ControlPlane {
   // The waiting placements tried again (after a wait's exits); one that has waited
   // kPlacementPatience is counted not movable.
   void RetryPlacements(TimeMs now);
+  // A run that ended while its placement waited: its row records Slurm's GPUs.
+  void EndedBeforeItsPlacementMoved(RunRow& row);
   void OnForeign(std::vector<ForeignUse> foreign, TimeMs now);
   // The engine's nodes with a GPU the backend will not start work on go down; the others
   // that were, up.

@@ -136,16 +136,35 @@ Status Daemon::OpenSlurmBackend(std::string* note) {
   return OkStatus();
 }
 
+// A run that ends while its placement waits to be moved: the engine never held its real
+// GPUs (the ledger counted its time on those it chose), but its record says where it ran.
+void Daemon::EndedBeforeItsPlacementMoved(RunRow& row) {
+  auto w = std::find_if(placements_waiting_.begin(), placements_waiting_.end(),
+                        [&](const WaitingPlacement& p) { return p.placed.run_id == row.id; });
+  if (w == placements_waiting_.end()) return;
+  row.gpus = w->placed.gpus;  // in Slurm's order
+  placements_waiting_.erase(w);
+  ++placements_unmoved_;
+  placement_unmoved_why_ =
+      "run " + std::to_string(row.id) + ": ended before the engine could move it onto Slurm's GPUs";
+  std::cerr << "airtime server: the backend placed " << placement_unmoved_why_ << "\n";
+}
+
 void Daemon::RetryPlacements(TimeMs now) {
   std::vector<WaitingPlacement> waiting;
   waiting.swap(placements_waiting_);
   for (const WaitingPlacement& w : waiting) {
     auto it = runs_.find(w.placed.run_id);
     if (it == runs_.end() || it->second.stopping || it->second.allocation == kNoAllocation) {
-      // Ended while it waited: the engine never held its real GPUs.
+      // Stopped while it waited (an exit takes its placement out first): the engine never
+      // held its real GPUs; its record says where it ran.
       ++placements_unmoved_;
       placement_unmoved_why_ = "run " + std::to_string(w.placed.run_id) +
                                ": ended before the engine could move it onto Slurm's GPUs";
+      if (it != runs_.end()) {
+        it->second.row.gpus = w.placed.gpus;
+        (void)store_->UpdateRun(it->second.row);
+      }
       continue;
     }
     OnPlaced(w.placed, now, w.since);

@@ -1074,8 +1074,9 @@ TEST_F(DaemonTest, AReplicaServesFromTheEndOfItsColdStartWithoutAnotherEvent) {
   WaitFor("chat", "cancelled");
 }
 
-// The 3 a.m. report: at 15 rps a 10-rps service needs 2 replicas and airtime keeps a warm
-// spare (a hold of 1, priced by the spare count until its forecast has errors). A rise to 24
+// The 3 a.m. report: at 15 rps a 10-rps service needs 2 replicas and airtime, with warm
+// spares asked for (kHoldPolicy), keeps one (a hold of 1, priced by the spare count until its
+// forecast has errors). A rise to 24
 // rps meets that spare (3 replicas is the most it may have, so no new call): the hold is
 // scored the 4 rps over the needed replicas for the rise's first cold start (1 s).
 constexpr char kHoldService[] =
@@ -1083,9 +1084,10 @@ constexpr char kHoldService[] =
     "slo: {latency_ms: 200, capacity_rps: 10, max_replicas: 3, cold_start: 1s}\n"
     "value: {per_1k_requests: 2}\n"
     "command: [/bin/sh, -c, 'sleep 60']\n";
+constexpr char kHoldPolicy[] = "airtime:spare=0.25";
 
 TEST_F(DaemonTest, AServicesHoldIsRecordedScoredAndSeenOnlyByItsTenant) {
-  Open();
+  Open("4xH100", kHoldPolicy);
   Submit(kTeamA, kHoldService);
   ASSERT_TRUE(daemon_->ReportDemand(kTeamA, "chat", 15, "").ok());
   json holds;
@@ -1150,7 +1152,7 @@ TEST_F(DaemonTest, AServicesHoldIsRecordedScoredAndSeenOnlyByItsTenant) {
 }
 
 TEST_F(DaemonTest, TheHoldLogIsCarriedAcrossARestart) {
-  Open();
+  Open("4xH100", kHoldPolicy);
   Submit(kTeamA, kHoldService);
   ASSERT_TRUE(daemon_->ReportDemand(kTeamA, "chat", 15, "").ok());
   json before;
@@ -1165,7 +1167,7 @@ TEST_F(DaemonTest, TheHoldLogIsCarriedAcrossARestart) {
   for (const json& r : chat["runs"]) leftovers_.push_back(r["pid"].get<pid_t>());
   daemon_->Stop();  // saves the log
   daemon_.reset();
-  Open();
+  Open("4xH100", kHoldPolicy);
   EXPECT_THAT(daemon_->startup_note(), HasSubstr("holds: 1 call(s) carried on"));
   auto after = daemon_->Holds(kTeamA, {});
   ASSERT_TRUE(after.ok());
@@ -1186,7 +1188,7 @@ TEST_F(DaemonTest, TheHoldLogIsCarriedAcrossARestart) {
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     ASSERT_TRUE((*store)->SetMeta("holds", "{\"saved_at\": 1}").ok());
   }
-  Open();
+  Open("4xH100", kHoldPolicy);
   EXPECT_THAT(daemon_->startup_note(),
               HasSubstr("holds: saved holds: 'services' is not an object; starting anew"));
   ASSERT_TRUE(daemon_->Cancel(kAdmin, "chat").ok());
@@ -1268,7 +1270,7 @@ TEST_F(DaemonTest, HoldsTakeAServiceWithVariantsByItsNameAndRefuseUnknownNames) 
 TEST_F(DaemonTest, TheHoldLogKeepsItsNewestCalls) {
   // Each rise of demand raises the target (what the demand needs and a warm spare): a new
   // call each time, seven in all, of which the log keeps the newest three closed ones.
-  DaemonOptions o = Options("16xH100");  // room for every spare
+  DaemonOptions o = Options("16xH100", kHoldPolicy);  // room for every spare
   o.max_hold_calls = 3;
   OpenWith(o);
   Submit(kAdmin,

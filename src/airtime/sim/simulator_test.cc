@@ -340,7 +340,8 @@ TEST(SimulatorTest, TheThreeAmReportScoresEveryHoldAgainstWhatCame) {
   auto fifo = Simulate(in, "fifo", SimOptions{1, 2 * kDay, false});
   ASSERT_TRUE(fifo.ok());
   EXPECT_TRUE(fifo->metrics.holds.empty());
-  auto r = Simulate(in, "airtime", SimOptions{1, 2 * kDay, false});
+  // Warm spares (opt-in) are held while nothing waits: by default nothing would be.
+  auto r = Simulate(in, "airtime:spare=0.25", SimOptions{1, 2 * kDay, false});
   ASSERT_TRUE(r.ok());
   const MetricsSummary& m = r->metrics;
   ASSERT_FALSE(m.holds.empty());

@@ -114,6 +114,11 @@ StatusOr<Policy> MakeAirtimePolicy(const Cluster& cluster, const PolicyParams& p
   if (*slo_target < 0 || *slo_target > 1)
     return InvalidArgument("policy 'airtime': parameter 'slo_target' must be in [0, 1]");
   fo.slo_target = *slo_target;
+  // The defaults: SLOs are bought with the forecast's own errors (slo_buffer), not with a
+  // fixed share of spare replicas; warm spares are opt-in (`spare`), except under
+  // preemption=off, where a replica cannot take GPUs back from running work and a spare is
+  // the only capacity a rise in demand can have within a cold start.
+  if (preemption == "off") fo.spare = 0.25;
   auto slo_reserve = params.GetDouble("slo_reserve", fo.slo_reserve);
   if (!slo_reserve.ok()) return slo_reserve.status();
   if (*slo_reserve < 0 || *slo_reserve > 1)
@@ -169,9 +174,10 @@ StatusOr<Policy> MakeAirtimePolicy(const Cluster& cluster, const PolicyParams& p
                      : *variants_choice == "generalist" ? VariantMix::Mode::kGeneralist
                      : *variants_choice == "cheapest"   ? VariantMix::Mode::kCheapest
                                                         : VariantMix::Mode::kStatic;
-  // Services with variants keep their own warm spares (default: `spare`): the priced hold
-  // and the SLO buffer read one service's forecast, and a variant group has none of its own.
-  auto variant_spare = params.GetDouble("variant_spare", fo.spare);
+  // Services with variants keep their own warm spares (a quarter of the target by default):
+  // the priced hold and the SLO buffer read one service's forecast, and a variant group has
+  // none of its own.
+  auto variant_spare = params.GetDouble("variant_spare", 0.25);
   if (!variant_spare.ok()) return variant_spare.status();
   if (*variant_spare < 0)
     return InvalidArgument("policy 'airtime': parameter 'variant_spare' must be >= 0");

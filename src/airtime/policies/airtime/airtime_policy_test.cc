@@ -428,8 +428,9 @@ TEST(AirtimePolicyTest, ThePricedHoldKeepsAWarmReplicaOrHandsItOffByValue) {
   {
     // At the 99.9% target the first 10-minute cold start missed 6,000 requests, more than
     // three days' allowance (about 2,600): SLOs first, the spare stays though the $20 work
-    // outbids it, and the explanation says which figures decided that.
-    Bursty b("airtime:spare=1");
+    // outbids it, and the explanation says which figures decided that (the SLO buffer off:
+    // the next case has it).
+    Bursty b("airtime:spare=1:slo_buffer=0");
     EXPECT_FALSE(b.Submit(20));
     EXPECT_EQ(b.e.job(0).live_replicas(), 2);
     const std::string why = b.e.Explain(0);
@@ -438,6 +439,19 @@ TEST(AirtimePolicyTest, ThePricedHoldKeepsAWarmReplicaOrHandsItOffByValue) {
         << why;
     EXPECT_NE(why.find("SLO first: it has no error budget left to risk"), std::string::npos) << why;
     EXPECT_EQ(why.find("held for a burst beyond the forecast"), std::string::npos) << why;
+  }
+  {
+    // The defaults, no spares: the SLO buffer holds the replica the forecast's 90th-percentile
+    // error (bursts to 20 req/s) needs, since one cold start there would miss more requests
+    // than the spent budget allows; with slo_buffer=0 it is handed off.
+    Bursty b("airtime");
+    EXPECT_FALSE(b.Submit(20));
+    EXPECT_EQ(b.e.job(0).live_replicas(), 2);
+    const std::string why = b.e.Explain(0);
+    EXPECT_NE(why.find("1 replica(s) held for the SLO: at 20.2 req/s"), std::string::npos) << why;
+    Bursty off("airtime:slo_buffer=0");
+    EXPECT_TRUE(off.Submit(20)) << off.e.Explain(1);
+    EXPECT_EQ(off.e.job(0).live_replicas(), 1);
   }
   {
     // A fixed spare (headroom=spare) gives way only to work denser than the service at full
@@ -460,9 +474,9 @@ TEST(AirtimePolicyTest, WarmSparesOnFreeGpusAndWhenTheyYield) {
   Cluster c = MakeCluster({{"H100", 4, 1}});
   WorkloadSpec svc = MakeService("svc", 10);
   svc.realtime.max_replicas = 4;
-  for (const char* spec : {"airtime", "airtime:spare=0:spare_loose=0.5"}) {
+  for (const char* spec : {"airtime:spare=0.25", "airtime:spare=0:spare_loose=0.5"}) {
     SCOPED_TRACE(spec);
-    const bool loose = std::string(spec) != "airtime";
+    const bool loose = std::string(spec) != "airtime:spare=0.25";
     // spare=0.25: no spare for a target of 1, one for 2; spare_loose=0.5: one for either.
     Engine e = MakeAirtime(c, spec);
     e.Handle(Event::Arrival(0, svc));
@@ -484,7 +498,7 @@ TEST(AirtimePolicyTest, WarmSparesOnFreeGpusAndWhenTheyYield) {
   }
   // A firm spare gives way to work worth more per GPU-hour than the service at full load
   // (36 per replica-hour here; the job earns 500 per GPU-hour).
-  Engine e = MakeAirtime(c);
+  Engine e = MakeAirtime(c, "airtime:spare=0.25");
   e.Handle(Event::Arrival(0, svc));
   e.Handle(Event::Demand(0, 0, 15));
   WorkloadSpec dear = MakeJob("dear", WorkloadKind::kBatch, 2, 3600);
@@ -493,6 +507,24 @@ TEST(AirtimePolicyTest, WarmSparesOnFreeGpusAndWhenTheyYield) {
   auto& r = e.Handle(Event::Timer(kMinute + 1));
   EXPECT_EQ(Count(r, DecisionType::kRelease), 1);
   EXPECT_EQ(e.job(1).phase, JobPhase::kRunning);
+}
+
+// Warm spares are opt-in: by default a service keeps the replicas its load needs and buys its
+// SLO with the forecast's own errors (slo_buffer). Under preemption=off a replica cannot take
+// GPUs back from running work, and a spare (at least one) stays the default.
+TEST(AirtimePolicyTest, WarmSparesAreOptInExceptWithoutPreemption) {
+  Cluster c = MakeCluster({{"H100", 4, 1}});
+  WorkloadSpec svc = MakeService("svc", 10);
+  svc.realtime.max_replicas = 4;
+  for (const char* spec : {"airtime", "airtime:preemption=off", "airtime:spare=0.5"}) {
+    SCOPED_TRACE(spec);
+    const bool spares = std::string(spec) != "airtime";
+    Engine e = MakeAirtime(c, spec);
+    e.Handle(Event::Arrival(0, svc));
+    e.Handle(Event::Demand(0, 0, 15));  // 2 replicas needed
+    EXPECT_EQ(e.job(0).target_replicas, spares ? 3 : 2);
+    EXPECT_EQ(e.job(0).live_replicas(), spares ? 3 : 2);
+  }
 }
 
 // Spares give way only to work that found no place: a job that starts on another GPU type
@@ -504,7 +536,7 @@ TEST(AirtimePolicyTest, ASpareDoesNotGiveWayToWorkItsGpusCannotHold) {
   Cluster c = MakeCluster({{"H100", 4, 1}});
   WorkloadSpec svc = MakeService("svc", 10);
   svc.realtime.max_replicas = 4;
-  Engine e = MakeAirtime(c);
+  Engine e = MakeAirtime(c, "airtime:spare=0.25");
   e.Handle(Event::Arrival(0, svc));
   e.Handle(Event::Demand(0, 0, 15));  // 2 replicas needed, one spare: 1 GPU free
   ASSERT_EQ(e.job(0).live_replicas(), 3);
@@ -518,7 +550,7 @@ TEST(AirtimePolicyTest, ASpareDoesNotGiveWayToWorkItsGpusCannotHold) {
   EXPECT_EQ(released, 0);
   EXPECT_EQ(e.job(0).live_replicas(), 3);
   // The same job two GPUs wide fits in the free GPU and the spare's: the spare gives way.
-  Engine f = MakeAirtime(c);
+  Engine f = MakeAirtime(c, "airtime:spare=0.25");
   f.Handle(Event::Arrival(0, svc));
   f.Handle(Event::Demand(0, 0, 15));
   WorkloadSpec two = MakeJob("two", WorkloadKind::kBatch, 2, 3600);
@@ -533,7 +565,7 @@ TEST(AirtimePolicyTest, ASpareStaysWhenArrivingWorkStartsElsewhere) {
   Cluster c = MakeCluster({{"L4", 3, 1}, {"A100-80GB", 2, 1}});
   WorkloadSpec svc = MakeService("svc", 10);
   svc.shape.allowed_types = {*GpuCatalog::Builtin().Find("L4")};
-  Engine e = MakeAirtime(c);
+  Engine e = MakeAirtime(c, "airtime:spare=0.25");
   e.Handle(Event::Arrival(0, svc));
   e.Handle(Event::Demand(0, 0, 15));  // 2 replicas and a spare: every L4
   ASSERT_EQ(e.job(0).live_replicas(), 3);
@@ -908,9 +940,11 @@ TEST(AirtimePolicyTest, ValueOutbidsAForecastPeakOnlyWithinTheErrorBudget) {
 // (8 replicas, the service's most).
 TEST(AirtimePolicyTest, WithoutPreemptionTheHoldCoversTheForecastsErrors) {
   Cluster c = MakeCluster({{"H100", 8, 1}});
-  for (const char* spec :
-       {"airtime:preemption=off:spare=0", "airtime:preemption=off:spare=0:hold_quantile=0"}) {
-    const bool quantile = std::string(spec) == "airtime:preemption=off:spare=0";
+  // (slo_buffer=0: the first day's cold start spent the error budget, and the buffer would
+  // hold the replicas the forecast's errors need, which this test pins by the hold alone.)
+  for (const char* spec : {"airtime:preemption=off:spare=0:slo_buffer=0",
+                           "airtime:preemption=off:spare=0:slo_buffer=0:hold_quantile=0"}) {
+    const bool quantile = std::string(spec) == "airtime:preemption=off:spare=0:slo_buffer=0";
     SecondNight night(c, spec, 5 * kMinute, [](TimeMs t) {
       const TimeMs hour = (t % kDay) / kHour;
       const double base = hour >= 12 && hour < 16 ? 50 : 10;

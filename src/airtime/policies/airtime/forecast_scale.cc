@@ -174,9 +174,9 @@ int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) cons
       // the spares as well.
       const int priced = p.cost > 0 ? p.extra : std::min(p.extra, firm);
       const double budget = SpendableBudget(service.id, now);
-      firm = std::max(budget < 0 ? std::max(firm, priced) : priced,
-                      SloBuffer(service, now, target, room, budget));
-      price_notes_[service.id] = PriceNote{target, p, budget};
+      const Buffer buffer = SloBuffer(service, now, target, room, budget);
+      firm = std::max(budget < 0 ? std::max(firm, priced) : priced, buffer.extra);
+      price_notes_[service.id] = PriceNote{target, p, priced, budget, buffer};
     }
   }
   const int loose = std::max(0, std::min(count(o_.spare + o_.spare_loose), room) - firm);
@@ -208,21 +208,23 @@ int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) cons
   return target + static_cast<int>(std::clamp<int64_t>(avail / unit, 0, wanted));
 }
 
-int ForecastScale::SloBuffer(const Job& service, TimeMs now, int target, int room,
-                             double budget) const {
-  if (o_.slo_buffer <= 0) return 0;
+ForecastScale::Buffer ForecastScale::SloBuffer(const Job& service, TimeMs now, int target, int room,
+                                               double budget) const {
+  Buffer b;
+  if (o_.slo_buffer <= 0) return b;
   const DemandForecast* f = forecast(service.id);
-  if (f == nullptr) return 0;
+  if (f == nullptr) return b;
   const double err = f->ErrorQuantile(o_.slo_buffer);
-  if (err <= 1) return 0;
+  if (err <= 1) return b;
   const RealtimeProfile& rt = service.s().realtime;
-  const double rps = Servable(service, ForecastRps(service, now) * err);
+  b.rps = Servable(service, ForecastRps(service, now) * err);
   // The requests one cold start at that demand would miss with `target` replicas: while the
   // budget could absorb them, the miss is a risk worth taking.
-  const double at_risk =
-      std::max(0.0, rps - target * rt.capacity_rps) * static_cast<double>(rt.cold_start) / 1000.0;
-  if (at_risk <= 0 || budget >= at_risk) return 0;
-  return std::clamp(rt.ReplicasFor(rps) - target, 0, room);
+  b.at_risk =
+      std::max(0.0, b.rps - target * rt.capacity_rps) * static_cast<double>(rt.cold_start) / 1000.0;
+  if (b.at_risk <= 0 || budget >= b.at_risk) return b;
+  b.extra = std::clamp(rt.ReplicasFor(b.rps) - target, 0, room);
+  return b;
 }
 
 double ForecastScale::ForecastRps(const Job& service, TimeMs now) const {
@@ -354,7 +356,10 @@ std::string ForecastScale::WhyTarget(const Job& service, const Engine& engine) c
       // The replicas the price held, then those kept beyond it (SLOs first; or the spare
       // count while nothing waits or loose spares), each with the figures that decided it.
       const Priced& p = note->second.priced;
-      const int by_price = std::clamp(p.extra - std::max(0, base - note->second.base), 0, extra);
+      const int lifted = std::max(0, base - note->second.base);  // by the window or forecast
+      const int by_price = std::clamp(note->second.by_price - lifted, 0, extra);
+      const Buffer& buffer = note->second.buffer;
+      const int by_buffer = std::clamp(buffer.extra - lifted - by_price, 0, extra - by_price);
       buf[0] = '\0';
       if (by_price > 0) {
         std::snprintf(buf, sizeof buf,
@@ -366,7 +371,17 @@ std::string ForecastScale::WhyTarget(const Job& service, const Engine& engine) c
         out += buf;
         buf[0] = '\0';
       }
-      if (extra > by_price) {
+      if (by_buffer > 0) {
+        std::snprintf(buf, sizeof buf,
+                      "%s%d replica(s) held for the SLO: at %.1f req/s (the forecast times the "
+                      "%.0fth percentile of its past errors) one cold start could miss %.0f "
+                      "requests, more than the %.0f the error budget may still risk",
+                      out.empty() ? "" : "; ", by_buffer, buffer.rps, 100 * o_.slo_buffer,
+                      buffer.at_risk, std::max(0.0, note->second.budget));
+        out += buf;
+        buf[0] = '\0';
+      }
+      if (extra > by_price + by_buffer) {
         std::string why;
         if (note->second.budget < 0) {
           std::snprintf(buf, sizeof buf,
@@ -381,7 +396,7 @@ std::string ForecastScale::WhyTarget(const Job& service, const Engine& engine) c
                       "%s%d warm spare(s) kept though the next one was expected to serve %.2f "
                       "of value within a cold start against the %.2f its GPUs would earn for "
                       "waiting work: ",
-                      out.empty() ? "" : "; ", extra - by_price, p.benefit, p.cost);
+                      out.empty() ? "" : "; ", extra - by_price - by_buffer, p.benefit, p.cost);
         out += buf + why;
         buf[0] = '\0';
       }

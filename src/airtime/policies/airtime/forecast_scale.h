@@ -32,14 +32,15 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
   struct Options {
     DurationMs lead = 5 * kMinute;        // beyond the cold start
     DurationMs hold_horizon = 2 * kHour;  // how far ahead headroom is kept free
-    // Warm spares: a service keeps round(target x spare) replicas more than its target
-    // (halves up; none for a target of one at the default) on GPUs that are free, so that a
-    // rise in demand meets ready replicas instead of a cold start. Replicas come first in
+    // Warm spares (opt-in; the airtime policy sets 0.25 under preemption=off): a service
+    // keeps round(target x spare) replicas more than its target (halves up) on GPUs that
+    // are free, so that a rise in demand meets ready replicas instead of a cold start. By
+    // default SLOs are kept by `slo_buffer` instead. Replicas come first in
     // airtime's order, so these firm spares take free GPUs before waiting work does. Loose
     // spares, up to round(target x (spare + spare_loose)) in all, stand aside (are
     // released) as soon as work waits for their GPU type. Waiting work, here and for `keep`
     // below, is what the last allocation pass left waiting (RecordWaiting).
-    double spare = 0.25;
+    double spare = 0;
     double spare_loose = 0;
     // The fewest spares a service with demand keeps (when `spare` > 0). The airtime policy
     // sets 1 under preemption=off: a replica cannot then take GPUs back from running work,
@@ -61,7 +62,7 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
     // nobody chose (a burst beyond any forecast, a replica lost, demand above max_replicas
     // while it lasts). A shorter scale-down window, or a warm spare declined, may risk only
     // the budget beyond that share of the allowance (SpendableBudget).
-    double slo_reserve = 0.25;
+    double slo_reserve = 0.35;
     // Surges: when demand is beyond what the service's forecast allows for (the forecast
     // times the `surprise_quantile` of its own past errors) and rose to at least
     // `surge_ratio` times its lowest over the last cold start + lead, the rise is expected
@@ -94,7 +95,7 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
     // SLOs first, sized from the forecast's errors: while the service has spent the error
     // budget it may risk (SpendableBudget < 0), it keeps at least the replicas that its
     // forecast times this quantile of its own past errors needs (once 8 are known). 0: off.
-    double slo_buffer = 0;
+    double slo_buffer = 0.9;
     // Services with model variants: how their mix is chosen (VariantMix).
     VariantMix::Options variants;
   };
@@ -186,8 +187,14 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
   // The demand a target is set for: the forecast peak over the next cold start and lead (the
   // current demand until the forecast is seasonal).
   double ForecastRps(const Job& service, TimeMs now) const;
-  // The replicas beyond `target` (at most `room`) that Options::slo_buffer asks for.
-  int SloBuffer(const Job& service, TimeMs now, int target, int room, double budget) const;
+  // The replicas beyond `target` (at most `room`) that Options::slo_buffer asks for, and the
+  // figures that decided it.
+  struct Buffer {
+    int extra = 0;
+    double rps = 0;      // the forecast times the slo_buffer quantile of its errors
+    double at_risk = 0;  // the requests one cold start at that demand would miss
+  };
+  Buffer SloBuffer(const Job& service, TimeMs now, int target, int room, double budget) const;
 
  private:
   // The lowest and highest demand `service` had over [now - window, now].
@@ -235,7 +242,9 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
   struct PriceNote {
     int base = 0;  // the replicas before warm ones
     Priced priced;
+    int by_price = 0;   // the warm replicas the price held
     double budget = 0;  // SpendableBudget
+    Buffer buffer;      // and those the SLO buffer held
   };
   mutable std::map<WorkloadId, PriceNote> price_notes_;
   // A service's forecast and recent steps begin at the first look at it (Start), which may
