@@ -223,6 +223,8 @@ class Daemon final : public ControlPlane {
   void RetryPlacements(TimeMs now);
   // A run that ended while its placement waited: its row records Slurm's GPUs.
   void EndedBeforeItsPlacementMoved(RunRow& row);
+  // Counts a run that ended before its placement moved as not movable, and says why.
+  void CountEndedUnmoved(int64_t run_id);
   void OnForeign(std::vector<ForeignUse> foreign, TimeMs now);
   // The engine's nodes with a GPU the backend will not start work on go down; the others
   // that were, up.

@@ -144,9 +144,13 @@ void Daemon::EndedBeforeItsPlacementMoved(RunRow& row) {
   if (w == placements_waiting_.end()) return;
   row.gpus = w->placed.gpus;  // in Slurm's order
   placements_waiting_.erase(w);
+  CountEndedUnmoved(row.id);
+}
+
+void Daemon::CountEndedUnmoved(int64_t run_id) {
   ++placements_unmoved_;
   placement_unmoved_why_ =
-      "run " + std::to_string(row.id) + ": ended before the engine could move it onto Slurm's GPUs";
+      "run " + std::to_string(run_id) + ": ended before the engine could move it onto Slurm's GPUs";
   std::cerr << "airtime server: the backend placed " << placement_unmoved_why_ << "\n";
 }
 
@@ -158,9 +162,7 @@ void Daemon::RetryPlacements(TimeMs now) {
     if (it == runs_.end() || it->second.stopping || it->second.allocation == kNoAllocation) {
       // Stopped while it waited (an exit takes its placement out first): the engine never
       // held its real GPUs; its record says where it ran.
-      ++placements_unmoved_;
-      placement_unmoved_why_ = "run " + std::to_string(w.placed.run_id) +
-                               ": ended before the engine could move it onto Slurm's GPUs";
+      CountEndedUnmoved(w.placed.run_id);
       if (it != runs_.end()) {
         it->second.row.gpus = w.placed.gpus;
         (void)store_->UpdateRun(it->second.row);
