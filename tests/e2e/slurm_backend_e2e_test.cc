@@ -700,6 +700,67 @@ TEST_F(SlurmBackendE2E, AForeignJobHasItsOwnLedgerLineAndIsNotPlacedOn) {
   EXPECT_EQ(server_->Metric("airtime_foreign_gpus"), 0);
 }
 
+// Someone else's shards (Slurm's gres/shard) hold a share of one GPU: airtime's fractions
+// still fit in the rest of it, and whole-GPU work never goes there (Slurm uses a GPU whole
+// or by shards, never both). n1's 4 H100s: the foreign shards take 600 of GPU 0's 1000,
+// another foreign job the other 3 GPUs whole.
+//   s (0.3)            -> GPU 0, beside the foreign shards (the only room on n1)
+//   t (0.5)            -> no room for it beside 0.6 + 0.3: queued, no Slurm job
+//   w (1 whole GPU)    -> none whole: queued, no Slurm job
+// The foreign jobs end: t and w run.
+TEST_F(SlurmBackendE2E, ForeignShardsLeaveTheRestOfTheirGpuToFractions) {
+  ASSERT_NO_FATAL_FAILURE(Up(2, 4));  // n1: 4 x h100, n2: 4 x a100; 1000 shards per GPU
+  const std::string shards =
+      lab_.Run("sbatch", "--parsable -p low --gres=shard:600 -w n1 -o /dev/null --wrap 'sleep 60'");
+  const std::string whole = lab_.Run(
+      "sbatch", "--parsable -p low --gres=gpu:h100:3 -w n1 -o /dev/null --wrap 'sleep 60'");
+  ASSERT_TRUE(WaitFor([&] {
+    int running = 0;
+    for (const SlurmJob& j : Jobs()) running += j.name == "wrap" && j.state == "RUNNING";
+    return running == 2;
+  })) << shards
+      << whole;
+  ASSERT_TRUE(WaitFor([&] { return server_->Get("/v1/gpus")["backend"]["foreign"].size() == 4; }))
+      << server_->Get("/v1/gpus").dump(2);
+  int shared = 0;
+  const json foreign = server_->Get("/v1/gpus")["backend"]["foreign"];
+  for (const json& f : foreign) {
+    if (f["share_milli"] == 600)
+      ++shared;
+    else
+      EXPECT_EQ(f["share_milli"], 1000) << f.dump();
+  }
+  EXPECT_EQ(shared, 1) << foreign.dump(2);
+  auto frac = [](const std::string& name, const std::string& share) {
+    return Job(name, 1, "H100", 30, "gpu_fraction: " + share + "\n");
+  };
+  ASSERT_EQ(server_->Submit(frac("s", "0.3")), 201);
+  ASSERT_TRUE(WaitJobState("s", "RUNNING", 30s)) << server_->Workload("s").dump(2);
+  auto jobs = JobsOf("s");
+  ASSERT_EQ(jobs.size(), 1u);
+  ASSERT_EQ(jobs[0].gpus.size(), 1u);
+  EXPECT_EQ(jobs[0].gpus[0].node, "n1");
+  EXPECT_EQ(jobs[0].gpus[0].shards, 300);
+  ASSERT_EQ(server_->Submit(frac("t", "0.5")), 201);
+  ASSERT_EQ(server_->Submit(Job("w", 1, "H100", 1)), 201);
+  std::this_thread::sleep_for(2s);
+  EXPECT_EQ(server_->State("t"), "queued") << server_->Workload("t").dump(2);
+  EXPECT_EQ(server_->State("w"), "queued") << server_->Workload("w").dump(2);
+  EXPECT_TRUE(JobsOf("t").empty());
+  EXPECT_TRUE(JobsOf("w").empty());
+  json ledger = server_->Get("/v1/ledger");
+  EXPECT_GT(ledger["buckets"]["foreign"].get<double>(), 0) << ledger.dump(2);
+  for (const SlurmJob& j : Jobs())
+    if (j.name == "wrap") lab_.Run("scancel", std::to_string(j.id));
+  for (const std::string name : {"s", "t", "w"}) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(server_->WaitState(name, "succeeded", 90s)) << server_->Workload(name).dump(2);
+    ASSERT_NO_FATAL_FAILURE(ExpectRanWhereRecorded(server_->Workload(name)));
+    EXPECT_EQ(server_->Workload(name)["runs"].size(), 1u);
+  }
+  EXPECT_EQ(server_->Metric("airtime_foreign_gpus"), 0);
+}
+
 TEST_F(SlurmBackendE2E, ASlurmctldRestartMidRunLosesNothing) {
   ASSERT_NO_FATAL_FAILURE(Up(2, 4));
   ASSERT_EQ(server_->Submit(Job("steady", 1, "H100", 10)), 201);

@@ -42,18 +42,19 @@ bool ClusterState::GpuTakes(const Shape& shape, GpuIndex g) const {
   const GpuRef& ref = cluster_->gpu(g);
   const Node& node = cluster_->node(ref.node);
   const GpuSlot& s = gpus_[static_cast<size_t>(g)];
-  if (!nodes_[static_cast<size_t>(ref.node)].up || s.reserved || s.foreign) return false;
+  if (!nodes_[static_cast<size_t>(ref.node)].up || s.reserved || s.foreign_whole()) return false;
   if (!shape.AllowsType(node.gpu_type)) return false;
   const double mem = cluster_->catalog().type(node.gpu_type).memory_gb;
   switch (shape.mode) {
     case ShareMode::kWhole:
-      return s.holders == 0 && shape.memory_gb <= mem;
+      return s.holders == 0 && s.foreign_milli == 0 && shape.memory_gb <= mem;
     case ShareMode::kFraction:
       if (s.holders > 0 && s.mode != ShareMode::kFraction) return false;
-      if (s.used_milli + shape.gpu_milli > 1000) return false;
-      return shape.memory_gb <= 0 || s.memory_used_gb + shape.memory_gb <= mem + 1e-6;
+      if (shape.gpu_milli > s.free_milli()) return false;
+      return shape.memory_gb <= 0 ||
+             s.memory_used_gb + mem * s.foreign_milli / 1000.0 + shape.memory_gb <= mem + 1e-6;
     case ShareMode::kMig: {
-      if (!node.mig_enabled) return false;
+      if (!node.mig_enabled || s.foreign_milli > 0) return false;
       if (s.holders > 0 && s.mode != ShareMode::kMig) return false;
       const MigProfile* p = cluster_->catalog().type(node.gpu_type).FindMig(shape.mig_profile);
       if (!p) return false;
@@ -116,7 +117,7 @@ int ClusterState::SelectOnNode(const Shape& shape, NodeIndex n, int count,
   for (int i = 0; i < node.gpu_count && k < 64; ++i)
     if (GpuTakes(shape, first + i)) cand[k++] = first + i;
   std::stable_sort(cand, cand + k, [&](GpuIndex a, GpuIndex b) {
-    return gpus_[static_cast<size_t>(a)].used_milli > gpus_[static_cast<size_t>(b)].used_milli;
+    return gpus_[static_cast<size_t>(a)].free_milli() < gpus_[static_cast<size_t>(b)].free_milli();
   });
   int chosen = std::min(k, count);
   for (int i = 0; i < chosen; ++i) out->push_back(cand[i]);
@@ -209,8 +210,8 @@ void ClusterState::SetReserved(GpuIndex g, bool reserved) {
   Refresh(cluster_->gpu(g).node);
 }
 
-void ClusterState::SetForeign(GpuIndex g, bool foreign) {
-  gpus_[static_cast<size_t>(g)].foreign = foreign;
+void ClusterState::SetForeign(GpuIndex g, int milli) {
+  gpus_[static_cast<size_t>(g)].foreign_milli = static_cast<int16_t>(std::clamp(milli, 0, 1000));
   Refresh(cluster_->gpu(g).node);
 }
 
@@ -224,19 +225,20 @@ void ClusterState::Refresh(NodeIndex n) {
   int foreign_milli = 0;
   for (int i = 0; i < node.gpu_count; ++i) {
     const GpuSlot& g = gpus_[static_cast<size_t>(first + i)];
-    if (g.foreign) {
+    if (g.foreign_whole()) {
       foreign_milli += 1000 - g.used_milli;
       continue;
     }
+    foreign_milli += g.foreign_milli;
     if (g.reserved) {
-      reserved_milli += 1000 - g.used_milli;
+      reserved_milli += g.free_milli();
       continue;
     }
-    if (g.holders == 0) ++free_whole;
-    const int fm = 1000 - g.used_milli;
+    if (g.holders == 0 && g.foreign_milli == 0) ++free_whole;
+    const int fm = g.free_milli();
     free_milli += fm;
     if (g.holders == 0 || g.mode == ShareMode::kFraction) max_milli = std::max(max_milli, fm);
-    if (node.mig_enabled && (g.holders == 0 || g.mode == ShareMode::kMig))
+    if (node.mig_enabled && g.foreign_milli == 0 && (g.holders == 0 || g.mode == ShareMode::kMig))
       max_slices = std::max(max_slices, 7 - g.mig_slices);
   }
   s.free_whole = free_whole;

@@ -6,6 +6,7 @@
 // policies: callers pass shapes and placements. Not thread-safe; owned by the engine.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -21,8 +22,15 @@ struct GpuSlot {
   int8_t holders = 0;      // allocations on this GPU
   ShareMode mode = ShareMode::kWhole;  // meaningful while holders > 0
   bool reserved = false;               // held free on purpose (headroom); not offered to placement
-  bool foreign = false;  // held by work outside airtime (a Slurm job of others); not offered
+  // Held by work outside airtime (a Slurm job of others), in milli-GPUs: 1000, the whole GPU
+  // (not offered to placement); less, a share (Slurm's gres/shard), beside which only
+  // fractions fit, in what is left of its capacity and (pro rata) of its memory.
+  int16_t foreign_milli = 0;
   float memory_used_gb = 0;
+
+  bool foreign_whole() const { return foreign_milli >= 1000; }
+  // Capacity neither airtime's allocations nor outside work hold.
+  int free_milli() const { return std::max(0, 1000 - used_milli - foreign_milli); }
 };
 
 struct NodeSummary {
@@ -51,7 +59,8 @@ class ClusterState {
   int64_t reserved_milli_of_type(GpuTypeId t) const {
     return reserved_milli_by_type_[static_cast<size_t>(t)];
   }
-  // Free capacity on GPUs that others' work holds (SetForeign), per type: up nodes only.
+  // Capacity that others' work holds (SetForeign), per type: up nodes only; on a GPU held
+  // whole, what airtime's allocations do not hold of it.
   int64_t foreign_milli_of_type(GpuTypeId t) const {
     return foreign_milli_by_type_[static_cast<size_t>(t)];
   }
@@ -96,7 +105,8 @@ class ClusterState {
   void Release(const Placement& p);
   void SetNodeUp(NodeIndex n, bool up);
   void SetReserved(GpuIndex g, bool reserved);
-  void SetForeign(GpuIndex g, bool foreign);
+  // Outside work holds `milli` of GPU `g` (0: none; 1000 or more: all of it).
+  void SetForeign(GpuIndex g, int milli);
 
  private:
   void Refresh(NodeIndex n);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace airtime {
 
@@ -94,11 +95,23 @@ StatusOr<AllocationId> Engine::Adopt(WorkloadId id, const std::vector<GpuIndex>&
 }
 
 void Engine::SetForeign(const std::vector<GpuIndex>& gpus) {
-  for (GpuIndex g : foreign_) state_.SetForeign(g, false);
+  std::vector<ForeignShare> whole;
+  whole.reserve(gpus.size());
+  for (GpuIndex g : gpus) whole.push_back({g, 1000});
+  SetForeignShares(whole);
+}
+
+void Engine::SetForeignShares(const std::vector<ForeignShare>& shares) {
+  for (GpuIndex g : foreign_) state_.SetForeign(g, 0);
+  std::map<GpuIndex, int> milli;
+  for (const ForeignShare& s : shares) {
+    if (s.gpu < 0 || static_cast<size_t>(s.gpu) >= cluster_->gpu_count() || s.milli <= 0) continue;
+    int& m = milli[s.gpu];
+    m = std::min(1000, m + std::min(s.milli, 1000));
+  }
   foreign_.clear();
-  for (GpuIndex g : gpus) {
-    if (g < 0 || static_cast<size_t>(g) >= cluster_->gpu_count()) continue;
-    state_.SetForeign(g, true);
+  for (const auto& [g, m] : milli) {
+    state_.SetForeign(g, m);
     foreign_.push_back(g);
   }
 }

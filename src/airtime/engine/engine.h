@@ -111,6 +111,15 @@ class Engine {
   // previous set: they are not offered to placement, and the ledger counts their free
   // capacity as `foreign`. An allocation already on one keeps it. Between cycles.
   void SetForeign(const std::vector<GpuIndex>& gpus);
+  // The same with a share of each GPU (ForeignShare::milli; shares of one GPU add up, to
+  // 1000 at most): beside a share below 1000, fractions still fit in what is left of the
+  // GPU (ClusterState::GpuTakes), and the ledger counts the share as `foreign`.
+  struct ForeignShare {
+    GpuIndex gpu = -1;
+    int milli = 1000;
+  };
+  void SetForeignShares(const std::vector<ForeignShare>& shares);
+  // The GPUs outside work holds some of, ascending.
   const std::vector<GpuIndex>& foreign() const { return foreign_; }
 
   // While paused, Handle applies events but decides nothing (no starts, scaling or

@@ -550,6 +550,39 @@ TEST(EngineTest, ForeignGpusAreNotPlacedOn) {
   EXPECT_EQ(e.foreign(), (std::vector<GpuIndex>{0}));
 }
 
+// A share of a GPU that outside work holds (Slurm's gres/shard) leaves the rest of that GPU
+// to fractions, never to whole-GPU work; shares of one GPU add up, to the whole GPU at most.
+TEST(EngineTest, AForeignShareLeavesTheRestOfItsGpuToFractions) {
+  Cluster c = MakeCluster({{"H100", 2, 1}});
+  const GpuTypeId h100 = c.node(0).gpu_type;
+  Engine e = MakeEngine(c, "bestfit");
+  e.SetForeignShares({{0, 300}, {0, 200}});
+  EXPECT_EQ(e.foreign(), (std::vector<GpuIndex>{0}));
+  EXPECT_EQ(e.state().gpu(0).foreign_milli, 500);
+  EXPECT_EQ(e.state().free_whole_of_type(h100), 1);
+  EXPECT_EQ(e.state().free_milli_of_type(h100), 1500);
+  EXPECT_EQ(e.state().foreign_milli_of_type(h100), 500);
+  // Two whole GPUs: only one is whole.
+  EXPECT_EQ(Starts(e.Handle(Event::Arrival(0, MakeJob("w2", WorkloadKind::kBatch, 2, 600)))), 0);
+  auto frac = [](const std::string& n, int milli) { return Fraction(n, milli, 600); };
+  // A 400 share fits beside the foreign 500 (the tighter GPU first); then 200 no longer does.
+  const CycleResult& a = e.Handle(Event::Arrival(1, frac("a", 400)));
+  ASSERT_EQ(Starts(a), 1);
+  EXPECT_EQ(a.decisions.back().placement.gpus, (std::vector<GpuIndex>{0}));
+  const CycleResult& b = e.Handle(Event::Arrival(2, frac("b", 200)));
+  ASSERT_EQ(Starts(b), 1);
+  EXPECT_EQ(b.decisions.back().placement.gpus, (std::vector<GpuIndex>{1}));
+  // The foreign job grows to the whole GPU: nothing more goes there, and `a` keeps its share.
+  e.SetForeignShares({{0, 700}, {0, 700}});
+  EXPECT_TRUE(e.state().gpu(0).foreign_whole());
+  EXPECT_EQ(e.state().foreign_milli_of_type(h100), 600);              // the GPU less what `a` holds
+  EXPECT_EQ(Starts(e.Handle(Event::Arrival(3, frac("c", 100)))), 1);  // on GPU 1
+  e.SetForeignShares({});
+  EXPECT_TRUE(e.foreign().empty());
+  EXPECT_EQ(e.state().gpu(0).foreign_milli, 0);
+  EXPECT_EQ(e.state().foreign_milli_of_type(h100), 0);
+}
+
 TEST(EngineTest, PausedEngineAdoptsRunningWorkOnItsGpus) {
   Cluster c = MakeCluster({{"H100", 4, 1}});
   Engine e = MakeEngine(c, "bestfit");

@@ -78,6 +78,7 @@ struct Placed {
 struct ForeignUse {
   std::string gpu;    // the daemon's GPU id
   std::string owner;  // who holds it ("slurm job 42 (alice)")
+  int milli = 1000;   // how much of it, in thousandths (< 1000: a share, Slurm's gres/shard)
 };
 
 // One start of a batch (Actuator::LaunchAll): the run's identity or why it did not start,

@@ -503,10 +503,13 @@ std::vector<GpuBuckets> Ledger::GpuBucketsNow() const {
       }
       const GpuSlot& slot = st.gpu(g);
       int64_t free = 1000 - slot.used_milli;
-      if (slot.foreign) {
+      if (slot.foreign_whole()) {
         add(g, Bucket::kForeign, free);
         continue;
       }
+      const int64_t foreign = std::min<int64_t>(free, slot.foreign_milli);
+      add(g, Bucket::kForeign, foreign);
+      free -= foreign;
       if (slot.reserved) {
         add(g, Bucket::kReservedHeadroom, free);
         continue;

@@ -280,14 +280,12 @@ void Daemon::OnPlaced(const Placed& placed, TimeMs now, TimeMs since) {
 
 void Daemon::OnForeign(std::vector<ForeignUse> foreign, TimeMs now) {
   ledger_->Advance(now);
-  std::vector<GpuIndex> gpus;
+  std::vector<Engine::ForeignShare> shares;
   for (const ForeignUse& f : foreign) {
     auto g = gpu_of_uuid_.find(f.gpu);
-    if (g != gpu_of_uuid_.end()) gpus.push_back(g->second);
+    if (g != gpu_of_uuid_.end()) shares.push_back({g->second, f.milli});
   }
-  std::sort(gpus.begin(), gpus.end());
-  gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
-  engine_->SetForeign(gpus);
+  engine_->SetForeignShares(shares);
   foreign_ = std::move(foreign);
   Feed(Event::Timer(now));  // capacity changed: a cycle
 }
@@ -318,7 +316,8 @@ void Daemon::OnUnusable(const std::vector<std::string>& gpus, TimeMs now) {
 
 nlohmann::json Daemon::BackendView() const {
   nlohmann::json foreign = nlohmann::json::array();
-  for (const ForeignUse& f : foreign_) foreign.push_back({{"gpu", f.gpu}, {"owner", f.owner}});
+  for (const ForeignUse& f : foreign_)
+    foreign.push_back({{"gpu", f.gpu}, {"owner", f.owner}, {"share_milli", f.milli}});
   return {{"kind", options_.backend == Backend::kSlurm ? "slurm" : "local"},
           {"state", actuator_->Describe()},
           {"placements",

@@ -468,7 +468,8 @@ std::string Daemon::RenderMetrics() {
               "onto the backend's GPUs), unmoved (it could not be).",
               static_cast<double>(n), {{"outcome", outcome}});
   w.Gauge("airtime_foreign_gpus",
-          "GPUs held now by work airtime does not run (jobs submitted to Slurm directly).",
+          "GPUs held now, whole or in part (Slurm's gres/shard), by work airtime does not run "
+          "(jobs submitted to Slurm directly).",
           static_cast<double>(engine_->foreign().size()));
   w.Histogram("airtime_queue_wait_seconds", "Time a workload waited before each start.",
               queue_wait_hist_);

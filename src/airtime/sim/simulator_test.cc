@@ -69,6 +69,16 @@ TEST(LedgerTest, ForeignGpusHaveTheirOwnLine) {
   EXPECT_EQ(t.milli_ms[static_cast<size_t>(Bucket::kFreeNoDemand)], 2 * 1000 * 1000);
   EXPECT_EQ(t.sum(), t.installed_milli_ms);
   EXPECT_STREQ(BucketName(Bucket::kForeign), "foreign");
+  // A share of a GPU (Slurm's gres/shard) counts by that share; the rest of the GPU is free.
+  e.SetForeignShares({{1, 250}});
+  ledger.Observe(e.Handle(Event::Timer(1000)));
+  ledger.Advance(2000);
+  EXPECT_EQ(t.milli_ms[static_cast<size_t>(Bucket::kForeign)], 2 * 1000 * 1000 + 250 * 1000);
+  EXPECT_EQ(t.milli_ms[static_cast<size_t>(Bucket::kFreeNoDemand)], 2 * 1000 * 1000 + 3750 * 1000);
+  EXPECT_EQ(t.sum(), t.installed_milli_ms);
+  const std::vector<GpuBuckets> gpus = ledger.GpuBucketsNow();
+  EXPECT_EQ(gpus[1].milli[static_cast<size_t>(Bucket::kForeign)], 250);
+  EXPECT_EQ(gpus[1].milli[static_cast<size_t>(Bucket::kFreeNoDemand)], 750);
 }
 
 // Each GPU's buckets now (Ledger::GpuBucketsNow, the dashboard's map) are the ledger's own

@@ -422,6 +422,18 @@ std::vector<Exited> SlurmActuator::WaitForExits(int timeout_ms) {
   return exits;
 }
 
+int SlurmActuator::ForeignMilli(const NodeGpus& ng) const {
+  if (ng.shards <= 0 || ng.indices.empty()) return 1000;  // whole GPUs
+  auto it = shards_per_gpu_.find(ng.node);
+  // Shards on a node airtime reads none for: the GPU is not airtime's to share.
+  if (it == shards_per_gpu_.end() || it->second < 1) return 1000;
+  // Spread over the GPUs they came from (Slurm 22.05 takes them from one), rounded up.
+  const int64_t per_gpu = (ng.shards + static_cast<int64_t>(ng.indices.size()) - 1) /
+                          static_cast<int64_t>(ng.indices.size());
+  return static_cast<int>(
+      std::clamp<int64_t>((per_gpu * 1000 + it->second - 1) / it->second, 1, 1000));
+}
+
 std::vector<std::string> SlurmActuator::GpuIds(const SlurmJob& job) const {
   std::vector<std::string> ids;
   for (const NodeGpus& ng : job.gpus)
@@ -512,13 +524,16 @@ bool SlurmActuator::Apply(const Snapshot& snapshot, std::vector<Exited>* exits) 
   std::vector<ForeignUse> foreign;
   for (const SlurmJob& j : *jobs) {
     if (ours.count(j.id) || !Holding(j.state)) continue;
-    for (const std::string& id : GpuIds(j))
-      foreign.push_back(ForeignUse{
-          id, "slurm job " + std::to_string(j.id) + " '" + j.name + "' (" + j.user + ")"});
+    const std::string owner =
+        "slurm job " + std::to_string(j.id) + " '" + j.name + "' (" + j.user + ")";
+    for (const NodeGpus& ng : j.gpus)
+      for (int i : ng.indices)
+        foreign.push_back(ForeignUse{SlurmGpuId(ng.node, i), owner, ForeignMilli(ng)});
   }
   auto key = [](const std::vector<ForeignUse>& v) {
     std::vector<std::string> k;
-    for (const ForeignUse& f : v) k.push_back(f.gpu + "=" + f.owner);
+    for (const ForeignUse& f : v)
+      k.push_back(f.gpu + "=" + f.owner + "@" + std::to_string(f.milli));
     std::sort(k.begin(), k.end());
     return k;
   };

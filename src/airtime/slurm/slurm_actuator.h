@@ -208,6 +208,9 @@ class SlurmActuator final : public Actuator {
   // After Stop's grace: requeue-hold (or hold, or cancel) the job of `w`.
   void StopAction(int64_t run_id, Watched& w, const SlurmJob& job);
   std::vector<std::string> GpuIds(const SlurmJob& job) const;
+  // How much of each of its GPUs a foreign job holds on one node, in thousandths: 1000 for
+  // whole GPUs; for shards, their share of the node's shards per GPU, rounded up.
+  int ForeignMilli(const NodeGpus& ng) const;
 
   std::unique_ptr<SlurmClient> client_;
   SlurmActuatorOptions options_;

@@ -429,7 +429,8 @@ TEST_F(SlurmActuatorTest, ReportsSlurmsGpusOnceAndTheEndOnce) {
 // A fraction of a GPU is gres/shard of one GPU on the engine's node: share x shards per GPU
 // / 1000, rounded up (n1: 1000 per GPU; n5: 800 over 8 GPUs, 100 each). Slurm's choice of
 // GPU is reported as for whole GPUs; its stop parks it, and its next start of the same
-// shards reuses the job. Others' shard jobs make their GPU foreign.
+// shards reuses the job. Others' shard jobs hold their share of their GPU: foreign, as a
+// share of it (n1 has 1000 shards per GPU: 250 are a quarter; n5's 30 of 100, 300).
 TEST_F(SlurmActuatorTest, AFractionIsShardsOfOneGpuOnTheEnginesNode) {
   LaunchRequest half = Request("half", 20, {"slurm:n1:0"});
   half.share_milli = 500;
@@ -488,7 +489,7 @@ TEST_F(SlurmActuatorTest, AFractionIsShardsOfOneGpuOnTheEnginesNode) {
   EXPECT_THAT(slurm_->calls, ElementsAre("nodes " + std::to_string(h->slurm_job) + " n1",
                                          "release " + std::to_string(h->slurm_job)));
 
-  // Someone else's shards hold their GPU: foreign.
+  // Someone else's shards hold a share of their GPU: foreign, by that share.
   slurm_->Run(500, "n1", "", {7});
   slurm_->Edit(500)->gpus[0].shards = 250;
   slurm_->Edit(500)->user = "alice";
@@ -497,6 +498,16 @@ TEST_F(SlurmActuatorTest, AFractionIsShardsOfOneGpuOnTheEnginesNode) {
   ASSERT_TRUE(foreign.has_value());
   ASSERT_EQ(foreign->size(), 1u);
   EXPECT_EQ((*foreign)[0].gpu, "slurm:n1:7");
+  EXPECT_EQ((*foreign)[0].milli, 250);
+  // Its share grows (another job of theirs on n5): reported again, each by its share.
+  slurm_->Run(501, "n5", "", {3});
+  slurm_->Edit(501)->gpus[0].shards = 30;
+  Poll();
+  foreign = actuator_->TakeForeign();
+  ASSERT_TRUE(foreign.has_value());
+  ASSERT_EQ(foreign->size(), 2u);
+  EXPECT_EQ((*foreign)[1].gpu, "slurm:n5:3");
+  EXPECT_EQ((*foreign)[1].milli, 300);
 }
 
 TEST_F(SlurmActuatorTest, ExitCodesFromWaitStatus) {
@@ -789,6 +800,7 @@ TEST_F(SlurmActuatorTest, OthersRunningJobsAreForeign) {
   ASSERT_EQ(foreign->size(), 2u);
   EXPECT_EQ((*foreign)[0].gpu, "slurm:n3:6");
   EXPECT_THAT((*foreign)[0].owner, HasSubstr("alice"));
+  EXPECT_EQ((*foreign)[0].milli, 1000);  // whole GPUs
   Poll();
   EXPECT_FALSE(actuator_->TakeForeign().has_value());  // unchanged
   slurm_->Edit(500)->state = "COMPLETED";

@@ -187,7 +187,7 @@ struct FgdScore::State {
     const GpuIndex first = cl.first_gpu(n);
     for (int i = 0; i < node.gpu_count; ++i) {
       const GpuSlot& g = st.gpu(first + i);
-      scratch[static_cast<size_t>(i)] = (!sum.up || g.reserved) ? 0 : 1000 - g.used_milli;
+      scratch[static_cast<size_t>(i)] = (!sum.up || g.reserved) ? 0 : g.free_milli();
     }
     const int64_t cpu = node.cpu_milli > 0 ? sum.cpu_free : kUntrackedCpu;
     NodeCache& c = nodes[static_cast<size_t>(n)];
