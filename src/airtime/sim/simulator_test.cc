@@ -512,6 +512,9 @@ TEST(SimulatorTest, WithoutAHorizonTheMixedDayEndsUnderEveryPolicy) {
 namespace airtime {
 namespace {
 
+// The policies below keep a quarter of each variant's replicas warm at all times
+// (`variant_spare=0.25`, opt-in since the SLO-first spares): the figures count them.
+//
 // A service with a generalist (4 x H100, 4 req/s, quality 1) and a small variant (1 x H100,
 // 2 req/s, quality 0.8), 6 req/s of one class for two hours on 16 H100: the simulator
 // serves each class with the ready variants, earns value x quality, and counts the GPUs
@@ -544,8 +547,8 @@ TEST(SimulatorVariantsTest, ValueTimesQualityAndGpuHoursFreed) {
   ASSERT_EQ(in.workloads.size(), 2u);  // one member per variant
   SimOptions o;
   o.horizon = 2 * kHour;
-  auto gen = Simulate(in, "fixed-generalist", o);
-  auto cheap = Simulate(in, "cheapest-meeting-quality", o);
+  auto gen = Simulate(in, "fixed-generalist:variant_spare=0.25", o);
+  auto cheap = Simulate(in, "cheapest-meeting-quality:variant_spare=0.25", o);
   ASSERT_TRUE(gen.ok() && cheap.ok());
   const ServiceMetrics& g = gen->metrics.services.at("chat");
   const ServiceMetrics& c = cheap->metrics.services.at("chat");
@@ -588,8 +591,8 @@ TEST(SimulatorVariantsTest, TheGpusFreedByVariantChoiceGoToTheLeastDenseRunningW
   SimInput in = MakeSimInput(MakeCluster({{"H100", 8, 2}}), {s, batch, train1, train2});
   SimOptions o;
   o.horizon = 2 * kHour;
-  auto cheap = Simulate(in, "cheapest-meeting-quality", o);
-  auto gen = Simulate(in, "fixed-generalist", o);
+  auto cheap = Simulate(in, "cheapest-meeting-quality:variant_spare=0.25", o);
+  auto gen = Simulate(in, "fixed-generalist:variant_spare=0.25", o);
   ASSERT_TRUE(cheap.ok() && gen.ok());
   const VariantFreedUse& f = cheap->metrics.freed_use;
   const auto kind = [](WorkloadKind k) { return static_cast<size_t>(k); };
@@ -625,7 +628,7 @@ TEST(SimulatorVariantsTest, TheGpusFreedByVariantChoiceAreOnTheBestVariantsTypes
       MakeSimInput(MakeCluster({{"H100", 8, 1}, {"L40S", 8, 1}}), {BigAndSmall({{0, 6.0}}), batch});
   SimOptions o;
   o.horizon = 2 * kHour;
-  auto cheap = Simulate(in, "cheapest-meeting-quality", o);
+  auto cheap = Simulate(in, "cheapest-meeting-quality:variant_spare=0.25", o);
   ASSERT_TRUE(cheap.ok());
   const VariantFreedUse& f = cheap->metrics.freed_use;
   EXPECT_NEAR(f.freed_ms / 3.6e6, 20.0 / 3 * (7200 - 60) / 3600, 1e-6);
@@ -642,7 +645,7 @@ TEST(SimulatorVariantsTest, TheGpusFreedByVariantChoiceLieFreeWhenNothingWaits) 
   SimInput in = MakeSimInput(MakeCluster({{"H100", 8, 2}}), {BigAndSmall({{0, 6.0}})});
   SimOptions o;
   o.horizon = 2 * kHour;
-  auto cheap = Simulate(in, "cheapest-meeting-quality", o);
+  auto cheap = Simulate(in, "cheapest-meeting-quality:variant_spare=0.25", o);
   ASSERT_TRUE(cheap.ok());
   const VariantFreedUse& f = cheap->metrics.freed_use;
   EXPECT_GT(f.freed_ms, 0);
@@ -659,8 +662,8 @@ TEST(SimulatorVariantsTest, StaticSplitHoldsItsPeakReplicasAllDay) {
   SimInput in = MakeSimInput(MakeCluster({{"H100", 8, 2}}), {s});
   SimOptions o;
   o.horizon = 2 * kHour;
-  auto st = Simulate(in, "static-split", o);
-  auto air = Simulate(in, "airtime", o);
+  auto st = Simulate(in, "static-split:variant_spare=0.25", o);
+  auto air = Simulate(in, "airtime:variant_spare=0.25", o);
   ASSERT_TRUE(st.ok() && air.ok());
   const ServiceMetrics& a = st->metrics.services.at("chat");
   const ServiceMetrics& b = air->metrics.services.at("chat");

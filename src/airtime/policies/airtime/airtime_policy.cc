@@ -180,14 +180,18 @@ StatusOr<Policy> MakeAirtimePolicy(const Cluster& cluster, const PolicyParams& p
                      : *variants_choice == "generalist" ? VariantMix::Mode::kGeneralist
                      : *variants_choice == "cheapest"   ? VariantMix::Mode::kCheapest
                                                         : VariantMix::Mode::kStatic;
-  // Services with variants keep their own warm spares (a quarter of the target by default):
-  // the priced hold and the SLO buffer read one service's forecast, and a variant group has
-  // none of its own.
-  auto variant_spare = params.GetDouble("variant_spare", 0.25);
+  // Services with variants: warm spares at all times are opt-in (`variant_spare`; 0.25
+  // under preemption=off, as `spare`). SLOs first: while such a service's error budget
+  // beyond the reserve is spent, its plan keeps a quarter of each variant's replicas warm
+  // (VariantMix::Options::slo_spare); the priced hold and the SLO buffer read one service's
+  // forecast, and a variant group has none of its own.
+  auto variant_spare = params.GetDouble("variant_spare", preemption == "off" ? 0.25 : 0);
   if (!variant_spare.ok()) return variant_spare.status();
   if (*variant_spare < 0)
     return InvalidArgument("policy 'airtime': parameter 'variant_spare' must be >= 0");
   fo.variants.spare = *variant_spare;
+  fo.variants.slo_target = fo.slo_target;
+  fo.variants.slo_reserve = fo.slo_reserve;
   fo.variants.lead = fo.lead;
   fo.variants.keep = fo.keep;
   ValuePreempt::Options po;

@@ -127,16 +127,60 @@ int VariantMix::Target(const Job& member, const Engine& engine) {
   return g.targets[static_cast<size_t>(member.s().realtime.variant)];
 }
 
+double VariantMix::SloBooks::Over(TimeMs now, double target) const {
+  const double dt =
+      since == kNever ? 0 : static_cast<double>(std::max<TimeMs>(0, now - since)) / 1000.0;
+  return in_slo + served_rps * dt - target * (requests + demand_rps * dt);
+}
+
+double VariantMix::ServedNow(const Group& g, const Engine& engine) const {
+  const Job* first = nullptr;
+  for (WorkloadId id : g.members)
+    if (id != kNoWorkload && engine.job(id).phase != JobPhase::kCancelled && first == nullptr)
+      first = &engine.job(id);
+  if (first == nullptr) return 0;
+  const Shares route = RouteNow(g, engine);
+  double served = 0;
+  for (size_t c = 0; c < first->class_rps.size(); ++c) {
+    double share = 0;  // of the class, served within the variants' ready replicas
+    for (size_t v = 0; v < route.size() && v < g.members.size(); ++v)
+      if (g.members[v] != kNoWorkload && c < route[v].size()) share += route[v][c];
+    served += std::min(1.0, share) * std::max(0.0, first->class_rps[c]);
+  }
+  return served;
+}
+
 void VariantMix::PlanAll(const Engine& engine) {
   // Every service is planned on the same state of the cluster, before any scales.
   std::vector<Group*> live;
+  const TimeMs now = engine.now();
   for (auto& [name, g] : groups_) {
     if (g.cycle == engine.cycles()) continue;
     g.cycle = engine.cycles();
+    // The error budget up to now, at the rates of the last cycle.
+    SloBooks& b = g.books;
+    if (b.since != kNever && now > b.since) {
+      const double dt = static_cast<double>(now - b.since) / 1000.0;
+      b.requests += b.demand_rps * dt;
+      b.in_slo += b.served_rps * dt;
+    }
+    b.since = now;
     if (Prepare(g, engine)) live.push_back(&g);
   }
   if (o_.mode == Mode::kMix && live.size() >= 2) ShareContended(live, engine);
-  for (Group* g : live) Decide(*g, engine);
+  for (Group* g : live) {
+    Decide(*g, engine);
+    // The rates until the next cycle: the demand now, and what the replicas ready now serve
+    // of it under the plan in force.
+    double demand = 0;
+    for (WorkloadId id : g->members)
+      if (id != kNoWorkload) {
+        for (double rps : engine.job(id).class_rps) demand += std::max(0.0, rps);
+        break;
+      }
+    g->books.demand_rps = demand;
+    g->books.served_rps = std::min(demand, ServedNow(*g, engine));
+  }
 }
 
 VariantMix::TypeMilli VariantMix::PerType(const RealtimeProfile& rt,
@@ -192,9 +236,9 @@ void VariantMix::ShareContended(const std::vector<Group*>& groups, const Engine&
   for (size_t i = 0; i < n; ++i) {
     const Inputs& in = groups[i]->in;
     const RealtimeProfile& rt = in.spec->realtime;
-    const Figures f =
-        Evaluate(*in.spec, Search(*in.spec, in.demand, in.density, pool, in.available, catalog),
-                 in.demand, in.density, pool, in.available, catalog);
+    const Figures f = Evaluate(
+        *in.spec, Search(*in.spec, in.demand, in.density, in.spare, pool, in.available, catalog),
+        in.demand, in.density, in.spare, pool, in.available, catalog);
     std::vector<int64_t> firm(rt.variants.size(), 0);
     for (size_t v = 0; v < firm.size() && v < f.firm.size(); ++v)
       firm[v] = f.firm[v] * rt.variants[v].shape.TotalMilli(catalog);
@@ -305,8 +349,9 @@ double VariantMix::WorthWithin(const Inputs& in, size_t t, int64_t milli,
                                const GpuCatalog& catalog) const {
   TypeMilli budget = in.budget;
   budget[t] = milli;
-  const Shares s = Search(*in.spec, in.demand, in.density, budget, in.available, catalog);
-  const Figures f = Evaluate(*in.spec, s, in.demand, in.density, budget, in.available, catalog);
+  const Shares s = Search(*in.spec, in.demand, in.density, in.spare, budget, in.available, catalog);
+  const Figures f =
+      Evaluate(*in.spec, s, in.demand, in.density, in.spare, budget, in.available, catalog);
   // Replicas beyond the budget would not be placed: their share of the value is not earned.
   const double value = f.worth + in.density * static_cast<double>(f.milli) / 1000.0;
   const double lost =
@@ -545,7 +590,7 @@ int64_t VariantMix::BeyondBudget(const RealtimeProfile& rt, const std::vector<in
 
 VariantMix::Figures VariantMix::Evaluate(const WorkloadSpec& spec, const Shares& s,
                                          const std::vector<double>& demand, double density,
-                                         const TypeMilli& budget,
+                                         double spare, const TypeMilli& budget,
                                          const std::vector<bool>& available,
                                          const GpuCatalog& catalog,
                                          const std::vector<int>* fixed) const {
@@ -581,7 +626,7 @@ VariantMix::Figures VariantMix::Evaluate(const WorkloadSpec& spec, const Shares&
         f.unserved_rps += load - mv.max_replicas * t;
         need = mv.max_replicas;
       }
-      const int spares = o_.spare > 0 ? static_cast<int>(std::floor(need * o_.spare + 0.5)) : 0;
+      const int spares = spare > 0 ? static_cast<int>(std::floor(need * spare + 0.5)) : 0;
       n = std::min(need + spares, mv.max_replicas);
       firm_n = need;
     }
@@ -655,22 +700,23 @@ void VariantMix::SizeStatic(Group& g, const WorkloadSpec& spec, const std::vecto
   State& st = g.st;
   const bool first = st.shares.empty();
   g.static_peak = peak;
-  Shares next = Search(spec, peak, density, budget, available, catalog);
+  Shares next = Search(spec, peak, density, g.in.spare, budget, available, catalog);
   if (!first && !SameShares(next, st.shares)) ++st.switches;  // another mix, not just more
   st.shares = std::move(next);
-  g.static_replicas = Evaluate(spec, st.shares, peak, density, budget, available, catalog).replicas;
+  g.static_replicas =
+      Evaluate(spec, st.shares, peak, density, g.in.spare, budget, available, catalog).replicas;
   st.why = first ? "static split: sized once for the peak demand per class"
                  : "static split: sized again, demand rose above the peak it was sized for";
 }
 
 VariantMix::Shares VariantMix::Search(const WorkloadSpec& spec, const std::vector<double>& demand,
-                                      double density, const TypeMilli& budget,
+                                      double density, double spare, const TypeMilli& budget,
                                       const std::vector<bool>& available,
                                       const GpuCatalog& catalog) const {
   const RealtimeProfile& rt = spec.realtime;
   const size_t nv = rt.variants.size(), nc = rt.classes.size();
   auto eval = [&](const Shares& s) {
-    return Evaluate(spec, s, demand, density, budget, available, catalog);
+    return Evaluate(spec, s, demand, density, spare, budget, available, catalog);
   };
   auto usable = [&](size_t v, size_t c) { return Usable(rt, available, v, c); };
   Shares best = Fixed(rt, Mode::kGeneralist, available, catalog);
@@ -857,6 +903,10 @@ bool VariantMix::Prepare(Group& g, const Engine& engine) {
   }
   Inputs& in = g.in;
   in.spec = &spec;
+  // SLOs first: warm spares while the error budget beyond the reserve is spent.
+  const double keep_to = o_.slo_target + o_.slo_reserve * (1 - o_.slo_target);
+  const bool spent = o_.slo_target > 0 && g.books.Over(now, keep_to) < 0;
+  in.spare = spent ? std::max(o_.spare, o_.slo_spare) : o_.spare;
   in.budget = Budget(g, available, engine, in.own);
   in.cap.clear();
   in.available = std::move(available);
@@ -885,7 +935,7 @@ void VariantMix::Decide(Group& g, const Engine& engine) {
   for (int64_t m : budget) st.budget_milli += m;
   const GpuCatalog& catalog = engine.catalog();
   auto plan_for = [&](const std::vector<double>& d) {
-    return o_.mode == Mode::kMix ? Search(spec, d, density, budget, available, catalog)
+    return o_.mode == Mode::kMix ? Search(spec, d, density, g.in.spare, budget, available, catalog)
                                  : Fixed(rt, o_.mode, available, catalog);
   };
   auto broken = [](const Figures& f) {
@@ -907,10 +957,11 @@ void VariantMix::Decide(Group& g, const Engine& engine) {
       st.why = "switched: a variant was produced";
     }
   } else if (const Figures fc =
-                 Evaluate(spec, st.shares, demand, density, budget, available, catalog);
+                 Evaluate(spec, st.shares, demand, density, g.in.spare, budget, available, catalog);
              broken(fc) && !SameShares(next, st.shares)) {
     // The plan in force no longer fits: the best for the demand now, at once.
-    const Figures fn = Evaluate(spec, next, demand, density, budget, available, catalog);
+    const Figures fn =
+        Evaluate(spec, next, demand, density, g.in.spare, budget, available, catalog);
     char buf[200];
     {
       const bool take = Better(fn, fc);
@@ -928,8 +979,10 @@ void VariantMix::Decide(Group& g, const Engine& engine) {
   } else if (next = plan_for(demand_long); !SameShares(next, st.shares)) {
     // By choice: the best plan for the peak of the last `payback`, if it fits that peak and
     // its gain there repays its cold starts.
-    const Figures fn = Evaluate(spec, next, demand_long, density, budget, available, catalog);
-    const Figures fl = Evaluate(spec, st.shares, demand_long, density, budget, available, catalog);
+    const Figures fn =
+        Evaluate(spec, next, demand_long, density, g.in.spare, budget, available, catalog);
+    const Figures fl =
+        Evaluate(spec, st.shares, demand_long, density, g.in.spare, budget, available, catalog);
     char buf[200];
     bool take = false;
     if (!broken(fn)) {
@@ -960,7 +1013,7 @@ void VariantMix::Decide(Group& g, const Engine& engine) {
     }
   }
   const bool fixed = o_.mode == Mode::kStatic;
-  st.figures = Evaluate(spec, st.shares, demand, density, budget, available, catalog,
+  st.figures = Evaluate(spec, st.shares, demand, density, g.in.spare, budget, available, catalog,
                         fixed ? &g.static_replicas : nullptr);
   st.mix = Describe(rt, st.shares, st.figures, st);
 

@@ -84,7 +84,15 @@ class VariantMix {
   enum class Mode { kMix, kGeneralist, kCheapest, kStatic };
   struct Options {
     Mode mode = Mode::kMix;
-    double spare = 0.25;            // warm spares, as ForecastScale's `spare`
+    double spare = 0;  // warm spares at all times, as ForecastScale's `spare` (opt-in)
+    // SLOs first: while the service's error budget beyond its reserve is spent (its requests
+    // served within the SLO, as its members' ready replicas served them routed by the plan,
+    // are fewer than slo_target + slo_reserve x (1 - slo_target) of all its requests), each
+    // variant of its plan keeps round(replicas x slo_spare) warm spares (at least `spare`).
+    // slo_target 0: off.
+    double slo_target = 0.999;
+    double slo_reserve = 0.35;
+    double slo_spare = 0.25;
     DurationMs lead = 5 * kMinute;  // beyond the cold start, for the demand window
     DurationMs keep = kHour;        // the longest demand window (ForecastScale's `keep`)
     DurationMs payback = kHour;     // a switch must repay its cold starts within this
@@ -149,13 +157,25 @@ class VariantMix {
     std::vector<double> demand, demand_long;  // per class: the scale-down window's, payback's
     TypeMilli budget;                         // the GPUs it may plan with, per type
     TypeMilli own;                            // those its members hold, per type
-    TypeMilli cap;  // per type: its split of a type shared with other services; -1: none
+    TypeMilli cap;     // per type: its split of a type shared with other services; -1: none
+    double spare = 0;  // the warm spares its plan keeps, as a share of each variant's replicas
+  };
+  // A service's error budget, as ForecastScale keeps a plain service's: its requests since it
+  // was first planned, those its ready replicas served as its plan routed them, and the
+  // rates that hold until the next cycle.
+  struct SloBooks {
+    double requests = 0, in_slo = 0;
+    double demand_rps = 0, served_rps = 0;
+    TimeMs since = kNever;
+    // in_slo - target x requests, up to `now`.
+    double Over(TimeMs now, double target) const;
   };
   struct Group {
     State st;
     Inputs in;
     std::vector<WorkloadId> members;  // by variant index (kNoWorkload: none)
     std::vector<std::deque<std::pair<TimeMs, double>>> recent;  // per class
+    SloBooks books;
     std::vector<double> last_seen;
     std::vector<int> targets;         // this cycle's, per variant
     std::vector<TimeMs> short_since;  // per variant: since when replicas of the plan are unplaced
@@ -203,9 +223,11 @@ class VariantMix {
                            const TypeMilli& budget);
   // `available`: per variant; a share on one that is not serves nothing (unserved_rps).
   // `fixed`: the replicas per variant are these (kStatic), not what the load needs.
+  // `spare`: the warm spares of each variant, as a share of its replicas (Inputs::spare).
   Figures Evaluate(const WorkloadSpec& spec, const Shares& s, const std::vector<double>& demand,
-                   double density, const TypeMilli& budget, const std::vector<bool>& available,
-                   const GpuCatalog& catalog, const std::vector<int>* fixed = nullptr) const;
+                   double density, double spare, const TypeMilli& budget,
+                   const std::vector<bool>& available, const GpuCatalog& catalog,
+                   const std::vector<int>* fixed = nullptr) const;
   static bool Better(const Figures& a, const Figures& b);
   Shares Fixed(const RealtimeProfile& rt, Mode mode, const std::vector<bool>& available,
                const GpuCatalog& catalog) const;
@@ -214,8 +236,11 @@ class VariantMix {
                   double density, const TypeMilli& budget, const std::vector<bool>& available,
                   const GpuCatalog& catalog) const;
   Shares Search(const WorkloadSpec& spec, const std::vector<double>& demand, double density,
-                const TypeMilli& budget, const std::vector<bool>& available,
+                double spare, const TypeMilli& budget, const std::vector<bool>& available,
                 const GpuCatalog& catalog) const;
+  // The requests per second `g`'s ready replicas serve of its demand now, routed by its plan
+  // in force (RouteNow).
+  double ServedNow(const Group& g, const Engine& engine) const;
   std::string Describe(const RealtimeProfile& rt, const Shares& s, const Figures& f,
                        const State& st) const;
   // The GPUs per type the service can have: its own, the free ones and those of preemptible
