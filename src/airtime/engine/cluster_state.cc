@@ -229,7 +229,9 @@ void ClusterState::Refresh(NodeIndex n) {
       foreign_milli += 1000 - g.used_milli;
       continue;
     }
-    foreign_milli += g.foreign_milli;
+    // A share, at most what airtime's allocations leave of the GPU (a foreign job that Slurm
+    // started beside one the engine placed there, in the moment before the engine learns).
+    foreign_milli += std::min(static_cast<int>(g.foreign_milli), 1000 - g.used_milli);
     if (g.reserved) {
       reserved_milli += g.free_milli();
       continue;

@@ -577,6 +577,10 @@ TEST(EngineTest, AForeignShareLeavesTheRestOfItsGpuToFractions) {
   EXPECT_TRUE(e.state().gpu(0).foreign_whole());
   EXPECT_EQ(e.state().foreign_milli_of_type(h100), 600);              // the GPU less what `a` holds
   EXPECT_EQ(Starts(e.Handle(Event::Arrival(3, frac("c", 100)))), 1);  // on GPU 1
+  // A share never counts beyond what the engine's allocations leave of its GPU: GPU 0 holds
+  // a (400), GPU 1 b and c (300), so shares of 700 and 900 count 600 and 700.
+  e.SetForeignShares({{0, 700}, {1, 900}});
+  EXPECT_EQ(e.state().foreign_milli_of_type(h100), 600 + 700);
   e.SetForeignShares({});
   EXPECT_TRUE(e.foreign().empty());
   EXPECT_EQ(e.state().gpu(0).foreign_milli, 0);

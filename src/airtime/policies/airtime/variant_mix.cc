@@ -1016,6 +1016,14 @@ void VariantMix::Decide(Group& g, const Engine& engine) {
   st.figures = Evaluate(spec, st.shares, demand, density, g.in.spare, budget, available, catalog,
                         fixed ? &g.static_replicas : nullptr);
   st.mix = Describe(rt, st.shares, st.figures, st);
+  if (g.in.spare > o_.spare) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "; warm spares, %.0f%% of each variant's replicas: SLOs first, its error budget "
+                  "for the %.2f%% target is spent",
+                  100 * g.in.spare, 100 * o_.slo_target);
+    st.mix += buf;
+  }
 
   // Targets: the plan's replicas, its spares within its split of a shared type, the
   // service's min_replicas in all (on its busiest variant).

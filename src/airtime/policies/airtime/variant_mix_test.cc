@@ -420,11 +420,15 @@ TEST(VariantMixTest, WarmSparesWhileTheErrorBudgetIsSpent) {
   f.engine.Handle(Event::Timer(kMinute));  // the replicas are ready
   f.engine.Handle(Event::Timer(2 * kMinute));
   EXPECT_EQ(spares(), 1) << f.State().mix;
+  EXPECT_NE(f.State().mix.find("SLOs first, its error budget for the 99.90% target is spent"),
+            std::string::npos)
+      << f.State().mix;
   EXPECT_EQ(f.Live(0), 3);
   f.Run(2 * kMinute, 24 * kHour, kHour, [] {});
   EXPECT_EQ(spares(), 1) << "not yet recovered at 24 h";
   f.Run(24 * kHour, 30 * kHour, kHour, [] {});
   EXPECT_EQ(spares(), 0) << f.State().mix;
+  EXPECT_EQ(f.State().mix.find("warm spares"), std::string::npos) << f.State().mix;
   EXPECT_EQ(f.Live(0), 2);
   // 6 -> 14 req/s: 2 replicas serve 8 while 2 more load, 360 requests missed; the budget's
   // 300 or so (6 x (0.00065 x 30 h - 60)) do not cover them: spares again.
