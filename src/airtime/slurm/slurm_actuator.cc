@@ -1,6 +1,7 @@
 #include "airtime/slurm/slurm_actuator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <numeric>
 #include <utility>
@@ -427,11 +428,12 @@ int SlurmActuator::ForeignMilli(const NodeGpus& ng) const {
   auto it = shards_per_gpu_.find(ng.node);
   // Shards on a node airtime reads none for: the GPU is not airtime's to share.
   if (it == shards_per_gpu_.end() || it->second < 1) return 1000;
-  // Spread over the GPUs they came from (Slurm 22.05 takes them from one), rounded up.
-  const int64_t per_gpu = (ng.shards + static_cast<int64_t>(ng.indices.size()) - 1) /
-                          static_cast<int64_t>(ng.indices.size());
-  return static_cast<int>(
-      std::clamp<int64_t>((per_gpu * 1000 + it->second - 1) / it->second, 1, 1000));
+  // Spread over the GPUs they came from (Slurm 22.05 takes them from one), rounded up; in
+  // double, so that no count Slurm reports can overflow.
+  const auto n = static_cast<double>(ng.indices.size());
+  const double per_gpu = std::ceil(static_cast<double>(ng.shards) / n);
+  const double milli = std::ceil(per_gpu * 1000.0 / static_cast<double>(it->second));
+  return static_cast<int>(std::clamp(milli, 1.0, 1000.0));
 }
 
 std::vector<std::string> SlurmActuator::GpuIds(const SlurmJob& job) const {

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <set>
@@ -508,6 +509,15 @@ TEST_F(SlurmActuatorTest, AFractionIsShardsOfOneGpuOnTheEnginesNode) {
   ASSERT_EQ(foreign->size(), 2u);
   EXPECT_EQ((*foreign)[1].gpu, "slurm:n5:3");
   EXPECT_EQ((*foreign)[1].milli, 300);
+  // A count beyond the GPU's shards (a record out of range) holds the whole GPU, no more.
+  slurm_->Run(502, "n5", "", {4});
+  slurm_->Edit(502)->gpus[0].shards = std::numeric_limits<int64_t>::max();
+  Poll();
+  foreign = actuator_->TakeForeign();
+  ASSERT_TRUE(foreign.has_value());
+  ASSERT_EQ(foreign->size(), 3u);
+  EXPECT_EQ((*foreign)[2].gpu, "slurm:n5:4");
+  EXPECT_EQ((*foreign)[2].milli, 1000);
 }
 
 TEST_F(SlurmActuatorTest, ExitCodesFromWaitStatus) {
