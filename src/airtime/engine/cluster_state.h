@@ -35,7 +35,7 @@ struct GpuSlot {
 
 struct NodeSummary {
   bool up = true;
-  int free_whole = 0;       // GPUs with nothing on them, not reserved
+  int free_whole = 0;       // GPUs with nothing on them, not reserved, no foreign share
   int max_free_milli = 0;   // largest share free on one fraction-mode or empty GPU
   int max_free_slices = 0;  // largest MIG slice count free on one GPU (MIG nodes)
   int free_milli = 0;       // GPU capacity free on the node, in milli-GPUs (not reserved)

@@ -27,10 +27,11 @@
 //                     that waiting demand -- an addition to the seven buckets of the brief,
 //                     so that this time is not hidden as "stranded"
 //   down              capacity of nodes that are down
-//   foreign           free capacity (to airtime) on GPUs that work airtime does not run
-//                     holds: jobs submitted to Slurm directly, under the Slurm backend
-//                     (Engine::SetForeign); capacity airtime cannot move. Always 0 in the
-//                     simulator and the local daemon.
+//   foreign           capacity that work airtime does not run holds: jobs submitted to
+//                     Slurm directly, under the Slurm backend (Engine::SetForeignShares): on a
+//                     GPU held whole, what airtime's allocations do not hold; of a share
+//                     (Slurm's gres/shard), the share. Capacity airtime cannot move. Always 0
+//                     in the simulator and the local daemon.
 //
 // The buckets add up to installed capacity x time exactly (integer milli-GPU-ms).
 // Not thread-safe; driven by one loop alongside the engine.

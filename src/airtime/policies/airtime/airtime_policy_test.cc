@@ -125,6 +125,43 @@ TEST(AirtimePolicyTest, ReplicasPreemptPreemptibleBatchWhenItPays) {
   EXPECT_NEAR(e.job(0).work_saved, 3600 * 1.8, 1e-6);
 }
 
+// A GPU that outside work holds a share of (Slurm's gres/shard) is never free whole: to start
+// a whole-GPU job, preemption stops work on another GPU, not the fraction beside the foreign
+// share (stopping it would leave no whole GPU, and the job unstarted).
+TEST(AirtimePolicyTest, PreemptionNeverFreesAGpuThatOutsideWorkHoldsAShareOf) {
+  Cluster c = MakeCluster({{"H100", 2, 1}});
+  Engine e = MakeAirtime(c);
+  e.SetForeignShares({{0, 600}});
+  WorkloadSpec b = MakeJob("batch", WorkloadKind::kBatch, 1, 8 * 3600);
+  b.preemptible = true;  // no checkpoints: stopping it loses its hour of work
+  b.value.on_completion = 5;
+  auto& w = e.Handle(Event::Arrival(0, b));
+  ASSERT_EQ(Count(w, DecisionType::kStart), 1);
+  EXPECT_EQ(w.decisions.back().placement.gpus, (std::vector<GpuIndex>{1}));  // the whole one
+  WorkloadSpec frac = MakeJob("frac", WorkloadKind::kEmbed, 1, 8 * 3600);
+  frac.shape.mode = ShareMode::kFraction;
+  frac.shape.gpu_milli = 300;
+  frac.preemptible = true;
+  frac.checkpoint_interval = kMinute;  // stopping it loses a minute at most
+  frac.value.on_completion = 1;        // the cheapest victim, were its GPU freeable
+  auto& f = e.Handle(Event::Arrival(0, frac));
+  ASSERT_EQ(Count(f, DecisionType::kStart), 1);
+  EXPECT_EQ(f.decisions.back().placement.gpus, (std::vector<GpuIndex>{0}));  // beside the share
+  WorkloadSpec urgent = MakeJob("urgent", WorkloadKind::kBatch, 1, 3600);
+  urgent.value.on_completion = 200;
+  auto& r = e.Handle(Event::Arrival(kHour, urgent));
+  ASSERT_EQ(Count(r, DecisionType::kPreempt), 1);
+  for (const Decision& d : r.decisions) {
+    if (d.type == DecisionType::kPreempt) {
+      EXPECT_EQ(d.workload, 0);  // the batch, on GPU 1
+    }
+  }
+  ASSERT_EQ(Count(r, DecisionType::kStart), 1);
+  EXPECT_EQ(r.decisions.back().workload, 2);
+  EXPECT_EQ(r.decisions.back().placement.gpus, (std::vector<GpuIndex>{1}));
+  EXPECT_EQ(e.job(1).phase, JobPhase::kRunning);  // the fraction runs on
+}
+
 TEST(AirtimePolicyTest, NothingPreemptsUnderPreemptionOff) {
   Cluster c = MakeCluster({{"H100", 2, 1}});
   Engine e = MakeAirtime(c, "airtime:preemption=off");

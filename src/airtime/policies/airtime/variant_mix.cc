@@ -133,21 +133,38 @@ double VariantMix::SloBooks::Over(TimeMs now, double target) const {
   return in_slo + served_rps * dt - target * (requests + demand_rps * dt);
 }
 
-double VariantMix::ServedNow(const Group& g, const Engine& engine) const {
+VariantMix::Rates VariantMix::ServedNow(const Group& g, const Engine& engine) const {
+  Rates r;
   const Job* first = nullptr;
   for (WorkloadId id : g.members)
     if (id != kNoWorkload && engine.job(id).phase != JobPhase::kCancelled && first == nullptr)
       first = &engine.job(id);
-  if (first == nullptr) return 0;
-  const Shares route = RouteNow(g, engine);
-  double served = 0;
-  for (size_t c = 0; c < first->class_rps.size(); ++c) {
-    double share = 0;  // of the class, served within the variants' ready replicas
-    for (size_t v = 0; v < route.size() && v < g.members.size(); ++v)
-      if (g.members[v] != kNoWorkload && c < route[v].size()) share += route[v][c];
-    served += std::min(1.0, share) * std::max(0.0, first->class_rps[c]);
+  if (first == nullptr) return r;
+  const RealtimeProfile& rt = first->s().realtime;
+  const size_t nv = rt.variants.size();
+  // As the serving model counts it (RouteRequests, what the ledger's SLO attainment reads):
+  // the routing the members get (Routing), within their ready replicas, the rest to any
+  // variant with room, the quality floor kept.
+  std::vector<double> capacity(nv, 0.0);
+  double most = 0;  // what the available variants' max_replicas could serve at all
+  for (size_t v = 0; v < nv && v < g.members.size(); ++v) {
+    if (g.members[v] == kNoWorkload) continue;
+    const Job& m = engine.job(g.members[v]);
+    if (m.phase == JobPhase::kCancelled) continue;
+    capacity[v] = ReadyCapacity(engine, m);
+    if (engine.VariantAvailable(rt, v))
+      most += rt.variants[v].max_replicas * rt.variants[v].PlanningThroughput();
   }
-  return served;
+  std::vector<double> demand(rt.classes.size(), 0.0);
+  for (size_t c = 0; c < demand.size() && c < first->class_rps.size(); ++c)
+    demand[c] = std::max(0.0, first->class_rps[c]);
+  const Shares share = o_.mode == Mode::kMix ? RouteNow(g, engine) : g.st.shares;
+  const VariantRoute route = RouteRequests(rt, capacity, demand, share);
+  // Demand beyond what max_replicas serve is missed whatever the plan keeps: it would hold
+  // the budget spent for good (as ForecastScale's books leave it out).
+  r.demand_rps = std::min(route.demand_rps, most);
+  r.served_rps = std::min(route.served_rps, r.demand_rps);
+  return r;
 }
 
 void VariantMix::PlanAll(const Engine& engine) {
@@ -172,14 +189,9 @@ void VariantMix::PlanAll(const Engine& engine) {
     Decide(*g, engine);
     // The rates until the next cycle: the demand now, and what the replicas ready now serve
     // of it under the plan in force.
-    double demand = 0;
-    for (WorkloadId id : g->members)
-      if (id != kNoWorkload) {
-        for (double rps : engine.job(id).class_rps) demand += std::max(0.0, rps);
-        break;
-      }
-    g->books.demand_rps = demand;
-    g->books.served_rps = std::min(demand, ServedNow(*g, engine));
+    const Rates r = ServedNow(*g, engine);
+    g->books.demand_rps = r.demand_rps;
+    g->books.served_rps = r.served_rps;
   }
 }
 
@@ -903,9 +915,11 @@ bool VariantMix::Prepare(Group& g, const Engine& engine) {
   }
   Inputs& in = g.in;
   in.spec = &spec;
-  // SLOs first: warm spares while the error budget beyond the reserve is spent.
+  // SLOs first: warm spares while the error budget beyond the reserve is spent. Not for a
+  // static split, whose replicas are sized once (with `spare` alone).
   const double keep_to = o_.slo_target + o_.slo_reserve * (1 - o_.slo_target);
-  const bool spent = o_.slo_target > 0 && g.books.Over(now, keep_to) < 0;
+  const bool spent =
+      o_.mode != Mode::kStatic && o_.slo_target > 0 && g.books.Over(now, keep_to) < 0;
   in.spare = spent ? std::max(o_.spare, o_.slo_spare) : o_.spare;
   in.budget = Budget(g, available, engine, in.own);
   in.cap.clear();

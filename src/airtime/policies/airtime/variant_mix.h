@@ -12,8 +12,9 @@
 //              at least the longest cold start + lead;
 //   a plan     the share of each class each variant serves. Its replicas per variant are what
 //              its load needs at the variant's planning throughput (ModelVariant::
-//              PlanningThroughput) plus round(replicas x spare) warm spares, up to the
-//              variant's max_replicas;
+//              PlanningThroughput) plus warm spares, up to the variant's max_replicas:
+//              round(replicas x spare), and SLOs first round(replicas x slo_spare) while
+//              the service's error budget beyond its reserve is spent (SloBooks);
 //   its worth  per hour, the value its requests earn (value per request x the quality of the
 //              variant that serves it) less what its GPUs would earn for the densest waiting
 //              work (the opportunity value ForecastScale prices spares with);
@@ -238,9 +239,12 @@ class VariantMix {
   Shares Search(const WorkloadSpec& spec, const std::vector<double>& demand, double density,
                 double spare, const TypeMilli& budget, const std::vector<bool>& available,
                 const GpuCatalog& catalog) const;
-  // The requests per second `g`'s ready replicas serve of its demand now, routed by its plan
-  // in force (RouteNow).
-  double ServedNow(const Group& g, const Engine& engine) const;
+  // `g`'s demand now (up to what its variants' max_replicas serve) and what its ready
+  // replicas serve of it, as the serving model routes it (RouteRequests).
+  struct Rates {
+    double demand_rps = 0, served_rps = 0;
+  };
+  Rates ServedNow(const Group& g, const Engine& engine) const;
   std::string Describe(const RealtimeProfile& rt, const Shares& s, const Figures& f,
                        const State& st) const;
   // The GPUs per type the service can have: its own, the free ones and those of preemptible

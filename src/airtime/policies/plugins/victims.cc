@@ -57,7 +57,8 @@ class Place {
     int units = base_units_;
     for (const auto& [g, h] : hits) {
       const GpuSlot& s = e_.state().gpu(g);
-      if (!s.reserved && s.holders > 0 && h >= s.holders) ++units;
+      // (A GPU that outside work holds a share of is never free whole.)
+      if (!s.reserved && s.foreign_milli == 0 && s.holders > 0 && h >= s.holders) ++units;
     }
     if (units < shape_.gpu_count) return false;
     if (!single()) return true;
@@ -165,7 +166,9 @@ void ExpectedGpuFree(const Engine& engine, std::vector<TimeMs>* out) {
   const Cluster& c = engine.cluster();
   out->assign(c.gpu_count(), engine.now());
   for (size_t g = 0; g < c.gpu_count(); ++g)
-    if (engine.state().gpu(static_cast<GpuIndex>(g)).reserved) (*out)[g] = kNever;
+    if (const GpuSlot& s = engine.state().gpu(static_cast<GpuIndex>(g));
+        s.reserved || s.foreign_milli > 0)  // held free on purpose, or outside work holds some
+      (*out)[g] = kNever;
   for (const auto& [id, a] : engine.allocations())
     for (GpuIndex g : a.placement.gpus)
       (*out)[static_cast<size_t>(g)] = std::max((*out)[static_cast<size_t>(g)], a.expected_end);

@@ -48,8 +48,9 @@ std::optional<std::vector<AllocationId>> FindVictims(const Engine& engine, const
 double PreemptionCost(const Engine& engine, const Allocation& a);
 
 // When each GPU of the cluster is expected free, into `out` (one entry per GPU): now, or
-// the latest expected end of what holds it; never (kNever) under a service replica or when
-// held on purpose (Engine::Hold).
+// the latest expected end of what holds it; never (kNever) under a service replica, when
+// held on purpose (Engine::Hold), or when work outside airtime holds any of it
+// (Engine::SetForeignShares).
 void ExpectedGpuFree(const Engine& engine, std::vector<TimeMs>* out);
 
 // From ExpectedGpuFree's `free`: when `k` GPUs of node `n` are expected free (kNever if they
