@@ -72,13 +72,8 @@ double ForecastScale::SpendableBudget(WorkloadId service, TimeMs now) const {
 
 double ForecastScale::BudgetOver(WorkloadId service, TimeMs now, double target) const {
   auto it = served_.find(service);
-  if (it == served_.end()) return 0;
-  const Served& sv = it->second;
   // Up to now: the targets are set before BeforeAllocate brings the books up to date.
-  const double dt = static_cast<double>(std::max<TimeMs>(0, now - sv.since)) / 1000.0;
-  const double requests = sv.requests + sv.demand_rps * dt;
-  const double in_slo = sv.in_slo + std::min(sv.demand_rps, sv.capacity_rps) * dt;
-  return in_slo - target * requests;
+  return it == served_.end() ? 0 : it->second.Over(now, target);
 }
 
 bool ForecastScale::Surprised(const Job& service, TimeMs now) const {
@@ -538,18 +533,15 @@ void ForecastScale::BeforeAllocate(Engine& engine) {
     if (j.phase == JobPhase::kCancelled || j.s().realtime.is_member()) continue;
     // Requests since the last cycle, against the replicas that were ready then (a replica
     // that became ready in between counts from this cycle on).
-    Served& sv = served_[j.id];
-    const double dt = static_cast<double>(now - sv.since) / 1000.0;
-    sv.requests += sv.demand_rps * dt;
-    sv.in_slo += std::min(sv.demand_rps, sv.capacity_rps) * dt;
+    SloBooks& sv = served_[j.id];
+    sv.Advance(now);
     int ready = 0;
     for (AllocationId a : j.allocations) ready += engine.allocation(a)->ready_at <= now ? 1 : 0;
-    sv.since = now;
     // The error budget counts what the service could serve at all: requests beyond what
     // max_replicas serve are missed whatever the policy keeps, and would hold the budget
     // spent for good.
     sv.demand_rps = Servable(j, j.demand_rps);
-    sv.capacity_rps = ready * j.s().realtime.capacity_rps;
+    sv.served_rps = std::min(sv.demand_rps, ready * j.s().realtime.capacity_rps);
     auto seen = last_seen_.find(j.id);
     if (seen != last_seen_.end() && seen->second == j.demand_rps) continue;
     Start(j, engine.now()).Observe(engine.now(), j.demand_rps);

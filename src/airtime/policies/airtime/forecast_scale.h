@@ -23,6 +23,7 @@
 #include "airtime/engine/plugins.h"
 #include "airtime/forecast/demand_forecast.h"
 #include "airtime/policies/airtime/cycle_views.h"
+#include "airtime/policies/airtime/slo_books.h"
 #include "airtime/policies/airtime/variant_mix.h"
 
 namespace airtime {
@@ -253,14 +254,9 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
   std::map<WorkloadId, double> last_seen_;
   // Per service, its demand steps (from, rps) over the `keep` window, oldest first.
   mutable std::map<WorkloadId, std::deque<std::pair<TimeMs, double>>> recent_;
-  struct Served {
-    TimeMs since = 0;
-    double demand_rps = 0, capacity_rps = 0;  // from `since` on
-    double requests = 0, in_slo = 0;
-  };
-  std::map<WorkloadId, Served> served_;
-  mutable TimeMs next_wake_ = kNever;   // when a kept step leaves its window (this cycle)
-  std::vector<int64_t> waiting_milli_;  // per type; [type count]: any type
+  std::map<WorkloadId, SloBooks> served_;  // each plain service's error budget
+  mutable TimeMs next_wake_ = kNever;      // when a kept step leaves its window (this cycle)
+  std::vector<int64_t> waiting_milli_;     // per type; [type count]: any type
   // The densest waiting work per type (as waiting_milli_) and size class (SizeClass; [type x
   // kSizeClasses + class]), and what it would lose giving GPUs back (hours of its work).
   std::vector<double> waiting_density_;

@@ -127,12 +127,6 @@ int VariantMix::Target(const Job& member, const Engine& engine) {
   return g.targets[static_cast<size_t>(member.s().realtime.variant)];
 }
 
-double VariantMix::SloBooks::Over(TimeMs now, double target) const {
-  const double dt =
-      since == kNever ? 0 : static_cast<double>(std::max<TimeMs>(0, now - since)) / 1000.0;
-  return in_slo + served_rps * dt - target * (requests + demand_rps * dt);
-}
-
 VariantMix::Rates VariantMix::ServedNow(const Group& g, const Engine& engine) const {
   Rates r;
   const Job* first = nullptr;
@@ -174,14 +168,7 @@ void VariantMix::PlanAll(const Engine& engine) {
   for (auto& [name, g] : groups_) {
     if (g.cycle == engine.cycles()) continue;
     g.cycle = engine.cycles();
-    // The error budget up to now, at the rates of the last cycle.
-    SloBooks& b = g.books;
-    if (b.since != kNever && now > b.since) {
-      const double dt = static_cast<double>(now - b.since) / 1000.0;
-      b.requests += b.demand_rps * dt;
-      b.in_slo += b.served_rps * dt;
-    }
-    b.since = now;
+    g.books.Advance(now);  // the error budget up to now, at the rates of the last cycle
     if (Prepare(g, engine)) live.push_back(&g);
   }
   if (o_.mode == Mode::kMix && live.size() >= 2) ShareContended(live, engine);

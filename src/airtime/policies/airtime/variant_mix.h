@@ -77,6 +77,7 @@
 #include <vector>
 
 #include "airtime/engine/engine.h"
+#include "airtime/policies/airtime/slo_books.h"
 
 namespace airtime {
 
@@ -161,22 +162,12 @@ class VariantMix {
     TypeMilli cap;     // per type: its split of a type shared with other services; -1: none
     double spare = 0;  // the warm spares its plan keeps, as a share of each variant's replicas
   };
-  // A service's error budget, as ForecastScale keeps a plain service's: its requests since it
-  // was first planned, those its ready replicas served as its plan routed them, and the
-  // rates that hold until the next cycle.
-  struct SloBooks {
-    double requests = 0, in_slo = 0;
-    double demand_rps = 0, served_rps = 0;
-    TimeMs since = kNever;
-    // in_slo - target x requests, up to `now`.
-    double Over(TimeMs now, double target) const;
-  };
   struct Group {
     State st;
     Inputs in;
     std::vector<WorkloadId> members;  // by variant index (kNoWorkload: none)
     std::vector<std::deque<std::pair<TimeMs, double>>> recent;  // per class
-    SloBooks books;
+    SloBooks books;                                             // its error budget (SLOs first)
     std::vector<double> last_seen;
     std::vector<int> targets;         // this cycle's, per variant
     std::vector<TimeMs> short_since;  // per variant: since when replicas of the plan are unplaced
