@@ -127,12 +127,15 @@ int VariantMix::Target(const Job& member, const Engine& engine) {
   return g.targets[static_cast<size_t>(member.s().realtime.variant)];
 }
 
+const Job* VariantMix::FirstLive(const Group& g, const Engine& engine) {
+  for (WorkloadId id : g.members)
+    if (id != kNoWorkload && engine.job(id).phase != JobPhase::kCancelled) return &engine.job(id);
+  return nullptr;
+}
+
 VariantMix::Rates VariantMix::ServedNow(const Group& g, const Engine& engine) const {
   Rates r;
-  const Job* first = nullptr;
-  for (WorkloadId id : g.members)
-    if (id != kNoWorkload && engine.job(id).phase != JobPhase::kCancelled && first == nullptr)
-      first = &engine.job(id);
+  const Job* first = FirstLive(g, engine);
   if (first == nullptr) return r;
   const RealtimeProfile& rt = first->s().realtime;
   const size_t nv = rt.variants.size();
@@ -454,10 +457,7 @@ std::vector<double> VariantMix::Routing(const Job& member, const Engine& engine)
 
 VariantMix::Shares VariantMix::RouteNow(const Group& g, const Engine& engine) const {
   const Shares& plan = g.st.shares;
-  const Job* first = nullptr;
-  for (WorkloadId id : g.members)
-    if (id != kNoWorkload && engine.job(id).phase != JobPhase::kCancelled && first == nullptr)
-      first = &engine.job(id);
+  const Job* first = FirstLive(g, engine);
   if (first == nullptr || plan.empty()) return plan;
   const RealtimeProfile& rt = first->s().realtime;
   const size_t nv = rt.variants.size(), nc = rt.classes.size();
@@ -843,12 +843,7 @@ std::string VariantMix::Describe(const RealtimeProfile& rt, const Shares& s, con
 }
 
 bool VariantMix::Prepare(Group& g, const Engine& engine) {
-  const Job* first = nullptr;
-  for (WorkloadId id : g.members)
-    if (id != kNoWorkload && engine.job(id).phase != JobPhase::kCancelled) {
-      first = &engine.job(id);
-      break;
-    }
+  const Job* first = FirstLive(g, engine);
   if (first == nullptr) return false;
   const WorkloadSpec& spec = first->s();
   const RealtimeProfile& rt = spec.realtime;

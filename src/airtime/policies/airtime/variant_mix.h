@@ -236,6 +236,8 @@ class VariantMix {
     double demand_rps = 0, served_rps = 0;
   };
   Rates ServedNow(const Group& g, const Engine& engine) const;
+  // The first of `g`'s members not cancelled (they share the service's spec); null: none.
+  static const Job* FirstLive(const Group& g, const Engine& engine);
   std::string Describe(const RealtimeProfile& rt, const Shares& s, const Figures& f,
                        const State& st) const;
   // The GPUs per type the service can have: its own, the free ones and those of preemptible
