@@ -292,6 +292,8 @@ StatusOr<Policy> MakeAirtimePolicy(const Cluster& cluster, const PolicyParams& p
   const DurationMs reclaim_budget = preemption == "on" ? fo.lead : DurationMs{-1};
   p.scores.emplace_back(std::make_unique<ServiceHomeScore>(reclaim_budget), 1.0, kServiceHomeTier);
   p.permits.push_back(std::make_unique<BurstHold>(reclaim_budget));
+  // The GPUs of one node freeing for a replica the SLO buffer asks for are kept for it.
+  p.filters.push_back(std::make_unique<SloClaimFilter>());
   // A job waits for a faster type that frees soon: any job (`on`), or only work that
   // would then meet its deadline, or miss it by less (`deadlines`, the default).
   if (fl != "off")

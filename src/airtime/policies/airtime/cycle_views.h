@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <vector>
 
 #include "airtime/engine/plugins.h"
 
@@ -39,6 +40,23 @@ class HeadroomView {
   // miss exceed the error budget it may spend by then. nullptr: none.
   virtual const Job* SloAtRisk(const Engine& engine, GpuTypeId type, int64_t short_milli,
                                TimeMs until) const = 0;
+  // Whether `service` has missed more requests so far than its SLO target allows (its error
+  // budget is spent): SLOs first, a replica its current demand needs then takes GPUs back
+  // whatever the gain (ValuePreempt).
+  virtual bool BelowSlo(const Job& service, const Engine& engine) const = 0;
+  // A replica that a service's SLO buffer asks for (its error budget spent) and that the free
+  // GPUs could not take, one node's GPUs together: the node that can host it with the most
+  // GPUs free now (ties: where the rest are expected free soonest) is claimed for it, and
+  // other work keeps off what the replica needs there (SloClaimFilter) instead of taking
+  // each GPU as it frees.
+  struct SloClaim {
+    WorkloadId service = kNoWorkload;
+    NodeIndex node = 0;
+    int gpus = 0;       // the replica's GPUs, to be kept free on `node`
+    TimeMs at = kNever;  // when that many of its GPUs are expected free (kNever: never)
+  };
+  // This cycle's claims (at most one per service).
+  virtual const std::vector<SloClaim>& SloClaims() const = 0;
 };
 
 // The speed a job ranks each GPU type by, after this cycle's trades (TypeTrade); read by

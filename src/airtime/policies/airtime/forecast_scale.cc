@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "airtime/engine/engine.h"
+#include "airtime/policies/plugins/victims.h"
 
 namespace airtime {
 
@@ -200,7 +201,11 @@ int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) cons
   // Firm spares give way only to work that earns more per GPU-hour than the service does at
   // full load, whether priced or not; loose ones to any waiting work.
   const int wanted = (outbid ? 0 : firm) + (waiting ? 0 : loose);
-  return target + static_cast<int>(std::clamp<int64_t>(avail / unit, 0, wanted));
+  const int granted = static_cast<int>(std::clamp<int64_t>(avail / unit, 0, wanted));
+  // SLOs first: buffer replicas no free GPUs could take claim the GPUs that free next (Claim).
+  if (auto note = price_notes_.find(service.id); note != price_notes_.end() && !outbid)
+    note->second.unplaced = std::max(0, note->second.buffer.extra - granted);
+  return target + granted;
 }
 
 ForecastScale::Buffer ForecastScale::SloBuffer(const Job& service, TimeMs now, int target, int room,
@@ -295,7 +300,16 @@ std::string ForecastScale::WhyTarget(const Job& service, const Engine& engine) c
   const TimeMs now = engine.now();
   const RealtimeProfile& rt = service.s().realtime;
   const int need = rt.ReplicasFor(service.demand_rps);
-  if (service.target_replicas <= need) return "";
+  // A buffer replica no free GPUs could take, and the node claimed for it.
+  std::string claim;
+  if (const SloClaim* c = ClaimOf(service.id)) {
+    claim = "a replica the SLO buffer asks for waits for " + std::to_string(c->gpus) +
+            " GPUs of one node: other work keeps off what frees of " +
+            engine.cluster().node(c->node).name + " until the replica fits there (" +
+            std::to_string(engine.state().node(c->node).free_whole) + " free now, all " +
+            std::to_string(c->gpus) + " expected by " + FormatTime(c->at) + ")";
+  }
+  if (service.target_replicas <= need) return claim;
   const Keep k = KeepWindow(service, engine);
   const double kept_rps = RecentPeak(service, now, k.window);
   const int kept = rt.ReplicasFor(kept_rps);
@@ -401,6 +415,7 @@ std::string ForecastScale::WhyTarget(const Job& service, const Engine& engine) c
     }
     out += buf;
   }
+  if (!claim.empty()) out += (out.empty() ? "" : "; ") + claim;
   return out;
 }
 
@@ -526,6 +541,7 @@ double ForecastScale::WaitingDensity(GpuTypeId type) const {
 
 void ForecastScale::BeforeAllocate(Engine& engine) {
   engine.cycle_state().Publish<HeadroomView>(this);
+  Claim(engine);
   const TimeMs now = engine.now();
   for (WorkloadId id : engine.services()) {
     const Job& j = engine.job(id);
@@ -551,6 +567,46 @@ void ForecastScale::BeforeAllocate(Engine& engine) {
     // Drop the steps that ended before the window (the second one began before it).
     while (steps.size() >= 2 && steps[1].first <= engine.now() - o_.keep) steps.pop_front();
   }
+}
+
+void ForecastScale::Claim(const Engine& engine) {
+  claims_.clear();
+  gpu_free_.clear();
+  for (const auto& [id, note] : price_notes_) {
+    if (note.unplaced <= 0) continue;
+    const Job& j = engine.job(id);
+    const Shape& shape = j.s().shape;
+    // A replica on one GPU takes the first that frees (replicas go first), and one that may
+    // spread takes what frees anywhere: only one that needs several GPUs together can lose
+    // each of them, as it frees, to smaller work.
+    if (j.phase == JobPhase::kCancelled || shape.mode != ShareMode::kWhole ||
+        shape.gpu_count < 2 || shape.locality == Locality::kAny)
+      continue;
+    if (gpu_free_.empty()) ExpectedGpuFree(engine, &gpu_free_);
+    SloClaim best{id, 0, shape.gpu_count, kNever};
+    int best_free = -1;
+    for (size_t n = 0; n < engine.cluster().node_count(); ++n) {
+      const auto node = static_cast<NodeIndex>(n);
+      if (engine.cluster().node(node).gpu_count < shape.gpu_count ||
+          !NodeCouldHost(engine, shape, node))
+        continue;
+      const TimeMs at = NodeFreesFor(engine, gpu_free_, node, shape.gpu_count, &scratch_);
+      if (at == kNever) continue;
+      const int free = engine.state().node(node).free_whole;
+      if (best.at == kNever || free > best_free || (free == best_free && at < best.at)) {
+        best.node = node;
+        best.at = at;
+        best_free = free;
+      }
+    }
+    if (best.at != kNever) claims_.push_back(best);
+  }
+}
+
+const HeadroomView::SloClaim* ForecastScale::ClaimOf(WorkloadId service) const {
+  for (const SloClaim& c : claims_)
+    if (c.service == service) return &c;
+  return nullptr;
 }
 
 std::map<GpuTypeId, int64_t> ForecastScale::ForecastNeed(const Engine& engine, TimeMs until) const {

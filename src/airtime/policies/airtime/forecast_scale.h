@@ -163,6 +163,12 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
   // SpendableBudget now plus the spendable allowance on the requests forecast until then.
   const Job* SloAtRisk(const Engine& engine, GpuTypeId type, int64_t short_milli,
                        TimeMs until) const override;
+  const std::vector<SloClaim>& SloClaims() const override { return claims_; }
+  bool BelowSlo(const Job& service, const Engine& engine) const override {
+    return !service.s().realtime.is_member() && ErrorBudget(service.id, engine.now()) < 0;
+  }
+  // The claim for `service` in this cycle (nullptr: none).
+  const SloClaim* ClaimOf(WorkloadId service) const;
   const DemandForecast* forecast(WorkloadId id) const;
 
   // The priced hold for `service` above `target` replicas: the extra replicas whose expected
@@ -214,6 +220,8 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
   static GpuTypeId ChargedType(const Job& service, const Engine& engine);
   // Records each service's hold-or-hand-off call when it changes (Engine::RecordHold).
   void RecordHolds(Engine& engine);
+  // Sets claims_ from the buffer replicas the free GPUs could not take (PriceNote::unplaced).
+  void Claim(const Engine& engine);
   // The work left waiting by the last allocation pass, per GPU type it could use: what
   // arrives and starts at once never waits, and so never makes a spare give way for nothing.
   void RecordWaiting(const Engine& engine);
@@ -246,8 +254,11 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
     int by_price = 0;   // the warm replicas the price held
     double budget = 0;  // SpendableBudget
     Buffer buffer;      // and those the SLO buffer held
+    int unplaced = 0;   // of the buffer's, those the free GPUs could not take (claimed)
   };
   mutable std::map<WorkloadId, PriceNote> price_notes_;
+  std::vector<SloClaim> claims_;
+  std::vector<TimeMs> gpu_free_, scratch_;  // Claim's working space
   // A service's forecast and recent steps begin at the first look at it (Start), which may
   // be the setting of its target, before BeforeAllocate: hence mutable.
   mutable std::map<WorkloadId, DemandForecast> forecasts_;

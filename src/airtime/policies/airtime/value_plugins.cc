@@ -96,6 +96,21 @@ double ServiceHomeScore::Score(const Job& job, NodeIndex node, const Engine& eng
   return headroom != nullptr && headroom->ServiceHome(node, engine) ? -1 : 0;
 }
 
+bool SloClaimFilter::Active(const Engine& engine) const {
+  const HeadroomView* headroom = engine.cycle_state().Find<HeadroomView>();
+  return headroom != nullptr && !headroom->SloClaims().empty();
+}
+
+bool SloClaimFilter::Allows(const Job& job, NodeIndex node, const Engine& engine) const {
+  if (job.is_service()) return true;
+  const HeadroomView* headroom = engine.cycle_state().Find<HeadroomView>();
+  if (headroom == nullptr) return true;
+  for (const HeadroomView::SloClaim& c : headroom->SloClaims())
+    if (c.node == node && engine.state().node(node).free_whole - job.s().shape.gpu_count < c.gpus)
+      return false;
+  return true;
+}
+
 bool BurstHold::Permit(const Job& job, const Placement& placement, const Engine& engine) {
   why_.erase(job.id);
   if (job.is_service() || placement.gpus.empty() || Reclaimable(job)) return true;
@@ -346,12 +361,23 @@ bool ValuePreempt::ByValue(const Job& job, Engine& engine, int pool) {
     const double hours = std::min(ToHours(o_.gain_horizon), job.s().work_seconds / 3600.0);
     gain = (density - densest_victim) * gpus * hours;
   }
-  if (gain <= total) return false;
+  // SLOs first: a replica that the service's current demand needs, while the service is
+  // below its SLO target, takes GPUs back whatever the gain (the cheapest victims still).
+  const HeadroomView* headroom = service ? engine.cycle_state().Find<HeadroomView>() : nullptr;
+  const bool slo_first = headroom != nullptr &&
+                         job.live_replicas() < job.s().realtime.ReplicasFor(job.demand_rps) &&
+                         headroom->BelowSlo(job, engine);
+  if (gain <= total && !slo_first) return false;
   for (AllocationId id : *victims) {
     const Job& v = engine.job(engine.allocation(id)->workload);
-    engine.Preempt(id, "preempted for '" + job.s().name + "': its value " + Money(gain) +
-                           " over the next " + FormatDuration(o_.gain_horizon) +
-                           " exceeds the work this throws away (" + Money(total) + " in all; '" +
+    engine.Preempt(id, "preempted for '" + job.s().name + "': " +
+                           (gain > total ? "its value " + Money(gain) + " over the next " +
+                                               FormatDuration(o_.gain_horizon) +
+                                               " exceeds the work this throws away (" +
+                                               Money(total) + " in all; '"
+                                         : "it is below its SLO target and its demand needs "
+                                           "this replica now (SLOs first; this throws away " +
+                                               Money(total) + " in all; '") +
                            v.s().name + "' resumes from its last checkpoint)");
   }
   return true;

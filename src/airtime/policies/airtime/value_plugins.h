@@ -140,6 +140,19 @@ class ServiceHomeScore : public ScorePlugin {
   DurationMs reclaim_budget_;
 };
 
+// SLOs first, where a replica needs several GPUs of one node: while a service's SLO buffer
+// asks for a replica that the free GPUs cannot take (HeadroomView::SloClaims), work other
+// than services keeps off the claimed node unless the replica's GPUs stay free there beside
+// it. Without it each GPU that frees on the node goes to small waiting work, one at a time,
+// and the replica waits for a cold start until demand has already outgrown the service.
+class SloClaimFilter : public FilterPlugin {
+ public:
+  std::string_view name() const override { return "slo-claim"; }
+  bool Allows(const Job& job, NodeIndex node, const Engine& engine) const override;
+  bool Active(const Engine& engine) const override;
+  int FitClass(const Job& job) const override { return job.is_service() ? 1 : 0; }
+};
+
 // The 3 a.m. decision. Work that could not give GPUs back in time may not take capacity
 // that services are forecast to need before it would end (of its GPU type, or of the nodes
 // that alone can host a service), unless its value exceeds the value of the requests the
