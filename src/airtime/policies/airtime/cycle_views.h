@@ -52,7 +52,7 @@ class HeadroomView {
   struct SloClaim {
     WorkloadId service = kNoWorkload;
     NodeIndex node = 0;
-    int gpus = 0;       // the replica's GPUs, to be kept free on `node`
+    int gpus = 0;        // the replica's GPUs, to be kept free on `node`
     TimeMs at = kNever;  // when that many of its GPUs are expected free (kNever: never)
   };
   // This cycle's claims (at most one per service).

@@ -579,8 +579,8 @@ void ForecastScale::Claim(const Engine& engine) {
     // A replica on one GPU takes the first that frees (replicas go first), and one that may
     // spread takes what frees anywhere: only one that needs several GPUs together can lose
     // each of them, as it frees, to smaller work.
-    if (j.phase == JobPhase::kCancelled || shape.mode != ShareMode::kWhole ||
-        shape.gpu_count < 2 || shape.locality == Locality::kAny)
+    if (j.phase == JobPhase::kCancelled || shape.mode != ShareMode::kWhole || shape.gpu_count < 2 ||
+        shape.locality == Locality::kAny)
       continue;
     if (gpu_free_.empty()) ExpectedGpuFree(engine, &gpu_free_);
     SloClaim best{id, 0, shape.gpu_count, kNever};
