@@ -44,11 +44,11 @@ class HeadroomView {
   // budget is spent): SLOs first, a replica its current demand needs then takes GPUs back
   // whatever the gain (ValuePreempt).
   virtual bool BelowSlo(const Job& service, const Engine& engine) const = 0;
-  // A replica that a service's SLO buffer asks for (its error budget spent) and that the free
-  // GPUs could not take, one node's GPUs together: the node that can host it with the most
-  // GPUs free now (ties: where the rest are expected free soonest) is claimed for it, and
-  // other work keeps off what the replica needs there (SloClaimFilter) instead of taking
-  // each GPU as it frees.
+  // A replica that a service's SLO buffer asks for, while the service is below its SLO target
+  // (BelowSlo), and that the free GPUs could not take, one node's GPUs together: the node
+  // that can host it with the most GPUs free now (ties: where the rest are expected free
+  // soonest) is claimed for it, and other work keeps off what the replica needs there
+  // (SloClaimFilter) instead of taking each GPU as it frees.
   struct SloClaim {
     WorkloadId service = kNoWorkload;
     NodeIndex node = 0;

@@ -582,6 +582,9 @@ void ForecastScale::Claim(const Engine& engine) {
     if (j.phase == JobPhase::kCancelled || shape.mode != ShareMode::kWhole || shape.gpu_count < 2 ||
         shape.locality == Locality::kAny)
       continue;
+    // GPUs a claim gathers earn nothing until the replica starts: only for a service already
+    // below its SLO target (while the buffer guards a budget not yet spent, free GPUs do).
+    if (!BelowSlo(j, engine)) continue;
     if (gpu_free_.empty()) ExpectedGpuFree(engine, &gpu_free_);
     SloClaim best{id, 0, shape.gpu_count, kNever};
     int best_free = -1;
