@@ -410,6 +410,21 @@ TEST(AirtimePolicyTest, HeldCapacityIsLoanedOnlyToWorkReclaimableInTime) {
 // holds a warm replica. The priced hold keeps that replica while what it is expected to
 // serve within a cold start of a burst (about a quarter of 10 rps x 10 minutes, $1.50 at $1
 // per 1k requests) is worth more than the job would earn on its GPU over a slot.
+// Three days of service 0's demand from `from` on: 10 req/s, with a one-minute burst to 20
+// in a quarter of the 15-minute slots (a fixed hash picks them) until two hours before the
+// end, which stay calm.
+void BurstyDays(Engine& e, TimeMs from) {
+  const TimeMs calm = 3 * kDay - 2 * kHour;
+  for (TimeMs t = from; t < 3 * kDay; t += 15 * kMinute) {
+    e.Handle(Event::Demand(t, 0, 10));
+    const uint64_t slot = static_cast<uint64_t>(t / (15 * kMinute));
+    if (t < calm && (slot * 2654435761u >> 7) % 4 == 0) {
+      e.Handle(Event::Demand(t + 5 * kMinute, 0, 20));
+      e.Handle(Event::Demand(t + 6 * kMinute, 0, 10));
+    }
+  }
+}
+
 struct Bursty {
   Cluster c = MakeCluster({{"H100", 2, 1}});
   Engine e;
@@ -419,15 +434,7 @@ struct Bursty {
     s.realtime.max_replicas = 2;
     s.value.per_1k_requests = 1;
     e.Handle(Event::Arrival(0, s));
-    const TimeMs calm = 3 * kDay - 2 * kHour;
-    for (TimeMs t = 0; t < 3 * kDay; t += 15 * kMinute) {
-      e.Handle(Event::Demand(t, 0, 10));
-      const uint64_t slot = static_cast<uint64_t>(t / (15 * kMinute));
-      if (t < calm && (slot * 2654435761u >> 7) % 4 == 0) {
-        e.Handle(Event::Demand(t + 5 * kMinute, 0, 20));
-        e.Handle(Event::Demand(t + 6 * kMinute, 0, 10));
-      }
-    }
+    BurstyDays(e, 0);
   }
   // Submits the job at the end and runs the cycles the engine asks for; whether it started.
   bool Submit(double value) {
@@ -520,15 +527,7 @@ TEST(AirtimePolicyTest, ABufferReplicaClaimsTheGpusOfOneNodeAsTheyFree) {
   }
   ASSERT_EQ(e.job(1).phase, JobPhase::kRunning);
   ASSERT_EQ(e.job(2).phase, JobPhase::kRunning);
-  const TimeMs calm = 3 * kDay - 2 * kHour;
-  for (TimeMs t = 15 * kMinute; t < 3 * kDay; t += 15 * kMinute) {
-    e.Handle(Event::Demand(t, 0, 10));
-    const uint64_t slot = static_cast<uint64_t>(t / (15 * kMinute));
-    if (t < calm && (slot * 2654435761u >> 7) % 4 == 0) {
-      e.Handle(Event::Demand(t + 5 * kMinute, 0, 20));
-      e.Handle(Event::Demand(t + 6 * kMinute, 0, 10));
-    }
-  }
+  BurstyDays(e, 15 * kMinute);  // the bursts of Bursty's service
   WorkloadSpec small = MakeJob("small", WorkloadKind::kBatch, 1, 10 * 3600);
   small.preemptible = true;  // may borrow what the forecast holds (BurstHold)
   e.Handle(Event::Arrival(3 * kDay - kMinute, small));
