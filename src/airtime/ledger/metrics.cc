@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "airtime/engine/progress.h"
 #include "airtime/engine/variant_load.h"
 
 namespace airtime {
@@ -337,6 +338,18 @@ void Metrics::Finish(TimeMs end) {
       }
     }
     if (!job.is_service()) s_.failures += static_cast<size_t>(job.failures);
+    if (!job.is_service() && job.phase != JobPhase::kDone &&
+        job.phase != JobPhase::kCancelled && job.s().work_seconds > 0) {
+      double saved = job.work_saved;
+      if (!job.allocations.empty())
+        if (const Allocation* a = e.allocation(job.allocations.front()))
+          saved = std::max(saved, StopSegment(job.s(), a->segment, end).work_saved);
+      if (saved > 0) {
+        ++s_.in_progress_jobs;
+        s_.in_progress_value += job.s().value.CompletionValue(end, job.s().deadline) *
+                                std::min(1.0, saved / job.s().work_seconds);
+      }
+    }
   }
   holds_.Finish(end);
   s_.holds = holds_.Calls();

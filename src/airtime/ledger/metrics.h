@@ -95,6 +95,14 @@ struct MetricsSummary {
   std::map<std::string, ServiceMetrics> services;  // by name
   VariantFreedUse freed_use;
   size_t preemptions = 0, failures = 0;
+  // Work under way when the run ends, not in `value` (it pays on completion): the jobs (not
+  // services) neither finished nor cancelled that have saved progress, i.e. what a stop at
+  // the end would keep (Engine progress: the work before the last checkpoint). Its value is
+  // each job's completion value at the end times the share of its work saved. A replay cut
+  // at a horizon counts nothing for a long job that the horizon interrupts, however far it
+  // got; this says how much such progress the run leaves behind.
+  size_t in_progress_jobs = 0;
+  double in_progress_value = 0;
   // The 3 a.m. report: every hold-or-hand-off call on services' headroom, scored against
   // what came (HoldBook), and the same per service.
   std::vector<ScoredHold> holds;

@@ -140,6 +140,7 @@ nlohmann::json ResultToJson(const SimResult& r) {
       {"timeline", TimelineToJson(r)},
       {"preemptions", m.preemptions},
       {"failures", m.failures},
+      {"in_progress", {{"jobs", m.in_progress_jobs}, {"value", m.in_progress_value}}},
       {"events", r.events},
       {"end_s", ToSeconds(r.end)},
       {"wall_seconds", r.wall_seconds},
@@ -328,6 +329,12 @@ std::string ResultsTable(const std::vector<SimResult>& results, double bound_per
   row("batch deadlines met",
       [](const SimResult& r) { return Fmt("%.1f%%", 100 * r.metrics.deadline_hit_rate); });
   row("preemptions", [](const SimResult& r) { return std::to_string(r.metrics.preemptions); });
+  // Saved progress of jobs the end cut short: not in the return (MetricsSummary::in_progress_*).
+  if (std::any_of(results.begin(), results.end(),
+                  [](const SimResult& r) { return r.metrics.in_progress_jobs > 0; }))
+    row("in progress at end: value", [](const SimResult& r) {
+      return Fmt("%.1f", r.metrics.in_progress_value);
+    });
   bool holds = false;
   for (const auto& r : results) holds |= !r.metrics.hold_summaries.empty();
   if (holds) {

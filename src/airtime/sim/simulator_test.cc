@@ -288,6 +288,27 @@ TEST(SimulatorTest, DeadlinesAfterTheEndAreNotCounted) {
   EXPECT_DOUBLE_EQ(r->metrics.deadline_hit_rate, 1.0);
 }
 
+// A horizon that cuts a long job short counts none of its value in the return; what it
+// saved is reported beside it, pro rata, and work that kept nothing is not.
+TEST(SimulatorTest, SavedProgressOfWorkTheEndCutsShortIsReportedApart) {
+  Cluster c = MakeCluster({{"A100-80GB", 2, 1}});
+  WorkloadSpec saved = MakeJob("saved", WorkloadKind::kTraining, 1, 10 * 3600);
+  saved.checkpoint_interval = kHour;
+  saved.value.on_completion = 100;
+  WorkloadSpec unsaved = MakeJob("unsaved", WorkloadKind::kTraining, 1, 10 * 3600);
+  unsaved.value.on_completion = 100;  // no checkpoints: a stop keeps nothing
+  auto r = Simulate(MakeSimInput(c, {saved, unsaved}), "fifo",
+                    SimOptions{1, 4 * kHour + 30 * kMinute, false});
+  ASSERT_TRUE(r.ok());
+  EXPECT_DOUBLE_EQ(r->metrics.value, 0);
+  EXPECT_EQ(r->metrics.in_progress_jobs, 1u);
+  EXPECT_NEAR(r->metrics.in_progress_value, 100 * 4.0 / 10.0, 1e-9);  // 4 of 10 h saved
+  const auto j = ResultToJson(*r);
+  EXPECT_EQ(j["in_progress"]["jobs"], 1);
+  EXPECT_NEAR(j["in_progress"]["value"].get<double>(), 40, 1e-9);
+  EXPECT_NE(ResultsTable({*r}).find("in progress at end: value"), std::string::npos);
+}
+
 TEST(SimulatorTest, ServiceDemandDrivesReplicasAndSlo) {
   Cluster c = MakeCluster({{"L40S", 2, 1}});
   WorkloadSpec svc = MakeService("svc", 10);
