@@ -338,8 +338,8 @@ void Metrics::Finish(TimeMs end) {
       }
     }
     if (!job.is_service()) s_.failures += static_cast<size_t>(job.failures);
-    if (!job.is_service() && job.phase != JobPhase::kDone &&
-        job.phase != JobPhase::kCancelled && job.s().work_seconds > 0) {
+    if (!job.is_service() && job.phase != JobPhase::kDone && job.phase != JobPhase::kCancelled &&
+        job.s().work_seconds > 0) {
       double saved = job.work_saved;
       if (!job.allocations.empty())
         if (const Allocation* a = e.allocation(job.allocations.front()))

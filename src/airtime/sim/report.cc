@@ -332,9 +332,8 @@ std::string ResultsTable(const std::vector<SimResult>& results, double bound_per
   // Saved progress of jobs the end cut short: not in the return (MetricsSummary::in_progress_*).
   if (std::any_of(results.begin(), results.end(),
                   [](const SimResult& r) { return r.metrics.in_progress_jobs > 0; }))
-    row("in progress at end: value", [](const SimResult& r) {
-      return Fmt("%.1f", r.metrics.in_progress_value);
-    });
+    row("in progress at end: value",
+        [](const SimResult& r) { return Fmt("%.1f", r.metrics.in_progress_value); });
   bool holds = false;
   for (const auto& r : results) holds |= !r.metrics.hold_summaries.empty();
   if (holds) {
