@@ -175,7 +175,20 @@ bool Engine::Forget(WorkloadId id) {
   std::vector<double>().swap(job.route_share);
   std::vector<AllocationId>().swap(job.allocations);
   jobs_.Release(static_cast<size_t>(id));
+  ForgetInPolicy(id);
   return true;
+}
+
+void Engine::ForgetInPolicy(WorkloadId id) {
+  Policy& p = policy_;
+  p.queue_sort->Forget(id);
+  if (p.order) p.order->Forget(id);
+  for (auto& f : p.filters) f->Forget(id);
+  for (auto& t : p.scores) t.plugin->Forget(id);
+  if (p.preempt) p.preempt->Forget(id);
+  for (auto& permit : p.permits) permit->Forget(id);
+  if (p.scale) p.scale->Forget(id);
+  for (auto& c : p.cycle) c->Forget(id);
 }
 
 std::optional<WorkloadId> Engine::FindByName(std::string_view name) const {

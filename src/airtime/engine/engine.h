@@ -133,7 +133,8 @@ class Engine {
   // are freed, and FindByName no longer finds it; once the other jobs of its chunk of ids are
   // forgotten too, their memory goes (JobTable) and job(id) reads a stand-in. Services
   // (listed in services()) and jobs that produce a model variant (their names are asked
-  // after: VariantAvailable) are kept whole. Returns whether it let go.
+  // after: VariantAvailable) are kept whole. The policy's plug-ins are told (Forget on each)
+  // so that they drop what they keep for it. Returns whether it let go.
   bool Forget(WorkloadId id);
   // Chunks of jobs whose memory is held (JobTable; tests and benchmarks).
   size_t job_chunks_held() const { return jobs_.chunks_held(); }
@@ -255,6 +256,8 @@ class Engine {
     };
   }
   void SortQueue();
+  // Tells every plug-in of the policy that workload `id` is let go (Forget).
+  void ForgetInPolicy(WorkloadId id);
   // A walk of a long queue visits jobs in queue order, not in memory order: each is a cache
   // miss. Asking for the one a few places ahead lets the misses overlap. (Inlined by force:
   // GCC 12 finds the call free of side effects and drops it, prefetch and all, otherwise.)

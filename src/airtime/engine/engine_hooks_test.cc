@@ -16,6 +16,7 @@ using testing::MakeJob;
 
 struct Calls {
   std::vector<std::string> unplaced, permitted, refused;
+  std::vector<WorkloadId> forgotten;
 };
 
 // Refuses workloads whose name starts with "no"; records every call.
@@ -35,6 +36,7 @@ class RecordingPermit : public PermitPlugin {
   std::string WhyHeld(const Job& job, const Engine&) const override {
     return "'" + job.s().name + "' is on the refusal list";
   }
+  void Forget(WorkloadId id) override { calls_->forgotten.push_back(id); }
 
  private:
   Calls* calls_;
@@ -82,6 +84,23 @@ TEST(EngineHooksTest, PermitRefusalKeepsTheWorkloadWaitingWithoutCachingTheShape
   EXPECT_EQ(calls.unplaced, (std::vector<std::string>{"big"}));
   EXPECT_EQ(e.job(2).wait.reason, WaitReason::kNoFit);
   EXPECT_EQ(e.last_cycle().wake_at, kNever);
+}
+
+// A workload the engine lets go of (Engine::Forget) is let go of by the policy's plug-ins
+// too, once, and only once it has ended.
+TEST(EngineHooksTest, PlugInsAreToldOfAWorkloadTheEngineLetsGo) {
+  Cluster c = MakeCluster({{"H100", 4, 1}});
+  Calls calls;
+  Engine e(c, MakePolicy(&calls));
+  e.Handle(Event::Arrival(0, MakeJob("no-thanks", WorkloadKind::kBatch, 2, 60)));
+  e.Handle(Event::Arrival(1, MakeJob("yes", WorkloadKind::kBatch, 2, 60)));
+  EXPECT_FALSE(e.Forget(0));  // waiting
+  EXPECT_FALSE(e.Forget(1));  // running
+  EXPECT_TRUE(calls.forgotten.empty());
+  e.Handle(Event::Cancel(2, 0));
+  EXPECT_TRUE(e.Forget(0));
+  EXPECT_TRUE(e.Forget(0));  // again: already let go, nothing more to tell
+  EXPECT_EQ(calls.forgotten, (std::vector<WorkloadId>{0}));
 }
 
 TEST(EngineHooksTest, WakeAtReportsTheEarliestRequestOfTheCycle) {

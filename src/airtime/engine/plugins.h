@@ -20,6 +20,10 @@
 // Plug-ins are stateless with respect to the engine or keep only their own bookkeeping;
 // they read engine state through `const Engine&` and change it only through the Engine
 // methods documented as callable from plug-ins. A plug-in instance belongs to one engine.
+// Every plug-in has Forget(id): the engine has let go of that ended workload
+// (Engine::Forget, in a driver that runs for months), and a plug-in that keeps anything
+// for it beyond the cycle drops it then, so that its memory follows the workloads the
+// engine still knows rather than every workload it ever saw.
 #pragma once
 
 #include <memory>
@@ -39,6 +43,7 @@ class QueueSortPlugin {
  public:
   virtual ~QueueSortPlugin() = default;
   virtual std::string_view name() const = 0;
+  virtual void Forget(WorkloadId /*id*/) {}
   // Ascending QueueKey; equal keys in arrival order.
   virtual QueueKey Key(const Job& job, const Engine& engine) const = 0;
   // True when keys change with time (ages, attained service): the keys of waiting work are
@@ -57,6 +62,7 @@ class OrderPlugin {
  public:
   virtual ~OrderPlugin() = default;
   virtual std::string_view name() const = 0;
+  virtual void Forget(WorkloadId /*id*/) {}
   // -1: the workload may be passed when it does not fit. g >= 0: the workload blocks every
   // later workload of group g when it does not fit (strict order within g).
   virtual int BlockingGroup(const Job& job, const Engine& engine) const = 0;
@@ -66,6 +72,7 @@ class FilterPlugin {
  public:
   virtual ~FilterPlugin() = default;
   virtual std::string_view name() const = 0;
+  virtual void Forget(WorkloadId /*id*/) {}
   virtual bool Allows(const Job& job, NodeIndex node, const Engine& engine) const = 0;
   // Whether it may refuse anything in this cycle (asked after the cycle plug-ins'
   // BeforeAllocate). The engine skips a filter that says no, so one that is idle most of
@@ -80,6 +87,7 @@ class ScorePlugin {
  public:
   virtual ~ScorePlugin() = default;
   virtual std::string_view name() const = 0;
+  virtual void Forget(WorkloadId /*id*/) {}
   // Higher is better. Called only for nodes where the shape fits and every filter allows.
   virtual double Score(const Job& job, NodeIndex node, const Engine& engine) const = 0;
   // Optional device choice on the node the engine picked (a single-node placement): appends
@@ -96,6 +104,7 @@ class PreemptPlugin {
  public:
   virtual ~PreemptPlugin() = default;
   virtual std::string_view name() const = 0;
+  virtual void Forget(WorkloadId /*id*/) {}
   // Called when `job` found no room. May preempt allocations through the engine; returns
   // true when it freed room and the engine should try the job again.
   virtual bool MakeRoom(const Job& job, Engine& engine) = 0;
@@ -113,6 +122,7 @@ class PermitPlugin {
  public:
   virtual ~PermitPlugin() = default;
   virtual std::string_view name() const = 0;
+  virtual void Forget(WorkloadId /*id*/) {}
   // Called in the allocation pass after the engine found `placement` for `job` and before
   // it starts. False keeps the workload waiting this cycle (WaitReason::kPolicy); the
   // refusal is not cached, so a later workload of the same shape is still tried.
@@ -138,6 +148,7 @@ class ScalePlugin {
  public:
   virtual ~ScalePlugin() = default;
   virtual std::string_view name() const = 0;
+  virtual void Forget(WorkloadId /*id*/) {}
   virtual int TargetReplicas(const Job& service, const Engine& engine) const = 0;
   // For a member of a service with variants (RealtimeProfile::is_member), asked right after
   // its target: the share of each request class the policy routes to it (Job::route_share);
@@ -160,6 +171,7 @@ class CyclePlugin {
  public:
   virtual ~CyclePlugin() = default;
   virtual std::string_view name() const = 0;
+  virtual void Forget(WorkloadId /*id*/) {}
   virtual void BeforeAllocate(Engine& engine) { (void)engine; }
   virtual void AfterAllocate(Engine& engine) { (void)engine; }
 };

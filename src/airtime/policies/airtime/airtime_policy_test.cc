@@ -944,6 +944,29 @@ TEST(AirtimePolicyTest, ASurpriseRiseIsExpectedToGoOn) {
 // service using 1 of 8 GPUs that may grow to 6 replicas: a 2-day job on 4 GPUs would leave 3
 // where 5 more replicas may be needed, and waits; a 1-hour one (odds 1/24: a fifth of a
 // replica more) starts. With envelope=off, only the demand now counts and both start.
+// A job the burst hold keeps waiting and that is then cancelled is never asked about again:
+// its note goes once the engine lets the job go (Engine::Forget), not before.
+TEST(AirtimePolicyTest, TheBurstHoldDropsItsNoteOnAJobTheEngineLetsGo) {
+  Cluster c = MakeCluster({{"H100", 8, 1}});
+  Engine e = MakeAirtime(c, "airtime:preemption=off");
+  WorkloadSpec svc = MakeService("svc", 10);
+  svc.realtime.max_replicas = 6;
+  e.Handle(Event::Arrival(0, svc));
+  e.Handle(Event::Demand(0, 0, 5));
+  e.Handle(Event::Arrival(kMinute, MakeJob("long", WorkloadKind::kTraining, 4, 48 * 3600)));
+  const PermitPlugin* hold = nullptr;
+  for (const auto& p : e.policy().permits)
+    if (p->name() == "burst-hold") hold = p.get();
+  ASSERT_NE(hold, nullptr);
+  const Job held = e.job(1);
+  ASSERT_NE(hold->WhyHeld(held, e).find("held for the forecast peak of 'svc'"), std::string::npos)
+      << e.Explain(1);
+  e.Handle(Event::Cancel(2 * kMinute, 1));
+  EXPECT_NE(hold->WhyHeld(held, e), "");
+  ASSERT_TRUE(e.Forget(1));
+  EXPECT_EQ(hold->WhyHeld(held, e), "");
+}
+
 TEST(AirtimePolicyTest, WithoutAForecastLongWorkIsHeldOffWhatMaxReplicasMayNeed) {
   Cluster c = MakeCluster({{"H100", 8, 1}});
   for (const char* spec : {"airtime:preemption=off", "airtime:preemption=off:envelope=off"}) {

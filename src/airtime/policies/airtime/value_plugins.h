@@ -168,6 +168,8 @@ class BurstHold : public PermitPlugin {
   std::string_view name() const override { return "burst-hold"; }
   bool Permit(const Job& job, const Placement& placement, const Engine& engine) override;
   std::string WhyHeld(const Job& job, const Engine& engine) const override;
+  // A job held and then cancelled is never asked about again: its note goes here.
+  void Forget(WorkloadId id) override { why_.erase(id); }
 
  private:
   // Whether `job` can give GPUs back within the reclaim budget.

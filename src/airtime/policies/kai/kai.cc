@@ -71,6 +71,7 @@ class KaiActions : public PreemptPlugin {
  public:
   explicit KaiActions(Queues q) : q_(std::move(q)) {}
   std::string_view name() const override { return "kai-consolidate-reclaim-preempt"; }
+  void Forget(WorkloadId id) override { moved_.erase(id); }
 
   bool MakeRoom(const Job& job, Engine& engine) override {
     if (job.never_fits || job.s().shape.gpu_count <= 0) return false;
