@@ -939,11 +939,6 @@ TEST(AirtimePolicyTest, ASurpriseRiseIsExpectedToGoOn) {
   }
 }
 
-// Before a service has a seasonal forecast, work that cannot give GPUs back is held off
-// what max_replicas would need, weighted by the odds that its run meets the day's peak. A
-// service using 1 of 8 GPUs that may grow to 6 replicas: a 2-day job on 4 GPUs would leave 3
-// where 5 more replicas may be needed, and waits; a 1-hour one (odds 1/24: a fifth of a
-// replica more) starts. With envelope=off, only the demand now counts and both start.
 // A job the burst hold keeps waiting and that is then cancelled is never asked about again:
 // its note goes once the engine lets the job go (Engine::Forget), not before.
 TEST(AirtimePolicyTest, TheBurstHoldDropsItsNoteOnAJobTheEngineLetsGo) {
@@ -967,6 +962,11 @@ TEST(AirtimePolicyTest, TheBurstHoldDropsItsNoteOnAJobTheEngineLetsGo) {
   EXPECT_EQ(hold->WhyHeld(held, e), "");
 }
 
+// Before a service has a seasonal forecast, work that cannot give GPUs back is held off
+// what max_replicas would need, weighted by the odds that its run meets the day's peak. A
+// service using 1 of 8 GPUs that may grow to 6 replicas: a 2-day job on 4 GPUs would leave 3
+// where 5 more replicas may be needed, and waits; a 1-hour one (odds 1/24: a fifth of a
+// replica more) starts. With envelope=off, only the demand now counts and both start.
 TEST(AirtimePolicyTest, WithoutAForecastLongWorkIsHeldOffWhatMaxReplicasMayNeed) {
   Cluster c = MakeCluster({{"H100", 8, 1}});
   for (const char* spec : {"airtime:preemption=off", "airtime:preemption=off:envelope=off"}) {
