@@ -241,6 +241,20 @@ class Run {
         j["ready_at_s"] = ToSeconds(d.ready_at);
       *opt_.decision_log << j.dump() << "\n";
     }
+    // A job's completion is no decision, but a reader of the log asks what finished when,
+    // and what it earned (the ledger's value: its completion value, decayed after its
+    // deadline).
+    for (const Stopped& st : cycle.stopped) {
+      const Job& job = engine_.job(st.workload);
+      if (!st.completed || job.is_service()) continue;
+      *opt_.decision_log << nlohmann::json{{"t_s", ToSeconds(cycle.at)},
+                                           {"completed", job.s().name},
+                                           {"allocation", st.allocation},
+                                           {"value", job.s().value.CompletionValue(
+                                                         job.finished, job.s().deadline)}}
+                                .dump()
+                         << "\n";
+    }
   }
 
   void Actuate(const CycleResult& cycle) {

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
 #include "airtime/engine/test_util.h"
 #include "airtime/ledger/ledger.h"
 #include "airtime/policies/registry.h"
@@ -307,6 +311,31 @@ TEST(SimulatorTest, SavedProgressOfWorkTheEndCutsShortIsReportedApart) {
   EXPECT_EQ(j["in_progress"]["jobs"], 1);
   EXPECT_NEAR(j["in_progress"]["value"].get<double>(), 40, 1e-9);
   EXPECT_NE(ResultsTable({*r}).find("in progress at end: value"), std::string::npos);
+}
+
+// The decision log says what completed when and what it earned, beside the decisions.
+TEST(SimulatorTest, TheDecisionLogListsEachCompletionWithItsValue) {
+  Cluster c = MakeCluster({{"A100-80GB", 1, 1}});
+  WorkloadSpec a = MakeJob("a", WorkloadKind::kBatch, 1, 1800);
+  a.value.on_completion = 7;
+  WorkloadSpec b = MakeJob("b", WorkloadKind::kBatch, 1, 3600, kMinute);
+  b.value.on_completion = 5;
+  std::ostringstream log;
+  SimOptions o;
+  o.horizon = kHour;
+  o.decision_log = &log;
+  auto r = Simulate(MakeSimInput(c, {a, b}), "fifo", o);
+  ASSERT_TRUE(r.ok());
+  std::vector<nlohmann::json> done;
+  std::istringstream lines(log.str());
+  for (std::string line; std::getline(lines, line);) {
+    const auto d = nlohmann::json::parse(line);
+    if (d.contains("completed")) done.push_back(d);
+  }
+  ASSERT_EQ(done.size(), 1u) << log.str();  // b is still running at the horizon
+  EXPECT_EQ(done[0]["completed"], "a");
+  EXPECT_DOUBLE_EQ(done[0]["t_s"].get<double>(), 1800);
+  EXPECT_DOUBLE_EQ(done[0]["value"].get<double>(), 7);
 }
 
 TEST(SimulatorTest, ServiceDemandDrivesReplicasAndSlo) {
