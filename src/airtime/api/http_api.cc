@@ -55,6 +55,10 @@ struct Route {
   std::regex pattern;
   bool needs_token;
   Handler handler;
+  // How the route takes a query string: its handler parses and checks it; none is allowed
+  // (any parameter is a 400 that names it, as an unknown one is where there are some); or
+  // any is ignored (/metrics and /healthz, which scrapers and probes may decorate).
+  enum class Query { kOwn, kNone, kIgnored } query = Query::kNone;
 };
 
 void WriteJson(httplib::Response& res, int status, const json& body) {
@@ -142,8 +146,9 @@ struct HttpApi::Impl {
       : plane(p), tokens(t), options(o), server(LimitsOf(o)) {}
 
   void AddRoutes();
-  void Add(std::string method, const std::string& pattern, bool needs_token, Handler h) {
-    routes.push_back({std::move(method), std::regex(pattern), needs_token, std::move(h)});
+  void Add(std::string method, const std::string& pattern, bool needs_token, Handler h,
+           Route::Query query = Route::Query::kNone) {
+    routes.push_back({std::move(method), std::regex(pattern), needs_token, std::move(h), query});
   }
   void Configure();
   void Dispatch(const httplib::Request& req, httplib::Response& res);
@@ -174,14 +179,18 @@ void HttpApi::Impl::AddRoutes() {
     }
     Reply(res, plane.Submit(c.caller, c.req.body, "request"), 201);
   });
-  Add("GET", "/v1/workloads", true, [this](const Call& c, httplib::Response& res) {
-    const size_t q = c.req.target.find('?');
-    auto filter = ParseListQuery(
-        q == std::string::npos ? std::string_view() : std::string_view(c.req.target).substr(q + 1),
-        c.caller);
-    if (!filter.ok()) return WriteError(res, filter.status());
-    Reply(res, plane.List(c.caller, *filter));
-  });
+  Add(
+      "GET", "/v1/workloads", true,
+      [this](const Call& c, httplib::Response& res) {
+        const size_t q = c.req.target.find('?');
+        auto filter =
+            ParseListQuery(q == std::string::npos ? std::string_view()
+                                                  : std::string_view(c.req.target).substr(q + 1),
+                           c.caller);
+        if (!filter.ok()) return WriteError(res, filter.status());
+        Reply(res, plane.List(c.caller, *filter));
+      },
+      Route::Query::kOwn);
   Add("GET", one, true,
       [this](const Call& c, httplib::Response& res) { Reply(res, plane.Get(c.caller, c.arg)); });
   Add("DELETE", one, true, [this](const Call& c, httplib::Response& res) {
@@ -204,48 +213,66 @@ void HttpApi::Impl::AddRoutes() {
   });
   Add("GET", one + "/events", true,
       [this](const Call& c, httplib::Response& res) { Reply(res, plane.Events(c.caller, c.arg)); });
-  Add("GET", one + "/logs", true, [this](const Call& c, httplib::Response& res) {
-    const size_t q = c.req.target.find('?');
-    auto query = ParseLogQuery(
-        q == std::string::npos ? std::string_view() : std::string_view(c.req.target).substr(q + 1));
-    if (!query.ok()) return WriteError(res, query.status());
-    auto chunk = plane.Logs(c.caller, c.arg, *query);
-    if (!chunk.ok()) return WriteError(res, chunk.status());
-    res.set_header("X-Airtime-Run", std::to_string(chunk->run));
-    res.set_header("X-Airtime-Offset", std::to_string(chunk->offset));
-    res.set_header("X-Airtime-Log-Size", std::to_string(chunk->size));
-    res.set_header("X-Airtime-Run-Ended", chunk->run_ended ? "true" : "false");
-    // Bytes as the workload wrote them: never rendered by a browser as a page.
-    res.set_header("X-Content-Type-Options", "nosniff");
-    res.set_content(std::move(chunk->data), "application/octet-stream");
-  });
+  Add(
+      "GET", one + "/logs", true,
+      [this](const Call& c, httplib::Response& res) {
+        const size_t q = c.req.target.find('?');
+        auto query =
+            ParseLogQuery(q == std::string::npos ? std::string_view()
+                                                 : std::string_view(c.req.target).substr(q + 1));
+        if (!query.ok()) return WriteError(res, query.status());
+        auto chunk = plane.Logs(c.caller, c.arg, *query);
+        if (!chunk.ok()) return WriteError(res, chunk.status());
+        res.set_header("X-Airtime-Run", std::to_string(chunk->run));
+        res.set_header("X-Airtime-Offset", std::to_string(chunk->offset));
+        res.set_header("X-Airtime-Log-Size", std::to_string(chunk->size));
+        res.set_header("X-Airtime-Run-Ended", chunk->run_ended ? "true" : "false");
+        // Bytes as the workload wrote them: never rendered by a browser as a page.
+        res.set_header("X-Content-Type-Options", "nosniff");
+        res.set_content(std::move(chunk->data), "application/octet-stream");
+      },
+      Route::Query::kOwn);
   Add("GET", "/v1/gpus", true,
       [this](const Call& c, httplib::Response& res) { Reply(res, plane.Gpus(c.caller)); });
-  Add("GET", "/v1/gpus/history", true, [this](const Call& c, httplib::Response& res) {
-    const size_t q = c.req.target.find('?');
-    auto filter = ParseHistoryQuery(
-        q == std::string::npos ? std::string_view() : std::string_view(c.req.target).substr(q + 1));
-    if (!filter.ok()) return WriteError(res, filter.status());
-    Reply(res, plane.GpuHistory(c.caller, *filter));
-  });
+  Add(
+      "GET", "/v1/gpus/history", true,
+      [this](const Call& c, httplib::Response& res) {
+        const size_t q = c.req.target.find('?');
+        auto filter = ParseHistoryQuery(q == std::string::npos
+                                            ? std::string_view()
+                                            : std::string_view(c.req.target).substr(q + 1));
+        if (!filter.ok()) return WriteError(res, filter.status());
+        Reply(res, plane.GpuHistory(c.caller, *filter));
+      },
+      Route::Query::kOwn);
   Add("GET", "/v1/ledger", true,
       [this](const Call& c, httplib::Response& res) { Reply(res, plane.Ledger(c.caller)); });
-  Add("GET", "/v1/holds", true, [this](const Call& c, httplib::Response& res) {
-    const size_t q = c.req.target.find('?');
-    auto filter = ParseHoldsQuery(
-        q == std::string::npos ? std::string_view() : std::string_view(c.req.target).substr(q + 1));
-    if (!filter.ok()) return WriteError(res, filter.status());
-    Reply(res, plane.Holds(c.caller, *filter));
-  });
-  Add("GET", "/metrics", options.metrics_need_token, [this](const Call&, httplib::Response& res) {
-    res.set_content(plane.Metrics(), "text/plain; version=0.0.4; charset=utf-8");
-  });
-  Add("GET", "/healthz", false, [this](const Call&, httplib::Response& res) {
-    std::string why;
-    const bool ok = plane.Healthy(&why);
-    res.status = ok ? 200 : 503;
-    res.set_content(ok ? "ok\n" : (why.empty() ? "unhealthy" : why) + "\n", "text/plain");
-  });
+  Add(
+      "GET", "/v1/holds", true,
+      [this](const Call& c, httplib::Response& res) {
+        const size_t q = c.req.target.find('?');
+        auto filter =
+            ParseHoldsQuery(q == std::string::npos ? std::string_view()
+                                                   : std::string_view(c.req.target).substr(q + 1));
+        if (!filter.ok()) return WriteError(res, filter.status());
+        Reply(res, plane.Holds(c.caller, *filter));
+      },
+      Route::Query::kOwn);
+  Add(
+      "GET", "/metrics", options.metrics_need_token,
+      [this](const Call&, httplib::Response& res) {
+        res.set_content(plane.Metrics(), "text/plain; version=0.0.4; charset=utf-8");
+      },
+      Route::Query::kIgnored);
+  Add(
+      "GET", "/healthz", false,
+      [this](const Call&, httplib::Response& res) {
+        std::string why;
+        const bool ok = plane.Healthy(&why);
+        res.status = ok ? 200 : 503;
+        res.set_content(ok ? "ok\n" : (why.empty() ? "unhealthy" : why) + "\n", "text/plain");
+      },
+      Route::Query::kIgnored);
 }
 
 void HttpApi::Impl::Handle(const Route& r, const httplib::Request& req, std::string arg,
@@ -258,6 +285,12 @@ void HttpApi::Impl::Handle(const Route& r, const httplib::Request& req, std::str
       return WriteError(res, who.status());
     }
     caller = *who;
+  }
+  if (r.query == Route::Query::kNone) {
+    const size_t q = req.target.find('?');
+    const Status none = CheckNoQuery(
+        q == std::string::npos ? std::string_view() : std::string_view(req.target).substr(q + 1));
+    if (!none.ok()) return WriteError(res, none);
   }
   try {
     r.handler(Call{req, caller, std::move(arg)}, res);

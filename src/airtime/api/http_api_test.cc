@@ -443,6 +443,34 @@ TEST_F(HttpApiTest, GpusMetricsHealthz) {
   EXPECT_NE(Admin().Health().message().find("gpu probe failed"), std::string::npos);
 }
 
+// docs/api.md: an unknown query parameter is a 400 that names it, also where an endpoint
+// takes none (a `?window=1h` on /v1/ledger used to be ignored, answering the whole ledger);
+// the token is checked first; /metrics and /healthz ignore a query.
+TEST_F(HttpApiTest, EndpointsThatTakeNoParametersRefuseAQuery) {
+  struct Case {
+    const char* path;
+    const char* name;
+  };
+  for (const Case& c : {Case{"/v1/ledger?window=1h", "window"}, Case{"/v1/gpus?x=1", "x"},
+                        Case{"/v1/workloads/chat?verbose", "verbose"},
+                        Case{"/v1/workloads/job/events?since=5&x=1", "since"}}) {
+    auto r = Raw().Get(c.path);
+    ASSERT_TRUE(r) << c.path;
+    EXPECT_EQ(r->status, 400) << c.path;
+    EXPECT_EQ(ErrorMessage(r), std::string("query '") + c.name +
+                                   "': unknown (this endpoint takes no query parameters)")
+        << c.path;
+  }
+  auto demand = Raw().Post("/v1/workloads/chat/demand?rps=5", R"({"rps": 5})", "application/json");
+  ASSERT_TRUE(demand);
+  EXPECT_EQ(demand->status, 400);
+  EXPECT_EQ(Raw().Get("/v1/gpus?%zz")->status, 400);  // malformed, as anywhere
+  EXPECT_EQ(Raw().Get("/v1/ledger?")->status, 200);   // an empty query is none
+  EXPECT_EQ(Raw("").Get("/v1/ledger?window=1h")->status, 401);
+  EXPECT_EQ(Raw("").Get("/healthz?probe=1")->status, 200);
+  EXPECT_EQ(Raw("").Get("/metrics?target=x")->status, 200);
+}
+
 TEST_F(HttpApiTest, MetricsCanNeedAToken) {
   HttpApiOptions o;
   o.metrics_need_token = true;

@@ -142,6 +142,14 @@ StatusOr<QueryParams> ParseQueryString(std::string_view query, const QueryLimits
   return out;
 }
 
+Status CheckNoQuery(std::string_view query, const QueryLimits& limits) {
+  auto params = ParseQueryString(query, limits);
+  if (!params.ok()) return params.status();
+  if (params->empty()) return OkStatus();
+  return InvalidArgument("query '" + params->front().first +
+                         "': unknown (this endpoint takes no query parameters)");
+}
+
 StatusOr<ListFilter> ParseListQuery(std::string_view query, const Caller& caller,
                                     const QueryLimits& limits) {
   auto params = ParseQueryString(query, limits);

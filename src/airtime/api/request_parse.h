@@ -27,6 +27,10 @@ using QueryParams = std::vector<std::pair<std::string, std::string>>;
 // {"a", ""}). Refuses a malformed %-escape, and a name or value that holds a NUL, a control
 // character or bytes that are not UTF-8.
 StatusOr<QueryParams> ParseQueryString(std::string_view query, const QueryLimits& limits = {});
+// For an endpoint that takes no query parameters: OK for an empty query, else an
+// InvalidArgument naming the first parameter ("query 'window': unknown (this endpoint takes
+// no query parameters)"), or what ParseQueryString finds wrong first.
+Status CheckNoQuery(std::string_view query, const QueryLimits& limits = {});
 
 // GET /v1/workloads?state=&kind=&tenant=&limit=&offset=: each at most once; state is a
 // workload state or "active", kind a workload kind, limit and offset non-negative integers. A
