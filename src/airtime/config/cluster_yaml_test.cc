@@ -121,7 +121,7 @@ TEST(ClusterYamlErrorsTest, MissingRequiredFields) {
   ExpectError("cluster:\n  nodes: []\n", 2, {"missing required field 'name'"});
   ExpectError("cluster:\n  name: c\n", 2, {"cluster 'c'", "missing required field 'nodes'"});
   ExpectError("cluster:\n  name: c\n  nodes: []\n", 3,
-              {"field 'nodes'", "expected a non-empty list of nodes", "found a list"});
+              {"field 'nodes'", "expected a non-empty list of nodes", "found an empty list"});
   ExpectError("nodes: []\n", 1, {"unknown field 'nodes'", "known fields: cluster"});
   ExpectError("# nothing\n", 1, {"empty cluster file"});
 }

@@ -312,7 +312,8 @@ TEST(WorkloadYamlTest, CommandErrorsNameTheField) {
   EXPECT_THAT(
       err("- {name: a, command: python3 train.py}"),
       ::testing::AllOf(HasSubstr("w.yaml:1"), HasSubstr("'command'"), HasSubstr("runs no shell")));
-  EXPECT_THAT(err("- {name: a, command: []}"), HasSubstr("non-empty"));
+  EXPECT_THAT(err("- {name: a, command: []}"),
+              HasSubstr("expected a non-empty list, found an empty list"));
   EXPECT_THAT(err("- {name: a, command: [x], env: {A: [1]}}"), HasSubstr("'env.A'"));
   EXPECT_THAT(err("- {name: a, work: 1h, metrics: {demand: x}}"), HasSubstr("needs a command"));
   EXPECT_THAT(err("- {name: a, command: [x], metrics: {demand: x, type: gauges}}"),

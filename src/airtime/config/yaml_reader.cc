@@ -43,8 +43,8 @@ std::string DidYouMean(std::string_view word, const std::vector<std::string>& ca
 
 std::string DescribeFound(const YAML::Node& node) {
   if (!node.IsDefined() || node.IsNull()) return "nothing";
-  if (node.IsSequence()) return "a list";
-  if (node.IsMap()) return "a mapping";
+  if (node.IsSequence()) return node.size() == 0 ? "an empty list" : "a list";
+  if (node.IsMap()) return node.size() == 0 ? "an empty mapping" : "a mapping";
   return "'" + node.Scalar() + "'";
 }
 
