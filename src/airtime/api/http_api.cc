@@ -61,6 +61,12 @@ struct Route {
   enum class Query { kOwn, kNone, kIgnored } query = Query::kNone;
 };
 
+// The query string of a request's target (what follows '?'; empty without one), as sent.
+std::string_view QueryOf(const httplib::Request& req) {
+  const size_t q = req.target.find('?');
+  return q == std::string::npos ? std::string_view() : std::string_view(req.target).substr(q + 1);
+}
+
 void WriteJson(httplib::Response& res, int status, const json& body) {
   res.status = status;
   res.set_content(DumpJson(body) + "\n", "application/json");
@@ -182,11 +188,7 @@ void HttpApi::Impl::AddRoutes() {
   Add(
       "GET", "/v1/workloads", true,
       [this](const Call& c, httplib::Response& res) {
-        const size_t q = c.req.target.find('?');
-        auto filter =
-            ParseListQuery(q == std::string::npos ? std::string_view()
-                                                  : std::string_view(c.req.target).substr(q + 1),
-                           c.caller);
+        auto filter = ParseListQuery(QueryOf(c.req), c.caller);
         if (!filter.ok()) return WriteError(res, filter.status());
         Reply(res, plane.List(c.caller, *filter));
       },
@@ -216,10 +218,7 @@ void HttpApi::Impl::AddRoutes() {
   Add(
       "GET", one + "/logs", true,
       [this](const Call& c, httplib::Response& res) {
-        const size_t q = c.req.target.find('?');
-        auto query =
-            ParseLogQuery(q == std::string::npos ? std::string_view()
-                                                 : std::string_view(c.req.target).substr(q + 1));
+        auto query = ParseLogQuery(QueryOf(c.req));
         if (!query.ok()) return WriteError(res, query.status());
         auto chunk = plane.Logs(c.caller, c.arg, *query);
         if (!chunk.ok()) return WriteError(res, chunk.status());
@@ -237,10 +236,7 @@ void HttpApi::Impl::AddRoutes() {
   Add(
       "GET", "/v1/gpus/history", true,
       [this](const Call& c, httplib::Response& res) {
-        const size_t q = c.req.target.find('?');
-        auto filter = ParseHistoryQuery(q == std::string::npos
-                                            ? std::string_view()
-                                            : std::string_view(c.req.target).substr(q + 1));
+        auto filter = ParseHistoryQuery(QueryOf(c.req));
         if (!filter.ok()) return WriteError(res, filter.status());
         Reply(res, plane.GpuHistory(c.caller, *filter));
       },
@@ -250,10 +246,7 @@ void HttpApi::Impl::AddRoutes() {
   Add(
       "GET", "/v1/holds", true,
       [this](const Call& c, httplib::Response& res) {
-        const size_t q = c.req.target.find('?');
-        auto filter =
-            ParseHoldsQuery(q == std::string::npos ? std::string_view()
-                                                   : std::string_view(c.req.target).substr(q + 1));
+        auto filter = ParseHoldsQuery(QueryOf(c.req));
         if (!filter.ok()) return WriteError(res, filter.status());
         Reply(res, plane.Holds(c.caller, *filter));
       },
@@ -287,9 +280,7 @@ void HttpApi::Impl::Handle(const Route& r, const httplib::Request& req, std::str
     caller = *who;
   }
   if (r.query == Route::Query::kNone) {
-    const size_t q = req.target.find('?');
-    const Status none = CheckNoQuery(
-        q == std::string::npos ? std::string_view() : std::string_view(req.target).substr(q + 1));
+    const Status none = CheckNoQuery(QueryOf(req));
     if (!none.ok()) return WriteError(res, none);
   }
   try {
