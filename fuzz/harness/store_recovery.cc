@@ -13,9 +13,9 @@
 // Flag kNoDb removes airtime.db altogether.
 //
 // What it checks: OpenAndCheckStore and the reads recovery does (workloads, runs,
-// submissions, each run directory's claim, exit and owner) come back as a Status, never a
-// crash, a hang or a leak; and accepting the loss (raised id floors, new marks, as
-// --accept-store-loss does) leaves a data directory that the check finds consistent.
+// submissions, demand histories, each run directory's claim, exit and owner) come back as a
+// Status, never a crash, a hang or a leak; and accepting the loss (raised id floors, new
+// marks, as --accept-store-loss does) leaves a data directory that the check finds consistent.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -196,6 +196,9 @@ void ReadLikeRecovery(Store& store, const std::string& dir, const std::vector<in
       if (++asked > 16) break;
       (void)store.GetSubmission(w.submission_id);
       (void)store.RunsOf(w.id);
+      (void)store.DemandOf(w.id, 0);
+      (void)store.ClassDemandOf(w.id);
+      (void)store.ClassDemandHistoryOf(w.id, 0);
     }
   }
   (void)store.LoadRuns(/*active_only=*/true);

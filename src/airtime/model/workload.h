@@ -99,6 +99,10 @@ inline constexpr size_t kMaxClasses = 8;
 struct RequestClass {
   std::string name;
   std::vector<DemandPoint> demand;  // sorted by time
+  // Its rates seen before the engine met the service (a daemon's restart carries them over
+  // from its store), sorted by time, all before the service's arrival, as
+  // RealtimeProfile::history is for the whole service. Not part of a workload file.
+  std::vector<DemandPoint> history = {};
 };
 
 // One model that can serve a realtime service: a large generalist, a quantized copy, a small

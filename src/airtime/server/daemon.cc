@@ -739,13 +739,13 @@ Status Daemon::Persist(WorkloadRec& w) {
 }
 
 Status Daemon::RecordDemand(WorkloadRec& w, double rps, TimeMs now,
-                            const std::string& request_class, double class_rps) {
+                            const std::vector<std::pair<std::string, double>>& classes) {
   w.row.demand_rps = rps;
   w.row.demand_at = now;
   Status st = store_->Transaction([&]() -> Status {
     AIRTIME_RETURN_IF_ERROR(Persist(w));
     AIRTIME_RETURN_IF_ERROR(store_->AddDemand(w.row.id, now, rps));
-    if (!request_class.empty())
+    for (const auto& [request_class, class_rps] : classes)
       AIRTIME_RETURN_IF_ERROR(store_->SetClassDemand(w.row.id, request_class, class_rps, now));
     // Hourly, what no forecast reads any more goes.
     if (now - demand_pruned_at_ < kHour) return OkStatus();

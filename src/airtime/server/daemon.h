@@ -304,10 +304,11 @@ class Daemon final : public ControlPlane {
   // A service's new request rate, stored: its row and its demand history (what its
   // forecast starts from after a restart, kept for kDemandHistoryKept) in one commit. The
   // caller feeds the engine its Event::Demand. A member of a service split by request class
-  // (`request_class` named): `rps` is its own demand and `class_rps` that class's rate, kept
-  // as the class's last (Store::SetClassDemand) in the same commit; a restart feeds both back.
-  Status RecordDemand(WorkloadRec& w, double rps, TimeMs now, const std::string& request_class = "",
-                      double class_rps = 0);
+  // (`classes`: the classes whose rates changed, by name): `rps` is its own demand, and each
+  // class's rate joins that class's history as its last (Store::SetClassDemand) in the same
+  // commit; a restart feeds them back.
+  Status RecordDemand(WorkloadRec& w, double rps, TimeMs now,
+                      const std::vector<std::pair<std::string, double>>& classes = {});
   // The ledger across restarts (daemon_ledger.cc, ledger_record.h): CarryLedger takes on
   // what the store saved and returns a phrase for the startup note; SaveLedger writes it.
   std::string CarryLedger(TimeMs now);

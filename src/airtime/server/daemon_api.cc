@@ -665,7 +665,7 @@ Status Daemon::ReportDemand(const Caller& caller, std::string_view id_or_name, d
       if (classes.size() <= 1)
         AIRTIME_RETURN_IF_ERROR(RecordDemand(*w, rps, now));
       else
-        AIRTIME_RETURN_IF_ERROR(RecordDemand(*w, mine.back().rps, now, names[c], rps));
+        AIRTIME_RETURN_IF_ERROR(RecordDemand(*w, mine.back().rps, now, {{names[c], rps}}));
       events.insert(events.end(), mine.begin(), mine.end());
     }
     FeedTogether(events);

@@ -152,6 +152,16 @@ Status Daemon::Recover() {
       if (!history.ok()) return history.status();
       for (const auto& [at, rps] : *history)
         if (at < now) spec.realtime.history.push_back(DemandPoint{at, rps});
+      // And each class's, for a service of several (ReportDemand stores them).
+      std::vector<RequestClass>& classes = spec.realtime.classes;
+      if (classes.size() > 1) {
+        auto steps = store_->ClassDemandHistoryOf(w.row.id, now - kDemandHistoryKept);
+        if (!steps.ok()) return steps.status();
+        for (const ClassDemandRow& r : *steps)
+          for (RequestClass& c : classes)
+            if (c.name == r.request_class && r.at < now)
+              c.history.push_back(DemandPoint{r.at, r.rps});
+      }
     }
     w.spec = LiveSpec(std::move(spec), w.row.submitted_at);
     if (!IsFinalState(w.row.state)) {

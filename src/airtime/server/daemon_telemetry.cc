@@ -276,22 +276,26 @@ void Daemon::ApplyScrape(const std::map<int64_t, ScrapeReading>& readings) {
     NoteSkippedSamples(name, p.skipped, p.label, now);
     std::vector<Event> events;
     for (int64_t id : members_of_.at(name)) {
-      const WorkloadRec& m = workloads_.at(id);
+      WorkloadRec& m = workloads_.at(id);
       if (IsFinalState(m.row.state) || m.eid == kNoWorkload) continue;
       // Every class whose rate changed by more than 1%, then the member's own demand that
       // follows from all of them (DemandEvents, for several classes at once). A class that
       // no sample named keeps its rate: its label set may not be exported yet.
       std::vector<double> classes = engine_->job(m.eid).class_rps;
       classes.resize(p.rps.size(), 0.0);
-      bool changed = false;
+      std::vector<std::pair<std::string, double>> changed;
       for (size_t c = 0; c < p.rps.size(); ++c) {
         if (!p.seen[c] || std::abs(p.rps[c] - classes[c]) <= 0.01 * std::max(1.0, classes[c]))
           continue;
         classes[c] = p.rps[c];
         events.push_back(Event::ClassDemand(now, m.eid, static_cast<int>(c), p.rps[c]));
-        changed = true;
+        changed.emplace_back(m.spec->realtime.classes[c].name, p.rps[c]);
       }
-      if (changed) events.push_back(Event::Demand(now, m.eid, m.spec->realtime.OwnDemand(classes)));
+      if (changed.empty()) continue;
+      const double own = m.spec->realtime.OwnDemand(classes);
+      events.push_back(Event::Demand(now, m.eid, own));
+      // Stored as a report per class is: a restart feeds them back.
+      (void)RecordDemand(m, own, now, changed);
     }
     if (!events.empty()) FeedTogether(events);
   }

@@ -19,6 +19,7 @@
 #include "airtime/model/gpu_cost.h"
 #include "airtime/server/demand_scrape.h"
 #include "airtime/server/hold_record.h"
+#include "airtime/store/store.h"
 
 namespace airtime {
 namespace {
@@ -907,6 +908,55 @@ TEST_F(DaemonTest, ARestartKeepsEachRequestClasssLastRate) {
   WaitFor("chat", "cancelled");
 }
 
+// A service with variants keeps the history of its demand too, each class's where it has
+// several: after a restart its scale-down window goes on from it. The coder serves the code
+// class at 10 rps a replica: at 35 then 5 the hour's window keeps four; a restart that forgot
+// the 35 would hand three back at once. "solo", one class, keeps three for its 25 the same
+// way. (No spares: slo_target=0.)
+TEST_F(DaemonTest, ARestartKeepsTheDemandHistoryOfEachRequestClass) {
+  Open("8xH100", "airtime:spare=0:slo_target=0");
+  Submit(kAdmin,
+         "- name: chat\n"
+         "  kind: realtime\n"
+         "  slo: {latency_ms: 200}\n"
+         "  classes: [{name: code}, {name: conv}]\n"
+         "  variants:\n"
+         "    - {name: big, gpus: 2, throughput: {H100: 10}, classes: [conv]}\n"
+         "    - {name: coder, gpus: 1, throughput: {H100: 10}, classes: [code]}\n"
+         "  command: [/bin/sh, -c, 'sleep 60']\n"
+         "- name: solo\n"
+         "  kind: realtime\n"
+         "  slo: {latency_ms: 200}\n"
+         "  variants: [{name: one, gpus: 1, throughput: {H100: 10}}]\n"
+         "  command: [/bin/sh, -c, 'sleep 60']\n");
+  auto target = [&](const std::string& name) -> int {
+    json w = Get(name);
+    return w.contains("replicas") ? w["replicas"]["target"].get<int>() : -1;
+  };
+  auto reaches = [&](const std::string& name, int n) {
+    for (int i = 0; i < 200 && target(name) != n; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return target(name);
+  };
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 35, "code").ok());
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "solo", 25, "").ok());
+  ASSERT_EQ(reaches("chat/coder", 4), 4);
+  ASSERT_EQ(reaches("solo/one", 3), 3);
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 5, "code").ok());
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "solo", 5, "").ok());
+  daemon_->Stop();
+  daemon_.reset();
+  Open("8xH100", "airtime:spare=0:slo_target=0");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // cycles after the restart
+  EXPECT_EQ(Get("chat/coder")["demand_rps"], 5.0);
+  EXPECT_EQ(target("chat/coder"), 4) << Get("chat/coder").dump(2);
+  EXPECT_EQ(target("solo/one"), 3) << Get("solo/one").dump(2);
+  for (const char* name : {"chat", "solo"}) {
+    ASSERT_TRUE(daemon_->Cancel(kAdmin, name).ok());
+    WaitFor(name, "cancelled");
+  }
+}
+
 // A variant declared `awaits_producer` runs nothing until a quantize job of a later
 // submission produces it. The job's `produces` is checked against the daemon's services: an
 // unknown service (or another tenant's), one without variants, a job, an unknown variant, one
@@ -1460,6 +1510,20 @@ TEST_F(DaemonTest, AServiceOfTwoClassesGetsEachClassesScrapedRate) {
   EXPECT_THAT(warning, HasSubstr("label 'class' absent: "));
   EXPECT_THAT(warning, HasSubstr("(e.g. 'chitchat', 'co\"de')"));
   EXPECT_THAT(warning, HasSubstr("malformed, negative or not finite: "));
+  // Stored as reports per class are: each member's class rates, last and history (what a
+  // restart feeds back).
+  const int64_t coder = Get("chat/coder")["id"];
+  auto store = Store::OpenReadOnly(dir_ + "/data");
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto last = (*store)->ClassDemandOf(coder);
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  ASSERT_EQ(last->size(), 2u);
+  EXPECT_NEAR((*last)[0].rps, 30, 0.5);  // code
+  EXPECT_NEAR((*last)[1].rps, 40, 0.5);  // conv
+  auto steps = (*store)->ClassDemandHistoryOf(coder, 0);
+  ASSERT_TRUE(steps.ok()) << steps.status().ToString();
+  EXPECT_GE(steps->size(), 2u);
+  store->reset();
   ASSERT_TRUE(daemon_->Cancel(kAdmin, "chat").ok());
   WaitFor("chat", "cancelled");
 }

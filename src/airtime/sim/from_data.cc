@@ -53,6 +53,7 @@ struct Snapshot {
   std::map<int64_t, SubmissionRow> submissions;                       // by id
   std::map<int64_t, std::vector<std::pair<int64_t, double>>> demand;  // by workload id
   std::map<int64_t, std::vector<ClassDemandRow>> class_demand;        // by workload id
+  std::map<int64_t, std::vector<ClassDemandRow>> class_steps;         // by workload id
   std::string ledger;
 };
 
@@ -88,6 +89,9 @@ StatusOr<Snapshot> ReadSnapshot(Store& store) {
         auto classes = store.ClassDemandOf(w.id);
         if (!classes.ok()) return classes.status();
         if (!classes->empty()) s.class_demand[w.id] = std::move(*classes);
+        auto steps = store.ClassDemandHistoryOf(w.id, 0);
+        if (!steps.ok()) return steps.status();
+        if (!steps->empty()) s.class_steps[w.id] = std::move(*steps);
       }
     }
     s.ledger = store.GetMeta("ledger").value_or("");
@@ -571,8 +575,8 @@ void Converter::SettleProducers() {
 }
 
 // The demand of each service with variants, for all its members at once: each class's
-// curve rebuilt from the members' stored demand and the classes' last rates
-// (RebuildClassCurves), and each member's own demand the sum of the classes it serves by
+// curve rebuilt from the members' stored demand, the classes' recorded rates and their last
+// ones (RebuildClassCurves), and each member's own demand the sum of the classes it serves by
 // default, as ExpandVariants makes it.
 void Converter::ConvertVariantDemand() {
   // (name, submission) -> its members in workloads_ (a store written by hand may hold two
@@ -584,43 +588,72 @@ void Converter::ConvertVariantDemand() {
   for (const auto& [key, members] : services) {
     const std::string& service = key.first;
     const RealtimeProfile& rt = workloads_[members.front()].realtime;
-    std::map<int, WallCurve> history;
+    std::map<int, WallCurve> history, steps;
     std::map<int, std::pair<TimeMs, double>> last;
     std::set<std::string> unknown;
+    int64_t bad_steps = 0;
+    // A stored class rate's class index, or -1 (warned once per class name, for an unknown
+    // class; for a rate that is not one, each last rate and the steps all together).
+    auto class_of = [&](const WorkloadRow& row, const ClassDemandRow& r, bool is_last) {
+      auto c = std::find_if(rt.classes.begin(), rt.classes.end(),
+                            [&](const RequestClass& rc) { return rc.name == r.request_class; });
+      const std::string what = "workload " + Quoted(row.name) + " (id " + std::to_string(row.id) +
+                               "): the " + (is_last ? "last rate" : "rates") + " of class " +
+                               Quoted(r.request_class);
+      if (c == rt.classes.end()) {
+        if (unknown.insert(r.request_class).second)
+          Warn(what + (is_last ? " is" : " are") + " recorded, but service " + Quoted(service) +
+               " has no such class; left out");
+        return -1;
+      }
+      if (!std::isfinite(r.rps) || r.rps < 0) {
+        if (is_last)
+          Warn(what + " (" + std::to_string(r.rps) + ") is not a request rate; left out");
+        else
+          ++bad_steps;
+        return -1;
+      }
+      return static_cast<int>(c - rt.classes.begin());
+    };
     for (size_t i : members) {
       const WorkloadRow& row = *rows_[i];
       if (WallCurve stored = StoredDemand(row); !stored.empty())
         history[workloads_[i].realtime.variant] = std::move(stored);
-      auto rates = snap_.class_demand.find(row.id);
-      if (rates == snap_.class_demand.end()) continue;
-      for (const ClassDemandRow& r : rates->second) {
-        auto c = std::find_if(rt.classes.begin(), rt.classes.end(),
-                              [&](const RequestClass& rc) { return rc.name == r.request_class; });
-        const std::string what = "workload " + Quoted(row.name) + " (id " + std::to_string(row.id) +
-                                 "): the last rate of class " + Quoted(r.request_class);
-        if (c == rt.classes.end()) {
-          if (unknown.insert(r.request_class).second)
-            Warn(what + " is recorded, but service " + Quoted(service) +
-                 " has no such class; left out");
-          continue;
-        }
-        if (!std::isfinite(r.rps) || r.rps < 0) {
-          Warn(what + " (" + std::to_string(r.rps) + ") is not a request rate; left out");
-          continue;
-        }
-        const int k = static_cast<int>(c - rt.classes.begin());
-        if (auto l = last.find(k); l == last.end() || r.at > l->second.first)
-          last[k] = {r.at, r.rps};
+      if (auto rates = snap_.class_demand.find(row.id); rates != snap_.class_demand.end())
+        for (const ClassDemandRow& r : rates->second)
+          if (const int k = class_of(row, r, true); k >= 0)
+            if (auto l = last.find(k); l == last.end() || r.at > l->second.first)
+              last[k] = {r.at, r.rps};
+      // Every member records each report: one copy of each step will do.
+      if (auto rows = snap_.class_steps.find(row.id); rows != snap_.class_steps.end())
+        for (const ClassDemandRow& r : rows->second)
+          if (const int k = class_of(row, r, false); k >= 0) steps[k].emplace_back(r.at, r.rps);
+    }
+    if (bad_steps > 0)
+      Warn("service " + Quoted(service) + ": " + std::to_string(bad_steps) +
+           " recorded class rates are not request rates; left out");
+    for (auto& [k, curve] : steps) {
+      std::stable_sort(curve.begin(), curve.end(),
+                       [](const auto& x, const auto& y) { return x.first < y.first; });
+      // Copies at one time: the last one stands.
+      WallCurve merged;
+      for (const auto& p : curve) {
+        if (!merged.empty() && merged.back().first == p.first)
+          merged.back() = p;
+        else
+          merged.push_back(p);
       }
+      curve = std::move(merged);
     }
     const ClassCurves curves =
-        RebuildClassCurves(rt, rows_[members.front()]->submitted_at, history, last);
+        RebuildClassCurves(rt, rows_[members.front()]->submitted_at, history, last, steps);
     if (curves.estimated_until > 0) {
       std::vector<std::string> names;
       for (int c : curves.estimated) names.push_back(rt.classes[static_cast<size_t>(c)].name);
       Warn("service " + Quoted(service) + ": classes " + Printable(Join(names, ", ")) +
-           " share the variant that serves them by default, and the store keeps their sum and "
-           "each one's last rate: their rates up to " +
+           " share the variant that serves them by default, and the store holds only their "
+           "sum and each one's last rate for the reports before it recorded each class's "
+           "rates: their rates up to " +
            FormatTime(curves.estimated_until) + " are estimated in proportion to those");
     }
     std::vector<std::vector<DemandPoint>> on_clock;

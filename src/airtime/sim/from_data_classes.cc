@@ -1,6 +1,8 @@
 #include "airtime/sim/from_data_classes.h"
 
 #include <algorithm>
+#include <iterator>
+#include <optional>
 
 namespace airtime {
 namespace {
@@ -17,11 +19,22 @@ void Append(WallCurve& curve, TimeMs t, double rps) {
   curve.emplace_back(t, rps);
 }
 
+// A class's recorded rate at `t`: its last step at or before `t`; none before its first.
+std::optional<double> RecordedAt(const std::map<int, WallCurve>& steps, int c, TimeMs t) {
+  auto s = steps.find(c);
+  if (s == steps.end()) return std::nullopt;
+  auto after = std::upper_bound(s->second.begin(), s->second.end(), t,
+                                [](TimeMs x, const auto& p) { return x < p.first; });
+  if (after == s->second.begin()) return std::nullopt;
+  return std::prev(after)->second;
+}
+
 }  // namespace
 
 ClassCurves RebuildClassCurves(const RealtimeProfile& rt, TimeMs submitted_at,
                                const std::map<int, WallCurve>& history,
-                               const std::map<int, std::pair<TimeMs, double>>& last) {
+                               const std::map<int, std::pair<TimeMs, double>>& last,
+                               const std::map<int, WallCurve>& steps) {
   const int n = static_cast<int>(rt.classes.size());
   ClassCurves out;
   out.classes.resize(rt.classes.size());
@@ -39,10 +52,16 @@ ClassCurves RebuildClassCurves(const RealtimeProfile& rt, TimeMs submitted_at,
     // One class: every member stores that class's rate; take any member's history.
     if (h == history.end() && n == 1 && !history.empty()) h = history.begin();
     if (h == history.end() || h->second.empty()) {
-      // No history (the member was not replayed, or it was pruned): the last rates alone.
-      for (int c : classes)
-        if (auto l = last.find(c); l != last.end())
+      // No history (the member was not replayed, or it was pruned): each class's recorded
+      // steps, or else its last rate alone.
+      for (int c : classes) {
+        if (auto st = steps.find(c); st != steps.end()) {
+          for (const auto& [t, rps] : st->second)
+            Append(out.classes[static_cast<size_t>(c)], t, rps);
+        } else if (auto l = last.find(c); l != last.end()) {
           Append(out.classes[static_cast<size_t>(c)], l->second.first, l->second.second);
+        }
+      }
       continue;
     }
     for (const auto& [t, sum] : h->second) {
@@ -50,13 +69,17 @@ ClassCurves RebuildClassCurves(const RealtimeProfile& rt, TimeMs submitted_at,
         Append(out.classes[static_cast<size_t>(classes[0])], t, sum);
         continue;
       }
-      // Known: a class at its last rate (reported last at or before t), or one never
-      // reported (at its submitted rate throughout). The others share the rest.
+      // Known: a class's recorded step at or before t, a class at its last rate (reported
+      // last at or before t), or one never reported (at its submitted rate throughout). The
+      // others share the rest.
       double known = 0, weights = 0;
       std::vector<int> unknown;
       for (int c : classes) {
         auto l = last.find(c);
-        if (l == last.end()) {
+        if (std::optional<double> r = RecordedAt(steps, c, t)) {
+          known += *r;
+          Append(out.classes[static_cast<size_t>(c)], t, *r);
+        } else if (l == last.end()) {
           known += initial[static_cast<size_t>(c)];
           Append(out.classes[static_cast<size_t>(c)], t, initial[static_cast<size_t>(c)]);
         } else if (l->second.first <= t) {

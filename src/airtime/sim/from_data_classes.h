@@ -3,12 +3,13 @@
 //
 // The daemon stores, for each member of such a service, its own demand at each report (the
 // sum of the classes it serves by default, RealtimeProfile::OwnDemand; for a service of one
-// class, that class's rate), and each class's last rate (Store::SetClassDemand). A class
-// that its default member serves alone has its whole history in that member's rows. Classes
-// that share a default member have only their sum there: each is at its last rate from its
-// last report on, and before that what the sum leaves is split among the classes not yet at
-// theirs, in proportion to those rates (equally when they are all 0). The sum is always what
-// was recorded.
+// class, that class's rate), and each class's rate at each report with its last one
+// (Store::SetClassDemand). A class that its default member serves alone has its whole
+// history in that member's rows. Classes that share a default member have their own steps
+// since the store kept them (schema version 7); before that, only their sum: each is at its
+// last rate from its last report on, and before that what the sum leaves is split among the
+// classes not yet at theirs, in proportion to those rates (equally when they are all 0). The
+// sum is always what was recorded.
 #pragma once
 
 #include <cstdint>
@@ -35,10 +36,12 @@ struct ClassCurves {
 // `rt`: a member's profile as submitted (its classes' curves relative to the submission),
 // `submitted_at` the submission's wall-clock time. `history`: each member's stored demand,
 // by variant index (members missing from it have none). `last`: each class's last rate
-// (time, rps), by class index. Each class starts at its curve's value at the submission,
-// as the daemon's engine took it when the service arrived.
+// (time, rps), by class index. `steps`: each class's recorded rates, by class index, sorted
+// by time. Each class starts at its curve's value at the submission, as the daemon's engine
+// took it when the service arrived.
 ClassCurves RebuildClassCurves(const RealtimeProfile& rt, TimeMs submitted_at,
                                const std::map<int, WallCurve>& history,
-                               const std::map<int, std::pair<TimeMs, double>>& last);
+                               const std::map<int, std::pair<TimeMs, double>>& last,
+                               const std::map<int, WallCurve>& steps = {});
 
 }  // namespace airtime

@@ -36,6 +36,30 @@ TEST(RebuildClassCurves, ClassesNotAtTheirLastRateShareWhatTheSumLeaves) {
   EXPECT_EQ(c.estimated, (std::vector<int>{0, 1}));
 }
 
+TEST(RebuildClassCurves, RecordedStepsAreTakenAsTheyWereAndOnlyTheReportsBeforeAreEstimated) {
+  const RealtimeProfile rt = ThreeClasses();
+  // The store recorded each class's rates from 200 on (a version-6 store migrated then):
+  // at 100 code and conv share what math leaves; from 200 each is as recorded.
+  const std::map<int, WallCurve> history = {{0, {{100, 13}, {200, 7}, {300, 3}}}};
+  const std::map<int, std::pair<TimeMs, double>> last = {{0, {300, 0}}, {1, {200, 0}}};
+  const std::map<int, WallCurve> steps = {{0, {{300, 0}}}, {1, {{200, 0}}}};
+  const ClassCurves c = RebuildClassCurves(rt, 50, history, last, steps);
+  EXPECT_EQ(c.classes[0], (WallCurve{{50, 1}, {100, 5}, {200, 4}, {300, 0}}));
+  EXPECT_EQ(c.classes[1], (WallCurve{{50, 2}, {100, 5}, {200, 0}}));
+  EXPECT_EQ(c.estimated_until, 100);
+  // Recorded from the start: nothing is estimated, and a class's steps stand even where
+  // the sum would say otherwise.
+  const std::map<int, WallCurve> all = {{0, {{100, 6}, {300, 0}}}, {1, {{100, 4}, {200, 0}}}};
+  const ClassCurves d = RebuildClassCurves(rt, 50, history, last, all);
+  EXPECT_EQ(d.classes[0], (WallCurve{{50, 1}, {100, 6}, {300, 0}}));
+  EXPECT_EQ(d.classes[1], (WallCurve{{50, 2}, {100, 4}, {200, 0}}));
+  EXPECT_EQ(d.classes[2], (WallCurve{{50, 3}}));
+  EXPECT_EQ(d.estimated_until, 0);
+  // Without the default member's rows, a class's steps rather than its last rate alone.
+  const ClassCurves e = RebuildClassCurves(rt, 50, {}, last, all);
+  EXPECT_EQ(e.classes[1], (WallCurve{{50, 2}, {100, 4}, {200, 0}}));
+}
+
 TEST(RebuildClassCurves, WithoutTheDefaultMembersHistoryTheLastRatesAreWhatIsKnown) {
   const RealtimeProfile rt = ThreeClasses();
   // Only coder's rows (it serves no class by default: its own demand is 0).

@@ -539,9 +539,11 @@ TEST_F(FromDataTest, AServiceWithVariantsReplaysItsMembersDemandAndLaterProducer
 }
 
 // Two classes that one variant serves by default: the store keeps that member's own demand
-// (their sum) and each class's last rate. A class is at its last rate from its last report
-// on; before, what the sum leaves is split among the classes not yet at theirs, by those
-// rates. The sum stays what was recorded, and the replay says where it estimated.
+// (their sum), each class's rate at each report and its last. The replay takes each class's
+// recorded rates as they were. A store written before it recorded them (schema version 6)
+// has only the sum and the last rates: a class is at its last rate from its last report on;
+// before, what the sum leaves is split among the classes not yet at theirs, by those rates.
+// The sum stays what was recorded, and the replay says where it estimated.
 TEST_F(FromDataTest, ClassesSharingADefaultVariantSplitItsRecordedDemand) {
   RecordStart("airtime");
   auto ids = SubmitAsDaemon(
@@ -559,6 +561,22 @@ TEST_F(FromDataTest, ClassesSharingADefaultVariantSplitItsRecordedDemand) {
   ReportClass({{"chat/big", 8}, {"chat/coder", 0}}, "conv", 2, 2 * kMinute, ids);
   ReportClass({{"chat/big", 5}, {"chat/coder", 0}}, "code", 3, 3 * kMinute, ids);
   SaveLedgerAt(kT0 + kHour);
+  const Points sum = {{0, 0}, {kMinute, 6}, {2 * kMinute, 8}, {3 * kMinute, 5}};
+  {
+    auto data = LoadFromData(dir_, {});
+    ASSERT_TRUE(data.ok()) << data.status().ToString();
+    EXPECT_TRUE(data->warnings.empty()) << data->warnings[0];
+    const WorkloadSpec* big = Find(*data, "chat/big");
+    ASSERT_NE(big, nullptr);
+    ExpectCurve(big->realtime.demand, sum);
+    ASSERT_EQ(big->realtime.classes.size(), 2u);
+    ExpectCurve(big->realtime.classes[0].demand, {{0, 0}, {kMinute, 6}, {3 * kMinute, 3}});
+    ExpectCurve(big->realtime.classes[1].demand, {{0, 0}, {2 * kMinute, 2}});
+  }
+  const std::string path = store_->path();
+  store_.reset();
+  RawSql(path, "DROP TABLE class_demand_history");
+  RawSql(path, "PRAGMA user_version = 6");
   auto data = LoadFromData(dir_, {});
   ASSERT_TRUE(data.ok()) << data.status().ToString();
   ASSERT_EQ(data->warnings.size(), 1u);
@@ -566,7 +584,7 @@ TEST_F(FromDataTest, ClassesSharingADefaultVariantSplitItsRecordedDemand) {
   EXPECT_THAT(data->warnings[0], HasSubstr("code, conv"));
   const WorkloadSpec* big = Find(*data, "chat/big");
   ASSERT_NE(big, nullptr);
-  ExpectCurve(big->realtime.demand, {{0, 0}, {kMinute, 6}, {2 * kMinute, 8}, {3 * kMinute, 5}});
+  ExpectCurve(big->realtime.demand, sum);
   ASSERT_EQ(big->realtime.classes.size(), 2u);
   // At 1m neither class is at its last rate: 6 is split 3 to 2. At 2m conv is at its 2,
   // code has the rest; at 3m both are at their last.

@@ -20,7 +20,7 @@
 namespace airtime {
 namespace {
 
-constexpr int64_t kSchemaVersion = 6;
+constexpr int64_t kSchemaVersion = 7;
 // The oldest schema OpenReadOnly reads (it cannot migrate: older stores are upgraded by the
 // next daemon of this airtime that opens them).
 constexpr int64_t kOldestReadableVersion = 4;
@@ -92,7 +92,13 @@ CREATE TABLE class_demand(
   rps REAL NOT NULL,
   at INTEGER NOT NULL,
   PRIMARY KEY(workload_id, class));
-PRAGMA user_version = 6;
+CREATE TABLE class_demand_history(
+  workload_id INTEGER NOT NULL REFERENCES workloads(id),
+  class TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  rps REAL NOT NULL);
+CREATE INDEX class_demand_history_by_workload ON class_demand_history(workload_id, at);
+PRAGMA user_version = 7;
 )sql";
 
 // From version 1: runs gain the Slurm backend's job id.
@@ -144,6 +150,18 @@ CREATE TABLE class_demand(
 PRAGMA user_version = 6;
 )sql";
 
+// From version 6: each request class's history of rates beside its last one, so that a
+// restart's window and forecast per class go on from what was seen.
+constexpr char kMigrateFrom6[] = R"sql(
+CREATE TABLE class_demand_history(
+  workload_id INTEGER NOT NULL REFERENCES workloads(id),
+  class TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  rps REAL NOT NULL);
+CREATE INDEX class_demand_history_by_workload ON class_demand_history(workload_id, at);
+PRAGMA user_version = 7;
+)sql";
+
 // The cached statements; kSql holds their text in the same order.
 enum Statement {
   kAddSubmission,
@@ -178,6 +196,9 @@ enum Statement {
   kNodeEvents,
   kSetClassDemand,
   kClassDemandOf,
+  kAddClassDemandStep,
+  kClassDemandHistoryOf,
+  kPruneClassDemandHistory,
   kStatementCount,
 };
 
@@ -241,6 +262,10 @@ constexpr std::array<const char*, kStatementCount> kSql = {
     "INSERT INTO class_demand(workload_id, class, rps, at) VALUES(?, ?, ?, ?) "
     "ON CONFLICT(workload_id, class) DO UPDATE SET rps = excluded.rps, at = excluded.at",
     "SELECT class, rps, at FROM class_demand WHERE workload_id = ? ORDER BY class",
+    "INSERT INTO class_demand_history(workload_id, class, at, rps) VALUES(?, ?, ?, ?)",
+    "SELECT class, rps, at FROM class_demand_history WHERE workload_id = ? AND at >= ? "
+    "ORDER BY at, rowid",
+    "DELETE FROM class_demand_history WHERE at < ?",
 };
 
 // Meta keys of the start-up check (store_marks.h).
@@ -718,7 +743,9 @@ Status Store::Impl::CreateSchema() {
       AIRTIME_RETURN_IF_ERROR(Exec(kMigrateFrom3, "migrate the schema from version 3"));
     if (*version <= 4)
       AIRTIME_RETURN_IF_ERROR(Exec(kMigrateFrom4, "migrate the schema from version 4"));
-    if (*version <= 5) return Exec(kMigrateFrom5, "migrate the schema from version 5");
+    if (*version <= 5)
+      AIRTIME_RETURN_IF_ERROR(Exec(kMigrateFrom5, "migrate the schema from version 5"));
+    if (*version <= 6) return Exec(kMigrateFrom6, "migrate the schema from version 6");
     return FailedPrecondition("unexpected schema version " + std::to_string(*version));
   });
 }
@@ -986,19 +1013,33 @@ StatusOr<std::vector<std::pair<int64_t, double>>> Store::DemandOf(int64_t worklo
 }
 
 Status Store::PruneDemand(int64_t before) {
-  Query q = impl_->Use(kPruneDemand);
+  {
+    Query q = impl_->Use(kPruneDemand);
+    q.Bind(before);
+    AIRTIME_RETURN_IF_ERROR(impl_->Done(q, "prune demand"));
+  }
+  Query q = impl_->Use(kPruneClassDemandHistory);
   q.Bind(before);
-  return impl_->Done(q, "prune demand");
+  return impl_->Done(q, "prune class demand history");
 }
 
 Status Store::SetClassDemand(int64_t workload_id, const std::string& request_class, double rps,
                              int64_t at) {
-  Query q = impl_->Use(kSetClassDemand);
+  const std::string what = "class demand of workload " + std::to_string(workload_id);
+  {
+    Query q = impl_->Use(kSetClassDemand);
+    q.Bind(workload_id);
+    q.Bind(request_class);
+    q.Bind(rps);
+    q.Bind(at);
+    AIRTIME_RETURN_IF_ERROR(impl_->Done(q, "set " + what));
+  }
+  Query q = impl_->Use(kAddClassDemandStep);
   q.Bind(workload_id);
   q.Bind(request_class);
-  q.Bind(rps);
   q.Bind(at);
-  return impl_->Done(q, "set class demand of workload " + std::to_string(workload_id));
+  q.Bind(rps);
+  return impl_->Done(q, "add to the history of " + what);
 }
 
 StatusOr<std::vector<ClassDemandRow>> Store::ClassDemandOf(int64_t workload_id) {
@@ -1016,6 +1057,26 @@ StatusOr<std::vector<ClassDemandRow>> Store::ClassDemandOf(int64_t workload_id) 
   }
   if (rc != SQLITE_DONE)
     return impl_->Error("class demand of workload " + std::to_string(workload_id), rc);
+  return out;
+}
+
+StatusOr<std::vector<ClassDemandRow>> Store::ClassDemandHistoryOf(int64_t workload_id,
+                                                                  int64_t since) {
+  if (impl_->schema_version < 7) return std::vector<ClassDemandRow>{};  // a read-only older store
+  Query q = impl_->Use(kClassDemandHistoryOf);
+  q.Bind(workload_id);
+  q.Bind(since);
+  std::vector<ClassDemandRow> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    ClassDemandRow row;
+    q.Get(row.request_class);
+    q.Get(row.rps);
+    q.Get(row.at);
+    out.push_back(std::move(row));
+  }
+  if (rc != SQLITE_DONE)
+    return impl_->Error("class demand history of workload " + std::to_string(workload_id), rc);
   return out;
 }
 

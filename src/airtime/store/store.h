@@ -2,10 +2,11 @@
 //
 // What survives a crash of the daemon: every accepted submission (its original text, so a
 // restart re-parses exactly what was accepted), one row per workload (state, priority,
-// last reported demand, outcome), the last rate of each request class of a service split by
-// class, one row per run (a process the executor launched or was about to launch: its GPUs,
-// pid and process identity, run directory, outcome), and a few key/value facts (meta). The
-// daemon writes a run row in state "launching" and commits BEFORE it starts the process, so a
+// last reported demand, outcome), services' demand histories (and, for a service split by
+// request class, each class's history and last rate), one row per run (a process the
+// executor launched or was about to launch: its GPUs, pid and process identity, run
+// directory, outcome), and a few key/value facts (meta). The daemon writes a run row in
+// state "launching" and commits BEFORE it starts the process, so a
 // restart knows every process that may exist.
 //
 // Durability: journal_mode=WAL, synchronous=NORMAL (a committed transaction survives a
@@ -180,16 +181,20 @@ class Store {
   StatusOr<std::map<std::pair<std::string, std::string>, int64_t>> CountWorkloads();
   // A service's demand history: each change of its request rate (ms since the epoch,
   // requests/s), read back by time from `since` on; PruneDemand drops what is older than
-  // `before` for every workload.
+  // `before` for every workload, the classes' histories with it.
   Status AddDemand(int64_t workload_id, int64_t at, double rps);
   StatusOr<std::vector<std::pair<int64_t, double>>> DemandOf(int64_t workload_id, int64_t since);
   Status PruneDemand(int64_t before);
-  // A request class's last rate (ClassDemandRow), one per workload and class: a new one
-  // replaces the old. ClassDemandOf reads a workload's, by class name; a read-only store of
-  // schema version 5 or older has none: empty.
+  // A request class's rate reported at `at` (ClassDemandRow): it becomes the class's last
+  // rate, one per workload and class (a new one replaces the old), and joins the class's
+  // history, which PruneDemand prunes with the rest. ClassDemandOf reads a workload's last
+  // rates, by class name; ClassDemandHistoryOf its history from `since` on, by time. A
+  // read-only store of an older schema has neither (version 5 or older) or no history
+  // (version 6): empty.
   Status SetClassDemand(int64_t workload_id, const std::string& request_class, double rps,
                         int64_t at);
   StatusOr<std::vector<ClassDemandRow>> ClassDemandOf(int64_t workload_id);
+  StatusOr<std::vector<ClassDemandRow>> ClassDemandHistoryOf(int64_t workload_id, int64_t since);
 
   // Each daemon start (by time), and each node event (by time). A read-only store of schema
   // version 4 has neither: empty.

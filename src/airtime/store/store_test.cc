@@ -541,9 +541,9 @@ TEST_F(StoreTest, ReopenKeepsData) {
   EXPECT_GT(*next, w.id);
 }
 
-TEST_F(StoreTest, DatabaseIsInWalModeWithSchemaVersion6) {
+TEST_F(StoreTest, DatabaseIsInWalModeWithSchemaVersion7) {
   EXPECT_EQ(RawSql(store_->path(), "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(RawSql(store_->path(), "PRAGMA user_version"), "6");
+  EXPECT_EQ(RawSql(store_->path(), "PRAGMA user_version"), "7");
   AddWorkload("w");
   EXPECT_TRUE(fs::exists(store_->path() + "-wal"));
   for (const char* index :
@@ -559,13 +559,13 @@ TEST_F(StoreTest, DatabaseIsInWalModeWithSchemaVersion6) {
 TEST_F(StoreTest, NewerSchemaVersionIsRefused) {
   std::string path = store_->path();
   store_.reset();
-  RawSql(path, "PRAGMA user_version = 7");
+  RawSql(path, "PRAGMA user_version = 8");
   StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(store.status().message(), HasSubstr(path));
   EXPECT_THAT(store.status().message(), HasSubstr("newer"));
-  EXPECT_THAT(store.status().message(), HasSubstr("schema version 7"));
+  EXPECT_THAT(store.status().message(), HasSubstr("schema version 8"));
 }
 
 // A version-1 store (before the Slurm backend) is migrated in place: its runs keep what they
@@ -584,11 +584,12 @@ TEST_F(StoreTest, Version1StoreGainsTheSlurmJobColumn) {
   RawSql(path, "DROP TABLE daemon_starts");
   RawSql(path, "DROP TABLE node_events");
   RawSql(path, "DROP TABLE class_demand");
+  RawSql(path, "DROP TABLE class_demand_history");
   RawSql(path, "PRAGMA user_version = 1");
   StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   store_ = std::move(*store);
-  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "6");
+  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "7");
   std::vector<RunRow> runs = Runs(false);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(Tie(runs[0]), Tie(r));
@@ -622,11 +623,12 @@ TEST_F(StoreTest, DemandHistoryIsKeptByWorkloadAndPruned) {
   RawSql(path, "DROP TABLE daemon_starts");
   RawSql(path, "DROP TABLE node_events");
   RawSql(path, "DROP TABLE class_demand");
+  RawSql(path, "DROP TABLE class_demand_history");
   RawSql(path, "PRAGMA user_version = 2");
   StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   store_ = std::move(*store);
-  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "6");
+  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "7");
   EXPECT_TRUE(store_->DemandOf(a, 0)->empty());
   ASSERT_TRUE(store_->AddDemand(a, 4000, 4.0).ok());
   EXPECT_EQ(*store_->DemandOf(a, 0), (Points{{4000, 4.0}}));
@@ -646,11 +648,12 @@ TEST_F(StoreTest, Version3StoreGainsThePlacementColumn) {
   RawSql(path, "DROP TABLE daemon_starts");
   RawSql(path, "DROP TABLE node_events");
   RawSql(path, "DROP TABLE class_demand");
+  RawSql(path, "DROP TABLE class_demand_history");
   RawSql(path, "PRAGMA user_version = 3");
   StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   store_ = std::move(*store);
-  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "6");
+  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "7");
   std::vector<RunRow> runs = Runs(false);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(Tie(runs[0]), Tie(r));
@@ -687,6 +690,7 @@ TEST_F(StoreTest, DaemonStartsAndNodeEventsRoundTripAndVersion4Migrates) {
   RawSql(path, "DROP TABLE daemon_starts");
   RawSql(path, "DROP TABLE node_events");
   RawSql(path, "DROP TABLE class_demand");
+  RawSql(path, "DROP TABLE class_demand_history");
   RawSql(path, "PRAGMA user_version = 4");
   {
     StatusOr<std::unique_ptr<Store>> old = Store::OpenReadOnly(dir_);
@@ -699,7 +703,7 @@ TEST_F(StoreTest, DaemonStartsAndNodeEventsRoundTripAndVersion4Migrates) {
   StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   store_ = std::move(*store);
-  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "6");
+  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "7");
   EXPECT_TRUE(store_->DaemonStarts()->empty());
   ASSERT_TRUE(store_->AddNodeEvent({6000, "n2", "down"}).ok());
   EXPECT_EQ(store_->NodeEvents()->size(), 1u);
@@ -727,6 +731,7 @@ TEST_F(StoreTest, ClassDemandKeepsTheLastRateOfEachClassAndVersion5Migrates) {
   const std::string path = store_->path();
   store_.reset();
   RawSql(path, "DROP TABLE class_demand");
+  RawSql(path, "DROP TABLE class_demand_history");
   RawSql(path, "PRAGMA user_version = 5");
   {
     StatusOr<std::unique_ptr<Store>> old = Store::OpenReadOnly(dir_);
@@ -736,10 +741,59 @@ TEST_F(StoreTest, ClassDemandKeepsTheLastRateOfEachClassAndVersion5Migrates) {
   StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   store_ = std::move(*store);
-  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "6");
+  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "7");
   EXPECT_TRUE(store_->ClassDemandOf(a)->empty());
   ASSERT_TRUE(store_->SetClassDemand(a, "code", 2.0, 3000).ok());
   EXPECT_EQ((*store_->ClassDemandOf(a))[0].rps, 2.0);
+}
+
+// Each class's rates are kept as a history too: read back by time from a given moment, each
+// workload's alone, pruned with the services' demand. A version-6 store gains the table
+// (read-only, its history reads as empty, its last rates as they are).
+TEST_F(StoreTest, ClassDemandHistoryIsKeptByWorkloadPrunedAndVersion6Migrates) {
+  const int64_t a = AddWorkload("chat/big"), b = AddWorkload("chat/small");
+  ASSERT_TRUE(store_->SetClassDemand(a, "code", 3.0, 1000).ok());
+  ASSERT_TRUE(store_->SetClassDemand(a, "conv", 5.0, 1000).ok());
+  ASSERT_TRUE(store_->SetClassDemand(b, "code", 9.0, 1500).ok());
+  ASSERT_TRUE(store_->SetClassDemand(a, "code", 7.5, 2000).ok());
+  ASSERT_TRUE(store_->SetClassDemand(a, "code", 1.0, 3000).ok());
+  auto steps = [&](int64_t w, int64_t since) {
+    std::vector<std::tuple<std::string, int64_t, double>> out;
+    StatusOr<std::vector<ClassDemandRow>> rows = store_->ClassDemandHistoryOf(w, since);
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    if (!rows.ok()) return out;
+    for (const ClassDemandRow& r : *rows) out.emplace_back(r.request_class, r.at, r.rps);
+    return out;
+  };
+  using Steps = std::vector<std::tuple<std::string, int64_t, double>>;
+  EXPECT_EQ(
+      steps(a, 0),
+      (Steps{{"code", 1000, 3.0}, {"conv", 1000, 5.0}, {"code", 2000, 7.5}, {"code", 3000, 1.0}}));
+  EXPECT_EQ(steps(a, 2000), (Steps{{"code", 2000, 7.5}, {"code", 3000, 1.0}}));
+  EXPECT_EQ(steps(b, 0), (Steps{{"code", 1500, 9.0}}));
+  EXPECT_EQ((*store_->ClassDemandOf(a))[0].rps, 1.0);  // the last rate beside its history
+  ASSERT_TRUE(store_->PruneDemand(2500).ok());
+  EXPECT_EQ(steps(a, 0), (Steps{{"code", 3000, 1.0}}));
+  EXPECT_TRUE(steps(b, 0).empty());
+  EXPECT_EQ(store_->ClassDemandOf(b)->size(), 1u);  // a class's last rate is not pruned
+
+  const std::string path = store_->path();
+  store_.reset();
+  RawSql(path, "DROP TABLE class_demand_history");
+  RawSql(path, "PRAGMA user_version = 6");
+  {
+    StatusOr<std::unique_ptr<Store>> old = Store::OpenReadOnly(dir_);
+    ASSERT_TRUE(old.ok()) << old.status().ToString();
+    EXPECT_TRUE((*old)->ClassDemandHistoryOf(a, 0)->empty());
+    EXPECT_EQ((*old)->ClassDemandOf(a)->size(), 2u);
+  }
+  StatusOr<std::unique_ptr<Store>> store = Store::Open(dir_);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  store_ = std::move(*store);
+  EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "7");
+  EXPECT_TRUE(steps(a, 0).empty());
+  ASSERT_TRUE(store_->SetClassDemand(a, "conv", 2.0, 4000).ok());
+  EXPECT_EQ(steps(a, 0), (Steps{{"conv", 4000, 2.0}}));
 }
 
 // A reader sees what a writer committed while the writer keeps the store open, writes
@@ -808,7 +862,7 @@ TEST_F(StoreTest, ReadOnlyStoreNamesTheFileAndWhatIsWrong) {
 
   const std::string path = store_->path();
   store_.reset();
-  RawSql(path, "PRAGMA user_version = 7");
+  RawSql(path, "PRAGMA user_version = 8");
   store = Store::OpenReadOnly(dir_);
   ASSERT_FALSE(store.ok());
   EXPECT_THAT(store.status().message(), HasSubstr("newer"));

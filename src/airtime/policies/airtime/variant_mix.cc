@@ -876,6 +876,19 @@ bool VariantMix::Prepare(Group& g, const Engine& engine) {
   }
   // ... and over `payback`: a switch by choice must hold for the peak of that long.
   const DurationMs long_window = std::max(window, o_.payback);
+  if (g.recent.empty()) {
+    // What was seen before the engine met the service (a daemon's restart): the windows go
+    // on from there. One class's rates are the service's own.
+    g.recent.resize(nc);
+    g.last_seen.resize(nc, -1);
+    for (size_t c = 0; c < nc; ++c)
+      for (const DemandPoint& p : nc == 1 ? rt.history : rt.classes[c].history) {
+        if (p.at >= now) break;
+        if (g.last_seen[c] == p.rps) continue;
+        g.recent[c].emplace_back(p.at, p.rps);
+        g.last_seen[c] = p.rps;
+      }
+  }
   g.recent.resize(nc);
   g.last_seen.resize(nc, -1);
   std::vector<double> demand(nc, 0.0), demand_long(nc, 0.0);
