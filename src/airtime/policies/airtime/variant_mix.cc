@@ -835,6 +835,12 @@ std::string VariantMix::Describe(const RealtimeProfile& rt, const Shares& s, con
                 st.density);
   out += buf;
   if (!st.shared.empty()) out += "; shared with other services, " + st.shared;
+  for (size_t c = 0; c < st.forecast.size() && c < rt.classes.size(); ++c)
+    if (st.forecast[c] > 0) {
+      std::snprintf(buf, sizeof buf, "; %s planned for the %.1f req/s its forecast expects",
+                    rt.classes[c].name.c_str(), st.forecast[c]);
+      out += buf;
+    }
   for (size_t v = 0; v < rt.variants.size(); ++v)
     if (v < st.available.size() && !st.available[v])
       out += "; " + rt.variants[v].name + " not yet produced (job '" + rt.variants[v].produced_by +
@@ -877,20 +883,27 @@ bool VariantMix::Prepare(Group& g, const Engine& engine) {
   // ... and over `payback`: a switch by choice must hold for the peak of that long.
   const DurationMs long_window = std::max(window, o_.payback);
   if (g.recent.empty()) {
-    // What was seen before the engine met the service (a daemon's restart): the windows go
-    // on from there. One class's rates are the service's own.
+    // What was seen before the engine met the service (a daemon's restart): the windows and
+    // the forecasts go on from there. One class's rates are the service's own. Each
+    // forecast's errors are measured a cold start and lead ahead, as a plain service's.
+    DemandForecast::Options fo;
+    fo.error_lead = cold + o_.lead;
     g.recent.resize(nc);
     g.last_seen.resize(nc, -1);
+    g.forecasts.assign(nc, DemandForecast(fo));
     for (size_t c = 0; c < nc; ++c)
       for (const DemandPoint& p : nc == 1 ? rt.history : rt.classes[c].history) {
         if (p.at >= now) break;
         if (g.last_seen[c] == p.rps) continue;
         g.recent[c].emplace_back(p.at, p.rps);
+        g.forecasts[c].Observe(p.at, p.rps);
         g.last_seen[c] = p.rps;
       }
   }
   g.recent.resize(nc);
   g.last_seen.resize(nc, -1);
+  if (g.forecasts.size() < nc) g.forecasts.resize(nc);
+  g.st.forecast.assign(nc, 0.0);
   std::vector<double> demand(nc, 0.0), demand_long(nc, 0.0);
   for (size_t c = 0; c < nc; ++c) {
     const double rps = c < first->class_rps.size() ? first->class_rps[c] : 0.0;
@@ -899,6 +912,7 @@ bool VariantMix::Prepare(Group& g, const Engine& engine) {
       steps.emplace_back(now, rps);
       g.last_seen[c] = rps;
     }
+    g.forecasts[c].Observe(now, rps);  // each cycle: its slots close as time passes
     while (steps.size() >= 2 && steps[1].first <= now - long_window) steps.pop_front();
     // Step i holds from its time until the next step's (the last one until now).
     for (size_t i = 0; i < steps.size(); ++i) {
@@ -906,6 +920,17 @@ bool VariantMix::Prepare(Group& g, const Engine& engine) {
       demand_long[c] = std::max(demand_long[c], steps[i].second);
       if (until > now - window || i + 1 == steps.size())
         demand[c] = std::max(demand[c], steps[i].second);
+    }
+    // A rise the class's seasonal forecast expects within a cold start: replicas started
+    // when it arrives would miss it. (Not for a static split: sized once, at the peak.)
+    const DemandForecast& f = g.forecasts[c];
+    if (o_.mode != Mode::kStatic && f.seasonal()) {
+      const double peak = f.PeakOver(now, now + cold + o_.lead);
+      if (peak > demand[c]) {
+        demand[c] = peak;
+        g.st.forecast[c] = peak;
+      }
+      demand_long[c] = std::max(demand_long[c], demand[c]);
     }
   }
   Inputs& in = g.in;

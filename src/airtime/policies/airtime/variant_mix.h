@@ -9,7 +9,10 @@
 //              a plain service's replicas: `keep` while nothing waits for its GPUs, else as
 //              long as a replica given back would cost to get back (ski rental: the longest
 //              cold start x (1 + the best variant's value per GPU-hour / the waiting work's)),
-//              at least the longest cold start + lead;
+//              at least the longest cold start + lead; or, once a day of the class's demand
+//              is known, the peak its seasonal forecast (DemandForecast, one per class)
+//              expects over the next longest cold start + lead, if that is higher: a replica
+//              started only when the rise arrives misses its cold start;
 //   a plan     the share of each class each variant serves. Its replicas per variant are what
 //              its load needs at the variant's planning throughput (ModelVariant::
 //              PlanningThroughput) plus warm spares, up to the variant's max_replicas:
@@ -77,6 +80,7 @@
 #include <vector>
 
 #include "airtime/engine/engine.h"
+#include "airtime/forecast/demand_forecast.h"
 #include "airtime/policies/airtime/slo_books.h"
 
 namespace airtime {
@@ -137,6 +141,9 @@ class VariantMix {
     std::string mix;              // the plan in force in words: shares per class, replicas, figures
     std::vector<bool> available;  // per variant, at the last plan (Engine::VariantAvailable)
     std::string shared;  // the GPU types split with other services at the last plan, in words
+    // Per class: the forecast's peak over the next cold start + lead where it raised the
+    // planning demand above the window's; 0 elsewhere.
+    std::vector<double> forecast;
   };
   const State* state(const std::string& service) const;
   // Whether a service's plan saw another opportunity value than its members' waiting work
@@ -167,6 +174,7 @@ class VariantMix {
     Inputs in;
     std::vector<WorkloadId> members;  // by variant index (kNoWorkload: none)
     std::vector<std::deque<std::pair<TimeMs, double>>> recent;  // per class
+    std::vector<DemandForecast> forecasts;                      // per class
     SloBooks books;                                             // its error budget (SLOs first)
     std::vector<double> last_seen;
     std::vector<int> targets;         // this cycle's, per variant

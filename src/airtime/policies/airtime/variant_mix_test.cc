@@ -454,6 +454,32 @@ TEST(VariantMixTest, NoisyDemandDoesNotFlapTheMix) {
   EXPECT_LE(f.State().switches, 2) << f.State().why;
 }
 
+TEST(VariantMixTest, ARiseTheForecastExpectsIsServedFromItsStart) {
+  // 2 req/s, and 12 from 09:00 to 17:00, each day. On the first day nothing forecasts the
+  // rise: at 08:55 the plan is for 2. Once a day is known, the class's seasonal forecast
+  // expects it a cold start and lead ahead: at 08:55 on the second day the plan is for 12,
+  // and the replicas that serve it are ready when it comes.
+  Fixture f(32);
+  auto day = [&](TimeMs d) {
+    f.Demand(d, 2);
+    f.Run(d, d + 8 * kHour + 55 * kMinute, 5 * kMinute, [] {});
+  };
+  day(0);
+  EXPECT_DOUBLE_EQ(f.State().demand[0], 2.0) << f.State().mix;
+  EXPECT_EQ(f.State().mix.find("forecast"), std::string::npos) << f.State().mix;
+  f.Demand(9 * kHour, 12);
+  f.Run(9 * kHour, 17 * kHour, 5 * kMinute, [] {});
+  f.Demand(17 * kHour, 2);
+  f.Run(17 * kHour, kDay - 5 * kMinute, 5 * kMinute, [] {});
+  day(kDay);
+  EXPECT_NEAR(f.State().demand[0], 12.0, 0.5) << f.State().mix;
+  EXPECT_NE(f.State().mix.find("all planned for the 12.0 req/s its forecast expects"),
+            std::string::npos)
+      << f.State().mix;
+  f.engine.Handle(Event::Timer(kDay + 9 * kHour));
+  EXPECT_GE(f.Ready(0) * 4 + f.Ready(1) * 2, 12) << f.State().mix;
+}
+
 TEST(VariantMixTest, FreedGpusStartWaitingWorkInTheSameCycle) {
   Fixture f(8);
   f.Demand(0, 3);  // one generalist replica, 4 GPUs; a small mix would need 3
