@@ -773,7 +773,14 @@ void Daemon::AccountValue(TimeMs now) {
       holds_.End(sid, from);
       continue;
     }
-    holds_.Advance(sid, from, now, job.demand_rps);
+    // A service with variants has its calls under its first member, against its whole
+    // demand (every member hears each class's rate).
+    double rps = job.demand_rps;
+    if (job.s().realtime.is_member()) {
+      rps = 0;
+      for (double c : job.class_rps) rps += c;
+    }
+    holds_.Advance(sid, from, now, rps);
   }
 }
 

@@ -42,9 +42,9 @@ StatusOr<json> Daemon::Holds(const Caller& caller, const HoldsFilter& filter) {
     const TimeMs now = std::max(WallNow(), engine_->now());
     ledger_->Advance(now);
     AccountValue(now);
-    // `service`: a realtime service, or one with model variants, whose calls are its
-    // members' (each call names its member). A name the caller cannot see is as unknown as
-    // one that does not exist: the same 404 (Resolve), so a tenant cannot tell them apart.
+    // `service`: a realtime service, or one with model variants, whose calls name the service
+    // (VariantMix::RecordHolds). A name the caller cannot see is as unknown as one that does
+    // not exist: the same 404 (Resolve), so a tenant cannot tell them apart.
     std::unordered_set<std::string> named;
     if (!filter.service.empty()) {
       auto t = Resolve(caller, filter.service);
@@ -53,7 +53,11 @@ StatusOr<json> Daemon::Holds(const Caller& caller, const HoldsFilter& filter) {
       if (!first.spec->is_service())
         return InvalidArgument("query 'service': workload '" + t->name + "' is " + first.row.kind +
                                ", not a realtime service: it makes no hold-or-hand-off call");
-      for (const WorkloadRec* w : t->recs) named.insert(w->row.name);
+      named.insert(t->name);
+      for (const WorkloadRec* w : t->recs) {
+        named.insert(w->row.name);
+        if (w->spec->realtime.is_member()) named.insert(w->spec->realtime.group);
+      }
     }
     // A tenant sees its own services' calls: names are unique over the data directory's
     // life, so a call's service name finds its workload (and tenant) after a restart too.
@@ -61,6 +65,10 @@ StatusOr<json> Daemon::Holds(const Caller& caller, const HoldsFilter& filter) {
       if (!filter.service.empty() && !named.count(name)) return false;
       if (caller.admin) return true;
       const WorkloadRec* w = Lookup(name);
+      if (w == nullptr) {  // a service with variants: its members'
+        const std::vector<WorkloadRec*> members = MembersOf(name);
+        w = members.empty() ? nullptr : members.front();
+      }
       return w && w->row.tenant == caller.tenant;
     };
     std::map<std::string, HoldSummary> summaries;

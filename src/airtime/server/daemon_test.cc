@@ -1201,6 +1201,52 @@ TEST_F(DaemonTest, AServicesHoldIsRecordedScoredAndSeenOnlyByItsTenant) {
   EXPECT_NE((*closed)["decisions"][0]["until_s"], nullptr) << closed->dump(2);
 }
 
+// A service with model variants makes its hold-or-hand-off calls under its own name, scored
+// against its whole demand: at 35 then 5 req/s of its code class, the coder's four replicas
+// (10 req/s each) stand for the hour's window, one needed now. Its tenant sees them, by the
+// service's name too; another tenant does not.
+TEST_F(DaemonTest, AServiceWithVariantsMakesItsHoldsUnderItsName) {
+  Open("8xH100", "airtime:spare=0:slo_target=0");
+  Submit(kTeamA,
+         "name: chat\n"
+         "kind: realtime\n"
+         "slo: {latency_ms: 200}\n"
+         "classes: [{name: code}, {name: conv}]\n"
+         "variants:\n"
+         "  - {name: big, gpus: 2, throughput: {H100: 10}, classes: [conv]}\n"
+         "  - {name: coder, gpus: 1, throughput: {H100: 10}, classes: [code]}\n"
+         "command: [/bin/sh, -c, 'sleep 60']\n");
+  ASSERT_TRUE(daemon_->ReportDemand(kTeamA, "chat", 35, "code").ok());
+  for (int i = 0; i < 200 && Get("chat/coder")["replicas"]["target"] != 4; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(daemon_->ReportDemand(kTeamA, "chat", 5, "code").ok());
+  json holds;
+  for (int i = 0; i < 200; ++i) {
+    auto h = daemon_->Holds(kTeamA, HoldsFilter{"chat", 10});
+    ASSERT_TRUE(h.ok()) << h.status().ToString();
+    holds = *h;
+    if (!holds["decisions"].empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(holds["decisions"].size(), 1u) << holds.dump(2);
+  const json& call = holds["decisions"][0];
+  EXPECT_EQ(call["service"], "chat");
+  EXPECT_EQ(call["choice"], "hold");
+  EXPECT_EQ(call["replicas_needed"], 1);
+  EXPECT_EQ(call["replicas_held"], 3);
+  EXPECT_NEAR(call["demand_rps"].get<double>(), 5.0, 1e-9);
+  EXPECT_THAT(call["why"].get<std::string>(), HasSubstr("4 replicas kept (1 needed now)"));
+  EXPECT_EQ(holds["services"]["chat"]["holds"], 1);
+  auto by_member = daemon_->Holds(kTeamA, HoldsFilter{"chat/coder", 10});
+  ASSERT_TRUE(by_member.ok()) << by_member.status().ToString();
+  EXPECT_EQ((*by_member)["decisions"].size(), 1u);
+  auto other = daemon_->Holds(kTeamB, {});
+  ASSERT_TRUE(other.ok());
+  EXPECT_TRUE((*other)["decisions"].empty()) << other->dump();
+  EXPECT_EQ(daemon_->Holds(kTeamB, HoldsFilter{"chat", 10}).status().code(), StatusCode::kNotFound);
+  ASSERT_TRUE(daemon_->Cancel(kTeamA, "chat").ok());
+  WaitFor("chat", "cancelled");
+}
 TEST_F(DaemonTest, TheHoldLogIsCarriedAcrossARestart) {
   Open("4xH100", kHoldPolicy);
   Submit(kTeamA, kHoldService);

@@ -803,6 +803,7 @@ void ForecastScale::RecordHolds(Engine& engine) {
     }
     engine.RecordHold(std::move(d));
   }
+  mix_.RecordHolds(engine);  // the services with variants
 }
 
 void ForecastScale::AfterAllocate(Engine& engine) {

@@ -904,7 +904,7 @@ bool VariantMix::Prepare(Group& g, const Engine& engine) {
   g.last_seen.resize(nc, -1);
   if (g.forecasts.size() < nc) g.forecasts.resize(nc);
   g.st.forecast.assign(nc, 0.0);
-  std::vector<double> demand(nc, 0.0), demand_long(nc, 0.0);
+  std::vector<double> demand(nc, 0.0), demand_long(nc, 0.0), demand_keep(nc, 0.0);
   for (size_t c = 0; c < nc; ++c) {
     const double rps = c < first->class_rps.size() ? first->class_rps[c] : 0.0;
     auto& steps = g.recent[c];
@@ -920,6 +920,8 @@ bool VariantMix::Prepare(Group& g, const Engine& engine) {
       demand_long[c] = std::max(demand_long[c], steps[i].second);
       if (until > now - window || i + 1 == steps.size())
         demand[c] = std::max(demand[c], steps[i].second);
+      if (until > now - o_.keep || i + 1 == steps.size())
+        demand_keep[c] = std::max(demand_keep[c], steps[i].second);
     }
     // A rise the class's seasonal forecast expects within a cold start: replicas started
     // when it arrives would miss it. (Not for a static split: sized once, at the peak.)
@@ -947,6 +949,7 @@ bool VariantMix::Prepare(Group& g, const Engine& engine) {
   in.density = density;
   in.demand = std::move(demand);
   in.demand_long = std::move(demand_long);
+  in.demand_keep = std::move(demand_keep);
   g.st.shared.clear();
   return true;
 }
@@ -1083,6 +1086,7 @@ void VariantMix::Decide(Group& g, const Engine& engine) {
   // let them serve; the rest would hold GPUs and serve nothing, and could take the room the
   // better variant's replicas wait for (a 1-GPU small model on the node a 2-GPU generalist
   // needs). Once those are placed, Stale asks for the next cycle at once.
+  g.kept = plan;
   PairWithFloor(g, rt, engine, plan);
   // Make-before-break: while some member has fewer ready replicas than its plan, none gives
   // replicas back; once new replicas found no room for `lead`, an old member gives back one
@@ -1118,6 +1122,100 @@ void VariantMix::Decide(Group& g, const Engine& engine) {
       }
     }
     g.targets[v] = std::max(t, 0);
+  }
+}
+
+void VariantMix::RecordHolds(Engine& engine) {
+  const TimeMs now = engine.now();
+  for (auto& [name, g] : groups_) {
+    const Job* first = FirstLive(g, engine);
+    if (first == nullptr || g.in.spec == nullptr || g.kept.empty()) continue;
+    // Scored as the metrics and the daemon count the service: under its first member's id.
+    WorkloadId key = kNoWorkload;
+    for (WorkloadId id : g.members)
+      if (id != kNoWorkload && key == kNoWorkload) key = id;
+    const RealtimeProfile& rt = first->s().realtime;
+    const size_t nv = std::min(rt.variants.size(), g.kept.size());
+    // The plan's mean replica.
+    int kept = 0;
+    double capacity = 0;
+    int64_t milli = 0;
+    DurationMs cold = 0;
+    for (size_t v = 0; v < nv; ++v) {
+      if (g.kept[v] <= 0) continue;
+      kept += g.kept[v];
+      capacity += g.kept[v] * rt.variants[v].PlanningThroughput();
+      milli += g.kept[v] * rt.variants[v].shape.TotalMilli(engine.catalog());
+      cold = std::max(cold, rt.variants[v].cold_start);
+    }
+    if (kept <= 0 || capacity <= 0) continue;
+    const double per_replica = capacity / kept;
+    double now_rps = 0, planned = 0, keep_peak = 0;
+    for (size_t c = 0; c < rt.classes.size(); ++c) {
+      now_rps += c < first->class_rps.size() ? first->class_rps[c] : 0.0;
+      planned += c < g.in.demand.size() ? g.in.demand[c] : 0.0;
+      keep_peak += c < g.in.demand_keep.size() ? g.in.demand_keep[c] : 0.0;
+    }
+    int min_total = 0;
+    for (WorkloadId id : g.members)
+      if (id != kNoWorkload) min_total += engine.job(id).s().realtime.min_replicas;
+    const auto replicas_for = [&](double rps) {
+      return static_cast<int>(std::ceil(rps / per_replica - 1e-9));
+    };
+    const int needed = std::min(kept, std::max(min_total, replicas_for(now_rps)));
+    const int held = kept - needed;
+    const double density = g.in.density;
+    const bool declined = held == 0 && density > 0 && replicas_for(keep_peak) > kept;
+    // A new call when the replicas kept change, when a hold begins (the demand fell below
+    // what they serve), or when the window begins or stops handing replicas off; demand
+    // rising into the held replicas is the burst the standing call is scored on.
+    const bool hold_begins = held > 0 && g.call_held <= 0;
+    if (kept == g.call_kept && !hold_begins && declined == g.call_declined) continue;
+    const bool record = held > 0 || declined || g.call_held > 0;
+    g.call_kept = kept;
+    g.call_held = held;
+    g.call_declined = declined;
+    if (!record) continue;
+    HoldDecision d;
+    d.at = now;
+    d.service = key;
+    d.name = name;
+    d.demand_rps = now_rps;
+    d.forecast_rps = planned;
+    d.needed = needed;
+    d.held = held;
+    d.capacity_rps = per_replica;
+    d.per_request = first->s().value.per_1k_requests / 1000.0 * std::max(g.st.figures.quality, 0.0);
+    d.cold_start = cold;
+    d.replica_gpus = static_cast<double>(milli) / 1000.0 / kept;
+    d.waiting_density = density;
+    // The marginal replica, priced as a plain service's over one 15-minute forecast slot:
+    // what it serves of the demand it is kept for (or, handed off, of the whole `keep`'s
+    // peak) within a cold start if that demand comes back, against what its GPUs earn for
+    // the waiting work.
+    const double cold_s = static_cast<double>(cold) / 1000.0;
+    const double gap = held > 0 ? planned - now_rps : keep_peak - planned;
+    d.hold_value = std::clamp(gap, 0.0, per_replica) * cold_s * d.per_request;
+    d.handoff_value = d.replica_gpus * density * 0.25;
+    char buf[320];
+    if (held > 0) {
+      std::snprintf(buf, sizeof buf,
+                    "%d replicas kept (%d needed now) for the %.1f req/s the mix plans for, "
+                    "%.1f now: ",
+                    kept, needed, planned, now_rps);
+      d.why = buf + g.st.mix;
+    } else if (declined) {
+      std::snprintf(buf, sizeof buf,
+                    "handed off: the %.1f req/s peak of the last %s would keep %d replicas; "
+                    "the mix keeps %d for the %.1f req/s of its shorter window, as waiting "
+                    "work earns %.2f per GPU-hour",
+                    keep_peak, FormatDuration(o_.keep).c_str(), replicas_for(keep_peak), kept,
+                    planned, density);
+      d.why = buf;
+    } else {
+      d.why = "released: the current demand needs every replica kept";
+    }
+    engine.RecordHold(std::move(d));
   }
 }
 

@@ -154,6 +154,15 @@ class VariantMix {
   // an old member starts giving replicas back to make room (make-before-break): that needs
   // a cycle even if no event comes. kNever: none.
   TimeMs NextLook(const Engine& engine) const;
+  // Each service's hold-or-hand-off call (the 3 a.m. report, HoldDecision), recorded when
+  // what it keeps changes, as ForecastScale records a plain service's. A group's replicas
+  // differ by variant, so the call counts them as the plan's mean replica: its requests/s
+  // (the replicas' planning throughputs over their number) and its GPUs. It holds the
+  // replicas its plan keeps beyond what the demand now needs at that mean (the scale-down
+  // window's peak, or the forecast's), and hands off when waiting work shortened the window
+  // below `keep` and the whole `keep`'s peak would have kept more. Recorded under the first
+  // member's id and the service's name, scored against the service's whole demand.
+  void RecordHolds(Engine& engine);
 
  private:
   // Milli-GPUs per GPU type (indexed by GpuTypeId).
@@ -164,6 +173,7 @@ class VariantMix {
     std::vector<bool> available;
     double density = 0;
     std::vector<double> demand, demand_long;  // per class: the scale-down window's, payback's
+    std::vector<double> demand_keep;          // per class: the peak of the whole `keep`
     TypeMilli budget;                         // the GPUs it may plan with, per type
     TypeMilli own;                            // those its members hold, per type
     TypeMilli cap;     // per type: its split of a type shared with other services; -1: none
@@ -177,7 +187,13 @@ class VariantMix {
     std::vector<DemandForecast> forecasts;                      // per class
     SloBooks books;                                             // its error budget (SLOs first)
     std::vector<double> last_seen;
-    std::vector<int> targets;         // this cycle's, per variant
+    std::vector<int> targets;  // this cycle's, per variant
+    std::vector<int> kept;     // the plan's replicas per variant, min_replicas in
+    // The last hold-or-hand-off call recorded (RecordHolds): replicas kept, and whether the
+    // window handed replicas to waiting work.
+    int call_kept = -1;
+    int call_held = 0;
+    bool call_declined = false;
     std::vector<TimeMs> short_since;  // per variant: since when replicas of the plan are unplaced
     // When this cycle's targets held back replicas of variants below the quality floor
     // (PairWithFloor): the replicas of variants at or above it placed then; -1: none held.

@@ -480,6 +480,64 @@ TEST(VariantMixTest, ARiseTheForecastExpectsIsServedFromItsStart) {
   EXPECT_GE(f.Ready(0) * 4 + f.Ready(1) * 2, 12) << f.State().mix;
 }
 
+// The 3 a.m. calls of a service with variants, under its name: replicas its window keeps
+// beyond what the demand now needs are a hold, released when the window lets them go; with
+// dense work waiting, the shorter window that gives them back is a hand-off.
+std::vector<HoldDecision> ChatCalls(const CycleResult& r) {
+  std::vector<HoldDecision> out;
+  for (const HoldDecision& d : r.holds)
+    if (d.name == "chat") out.push_back(d);
+  return out;
+}
+
+TEST(VariantMixTest, HoldsAndHandOffsAreRecordedForTheService) {
+  WorkloadSpec solo = Chat();
+  solo.realtime.variants.resize(1);  // the generalist alone: 4 req/s on 4 GPUs
+  {
+    Fixture f(32, "airtime:variant_spare=0:slo_target=0", solo);
+    f.Demand(0, 12);  // three replicas
+    f.engine.Handle(Event::Timer(kMinute));
+    std::vector<HoldDecision> calls = ChatCalls(f.Demand(10 * kMinute, 4));
+    ASSERT_EQ(calls.size(), 1u);
+    EXPECT_EQ(calls[0].service, f.members[0]);
+    EXPECT_EQ(calls[0].needed, 1);
+    EXPECT_EQ(calls[0].held, 2);
+    EXPECT_DOUBLE_EQ(calls[0].capacity_rps, 4.0);
+    EXPECT_DOUBLE_EQ(calls[0].replica_gpus, 4.0);
+    EXPECT_DOUBLE_EQ(calls[0].forecast_rps, 12.0);
+    EXPECT_NE(calls[0].why.find("3 replicas kept (1 needed now)"), std::string::npos)
+        << calls[0].why;
+    EXPECT_TRUE(ChatCalls(f.engine.Handle(Event::Timer(20 * kMinute))).empty());  // it stands
+    calls = ChatCalls(f.engine.Handle(Event::Timer(10 * kMinute + kHour + kMinute)));
+    ASSERT_EQ(calls.size(), 1u);
+    EXPECT_EQ(calls[0].held, 0);
+    EXPECT_EQ(calls[0].why, "released: the current demand needs every replica kept");
+  }
+  Fixture f(12, "airtime:variant_spare=0:slo_target=0", solo);
+  f.Demand(0, 12);  // three replicas: every GPU
+  f.engine.Handle(Event::Timer(kMinute));
+  WorkloadSpec job = MakeJob("train", WorkloadKind::kTraining, 8, 3600, 2 * kMinute);
+  job.shape.allowed_types = {H100()};
+  job.value.on_completion = 1000;
+  const WorkloadId train = f.engine.Handle(Event::Arrival(2 * kMinute, job)).arrived;
+  std::vector<HoldDecision> calls = ChatCalls(f.Demand(3 * kMinute, 4));
+  f.Run(3 * kMinute, 30 * kMinute, kMinute, [&] {
+    for (const HoldDecision& d : ChatCalls(f.engine.last_cycle())) calls.push_back(d);
+  });
+  // The hold while the window keeps the peak's replicas, then the hand-off that lets the
+  // job start.
+  ASSERT_GE(calls.size(), 2u);
+  EXPECT_EQ(calls[0].held, 2);
+  const HoldDecision& handoff = calls[1];
+  EXPECT_EQ(handoff.held, 0);
+  EXPECT_EQ(handoff.needed, 1);
+  EXPECT_DOUBLE_EQ(handoff.waiting_density, 125.0);  // 1,000 over 8 GPU-hours
+  EXPECT_NE(handoff.why.find("handed off: the 12.0 req/s peak of the last 1h00m would keep 3"),
+            std::string::npos)
+      << handoff.why;
+  EXPECT_NE(f.engine.job(train).phase, JobPhase::kPending);
+}
+
 TEST(VariantMixTest, FreedGpusStartWaitingWorkInTheSameCycle) {
   Fixture f(8);
   f.Demand(0, 3);  // one generalist replica, 4 GPUs; a small mix would need 3
