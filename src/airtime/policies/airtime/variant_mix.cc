@@ -526,13 +526,22 @@ VariantMix::TypeMilli VariantMix::Budget(const Group& g, const std::vector<bool>
   }
   own = budget;
   if (any == nullptr) return budget;
-  std::vector<bool> types(engine.catalog().size(), false);
+  std::vector<bool> types(engine.catalog().size(), false), shares(types.size(), false);
   const auto& variants = any->s().realtime.variants;
   for (size_t v = 0; v < variants.size(); ++v)
     if (v < available.size() && available[v])
-      for (const auto& [t, rps] : variants[v].throughput_rps) types[static_cast<size_t>(t)] = true;
-  for (size_t t = 0; t < types.size(); ++t)
-    if (types[t]) budget[t] += engine.state().free_milli_of_type(static_cast<GpuTypeId>(t));
+      for (const auto& [t, rps] : variants[v].throughput_rps) {
+        types[static_cast<size_t>(t)] = true;
+        if (variants[v].shape.mode != ShareMode::kWhole) shares[static_cast<size_t>(t)] = true;
+      }
+  // What is free: whole GPUs for variants that run on whole GPUs (the rest of a GPU that
+  // fractions or others' work share is no room for them), capacity where one runs on less.
+  for (size_t t = 0; t < types.size(); ++t) {
+    if (!types[t]) continue;
+    const auto type = static_cast<GpuTypeId>(t);
+    budget[t] += shares[t] ? engine.state().free_milli_of_type(type)
+                           : int64_t{1000} * engine.state().free_whole_of_type(type);
+  }
   // Preemptible jobs on those types give their GPUs back to a service.
   for (const auto& [id, a] : engine.allocations()) {
     const Job& j = engine.job(a.workload);

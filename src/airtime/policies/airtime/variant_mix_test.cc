@@ -163,6 +163,24 @@ TEST(VariantMixTest, TheGpusAServiceCanHaveAreCountedPerType) {
 // saw no H100 it could have (chat's are its own) and served nothing: its small replicas serve
 // only beside a generalist. Planned together, the 8 H100 are split, one generalist each,
 // the rest on the small model: both serve, at the floor.
+TEST(VariantMixTest, TheRestOfAGpuThatFractionsShareIsNoRoomForWholeGpuVariants) {
+  // Four jobs of 0.6 GPU each, on four of the 8 GPUs (two cannot share one): 5.6 GPUs of
+  // capacity are free, but only 4 whole GPUs, all a replica of either variant can use.
+  Fixture f(8);
+  for (int i = 0; i < 4; ++i) {
+    WorkloadSpec job = MakeJob("frac-" + std::to_string(i), WorkloadKind::kBatch, 1, 86400);
+    job.shape.mode = ShareMode::kFraction;
+    job.shape.gpu_milli = 600;
+    job.preemptible = false;
+    f.engine.Handle(Event::Arrival(0, job));
+  }
+  ASSERT_EQ(f.engine.state().free_whole_of_type(H100()), 4);
+  ASSERT_EQ(f.engine.state().free_milli_of_type(H100()), 5600);
+  f.Demand(kMinute, 10);
+  EXPECT_EQ(f.State().budget_milli, 4000) << f.State().mix;
+  EXPECT_EQ(f.Live(0) * 4 + f.Live(1), 4) << f.State().mix;
+}
+
 TEST(VariantMixTest, ServicesThatNeedTheSameGpusSplitThem) {
   const GpuTypeId l40s = *GpuCatalog::Builtin().Find("L40S");
   auto service = [&](const std::string& name) {
