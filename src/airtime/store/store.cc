@@ -1042,11 +1042,11 @@ Status Store::SetClassDemand(int64_t workload_id, const std::string& request_cla
   return impl_->Done(q, "add to the history of " + what);
 }
 
-StatusOr<std::vector<ClassDemandRow>> Store::ClassDemandOf(int64_t workload_id) {
-  if (impl_->schema_version < 6) return std::vector<ClassDemandRow>{};  // a read-only older store
-  Query q = impl_->Use(kClassDemandOf);
-  q.Bind(workload_id);
-  std::vector<ClassDemandRow> out;
+namespace {
+
+// Reads the rows of a class-demand query (its columns: class, rps, at) into `out`; returns
+// SQLITE_DONE, or the step's error code.
+int ReadClassDemand(Query& q, std::vector<ClassDemandRow>& out) {
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
     ClassDemandRow row;
@@ -1055,7 +1055,17 @@ StatusOr<std::vector<ClassDemandRow>> Store::ClassDemandOf(int64_t workload_id) 
     q.Get(row.at);
     out.push_back(std::move(row));
   }
-  if (rc != SQLITE_DONE)
+  return rc;
+}
+
+}  // namespace
+
+StatusOr<std::vector<ClassDemandRow>> Store::ClassDemandOf(int64_t workload_id) {
+  if (impl_->schema_version < 6) return std::vector<ClassDemandRow>{};  // a read-only older store
+  Query q = impl_->Use(kClassDemandOf);
+  q.Bind(workload_id);
+  std::vector<ClassDemandRow> out;
+  if (int rc = ReadClassDemand(q, out); rc != SQLITE_DONE)
     return impl_->Error("class demand of workload " + std::to_string(workload_id), rc);
   return out;
 }
@@ -1067,15 +1077,7 @@ StatusOr<std::vector<ClassDemandRow>> Store::ClassDemandHistoryOf(int64_t worklo
   q.Bind(workload_id);
   q.Bind(since);
   std::vector<ClassDemandRow> out;
-  int rc;
-  while ((rc = q.Step()) == SQLITE_ROW) {
-    ClassDemandRow row;
-    q.Get(row.request_class);
-    q.Get(row.rps);
-    q.Get(row.at);
-    out.push_back(std::move(row));
-  }
-  if (rc != SQLITE_DONE)
+  if (int rc = ReadClassDemand(q, out); rc != SQLITE_DONE)
     return impl_->Error("class demand history of workload " + std::to_string(workload_id), rc);
   return out;
 }
