@@ -1,6 +1,7 @@
 // Daemon: the 3 a.m. report in the API (GET /v1/holds), and kept across restarts
 // (hold_record.h).
 #include <iostream>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "airtime/ledger/hold_json.h"
@@ -61,15 +62,18 @@ StatusOr<json> Daemon::Holds(const Caller& caller, const HoldsFilter& filter) {
     }
     // A tenant sees its own services' calls: names are unique over the data directory's
     // life, so a call's service name finds its workload (and tenant) after a restart too.
+    // Once per name: one service makes many calls, and a let-go one is read from the store.
+    std::unordered_map<std::string, bool> seen;
     auto visible = [&](const std::string& name) {
       if (!filter.service.empty() && !named.count(name)) return false;
       if (caller.admin) return true;
+      if (auto it = seen.find(name); it != seen.end()) return it->second;
       const WorkloadRec* w = Lookup(name);
       if (w == nullptr) {  // a service with variants: its members'
         const std::vector<WorkloadRec*> members = MembersOf(name);
         w = members.empty() ? nullptr : members.front();
       }
-      return w && w->row.tenant == caller.tenant;
+      return seen[name] = w && w->row.tenant == caller.tenant;
     };
     std::map<std::string, HoldSummary> summaries;
     for (const auto& [name, h] : holds_.Summaries())

@@ -624,7 +624,7 @@ void Converter::ConvertVariantDemand() {
           if (const int k = class_of(row, r, true); k >= 0)
             if (auto l = last.find(k); l == last.end() || r.at > l->second.first)
               last[k] = {r.at, r.rps};
-      // Every member records each report: one copy of each step will do.
+      // Each class's recorded rates (every member records each report).
       if (auto rows = snap_.class_steps.find(row.id); rows != snap_.class_steps.end())
         for (const ClassDemandRow& r : rows->second)
           if (const int k = class_of(row, r, false); k >= 0) steps[k].emplace_back(r.at, r.rps);
@@ -632,19 +632,10 @@ void Converter::ConvertVariantDemand() {
     if (bad_steps > 0)
       Warn("service " + Quoted(service) + ": " + std::to_string(bad_steps) +
            " recorded class rates are not request rates; left out");
-    for (auto& [k, curve] : steps) {
+    // By time; of the copies at one time (one per member), RebuildClassCurves takes the last.
+    for (auto& [k, curve] : steps)
       std::stable_sort(curve.begin(), curve.end(),
                        [](const auto& x, const auto& y) { return x.first < y.first; });
-      // Copies at one time: the last one stands.
-      WallCurve merged;
-      for (const auto& p : curve) {
-        if (!merged.empty() && merged.back().first == p.first)
-          merged.back() = p;
-        else
-          merged.push_back(p);
-      }
-      curve = std::move(merged);
-    }
     const ClassCurves curves =
         RebuildClassCurves(rt, rows_[members.front()]->submitted_at, history, last, steps);
     if (curves.estimated_until > 0) {

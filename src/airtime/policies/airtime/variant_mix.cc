@@ -909,9 +909,6 @@ bool VariantMix::Prepare(Group& g, const Engine& engine) {
         g.last_seen[c] = p.rps;
       }
   }
-  g.recent.resize(nc);
-  g.last_seen.resize(nc, -1);
-  if (g.forecasts.size() < nc) g.forecasts.resize(nc);
   g.st.forecast.assign(nc, 0.0);
   std::vector<double> demand(nc, 0.0), demand_long(nc, 0.0), demand_keep(nc, 0.0);
   for (size_t c = 0; c < nc; ++c) {
@@ -1079,6 +1076,7 @@ void VariantMix::Decide(Group& g, const Engine& engine) {
   for (WorkloadId id : g.members)
     if (id != kNoWorkload) min_total += engine.job(id).s().realtime.min_replicas;
   for (int n : plan) total += n;
+  g.min_total = min_total;
   if (total < min_total) {
     size_t busiest = 0;
     for (size_t v = 0; v < nv; ++v) {
@@ -1165,13 +1163,10 @@ void VariantMix::RecordHolds(Engine& engine) {
       planned += c < g.in.demand.size() ? g.in.demand[c] : 0.0;
       keep_peak += c < g.in.demand_keep.size() ? g.in.demand_keep[c] : 0.0;
     }
-    int min_total = 0;
-    for (WorkloadId id : g.members)
-      if (id != kNoWorkload) min_total += engine.job(id).s().realtime.min_replicas;
     const auto replicas_for = [&](double rps) {
       return static_cast<int>(std::ceil(rps / per_replica - 1e-9));
     };
-    const int needed = std::min(kept, std::max(min_total, replicas_for(now_rps)));
+    const int needed = std::min(kept, std::max(g.min_total, replicas_for(now_rps)));
     const int held = kept - needed;
     const double density = g.in.density;
     const bool declined = held == 0 && density > 0 && replicas_for(keep_peak) > kept;

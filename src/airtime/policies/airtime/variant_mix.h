@@ -189,6 +189,7 @@ class VariantMix {
     std::vector<double> last_seen;
     std::vector<int> targets;  // this cycle's, per variant
     std::vector<int> kept;     // the plan's replicas per variant, min_replicas in
+    int min_total = 0;         // its members' min_replicas, summed (the plan's least)
     // The last hold-or-hand-off call recorded (RecordHolds): replicas kept, and whether the
     // window handed replicas to waiting work.
     int call_kept = -1;
