@@ -173,11 +173,16 @@ void MakeRunDirs(const std::string& dir, std::string_view lines) {
     const std::string_view text =
         second == std::string_view::npos ? std::string_view() : rest.substr(second + 1);
     if (file == "claim" || file == "exit" || file == "workload") {
-      Spit(run + "/" + std::string(file), text);
+      // A later line for the same file replaces it: writing through a FIFO an earlier line
+      // made would block the harness itself, and through the /dev/zero link would be moot.
+      const std::string path = run + "/" + std::string(file);
+      fs::remove(path, ec);
+      Spit(path, text);
     } else if (file == "fifo" || file == "zero") {
       // A FIFO, or /dev/zero, in place of a run file: reads must neither block nor grow.
       const std::string name = text == "exit" || text == "workload" ? std::string(text) : "claim";
       const std::string path = run + "/" + name;
+      fs::remove(path, ec);
       if (file == "fifo") {
         (void)mkfifo(path.c_str(), 0600);
       } else {
