@@ -33,6 +33,16 @@
 //                  one more ended workload keeps, on average since the first 1,000 and between
 //                  checkpoints (3,000, 10,000, every 30,000): what keeps growing after the
 //                  bounded caches are full is what a daemon's memory grows by for its life.
+//   demand_*       --reports (20,000) demand reports to one service, POST
+//                  /v1/workloads/flood/demand from one client as fast as it answers, the rate
+//                  alternating between two values so that every report is a change (what a
+//                  hostile or broken tenant's loop sends). The service is planning-only (no
+//                  command, 1-4 one-GPU replicas). client_first/last are one report as the
+//                  client sees it over the first and the last tenth of the reports: their
+//                  ratio is 1 when a report costs the same however many came before (it
+//                  grows with them when a window or a store keeps every report). stored_rows
+//                  is what the store's demand history holds afterwards; per_report the live
+//                  heap it grew by per report since the first tenth.
 // The event latencies are the daemon's own (Daemon::latencies()), measured on the steady
 // clock from the moment the loop noticed the event. Cycle times are steady-clock seconds.
 // --keep-alive reuses one connection per client thread instead of one per request; both
@@ -62,6 +72,7 @@
 #include "airtime/api/tokens.h"
 #include "airtime/ledger/metrics.h"
 #include "airtime/server/daemon.h"
+#include "airtime/store/store.h"
 #include "nlohmann/json.hpp"
 
 #ifndef AIRTIME_BENCH_SHIM
@@ -149,6 +160,7 @@ class LiveDaemon {
   }
 
   Daemon& daemon() { return *daemon_; }
+  std::string data_dir() const { return dir_ + "/data"; }
 
  private:
   std::string dir_;
@@ -369,6 +381,55 @@ int Memory(int ended) {
   return 0;
 }
 
+int Demand(int reports) {
+  if (reports < 100) return Fail("demand: --reports must be at least 100");
+  LiveDaemon live;
+  if (Status st = live.Open("8xH100"); !st.ok()) return Fail(st.ToString());
+  auto c = live.Client();
+  const json service = {{"name", "flood"},
+                        {"kind", "realtime"},
+                        {"gpus", 1},
+                        {"slo",
+                         {{"latency_ms", 500},
+                          {"capacity_rps", 10},
+                          {"min_replicas", 1},
+                          {"max_replicas", 4},
+                          {"cold_start", "2s"}}}};
+  if (std::string why = Post(*c, service.dump()); !why.empty()) return Fail(why);
+  const size_t tenth = static_cast<size_t>(reports) / 10;
+  std::vector<double> first, last;
+  double heap_at_tenth = 0;
+  const auto t0 = Clock::now();
+  for (int i = 0; i < reports; ++i) {
+    const std::string body = json{{"rps", i % 2 ? 25.0 : 12.0}}.dump();
+    const auto sent = Clock::now();
+    auto r = c->Post("/v1/workloads/flood/demand", body, "application/json");
+    if (!r) return Fail("POST demand: " + httplib::to_string(r.error()));
+    if (r->status != 200 && r->status != 204)
+      return Fail("POST demand: " + std::to_string(r->status) + " " + r->body);
+    const double took = SecondsSince(sent);
+    if (static_cast<size_t>(i) < tenth) first.push_back(took);
+    if (static_cast<size_t>(i) >= static_cast<size_t>(reports) - tenth) last.push_back(took);
+    if (static_cast<size_t>(i) + 1 == tenth) heap_at_tenth = HeapInUse();
+  }
+  const double wall = SecondsSince(t0);
+  const double heap = HeapInUse();
+  const Percentiles f = ComputePercentiles(first), l = ComputePercentiles(last);
+  Print("demand_reports", reports, "reports");
+  Print("demand_per_s", reports / wall, "reports/s");
+  Print("demand_client_first_p50_ms", f.p50 * 1e3, "ms");
+  Print("demand_client_last_p50_ms", l.p50 * 1e3, "ms");
+  Print("demand_client_last_over_first_p50", l.p50 / f.p50, "x");
+  Print("demand_client_last_over_first_mean", l.mean / f.mean, "x");
+  Print("demand_per_report", (heap - heap_at_tenth) / (reports - tenth), "bytes");
+  auto store = Store::OpenReadOnly(live.data_dir());
+  if (!store.ok()) return Fail(store.status().ToString());
+  auto rows = (*store)->DemandOf(1, 0);
+  if (!rows.ok()) return Fail(rows.status().ToString());
+  Print("demand_stored_rows", static_cast<double>(rows->size()), "rows");
+  return 0;
+}
+
 int CpuCount() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
@@ -380,7 +441,7 @@ int CpuCount() {
 
 int main(int argc, char** argv) {
   std::string only;
-  int submissions = 10000, jobs = 200, ended = 4000;
+  int submissions = 10000, jobs = 200, ended = 4000, reports = 20000;
   bool ok = true;
   for (int i = 1; i < argc && ok; ++i) {
     if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
@@ -391,17 +452,19 @@ int main(int argc, char** argv) {
       jobs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--ended") && i + 1 < argc)
       ended = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--reports") && i + 1 < argc)
+      reports = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--keep-alive"))
       airtime::g_keep_alive = true;
     else
       ok = false;
   }
-  if (!ok || submissions <= 0 || jobs <= 0 || ended <= 0 ||
+  if (!ok || submissions <= 0 || jobs <= 0 || ended <= 0 || reports <= 0 ||
       (!only.empty() && only != "submissions" && only != "arrival" && only != "exit" &&
-       only != "memory")) {
+       only != "memory" && only != "demand")) {
     std::fprintf(stderr,
-                 "usage: airtime_server_bench [--only submissions|arrival|exit|memory] "
-                 "[--submissions N] [--jobs N] [--ended N] [--keep-alive]\n");
+                 "usage: airtime_server_bench [--only submissions|arrival|exit|memory|demand] "
+                 "[--submissions N] [--jobs N] [--ended N] [--reports N] [--keep-alive]\n");
     return 2;
   }
   airtime::Print("nproc", airtime::CpuCount(), "cpus");
@@ -410,5 +473,6 @@ int main(int argc, char** argv) {
   if (only.empty() || only == "arrival") rc |= airtime::Arrival(jobs);
   if (only.empty() || only == "exit") rc |= airtime::Exit(jobs);
   if (only.empty() || only == "memory") rc |= airtime::Memory(ended);
+  if (only.empty() || only == "demand") rc |= airtime::Demand(reports);
   return rc;
 }

@@ -742,17 +742,34 @@ Status Daemon::RecordDemand(WorkloadRec& w, double rps, TimeMs now,
                             const std::vector<std::pair<std::string, double>>& classes) {
   w.row.demand_rps = rps;
   w.row.demand_at = now;
+  // The histories grow by steps, not by reports (DemandRecorder); the recorders move on
+  // only once the rows are stored.
+  DemandRecorder steps = w.demand_steps;
+  std::map<std::string, DemandRecorder> class_steps;
+  for (const auto& [request_class, class_rps] : classes)
+    class_steps.emplace(request_class, w.class_steps[request_class]);
   Status st = store_->Transaction([&]() -> Status {
     AIRTIME_RETURN_IF_ERROR(Persist(w));
-    AIRTIME_RETURN_IF_ERROR(store_->AddDemand(w.row.id, now, rps));
-    for (const auto& [request_class, class_rps] : classes)
+    for (const DemandWrite& d : steps.Report(now, rps))
+      AIRTIME_RETURN_IF_ERROR(d.kind == DemandWrite::kAdd
+                                  ? store_->AddDemand(w.row.id, d.at, d.rps)
+                                  : store_->RaiseDemand(w.row.id, d.at, d.rps));
+    for (const auto& [request_class, class_rps] : classes) {
       AIRTIME_RETURN_IF_ERROR(store_->SetClassDemand(w.row.id, request_class, class_rps, now));
+      for (const DemandWrite& d : class_steps.at(request_class).Report(now, class_rps))
+        AIRTIME_RETURN_IF_ERROR(
+            d.kind == DemandWrite::kAdd
+                ? store_->AddClassDemandStep(w.row.id, request_class, d.at, d.rps)
+                : store_->RaiseClassDemandStep(w.row.id, request_class, d.at, d.rps));
+    }
     // Hourly, what no forecast reads any more goes.
     if (now - demand_pruned_at_ < kHour) return OkStatus();
     demand_pruned_at_ = now;
     return store_->PruneDemand(now - kDemandHistoryKept);
   });
   if (!st.ok()) return Status(st.code(), "the demand could not be stored: " + st.message());
+  w.demand_steps = steps;
+  for (auto& [request_class, recorder] : class_steps) w.class_steps[request_class] = recorder;
   return OkStatus();
 }
 

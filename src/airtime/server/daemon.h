@@ -39,6 +39,7 @@
 #include "airtime/ledger/hold_book.h"
 #include "airtime/ledger/ledger.h"
 #include "airtime/ledger/metrics.h"
+#include "airtime/server/demand_recorder.h"
 #include "airtime/server/demand_scrape.h"
 #include "airtime/server/gpu_history.h"
 #include "airtime/server/latency_log.h"
@@ -183,6 +184,9 @@ class Daemon final : public ControlPlane {
     int32_t attempts = 0;          // runs started (from the store across restarts)
     int32_t failures = 0;          // runs that failed on their own (this daemon's life)
     bool ended_noted = false;      // listed in ended_
+    // Which demand reports become stored steps (a service's own, and each class's).
+    DemandRecorder demand_steps;
+    std::map<std::string, DemandRecorder> class_steps;
   };
   struct RunRec {
     RunRow row;

@@ -8,6 +8,7 @@
 // then is the engine unpaused, so nothing is started twice and no GPU is handed out twice.
 #include <chrono>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -147,20 +148,39 @@ Status Daemon::Recover() {
       }
     }
     if (spec.is_service() && !IsFinalState(w.row.state)) {
-      // What its forecast knew before the restart (RecordDemand).
+      // What its forecast knew before the restart (RecordDemand): the stored steps, then the
+      // last report where it came after the newest step began (it joined that step,
+      // DemandRecorder). The recorder goes on from both.
+      auto resume = [&](std::vector<DemandPoint>& history, DemandRecorder& recorder,
+                        std::optional<DemandPoint> last) {
+        const std::optional<DemandPoint> newest =
+            history.empty() ? std::nullopt : std::optional<DemandPoint>(history.back());
+        recorder.Resume(newest, last);
+        if (last && (!newest || last->at > newest->at)) history.push_back(*last);
+        while (!history.empty() && history.back().at >= now) history.pop_back();
+      };
       auto history = store_->DemandOf(w.row.id, now - kDemandHistoryKept);
       if (!history.ok()) return history.status();
-      for (const auto& [at, rps] : *history)
-        if (at < now) spec.realtime.history.push_back(DemandPoint{at, rps});
+      for (const auto& [at, rps] : *history) spec.realtime.history.push_back(DemandPoint{at, rps});
+      resume(spec.realtime.history, w.demand_steps,
+             w.row.demand_at > 0
+                 ? std::optional<DemandPoint>(DemandPoint{w.row.demand_at, w.row.demand_rps})
+                 : std::nullopt);
       // And each class's, for a service of several (ReportDemand stores them).
       std::vector<RequestClass>& classes = spec.realtime.classes;
       if (classes.size() > 1) {
         auto steps = store_->ClassDemandHistoryOf(w.row.id, now - kDemandHistoryKept);
         if (!steps.ok()) return steps.status();
-        for (const ClassDemandRow& r : *steps)
-          for (RequestClass& c : classes)
-            if (c.name == r.request_class && r.at < now)
-              c.history.push_back(DemandPoint{r.at, r.rps});
+        auto rates = store_->ClassDemandOf(w.row.id);
+        if (!rates.ok()) return rates.status();
+        for (RequestClass& c : classes) {
+          for (const ClassDemandRow& r : *steps)
+            if (c.name == r.request_class) c.history.push_back(DemandPoint{r.at, r.rps});
+          std::optional<DemandPoint> last;
+          for (const ClassDemandRow& r : *rates)
+            if (c.name == r.request_class) last = DemandPoint{r.at, r.rps};
+          resume(c.history, w.class_steps[c.name], last);
+        }
       }
     }
     w.spec = LiveSpec(std::move(spec), w.row.submitted_at);

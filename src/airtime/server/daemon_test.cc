@@ -722,6 +722,47 @@ TEST_F(DaemonTest, ARestartKeepsAServicesDemandHistory) {
   WaitFor("chat", "cancelled");
 }
 
+// A tenant reporting in a loop grows neither the stored history nor the policy's window by
+// a row per report (DemandRecorder, DemandWindow): 2,000 reports alternating 12 and 38 req/s,
+// then 8, leave at most two steps per 10 s. After a restart the window still holds the
+// burst's peak, and the rate in force is the last one reported.
+TEST_F(DaemonTest, AFloodOfDemandReportsStoresStepsNotReports) {
+  Open("4xH100", "airtime:spare=0");
+  Submit(kAdmin,
+         "name: chat\nkind: realtime\nslo: {latency_ms: 200, capacity_rps: 10, max_replicas: 4}\n"
+         "command: [/bin/sh, -c, 'sleep 60']\n");
+  const int64_t id = Get("chat")["id"].get<int64_t>();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 2000; ++i)
+    ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", i % 2 ? 38 : 12, "").ok());
+  ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 8, "").ok());
+  const double took_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  daemon_.reset();
+  {
+    auto store = Store::OpenReadOnly(dir_ + "/data");
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    auto rows = (*store)->DemandOf(id, 0);
+    ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+    EXPECT_LE(rows->size(), 2 * static_cast<size_t>(took_s / 10 + 1)) << took_s << " s";
+    double peak = 0;
+    for (const auto& [at, rps] : *rows) peak = std::max(peak, rps);
+    EXPECT_EQ(peak, 38);
+  }
+  Open("4xH100", "airtime:spare=0");
+  json w;
+  for (int i = 0; i < 200; ++i) {
+    w = Get("chat");
+    if (w["replicas"]["running"] == 4) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(w["demand_rps"], 8.0) << w.dump(2);
+  EXPECT_EQ(w["replicas"]["running"], 4) << w.dump(2);
+  EXPECT_THAT(w.dump(), HasSubstr("38.0 req/s of the last 1h00m")) << w.dump(2);
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "chat").ok());
+  WaitFor("chat", "cancelled");
+}
+
 // A service with model variants runs as its members, "chat/big" and "chat/small", each
 // running its variant's command (or the service's) with the service's env under the
 // variant's. The service's own name reaches them all: its view sums them up, its events are

@@ -83,14 +83,25 @@ StatusOr<Snapshot> ReadSnapshot(Store& store) {
         }
       }
       if (w.kind == "realtime") {
+        // A history's steps, then the last report where it came after the newest step
+        // began: the daemon joins reports close together into one step at their highest
+        // rate and keeps the last one as the rate in force (DemandRecorder).
         auto demand = store.DemandOf(w.id, 0);
         if (!demand.ok()) return demand.status();
+        if (!demand->empty() && w.demand_at > demand->back().first)
+          demand->emplace_back(w.demand_at, w.demand_rps);
         s.demand[w.id] = std::move(*demand);
         auto classes = store.ClassDemandOf(w.id);
         if (!classes.ok()) return classes.status();
-        if (!classes->empty()) s.class_demand[w.id] = std::move(*classes);
         auto steps = store.ClassDemandHistoryOf(w.id, 0);
         if (!steps.ok()) return steps.status();
+        for (const ClassDemandRow& last : *classes) {
+          TimeMs newest = -1;
+          for (const ClassDemandRow& r : *steps)
+            if (r.request_class == last.request_class) newest = std::max(newest, r.at);
+          if (newest >= 0 && last.at > newest) steps->push_back(last);
+        }
+        if (!classes->empty()) s.class_demand[w.id] = std::move(*classes);
         if (!steps->empty()) s.class_steps[w.id] = std::move(*steps);
       }
     }

@@ -155,6 +155,7 @@ class FromDataTest : public ::testing::Test {
       const int64_t id = ids.at(member);
       ASSERT_TRUE(store_->AddDemand(id, kT0 + at, demand).ok());
       ASSERT_TRUE(store_->SetClassDemand(id, cls, rps, kT0 + at).ok());
+      ASSERT_TRUE(store_->AddClassDemandStep(id, cls, kT0 + at, rps).ok());
     }
   }
 
@@ -189,6 +190,15 @@ TEST_F(FromDataTest, WorkloadsRunsDemandAndNodeEventsBecomeTheReplaysInput) {
                               60 * kSecond, "running", "realtime");
   ASSERT_TRUE(store_->AddDemand(chat, kT0 + 60 * kSecond, 4.0).ok());
   ASSERT_TRUE(store_->AddDemand(chat, kT0 + 1800 * kSecond, 25.0).ok());
+  {
+    // The last report joined the step at 1,800 s (DemandRecorder): it is the workload's last
+    // demand alone, and the replay starts it when it came.
+    std::optional<WorkloadRow> row = *store_->GetWorkload(chat);
+    ASSERT_TRUE(row.has_value());
+    row->demand_rps = 12.0;
+    row->demand_at = kT0 + 1805 * kSecond;
+    ASSERT_TRUE(store_->UpdateWorkload(*row).ok());
+  }
   const int64_t gone = Submit("gone", "{name: gone, kind: batch, gpus: 1, command: [/bin/sleep]}",
                               30 * kSecond, "queued");
   Finish(gone, "cancelled", 40 * kSecond, 100 * kSecond, 143);
@@ -220,10 +230,12 @@ TEST_F(FromDataTest, WorkloadsRunsDemandAndNodeEventsBecomeTheReplaysInput) {
   EXPECT_EQ(s->shape.gpu_count, 2);
   const WorkloadSpec* c = Find(*data, "chat");
   ASSERT_NE(c, nullptr);
-  ASSERT_EQ(c->realtime.demand.size(), 2u);
+  ASSERT_EQ(c->realtime.demand.size(), 3u);
   EXPECT_EQ(c->realtime.demand[0].at, 60 * kSecond);
   EXPECT_EQ(c->realtime.demand[1].at, 1800 * kSecond);
   EXPECT_DOUBLE_EQ(c->realtime.demand[1].rps, 25.0);
+  EXPECT_EQ(c->realtime.demand[2].at, 1805 * kSecond);
+  EXPECT_DOUBLE_EQ(c->realtime.demand[2].rps, 12.0);
 
   // The cancellation and the node's outage are timed events.
   ASSERT_EQ(data->input.events.size(), 3u);

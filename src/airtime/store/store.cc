@@ -199,6 +199,8 @@ enum Statement {
   kAddClassDemandStep,
   kClassDemandHistoryOf,
   kPruneClassDemandHistory,
+  kRaiseDemand,
+  kRaiseClassDemandStep,
   kStatementCount,
 };
 
@@ -266,6 +268,8 @@ constexpr std::array<const char*, kStatementCount> kSql = {
     "SELECT class, rps, at FROM class_demand_history WHERE workload_id = ? AND at >= ? "
     "ORDER BY at, rowid",
     "DELETE FROM class_demand_history WHERE at < ?",
+    "UPDATE demand SET rps = ?3 WHERE workload_id = ?1 AND at = ?2",
+    "UPDATE class_demand_history SET rps = ?4 WHERE workload_id = ?1 AND class = ?2 AND at = ?3",
 };
 
 // Meta keys of the start-up check (store_marks.h).
@@ -994,6 +998,14 @@ Status Store::AddDemand(int64_t workload_id, int64_t at, double rps) {
   return impl_->Done(q, "add demand of workload " + std::to_string(workload_id));
 }
 
+Status Store::RaiseDemand(int64_t workload_id, int64_t at, double rps) {
+  Query q = impl_->Use(kRaiseDemand);
+  q.Bind(workload_id);
+  q.Bind(at);
+  q.Bind(rps);
+  return impl_->Done(q, "raise a demand step of workload " + std::to_string(workload_id));
+}
+
 StatusOr<std::vector<std::pair<int64_t, double>>> Store::DemandOf(int64_t workload_id,
                                                                   int64_t since) {
   Query q = impl_->Use(kDemandOf);
@@ -1025,21 +1037,34 @@ Status Store::PruneDemand(int64_t before) {
 
 Status Store::SetClassDemand(int64_t workload_id, const std::string& request_class, double rps,
                              int64_t at) {
-  const std::string what = "class demand of workload " + std::to_string(workload_id);
-  {
-    Query q = impl_->Use(kSetClassDemand);
-    q.Bind(workload_id);
-    q.Bind(request_class);
-    q.Bind(rps);
-    q.Bind(at);
-    AIRTIME_RETURN_IF_ERROR(impl_->Done(q, "set " + what));
-  }
+  Query q = impl_->Use(kSetClassDemand);
+  q.Bind(workload_id);
+  q.Bind(request_class);
+  q.Bind(rps);
+  q.Bind(at);
+  return impl_->Done(q, "set class demand of workload " + std::to_string(workload_id));
+}
+
+Status Store::AddClassDemandStep(int64_t workload_id, const std::string& request_class, int64_t at,
+                                 double rps) {
   Query q = impl_->Use(kAddClassDemandStep);
   q.Bind(workload_id);
   q.Bind(request_class);
   q.Bind(at);
   q.Bind(rps);
-  return impl_->Done(q, "add to the history of " + what);
+  return impl_->Done(q,
+                     "add to the class demand history of workload " + std::to_string(workload_id));
+}
+
+Status Store::RaiseClassDemandStep(int64_t workload_id, const std::string& request_class,
+                                   int64_t at, double rps) {
+  Query q = impl_->Use(kRaiseClassDemandStep);
+  q.Bind(workload_id);
+  q.Bind(request_class);
+  q.Bind(at);
+  q.Bind(rps);
+  return impl_->Done(
+      q, "raise a step of the class demand history of workload " + std::to_string(workload_id));
 }
 
 namespace {

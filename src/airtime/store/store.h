@@ -179,20 +179,28 @@ class Store {
   StatusOr<WorkloadPage> ListWorkloads(const WorkloadQuery& query);
   // How many workloads there are of each (state, kind).
   StatusOr<std::map<std::pair<std::string, std::string>, int64_t>> CountWorkloads();
-  // A service's demand history: each change of its request rate (ms since the epoch,
-  // requests/s), read back by time from `since` on; PruneDemand drops what is older than
-  // `before` for every workload, the classes' histories with it.
+  // A service's demand history: steps of its request rate (ms since the epoch, requests/s:
+  // from `at` on, until the next step), read back by time from `since` on. AddDemand adds a
+  // step; RaiseDemand sets the rate of the step that began at `at` (the daemon joins reports
+  // that come close together into one step at their highest rate, demand_recorder.h).
+  // PruneDemand drops what is older than `before` for every workload, the classes'
+  // histories with it.
   Status AddDemand(int64_t workload_id, int64_t at, double rps);
+  Status RaiseDemand(int64_t workload_id, int64_t at, double rps);
   StatusOr<std::vector<std::pair<int64_t, double>>> DemandOf(int64_t workload_id, int64_t since);
   Status PruneDemand(int64_t before);
-  // A request class's rate reported at `at` (ClassDemandRow): it becomes the class's last
-  // rate, one per workload and class (a new one replaces the old), and joins the class's
-  // history, which PruneDemand prunes with the rest. ClassDemandOf reads a workload's last
-  // rates, by class name; ClassDemandHistoryOf its history from `since` on, by time. A
-  // read-only store of an older schema has neither (version 5 or older) or no history
-  // (version 6): empty.
+  // A request class's rate reported at `at` (ClassDemandRow): SetClassDemand makes it the
+  // class's last rate, one per workload and class (a new one replaces the old). Each class
+  // has a history of steps as a service has (AddClassDemandStep, RaiseClassDemandStep), which
+  // PruneDemand prunes with the rest. ClassDemandOf reads a workload's last rates, by class
+  // name; ClassDemandHistoryOf its history from `since` on, by time. A read-only store of an
+  // older schema has neither (version 5 or older) or no history (version 6): empty.
   Status SetClassDemand(int64_t workload_id, const std::string& request_class, double rps,
                         int64_t at);
+  Status AddClassDemandStep(int64_t workload_id, const std::string& request_class, int64_t at,
+                            double rps);
+  Status RaiseClassDemandStep(int64_t workload_id, const std::string& request_class, int64_t at,
+                              double rps);
   StatusOr<std::vector<ClassDemandRow>> ClassDemandOf(int64_t workload_id);
   StatusOr<std::vector<ClassDemandRow>> ClassDemandHistoryOf(int64_t workload_id, int64_t since);
 

@@ -612,6 +612,10 @@ TEST_F(StoreTest, DemandHistoryIsKeptByWorkloadAndPruned) {
   EXPECT_EQ(*store_->DemandOf(a, 2000), (Points{{2000, 2.0}, {3000, 3.0}}));
   EXPECT_EQ(*store_->DemandOf(b, 0), (Points{{2000, 9.0}}));
   EXPECT_EQ(store_->AddDemand(999, 1000, 1.0).code(), StatusCode::kInvalidArgument);
+  // A raised step takes the new rate: that workload's, at that time, alone.
+  ASSERT_TRUE(store_->RaiseDemand(a, 2000, 2.5).ok());
+  EXPECT_EQ(*store_->DemandOf(a, 0), (Points{{1000, 1.0}, {2000, 2.5}, {3000, 3.0}}));
+  EXPECT_EQ(*store_->DemandOf(b, 0), (Points{{2000, 9.0}}));
   ASSERT_TRUE(store_->PruneDemand(2500).ok());
   EXPECT_EQ(*store_->DemandOf(a, 0), (Points{{3000, 3.0}}));
   EXPECT_TRUE(store_->DemandOf(b, 0)->empty());
@@ -752,11 +756,16 @@ TEST_F(StoreTest, ClassDemandKeepsTheLastRateOfEachClassAndVersion5Migrates) {
 // (read-only, its history reads as empty, its last rates as they are).
 TEST_F(StoreTest, ClassDemandHistoryIsKeptByWorkloadPrunedAndVersion6Migrates) {
   const int64_t a = AddWorkload("chat/big"), b = AddWorkload("chat/small");
-  ASSERT_TRUE(store_->SetClassDemand(a, "code", 3.0, 1000).ok());
-  ASSERT_TRUE(store_->SetClassDemand(a, "conv", 5.0, 1000).ok());
-  ASSERT_TRUE(store_->SetClassDemand(b, "code", 9.0, 1500).ok());
-  ASSERT_TRUE(store_->SetClassDemand(a, "code", 7.5, 2000).ok());
-  ASSERT_TRUE(store_->SetClassDemand(a, "code", 1.0, 3000).ok());
+  // A report as the daemon stores one: the class's last rate, and a step of its history.
+  auto report = [&](int64_t w, const std::string& cls, double rps, int64_t at) {
+    EXPECT_TRUE(store_->SetClassDemand(w, cls, rps, at).ok());
+    EXPECT_TRUE(store_->AddClassDemandStep(w, cls, at, rps).ok());
+  };
+  report(a, "code", 3.0, 1000);
+  report(a, "conv", 5.0, 1000);
+  report(b, "code", 9.0, 1500);
+  report(a, "code", 7.5, 2000);
+  report(a, "code", 1.0, 3000);
   auto steps = [&](int64_t w, int64_t since) {
     std::vector<std::tuple<std::string, int64_t, double>> out;
     StatusOr<std::vector<ClassDemandRow>> rows = store_->ClassDemandHistoryOf(w, since);
@@ -771,7 +780,13 @@ TEST_F(StoreTest, ClassDemandHistoryIsKeptByWorkloadPrunedAndVersion6Migrates) {
       (Steps{{"code", 1000, 3.0}, {"conv", 1000, 5.0}, {"code", 2000, 7.5}, {"code", 3000, 1.0}}));
   EXPECT_EQ(steps(a, 2000), (Steps{{"code", 2000, 7.5}, {"code", 3000, 1.0}}));
   EXPECT_EQ(steps(b, 0), (Steps{{"code", 1500, 9.0}}));
-  EXPECT_EQ((*store_->ClassDemandOf(a))[0].rps, 1.0);  // the last rate beside its history
+  // A step raised (reports joined into it) takes the new rate; only that workload's, that
+  // class's step at that time.
+  ASSERT_TRUE(store_->RaiseClassDemandStep(a, "code", 2000, 8.0).ok());
+  ASSERT_TRUE(store_->RaiseClassDemandStep(a, "code", 2500, 99.0).ok());  // no such step
+  EXPECT_EQ(steps(a, 2000), (Steps{{"code", 2000, 8.0}, {"code", 3000, 1.0}}));
+  EXPECT_EQ(steps(b, 0), (Steps{{"code", 1500, 9.0}}));
+  EXPECT_EQ((*store_->ClassDemandOf(a))[0].rps, 1.0);  // the last rate is another row
   ASSERT_TRUE(store_->PruneDemand(2500).ok());
   EXPECT_EQ(steps(a, 0), (Steps{{"code", 3000, 1.0}}));
   EXPECT_TRUE(steps(b, 0).empty());
@@ -792,7 +807,7 @@ TEST_F(StoreTest, ClassDemandHistoryIsKeptByWorkloadPrunedAndVersion6Migrates) {
   store_ = std::move(*store);
   EXPECT_EQ(RawSql(path, "PRAGMA user_version"), "7");
   EXPECT_TRUE(steps(a, 0).empty());
-  ASSERT_TRUE(store_->SetClassDemand(a, "conv", 2.0, 4000).ok());
+  report(a, "conv", 2.0, 4000);
   EXPECT_EQ(steps(a, 0), (Steps{{"conv", 4000, 2.0}}));
 }
 

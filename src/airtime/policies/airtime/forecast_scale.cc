@@ -88,18 +88,9 @@ bool ForecastScale::Surprised(const Job& service, TimeMs now) const {
 
 std::pair<double, double> ForecastScale::RecentRange(const Job& service, TimeMs now,
                                                      DurationMs window) const {
-  std::pair<double, double> range{service.demand_rps, service.demand_rps};
   auto it = recent_.find(service.id);
-  if (it == recent_.end()) return range;
-  const auto& steps = it->second;
-  // Step i holds from steps[i].first until the next step (the last one until now).
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const TimeMs until = i + 1 < steps.size() ? steps[i + 1].first : now;
-    if (until <= now - window) continue;
-    range.first = std::min(range.first, steps[i].second);
-    range.second = std::max(range.second, steps[i].second);
-  }
-  return range;
+  if (it == recent_.end()) return {service.demand_rps, service.demand_rps};
+  return it->second.Range(now, window, service.demand_rps);
 }
 
 double ForecastScale::RecentLow(const Job& service, TimeMs now, DurationMs window) const {
@@ -120,11 +111,11 @@ DemandForecast& ForecastScale::Start(const Job& service, TimeMs now) const {
   fit = forecasts_.emplace(service.id, DemandForecast(fo)).first;
   // What was seen of it before this engine met it (a daemon's restart): the forecast and
   // the scale-down window go on from there.
-  auto& steps = recent_[service.id];
+  DemandWindow& steps = recent_[service.id];
   for (const DemandPoint& p : service.s().realtime.history) {
     if (p.at >= now) break;
     fit->second.Observe(p.at, p.rps);
-    steps.emplace_back(p.at, p.rps);
+    steps.Add(p.at, p.rps);
   }
   return fit->second;
 }
@@ -139,18 +130,8 @@ int ForecastScale::TargetReplicas(const Job& service, const Engine& engine) cons
                               rt.ReplicasFor(RecentPeak(service, now, window)));
   // Look again when the oldest step still in the window leaves it. (The targets are set
   // before this cycle's demand is recorded: a last step at another rate ended now.)
-  if (auto it = recent_.find(service.id); it != recent_.end()) {
-    const auto& steps = it->second;
-    for (size_t i = 0; i < steps.size(); ++i) {
-      const bool last = i + 1 == steps.size();
-      if (last && steps[i].second == service.demand_rps) break;  // still going on
-      const TimeMs leaves = (last ? now : steps[i + 1].first) + window;
-      if (leaves > now) {
-        next_wake_ = std::min(next_wake_, leaves);
-        break;
-      }
-    }
-  }
+  if (auto it = recent_.find(service.id); it != recent_.end())
+    next_wake_ = std::min(next_wake_, it->second.NextLeave(now, window, service.demand_rps));
   if (target == 0 && service.demand_rps <= 0) return target;
   // Rounded to the nearest replica, halves up: a single replica gets no spare (one would
   // double what the service holds), targets of 2-5 get one at the default 0.25; at least
@@ -562,10 +543,9 @@ void ForecastScale::BeforeAllocate(Engine& engine) {
     if (seen != last_seen_.end() && seen->second == j.demand_rps) continue;
     Start(j, engine.now()).Observe(engine.now(), j.demand_rps);
     last_seen_[j.id] = j.demand_rps;
-    auto& steps = recent_[j.id];
-    steps.emplace_back(engine.now(), j.demand_rps);
-    // Drop the steps that ended before the window (the second one began before it).
-    while (steps.size() >= 2 && steps[1].first <= engine.now() - o_.keep) steps.pop_front();
+    DemandWindow& steps = recent_[j.id];
+    steps.Add(engine.now(), j.demand_rps);
+    steps.DropEndedBy(engine.now() - o_.keep);
   }
 }
 

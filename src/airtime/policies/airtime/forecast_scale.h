@@ -12,7 +12,6 @@
 // needs again after a cold start. One instance per engine.
 #pragma once
 
-#include <deque>
 #include <limits>
 #include <map>
 #include <string>
@@ -22,6 +21,7 @@
 
 #include "airtime/engine/plugins.h"
 #include "airtime/forecast/demand_forecast.h"
+#include "airtime/forecast/demand_window.h"
 #include "airtime/policies/airtime/cycle_views.h"
 #include "airtime/policies/airtime/slo_books.h"
 #include "airtime/policies/airtime/variant_mix.h"
@@ -263,8 +263,8 @@ class ForecastScale : public ScalePlugin, public CyclePlugin, public HeadroomVie
   // be the setting of its target, before BeforeAllocate: hence mutable.
   mutable std::map<WorkloadId, DemandForecast> forecasts_;
   std::map<WorkloadId, double> last_seen_;
-  // Per service, its demand steps (from, rps) over the `keep` window, oldest first.
-  mutable std::map<WorkloadId, std::deque<std::pair<TimeMs, double>>> recent_;
+  // Per service, its demand over the `keep` window.
+  mutable std::map<WorkloadId, DemandWindow> recent_;
   std::map<WorkloadId, SloBooks> served_;  // each plain service's error budget
   mutable TimeMs next_wake_ = kNever;      // when a kept step leaves its window (this cycle)
   std::vector<int64_t> waiting_milli_;     // per type; [type count]: any type

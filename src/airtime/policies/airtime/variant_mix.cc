@@ -904,7 +904,7 @@ bool VariantMix::Prepare(Group& g, const Engine& engine) {
       for (const DemandPoint& p : nc == 1 ? rt.history : rt.classes[c].history) {
         if (p.at >= now) break;
         if (g.last_seen[c] == p.rps) continue;
-        g.recent[c].emplace_back(p.at, p.rps);
+        g.recent[c].Add(p.at, p.rps);
         g.forecasts[c].Observe(p.at, p.rps);
         g.last_seen[c] = p.rps;
       }
@@ -913,22 +913,16 @@ bool VariantMix::Prepare(Group& g, const Engine& engine) {
   std::vector<double> demand(nc, 0.0), demand_long(nc, 0.0), demand_keep(nc, 0.0);
   for (size_t c = 0; c < nc; ++c) {
     const double rps = c < first->class_rps.size() ? first->class_rps[c] : 0.0;
-    auto& steps = g.recent[c];
+    DemandWindow& steps = g.recent[c];
     if (g.last_seen[c] != rps) {
-      steps.emplace_back(now, rps);
+      steps.Add(now, rps);
       g.last_seen[c] = rps;
     }
     g.forecasts[c].Observe(now, rps);  // each cycle: its slots close as time passes
-    while (steps.size() >= 2 && steps[1].first <= now - long_window) steps.pop_front();
-    // Step i holds from its time until the next step's (the last one until now).
-    for (size_t i = 0; i < steps.size(); ++i) {
-      const TimeMs until = i + 1 < steps.size() ? steps[i + 1].first : now;
-      demand_long[c] = std::max(demand_long[c], steps[i].second);
-      if (until > now - window || i + 1 == steps.size())
-        demand[c] = std::max(demand[c], steps[i].second);
-      if (until > now - o_.keep || i + 1 == steps.size())
-        demand_keep[c] = std::max(demand_keep[c], steps[i].second);
-    }
+    steps.DropEndedBy(now - long_window);
+    demand_long[c] = steps.Range(now, long_window, steps.last()).second;
+    demand[c] = steps.Range(now, window, steps.last()).second;
+    demand_keep[c] = steps.Range(now, o_.keep, steps.last()).second;
     // A rise the class's seasonal forecast expects within a cold start: replicas started
     // when it arrives would miss it. (Not for a static split: sized once, at the peak.)
     const DemandForecast& f = g.forecasts[c];

@@ -72,7 +72,6 @@
 // per engine; state across cycles.
 #pragma once
 
-#include <deque>
 #include <functional>
 #include <map>
 #include <string>
@@ -81,6 +80,7 @@
 
 #include "airtime/engine/engine.h"
 #include "airtime/forecast/demand_forecast.h"
+#include "airtime/forecast/demand_window.h"
 #include "airtime/policies/airtime/slo_books.h"
 
 namespace airtime {
@@ -182,10 +182,10 @@ class VariantMix {
   struct Group {
     State st;
     Inputs in;
-    std::vector<WorkloadId> members;  // by variant index (kNoWorkload: none)
-    std::vector<std::deque<std::pair<TimeMs, double>>> recent;  // per class
-    std::vector<DemandForecast> forecasts;                      // per class
-    SloBooks books;                                             // its error budget (SLOs first)
+    std::vector<WorkloadId> members;        // by variant index (kNoWorkload: none)
+    std::vector<DemandWindow> recent;       // per class
+    std::vector<DemandForecast> forecasts;  // per class
+    SloBooks books;                         // its error budget (SLOs first)
     std::vector<double> last_seen;
     std::vector<int> targets;  // this cycle's, per variant
     std::vector<int> kept;     // the plan's replicas per variant, min_replicas in
