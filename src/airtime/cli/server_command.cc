@@ -43,6 +43,7 @@ struct ServerArgs {
   std::string gpu_devices = "/dev";
   bool accept_store_loss = false;
   int64_t min_free_mib = 100;
+  int64_t max_log_mib = 1024;
   int64_t ended_kept = 1000;
   double restart_backoff_s = 1, restart_backoff_max_s = 300;
 };
@@ -117,6 +118,7 @@ int RunServer(const ServerArgs& args) {
   options.gpu_devices = args.gpu_devices;
   options.accept_store_loss = args.accept_store_loss;
   options.min_free_mib = args.min_free_mib;
+  options.max_log_mib = args.max_log_mib;
   options.ended_kept = static_cast<size_t>(args.ended_kept);
   options.restart_backoff = static_cast<DurationMs>(args.restart_backoff_s * 1000);
   options.restart_backoff_max = static_cast<DurationMs>(args.restart_backoff_max_s * 1000);
@@ -291,6 +293,11 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--min-free-mib", args->min_free_mib,
                   "Pause starts while DATA's file system has less free space (MiB; 0: never)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
+      ->capture_default_str();
+  cmd->add_option("--max-log-mib", args->max_log_mib,
+                  "Cut a run's stdout.log or stderr.log once over this, keeping its tail in "
+                  "NAME.1 (MiB; 0: never)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
       ->capture_default_str();
   cmd->add_option("--ended-kept", args->ended_kept,
                   "Ended workloads kept in memory, the last to end; older ones are read from "

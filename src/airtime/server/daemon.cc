@@ -209,8 +209,8 @@ void Daemon::Loop() {
   while (!stop_) {
     const TimeMs now = WallNow();
     const TimeMs ready = ready_wakes_.empty() ? kNever : *ready_wakes_.begin();
-    TimeMs next = std::min(
-        {engine_wake_, ready, next_telemetry_, next_scrape_, next_ledger_save_, now + 1000});
+    TimeMs next = std::min({engine_wake_, ready, next_telemetry_, next_scrape_, next_ledger_save_,
+                            next_log_check_, now + 1000});
     const int timeout = static_cast<int>(std::clamp<TimeMs>(next - now, 0, 1000));
     std::vector<Exited> exits = actuator_->WaitForExits(timeout);
     const TimeMs seen = WallNow();
@@ -261,6 +261,10 @@ void Daemon::RunTimers(TimeMs now) {
   if (now >= next_holds_save_) {
     SaveHolds(now);
     next_holds_save_ = now + options_.holds_save_interval;
+  }
+  if (now >= next_log_check_) {
+    CapRunLogs(now);
+    next_log_check_ = now + options_.log_check_interval;
   }
   // Starts were paused (full disk): a cycle as soon as they may resume.
   if (!start_pause_.empty() && StartsPaused(now).empty()) Feed(Event::Timer(now));
@@ -645,6 +649,7 @@ void Daemon::OnExit(const Exited& exited, TimeMs now) {
   RunRec run = std::move(it->second);
   runs_.erase(it);
   run_of_allocation_.erase(run.allocation);
+  CapLogsOf(run.row, now);  // what it wrote since the last look
   EndedBeforeItsPlacementMoved(run.row);
   run.row.state = "exited";
   run.row.ended_at = now;

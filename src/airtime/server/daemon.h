@@ -118,6 +118,10 @@ struct DaemonOptions {
   bool accept_store_loss = false;
   // Starts pause while DATA's file system has less free space than this (MiB; 0: never).
   int64_t min_free_mib = 100;
+  // A run's stdout.log or stderr.log over this (MiB; 0: never) is cut, its tail kept in
+  // NAME.1 (log_cap.h); looked at every `log_check_interval` and when the run ends.
+  int64_t max_log_mib = 1024;
+  DurationMs log_check_interval = kSecond;
   // The 3 a.m. report (GET /v1/holds): the newest closed hold-or-hand-off calls kept (the
   // per-service summaries cover every call), how many of the newest calls are saved in the
   // store for the next daemon, and how often (and at stop). A kill -9 loses at most one
@@ -320,6 +324,10 @@ class Daemon final : public ControlPlane {
   // The 3 a.m. report across restarts (daemon_holds.cc, hold_record.h), the same way.
   std::string CarryHolds();
   void SaveHolds(TimeMs now);
+  // Run logs over --max-log-mib cut (daemon_log_caps.cc, log_cap.h): a run's, every live
+  // run's.
+  void CapLogsOf(const RunRow& run, TimeMs now);
+  void CapRunLogs(TimeMs now);
 
   void CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch);
   // A quantize or finetune job of a later submission that produces a variant of a service
@@ -437,6 +445,10 @@ class Daemon final : public ControlPlane {
   TimeMs next_scrape_ = 0;
   TimeMs next_ledger_save_ = 0;
   TimeMs next_holds_save_ = 0;
+  TimeMs next_log_check_ = 0;
+  int64_t log_cuts_ = 0;                  // logs cut over --max-log-mib (CapRunLogs)
+  int64_t log_bytes_dropped_ = 0;         // what those cuts dropped (beyond the tails they kept)
+  std::set<std::string> log_cap_warned_;  // logs that could not be cut, said once each
   // Every hold-or-hand-off call the policy made on services' headroom (CycleResult::holds),
   // scored against the demand that came (AccountValue advances it).
   HoldBook holds_;

@@ -455,6 +455,13 @@ std::string Daemon::RenderMetrics() {
             static_cast<double>(preemptions_total_));
   w.Counter("airtime_run_failures_total", "Runs that failed on their own.",
             static_cast<double>(failures_total_));
+  w.Counter("airtime_log_cuts_total",
+            "Run logs (stdout.log, stderr.log) cut once over --max-log-mib, their tails kept in "
+            "NAME.1.",
+            static_cast<double>(log_cuts_));
+  w.Counter("airtime_log_dropped_bytes_total",
+            "Output bytes those cuts dropped (beyond the tails they kept).",
+            static_cast<double>(log_bytes_dropped_));
   for (const auto& [result, n] : {std::pair<const char*, uint64_t>{"success", admitted_total_},
                                   {"inadmissible", inadmissible_total_}})
     w.Counter("airtime_admission_attempts_total",

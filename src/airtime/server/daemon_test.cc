@@ -25,6 +25,7 @@ namespace airtime {
 namespace {
 
 using nlohmann::json;
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -1823,6 +1824,51 @@ TEST_F(DaemonTest, RunIdsAreReservedABlockAtATimeAndARestartSkipsTheRest) {
   json three = WaitFor("three", "succeeded");
   EXPECT_EQ(three["runs"][0]["id"], kRunIdBlock + 1);
   EXPECT_EQ(marks().run_reserved, 2 * kRunIdBlock);
+}
+
+// A run's log over --max-log-mib is cut while it runs (its tail kept in stdout.log.1, a note
+// opening the log again), and once more when the run ends: a workload that writes without
+// end takes a bounded part of the data directory. /metrics counts the cuts.
+TEST_F(DaemonTest, ALogOverMaxLogMibIsCutItsTailKept) {
+  DaemonOptions o = Options();
+  o.max_log_mib = 1;
+  o.log_check_interval = 100;
+  OpenWith(o);
+  // 3 MiB of x, a marker, then quiet; and a job that writes as much and ends at once.
+  Submit(kAdmin,
+         "[{name: chatty, kind: batch, command: [/bin/sh, -c, 'head -c 3145728 /dev/zero | tr "
+         "\\\\0 x; echo; echo the-end; sleep 60']},"
+         " {name: brief, kind: batch, command: [/bin/sh, -c, 'head -c 3145728 /dev/zero | tr "
+         "\\\\0 y; echo; echo the-end']}]");
+  auto read = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  for (const char* name : {"chatty", "brief"}) {
+    json w = name == std::string("brief") ? WaitFor(name, "succeeded") : WaitFor(name, "running");
+    const std::string dir = w["runs"][0]["log_dir"].get<std::string>();
+    // Cut, and all written (a cut may come while it still writes: what follows the cut
+    // stays in the log, and is cut in turn once over the cap).
+    std::string log, tail;
+    for (int i = 0; i < 200; ++i) {
+      tail = read(dir + "/stdout.log.1");  // first: a cut writes it before the log's note
+      log = read(dir + "/stdout.log");
+      if (!tail.empty() && log.find("over its cap") != std::string::npos &&
+          (tail + log).find("the-end\n") != std::string::npos && log.size() <= 1024 * 1024 + 4096)
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(tail.size(), 256u * 1024) << name;  // a quarter of the cap
+    EXPECT_THAT(log, HasSubstr("stdout.log reached ")) << name;
+    EXPECT_THAT(log, HasSubstr(" MiB, over its cap of 1.0 MiB: its last 262144 bytes are in "
+                               "stdout.log.1"))
+        << name;
+    EXPECT_LE(log.size(), 1024u * 1024 + 4096) << name;
+    EXPECT_THAT(tail + log, HasSubstr("the-end\n")) << name;
+  }
+  EXPECT_THAT(daemon_->Metrics(), ContainsRegex("airtime_log_cuts_total [2-9]"));
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "chatty").ok());
+  WaitFor("chatty", "cancelled");
 }
 
 // Issue 19: below --min-free-mib, starts pause and the workload says why.
