@@ -252,7 +252,13 @@ class ShapesV0038 final : public ApiShapes {
       for (const std::string& n : r.required_nodes) list += (list.empty() ? "" : ",") + n;
       job["nodelist"] = list;  // "required_nodes" is a disabled key here
     }
-    if (!r.standard_output.empty()) job["standard_output"] = r.standard_output;
+    if (!r.standard_output.empty()) {
+      job["standard_output"] = r.standard_output;
+      // Opened for appending (slurmstepd adds O_APPEND), as the local shim opens its logs: a
+      // requeued run adds to its log, and a cut over --max-log-mib (log_cap.h) that empties
+      // it leaves the next write at the new end, not at the old offset past a hole.
+      job["open_mode"] = "append";
+    }
     if (r.grace_signal) {
       if (!ValidSignal(r.grace_signal->signal) || r.grace_signal->seconds_before < 0 ||
           r.grace_signal->seconds_before > 65535)

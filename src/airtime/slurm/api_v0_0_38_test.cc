@@ -192,6 +192,11 @@ TEST_F(V0038, BuildsASubmission) {
   EXPECT_EQ(job["environment"]["AIRTIME_CHECKPOINT_DIR"], "/ckpt/7");
   EXPECT_TRUE(job["environment"].contains("PATH"));
   EXPECT_FALSE(job.contains("nodelist"));  // no required nodes: any
+  EXPECT_FALSE(job.contains("standard_output"));
+  r.standard_output = "/data/runs/7/stdout.log";
+  EXPECT_EQ((*shapes_->SubmitBody(r))["job"]["standard_output"], r.standard_output);
+  EXPECT_EQ((*shapes_->SubmitBody(r))["job"]["open_mode"], "append");
+  r.standard_output.clear();
   r.gpu_type = "";
   EXPECT_EQ((*shapes_->SubmitBody(r))["job"]["gres"], "gpu:2");
 }
