@@ -45,6 +45,7 @@ struct ServerArgs {
   int64_t min_free_mib = 100;
   int64_t max_log_mib = 1024;
   int64_t ended_kept = 1000;
+  int64_t max_active_per_tenant = 50000;
   double restart_backoff_s = 1, restart_backoff_max_s = 300;
 };
 
@@ -120,6 +121,7 @@ int RunServer(const ServerArgs& args) {
   options.min_free_mib = args.min_free_mib;
   options.max_log_mib = args.max_log_mib;
   options.ended_kept = static_cast<size_t>(args.ended_kept);
+  options.max_active_per_tenant = args.max_active_per_tenant;
   options.restart_backoff = static_cast<DurationMs>(args.restart_backoff_s * 1000);
   options.restart_backoff_max = static_cast<DurationMs>(args.restart_backoff_max_s * 1000);
   auto daemon = Daemon::Open(options);
@@ -298,6 +300,11 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
                   "Cut a run's stdout.log or stderr.log once over this, keeping its tail in "
                   "NAME.1 (MiB; 0: never)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
+      ->capture_default_str();
+  cmd->add_option("--max-active-per-tenant", args->max_active_per_tenant,
+                  "The most workloads one tenant may have queued or running at once; a "
+                  "submission that would pass it is refused whole (0: no limit)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
       ->capture_default_str();
   cmd->add_option("--ended-kept", args->ended_kept,
                   "Ended workloads kept in memory, the last to end; older ones are read from "

@@ -133,6 +133,11 @@ struct DaemonOptions {
   // let go and read back from the store when a call names them (daemon_retention.cc), so
   // the daemon's memory grows with its live workloads, not with every workload it ran.
   size_t ended_kept = 1000;
+  // The most workloads one tenant may have queued or running at once (0: no limit), as
+  // Slurm's MaxSubmitJobs per user: a submission that would pass it is refused whole. It
+  // bounds what one tenant's submissions cost everyone else (memory, and the time of every
+  // decision cycle, which grows with what waits).
+  int64_t max_active_per_tenant = 50000;
 };
 
 class Daemon final : public ControlPlane {
@@ -188,6 +193,7 @@ class Daemon final : public ControlPlane {
     int32_t attempts = 0;          // runs started (from the store across restarts)
     int32_t failures = 0;          // runs that failed on their own (this daemon's life)
     bool ended_noted = false;      // listed in ended_
+    bool counted_active = false;   // in active_of_tenant_ (queued or running)
     // Which demand reports become stored steps (a service's own, and each class's).
     DemandRecorder demand_steps;
     std::map<std::string, DemandRecorder> class_steps;
@@ -293,6 +299,9 @@ class Daemon final : public ControlPlane {
   Status Persist(WorkloadRec& w);
   // Retention (daemon_retention.cc): ended workloads beyond options_.ended_kept are let go.
   void NoteEnded(WorkloadRec& w);
+  // A workload that has not ended counts towards its tenant's --max-active-per-tenant, from
+  // its acceptance (or a restart) until NoteEnded.
+  void CountActive(WorkloadRec& w);
   // Lets go of the oldest ended records beyond the retention (a service with variants's
   // members together, once all have ended; none that a live run refers to), and of what
   // the last call read back. Called where no call holds a record: each loop turn, and as
@@ -449,6 +458,7 @@ class Daemon final : public ControlPlane {
   int64_t log_cuts_ = 0;                  // logs cut over --max-log-mib (CapRunLogs)
   int64_t log_bytes_dropped_ = 0;         // what those cuts dropped (beyond the tails they kept)
   std::set<std::string> log_cap_warned_;  // logs that could not be cut, said once each
+  std::unordered_map<std::string, int64_t> active_of_tenant_;  // CountActive
   // Every hold-or-hand-off call the policy made on services' headroom (CycleResult::holds),
   // scored against the demand that came (AccountValue advances it).
   HoldBook holds_;

@@ -77,6 +77,7 @@ void Daemon::CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch
   std::vector<std::shared_ptr<PendingSubmit>> ok;
   std::vector<std::vector<VariantClaim>> claims;  // ok's, each submission's
   std::map<std::string, std::string> claimed;
+  std::map<std::string, int64_t> adding;  // workloads of ok's, by tenant
   // A service with variants takes its own name too: it reaches its members.
   const auto taken = [&](const std::string& name) { return names.count(name) || NameInUse(name); };
   for (auto& p : batch) {
@@ -93,6 +94,23 @@ void Daemon::CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch
         break;
       }
     }
+    // Within each tenant's --max-active-per-tenant, with what the batch accepted before it.
+    std::map<std::string, int64_t> adding_too = adding;
+    for (const WorkloadSpec& s : p->specs) ++adding_too[s.tenant];
+    for (const auto& [tenant, n] : adding_too) {
+      if (!st.ok() || options_.max_active_per_tenant <= 0) break;
+      const auto it = active_of_tenant_.find(tenant);
+      const int64_t active = it == active_of_tenant_.end() ? 0 : it->second;
+      if (active + n <= options_.max_active_per_tenant) continue;
+      const int64_t mine = n - (adding.count(tenant) ? adding.at(tenant) : 0);
+      st = Status(StatusCode::kPermissionDenied,
+                  "tenant '" + tenant + "' has " + std::to_string(active + n - mine) +
+                      " workloads queued or running; these " + std::to_string(mine) +
+                      " would make " + std::to_string(active + n) + ", more than the " +
+                      std::to_string(options_.max_active_per_tenant) +
+                      " the daemon accepts of one tenant (--max-active-per-tenant): none was "
+                      "accepted; submit them again once some have ended, or cancel some");
+    }
     // Its jobs that produce a variant of a service accepted before.
     std::map<std::string, std::string> claimed_too = claimed;
     StatusOr<std::vector<VariantClaim>> mine_claims(std::vector<VariantClaim>{});
@@ -105,6 +123,7 @@ void Daemon::CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch
       continue;
     }
     names.insert(mine.begin(), mine.end());
+    adding = std::move(adding_too);
     claimed = std::move(claimed_too);
     claims.push_back(std::move(*mine_claims));
     ok.push_back(p);
@@ -165,6 +184,7 @@ void Daemon::CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch
       const int64_t id = w.row.id;
       workloads_.emplace(id, std::move(w));
       IndexName(workloads_.at(id));
+      CountActive(workloads_.at(id));
       ++submissions_total_;
     }
     latencies_.submit_commit.Add(

@@ -208,6 +208,7 @@ Status Daemon::Recover() {
     }
     const int64_t id = w.row.id;
     workloads_.emplace(id, std::move(w));
+    CountActive(workloads_.at(id));
     IndexName(workloads_.at(id));
   }
   // Runs started and failed so far, for the workloads that will run again.

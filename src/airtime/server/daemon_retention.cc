@@ -21,8 +21,19 @@
 
 namespace airtime {
 
+void Daemon::CountActive(WorkloadRec& w) {
+  if (w.counted_active || IsFinalState(w.row.state)) return;
+  w.counted_active = true;
+  ++active_of_tenant_[w.row.tenant];
+}
+
 void Daemon::NoteEnded(WorkloadRec& w) {
   if (w.ended_noted || !IsFinalState(w.row.state)) return;
+  if (w.counted_active) {
+    w.counted_active = false;
+    auto it = active_of_tenant_.find(w.row.tenant);
+    if (it != active_of_tenant_.end() && --it->second <= 0) active_of_tenant_.erase(it);
+  }
   w.ended_noted = true;
   ended_.push_back(w.row.id);
 }

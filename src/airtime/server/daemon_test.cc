@@ -1871,6 +1871,48 @@ TEST_F(DaemonTest, ALogOverMaxLogMibIsCutItsTailKept) {
   WaitFor("chatty", "cancelled");
 }
 
+// --max-active-per-tenant bounds what one tenant has queued or running: a submission that
+// would pass it is refused whole, naming the tenant and the counts; another tenant is not
+// touched; an ended workload frees its place; a restart counts the tenant's live ones again.
+TEST_F(DaemonTest, ATenantsQueuedAndRunningWorkloadsAreBounded) {
+  DaemonOptions o = Options("1xH100");
+  o.max_active_per_tenant = 3;
+  OpenWith(o);
+  // One runs (holding the GPU), the others wait.
+  Submit(kTeamA,
+         "[{name: a1, kind: batch, gpus: 1, command: [/bin/sh, -c, 'sleep 60']},"
+         " {name: a2, kind: batch, gpus: 1, command: [/bin/true]}]");
+  auto refused = daemon_->Submit(kTeamA,
+                                 "[{name: a3, kind: batch, gpus: 1, command: [/bin/true]},"
+                                 " {name: a4, kind: batch, gpus: 1, command: [/bin/true]}]",
+                                 "request");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("tenant 'team-a' has 2 workloads queued or running; these 2 would make "
+                        "4, more than the 3 the daemon accepts of one tenant "
+                        "(--max-active-per-tenant): none was accepted"));
+  EXPECT_FALSE(daemon_->Get(kAdmin, "a3").ok());  // nothing of it was accepted
+  Submit(kTeamA, "{name: a3, kind: batch, gpus: 1, command: [/bin/true]}");
+  Submit(kTeamB,
+         "[{name: b1, kind: batch, gpus: 1, command: [/bin/true]}, {name: b2, kind: "
+         "batch, gpus: 1, command: [/bin/true]}, {name: b3, kind: batch, gpus: 1, "
+         "command: [/bin/true]}]");
+  EXPECT_FALSE(
+      daemon_->Submit(kTeamA, "{name: a4, kind: batch, command: [/bin/true]}", "request").ok());
+  // A restart counts team-a's three again.
+  daemon_.reset();
+  OpenWith(o);
+  EXPECT_FALSE(
+      daemon_->Submit(kTeamA, "{name: a4, kind: batch, command: [/bin/true]}", "request").ok());
+  // One ended: room for one more.
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "a3").ok());
+  WaitFor("a3", "cancelled");
+  Submit(kTeamA, "{name: a4, kind: batch, command: [/bin/true]}");
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "a1").ok());
+  WaitFor("a1", "cancelled");
+}
+
 // Issue 19: below --min-free-mib, starts pause and the workload says why.
 TEST_F(DaemonTest, StartsPauseBelowTheFreeSpaceThreshold) {
   DaemonOptions o = Options();
