@@ -42,7 +42,8 @@
 //                  ratio is 1 when a report costs the same however many came before (it
 //                  grows with them when a window or a store keeps every report). stored_rows
 //                  is what the store's demand history holds afterwards; per_report the live
-//                  heap it grew by per report since the first tenth.
+//                  heap it grew by per report since the first tenth. --queued (0) jobs
+//                  wait meanwhile, planning-only, so that each cycle walks that long a queue.
 // The event latencies are the daemon's own (Daemon::latencies()), measured on the steady
 // clock from the moment the loop noticed the event. Cycle times are steady-clock seconds.
 // --keep-alive reuses one connection per client thread instead of one per request; both
@@ -381,11 +382,24 @@ int Memory(int ended) {
   return 0;
 }
 
-int Demand(int reports) {
+int Demand(int reports, int queued) {
   if (reports < 100) return Fail("demand: --reports must be at least 100");
   LiveDaemon live;
   if (Status st = live.Open("8xH100"); !st.ok()) return Fail(st.ToString());
   auto c = live.Client();
+  // --queued: planning-only jobs that wait behind one holding 7 GPUs (the service's replicas
+  // take the eighth), so that every cycle a report causes walks a queue that long.
+  if (queued > 0) {
+    std::string body =
+        "[" + json{{"name", "holder"}, {"kind", "batch"}, {"gpus", 7}, {"work", "24h"}}.dump();
+    for (int i = 0; i < queued; ++i)
+      body +=
+          "," +
+          json{{"name", "q" + std::to_string(i)}, {"kind", "batch"}, {"gpus", 2}, {"work", "1h"}}
+              .dump();
+    body += "]";
+    if (std::string why = Post(*c, body); !why.empty()) return Fail(why);
+  }
   const json service = {{"name", "flood"},
                         {"kind", "realtime"},
                         {"gpus", 1},
@@ -416,6 +430,7 @@ int Demand(int reports) {
   const double heap = HeapInUse();
   const Percentiles f = ComputePercentiles(first), l = ComputePercentiles(last);
   Print("demand_reports", reports, "reports");
+  Print("demand_queued", queued, "workloads");
   Print("demand_per_s", reports / wall, "reports/s");
   Print("demand_client_first_p50_ms", f.p50 * 1e3, "ms");
   Print("demand_client_last_p50_ms", l.p50 * 1e3, "ms");
@@ -441,7 +456,7 @@ int CpuCount() {
 
 int main(int argc, char** argv) {
   std::string only;
-  int submissions = 10000, jobs = 200, ended = 4000, reports = 20000;
+  int submissions = 10000, jobs = 200, ended = 4000, reports = 20000, queued = 0;
   bool ok = true;
   for (int i = 1; i < argc && ok; ++i) {
     if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
@@ -454,17 +469,20 @@ int main(int argc, char** argv) {
       ended = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--reports") && i + 1 < argc)
       reports = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--queued") && i + 1 < argc)
+      queued = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--keep-alive"))
       airtime::g_keep_alive = true;
     else
       ok = false;
   }
-  if (!ok || submissions <= 0 || jobs <= 0 || ended <= 0 || reports <= 0 ||
+  if (!ok || submissions <= 0 || jobs <= 0 || ended <= 0 || reports <= 0 || queued < 0 ||
       (!only.empty() && only != "submissions" && only != "arrival" && only != "exit" &&
        only != "memory" && only != "demand")) {
     std::fprintf(stderr,
                  "usage: airtime_server_bench [--only submissions|arrival|exit|memory|demand] "
-                 "[--submissions N] [--jobs N] [--ended N] [--reports N] [--keep-alive]\n");
+                 "[--submissions N] [--jobs N] [--ended N] [--reports N] [--queued N] "
+                 "[--keep-alive]\n");
     return 2;
   }
   airtime::Print("nproc", airtime::CpuCount(), "cpus");
@@ -473,6 +491,6 @@ int main(int argc, char** argv) {
   if (only.empty() || only == "arrival") rc |= airtime::Arrival(jobs);
   if (only.empty() || only == "exit") rc |= airtime::Exit(jobs);
   if (only.empty() || only == "memory") rc |= airtime::Memory(ended);
-  if (only.empty() || only == "demand") rc |= airtime::Demand(reports);
+  if (only.empty() || only == "demand") rc |= airtime::Demand(reports, queued);
   return rc;
 }

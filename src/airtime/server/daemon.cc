@@ -209,8 +209,8 @@ void Daemon::Loop() {
   while (!stop_) {
     const TimeMs now = WallNow();
     const TimeMs ready = ready_wakes_.empty() ? kNever : *ready_wakes_.begin();
-    TimeMs next = std::min({engine_wake_, ready, next_telemetry_, next_scrape_, next_ledger_save_,
-                            next_log_check_, now + 1000});
+    TimeMs next = std::min({engine_wake_, demand_cycle_at_, ready, next_telemetry_, next_scrape_,
+                            next_ledger_save_, next_log_check_, now + 1000});
     const int timeout = static_cast<int>(std::clamp<TimeMs>(next - now, 0, 1000));
     std::vector<Exited> exits = actuator_->WaitForExits(timeout);
     const TimeMs seen = WallNow();
@@ -242,8 +242,10 @@ void Daemon::RunTimers(TimeMs now) {
     ready_wakes_.erase(ready_wakes_.begin());
     replica_ready = true;
   }
-  if ((engine_wake_ != kNever && now >= engine_wake_) || replica_ready) {
+  const bool demand = demand_cycle_at_ != kNever && now >= demand_cycle_at_;
+  if ((engine_wake_ != kNever && now >= engine_wake_) || replica_ready || demand) {
     if (now >= engine_wake_) engine_wake_ = kNever;
+    demand_cycle_at_ = kNever;
     Feed(Event::Timer(now));
   }
   if (now >= next_telemetry_) {
@@ -272,7 +274,9 @@ void Daemon::RunTimers(TimeMs now) {
 
 // ---------------------------------------------------------------- driving the engine
 
-void Daemon::Feed(const Event& event, SteadyTime seen) {
+void Daemon::Feed(const Event& event, SteadyTime seen) { Act(Handle(event), seen); }
+
+const CycleResult& Daemon::Handle(const Event& event) {
   const TimeMs now = std::max(event.at, engine_->now());
   ledger_->Advance(now);
   AccountValue(now);
@@ -287,7 +291,7 @@ void Daemon::Feed(const Event& event, SteadyTime seen) {
   for (const HoldDecision& h : cycle.holds) holds_.Record(h);
   if (cycle.wake_at != kNever) engine_wake_ = cycle.wake_at;
   CountAdmissions(cycle);
-  Act(cycle, seen);
+  return cycle;
 }
 
 void Daemon::FeedTogether(const std::vector<Event>& events) {
@@ -296,6 +300,17 @@ void Daemon::FeedTogether(const std::vector<Event>& events) {
     Feed(events[i]);
   }
   holding_decisions_ = false;
+}
+
+void Daemon::FeedDemand(const std::vector<Event>& events) {
+  // Held, the engine decides nothing, and a demand changes no workload's state: there is
+  // nothing to act on until the cycle.
+  const bool holding = holding_decisions_;
+  holding_decisions_ = true;
+  for (const Event& e : events) (void)Handle(e);
+  holding_decisions_ = holding;
+  if (!events.empty())
+    demand_cycle_at_ = std::min(demand_cycle_at_, events.front().at + options_.demand_cycle_delay);
 }
 
 void Daemon::CountAdmissions(const CycleResult& cycle) {

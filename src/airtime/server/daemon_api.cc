@@ -688,7 +688,7 @@ Status Daemon::ReportDemand(const Caller& caller, std::string_view id_or_name, d
         AIRTIME_RETURN_IF_ERROR(RecordDemand(*w, mine.back().rps, now, {{names[c], rps}}));
       events.insert(events.end(), mine.begin(), mine.end());
     }
-    FeedTogether(events);
+    FeedDemand(events);
     return OkStatus();
   });
 }
