@@ -209,7 +209,7 @@ void Daemon::Loop() {
   while (!stop_) {
     const TimeMs now = WallNow();
     const TimeMs ready = ready_wakes_.empty() ? kNever : *ready_wakes_.begin();
-    TimeMs next = std::min({engine_wake_, demand_cycle_at_, ready, next_telemetry_, next_scrape_,
+    TimeMs next = std::min({engine_wake_, soon_cycle_at_, ready, next_telemetry_, next_scrape_,
                             next_ledger_save_, next_log_check_, now + 1000});
     const int timeout = static_cast<int>(std::clamp<TimeMs>(next - now, 0, 1000));
     std::vector<Exited> exits = actuator_->WaitForExits(timeout);
@@ -242,10 +242,10 @@ void Daemon::RunTimers(TimeMs now) {
     ready_wakes_.erase(ready_wakes_.begin());
     replica_ready = true;
   }
-  const bool demand = demand_cycle_at_ != kNever && now >= demand_cycle_at_;
-  if ((engine_wake_ != kNever && now >= engine_wake_) || replica_ready || demand) {
+  const bool soon = soon_cycle_at_ != kNever && now >= soon_cycle_at_;
+  if ((engine_wake_ != kNever && now >= engine_wake_) || replica_ready || soon) {
     if (now >= engine_wake_) engine_wake_ = kNever;
-    demand_cycle_at_ = kNever;
+    soon_cycle_at_ = kNever;
     Feed(Event::Timer(now));
   }
   if (now >= next_telemetry_) {
@@ -302,15 +302,15 @@ void Daemon::FeedTogether(const std::vector<Event>& events) {
   holding_decisions_ = false;
 }
 
-void Daemon::FeedDemand(const std::vector<Event>& events) {
-  // Held, the engine decides nothing, and a demand changes no workload's state: there is
-  // nothing to act on until the cycle.
+void Daemon::FeedSoon(const std::vector<Event>& events) {
+  // Held, the engine decides nothing, and a demand or a priority changes no workload's
+  // state: there is nothing to act on until the cycle.
   const bool holding = holding_decisions_;
   holding_decisions_ = true;
   for (const Event& e : events) (void)Handle(e);
   holding_decisions_ = holding;
   if (!events.empty())
-    demand_cycle_at_ = std::min(demand_cycle_at_, events.front().at + options_.demand_cycle_delay);
+    soon_cycle_at_ = std::min(soon_cycle_at_, events.front().at + options_.soon_cycle_delay);
 }
 
 void Daemon::CountAdmissions(const CycleResult& cycle) {

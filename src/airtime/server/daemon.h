@@ -138,8 +138,9 @@ struct DaemonOptions {
   // bounds what one tenant's submissions cost everyone else (memory, and the time of every
   // decision cycle, which grows with what waits).
   int64_t max_active_per_tenant = 50000;
-  // How long after a reported demand change the cycle that answers it may come (FeedDemand).
-  DurationMs demand_cycle_delay = 10;
+  // How long after a reported demand (or a priority change) the cycle that answers it may
+  // come (FeedSoon).
+  DurationMs soon_cycle_delay = 10;
 };
 
 class Daemon final : public ControlPlane {
@@ -282,10 +283,10 @@ class Daemon final : public ControlPlane {
   // Events of one call that concern several workloads (a service's members): the engine
   // applies each and decides once, after the last, so that it never acts on half of them.
   void FeedTogether(const std::vector<Event>& events);
-  // A demand report's events (ReportDemand): applied at once, decided on by one cycle at
-  // most options_.demand_cycle_delay later, for every report of that span, so that a tenant
-  // reporting in a loop causes one cycle per delay, not one per report.
-  void FeedDemand(const std::vector<Event>& events);
+  // Events of what a tenant may send in a loop, demand reports and priority changes:
+  // applied at once, decided on by one cycle at most options_.soon_cycle_delay later, for
+  // every such call of that span, so that a loop causes one cycle per delay, not per call.
+  void FeedSoon(const std::vector<Event>& events);
   void Act(const CycleResult& cycle, SteadyTime seen);
   // `decided`: when the engine decided it (the cycle's end; for a start deferred until a
   // stopping run left its GPUs, when they were free), for airtime_backend_action_seconds.
@@ -455,7 +456,7 @@ class Daemon final : public ControlPlane {
 
   // Timers and counters (loop thread).
   TimeMs engine_wake_ = kNever;
-  TimeMs demand_cycle_at_ = kNever;  // FeedDemand's cycle
+  TimeMs soon_cycle_at_ = kNever;  // FeedSoon's cycle
   // When started replicas finish their cold start: a cycle then, as the simulator has, so
   // that the policy and the SLO books count each replica as serving from that moment, not
   // from whatever event comes next.

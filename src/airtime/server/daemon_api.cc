@@ -617,7 +617,7 @@ Status Daemon::SetPriority(const Caller& caller, std::string_view id_or_name, in
       AIRTIME_RETURN_IF_ERROR(Persist(*w));
       events.push_back(Event::Priority(now, w->eid, priority));
     }
-    FeedTogether(events);
+    FeedSoon(events);
     return OkStatus();
   });
 }
@@ -688,7 +688,7 @@ Status Daemon::ReportDemand(const Caller& caller, std::string_view id_or_name, d
         AIRTIME_RETURN_IF_ERROR(RecordDemand(*w, mine.back().rps, now, {{names[c], rps}}));
       events.insert(events.end(), mine.begin(), mine.end());
     }
-    FeedDemand(events);
+    FeedSoon(events);
     return OkStatus();
   });
 }
