@@ -402,6 +402,28 @@ TEST(ServerE2E, CliWaitsWatchesAndPrintsInEachFormat) {
   s.Terminate();
 }
 
+// A log the daemon cuts over --max-log-mib while `airtime logs -f` follows it: the follow
+// says so and goes on from the log's new start, so what the run writes after the cut is
+// printed (it waited past the old end for good before).
+TEST(ServerE2E, CliLogsFollowsALogThroughACut) {
+  const std::string dir = TempDir();
+  Server s(dir + "/data", "1xH100", {"--max-log-mib", "1"});
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  std::ofstream(dir + "/w.yaml")
+      << "- {name: chatty, kind: batch, gpus: 1, command: [/bin/sh, -c, 'echo start; sleep 1; "
+         "head -c 3145728 /dev/zero | tr \\\\0 x; echo; sleep 3; echo after-the-cut']}\n";
+  auto [rc, out] = Cli(s, "submit " + dir + "/w.yaml");
+  ASSERT_EQ(rc, 0) << out;
+  std::tie(rc, out) = Cli(s, "logs chatty -f --interval 100ms");
+  EXPECT_EQ(rc, 0) << out.substr(0, 200);
+  const std::string end = out.substr(out.size() > 600 ? out.size() - 600 : 0);
+  EXPECT_EQ(out.rfind("start\n", 0), 0u) << out.substr(0, 200);
+  EXPECT_THAT(end, HasSubstr("airtime logs: the log was cut (over the daemon's --max-log-mib)"));
+  EXPECT_THAT(end, HasSubstr("over its cap of 1.0 MiB"));
+  EXPECT_THAT(end, HasSubstr("after-the-cut\n"));
+  s.Terminate();
+}
+
 // `airtime logs`: a run's output, whole, its tail, its stderr, and followed with -f until the
 // run ends; its tenant reads it, another tenant neither its log nor its history.
 TEST(ServerE2E, CliLogsPrintsAndFollowsARunsOutput) {

@@ -403,6 +403,14 @@ int ShowLogs(ApiClient& c, const LogsFlags& l) {
       return Fail(FailedPrecondition("workload '" + l.id +
                                      "' has not run yet (-f waits for its first run)"));
     }
+    if (q.run == chunk->run && q.offset > chunk->size) {
+      // Shorter than what was printed: the daemon cut it (--max-log-mib). Its new start.
+      std::cout.flush();
+      std::cerr << "airtime logs: the log was cut (over the daemon's --max-log-mib); what "
+                   "follows is from its new start\n";
+      q.offset = 0;
+      continue;
+    }
     std::cout.write(chunk->data.data(), static_cast<std::streamsize>(chunk->data.size()));
     std::cout.flush();
     q.run = chunk->run;
