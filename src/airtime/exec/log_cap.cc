@@ -58,7 +58,11 @@ StatusOr<std::optional<LogCut>> CapLog(const std::string& run_dir, const std::st
   }
   struct stat st {};
   if (fstat(log.fd, &st) != 0) return Internal(ErrnoMessage("stat " + path, errno));
-  if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
+  // A second link to a file the daemon (or root) owns could be a way to make it cut that
+  // file; a link to the run user's own log is that user's doing (protected_hardlinks lets a
+  // user link only files it owns or may write), and must not switch its cap off.
+  const bool own_log = st.st_uid != 0 && st.st_uid != geteuid();
+  if (!S_ISREG(st.st_mode) || (st.st_nlink != 1 && !own_log))
     return FailedPrecondition(path + " is not a regular file of one link: not cut");
   if (st.st_size <= cap) return std::optional<LogCut>();
 

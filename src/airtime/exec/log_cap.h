@@ -9,9 +9,10 @@
 // next write lands at the new end (before the note, if it writes at that instant); what
 // it wrote between the copy and the truncation is lost. A run's logs then take at most
 // about cap + keep bytes each, plus what the process writes between two checks.
-// Only a regular file with one link, reached without following a symbolic link, is cut (a
-// workload's user may be able to write its run directory: log_read.h), and the file that
-// takes its tail is made new.
+// Only a regular file reached without following a symbolic link is cut, with one link
+// unless it is owned by a user other than root and the daemon's (the run user's own log,
+// which that user could link elsewhere to escape its cap); the file that takes its tail is
+// made new (a workload's user may be able to write its run directory: log_read.h).
 #pragma once
 
 #include <cstdint>

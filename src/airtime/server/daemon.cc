@@ -309,8 +309,10 @@ void Daemon::FeedSoon(const std::vector<Event>& events) {
   holding_decisions_ = true;
   for (const Event& e : events) (void)Handle(e);
   holding_decisions_ = holding;
+  // On the wall clock, as RunTimers reads it (the engine's may be ahead of it after the
+  // clock stepped back).
   if (!events.empty())
-    soon_cycle_at_ = std::min(soon_cycle_at_, events.front().at + options_.soon_cycle_delay);
+    soon_cycle_at_ = std::min(soon_cycle_at_, WallNow() + options_.soon_cycle_delay);
 }
 
 void Daemon::CountAdmissions(const CycleResult& cycle) {
@@ -665,6 +667,8 @@ void Daemon::OnExit(const Exited& exited, TimeMs now) {
   runs_.erase(it);
   run_of_allocation_.erase(run.allocation);
   CapLogsOf(run.row, now);  // what it wrote since the last look
+  for (const char* name : {kStdoutLog, kStderrLog})
+    log_cap_warned_.erase(run.row.run_dir + "/" + name);
   EndedBeforeItsPlacementMoved(run.row);
   run.row.state = "exited";
   run.row.ended_at = now;
@@ -751,11 +755,15 @@ void Daemon::SyncWorkloadStates() {
 }
 
 Status Daemon::Persist(WorkloadRec& w) {
+  LetGoIfEnded(w);
+  return store_->UpdateWorkload(w.row);
+}
+
+void Daemon::LetGoIfEnded(WorkloadRec& w) {
   // A workload that ended will not run again: what the backend kept for it goes, and the
   // daemon's record of it joins those it lets go beyond its retention (TrimEnded).
   if (IsFinalState(w.row.state) && actuator_) actuator_->Retire(w.row.name);
   NoteEnded(w);
-  return store_->UpdateWorkload(w.row);
 }
 
 Status Daemon::RecordDemand(WorkloadRec& w, double rps, TimeMs now,

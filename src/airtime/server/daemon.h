@@ -305,8 +305,10 @@ class Daemon final : public ControlPlane {
   void OnExit(const Exited& exited, TimeMs now);
   void SyncWorkloadStates();
   void AccountValue(TimeMs now);
-  // Writes `w`'s row; a row that has ended joins ended_.
+  // Writes `w`'s row after LetGoIfEnded: a workload that has ended is retired from the
+  // backend, joins ended_ and stops counting against its tenant (NoteEnded).
   Status Persist(WorkloadRec& w);
+  void LetGoIfEnded(WorkloadRec& w);
   // Retention (daemon_retention.cc): ended workloads beyond options_.ended_kept are let go.
   void NoteEnded(WorkloadRec& w);
   // A workload that has not ended counts towards its tenant's --max-active-per-tenant, from
@@ -329,11 +331,12 @@ class Daemon final : public ControlPlane {
   // now or ever (names are unique over the store's life).
   bool NameInUse(const std::string& name) const;
   // A service's new request rate, stored: its row and its demand history (what its
-  // forecast starts from after a restart, kept for kDemandHistoryKept) in one commit. The
-  // caller feeds the engine its Event::Demand. A member of a service split by request class
-  // (`classes`: the classes whose rates changed, by name): `rps` is its own demand, and each
-  // class's rate joins that class's history as its last (Store::SetClassDemand) in the same
-  // commit; a restart feeds them back.
+  // forecast starts from after a restart, kept for kDemandHistoryKept; by steps, not by
+  // reports: DemandRecorder) in one commit. The caller feeds the engine its Event::Demand.
+  // A member of a service split by request class (`classes`: the classes whose rates
+  // changed, by name): `rps` is its own demand, and each class's rate becomes its last
+  // (Store::SetClassDemand) and joins its history the same way, in the same commit; a
+  // restart feeds them back.
   Status RecordDemand(WorkloadRec& w, double rps, TimeMs now,
                       const std::vector<std::pair<std::string, double>>& classes = {});
   // The ledger across restarts (daemon_ledger.cc, ledger_record.h): CarryLedger takes on

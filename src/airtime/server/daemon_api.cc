@@ -580,8 +580,11 @@ Status Daemon::Cancel(const Caller& caller, std::string_view id_or_name) {
       w->row.message = "cancelled by " + (caller.admin ? std::string("the admin") : caller.tenant);
     }
     int64_t sequence = 0;
+    // The rows alone in the transaction; what Persist does beside them for an ended workload
+    // (the backend lets it go; it stops counting against its tenant's limit) once they are
+    // stored, so that a failed commit leaves the workloads as they were.
     Status st = store_->Transaction([&]() -> Status {
-      for (WorkloadRec* w : live) AIRTIME_RETURN_IF_ERROR(Persist(*w));
+      for (WorkloadRec* w : live) AIRTIME_RETURN_IF_ERROR(store_->UpdateWorkload(w->row));
       auto seq = store_->BumpSequence();
       if (!seq.ok()) return seq.status();
       sequence = *seq;
@@ -591,6 +594,7 @@ Status Daemon::Cancel(const Caller& caller, std::string_view id_or_name) {
       for (size_t i = 0; i < live.size(); ++i) live[i]->row = before[i];
       return st;
     }
+    for (WorkloadRec* w : live) LetGoIfEnded(*w);
     marks_.sequence = sequence;
     SaveMarks();
     std::vector<Event> events;

@@ -1871,6 +1871,23 @@ TEST_F(DaemonTest, ALogOverMaxLogMibIsCutItsTailKept) {
   WaitFor("chatty", "cancelled");
 }
 
+// A run that wrote past the cap and ended before the next look is cut as it ends.
+TEST_F(DaemonTest, ALogIsCutWhenItsRunEnds) {
+  DaemonOptions o = Options();
+  o.max_log_mib = 1;
+  o.log_check_interval = kHour;  // the first look, at start; the next one an hour later
+  OpenWith(o);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the look at start is done
+  Submit(kAdmin,
+         "{name: brief, kind: batch, command: [/bin/sh, -c, 'head -c 3145728 /dev/zero | tr "
+         "\\\\0 y; echo; echo the-end']}");
+  json w = WaitFor("brief", "succeeded");
+  const std::string dir = w["runs"][0]["log_dir"].get<std::string>();
+  ASSERT_TRUE(std::filesystem::exists(dir + "/stdout.log.1"));
+  EXPECT_EQ(std::filesystem::file_size(dir + "/stdout.log.1"), 256u * 1024);
+  EXPECT_LT(std::filesystem::file_size(dir + "/stdout.log"), 4096u);
+}
+
 // --max-active-per-tenant bounds what one tenant has queued or running: a submission that
 // would pass it is refused whole, naming the tenant and the counts; another tenant is not
 // touched; an ended workload frees its place; a restart counts the tenant's live ones again.

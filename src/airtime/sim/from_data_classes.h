@@ -1,15 +1,16 @@
 // ClassCurves: the demand of each request class of a service with model variants, rebuilt
 // from what a daemon's store keeps of it, for `airtime sim --from-data` (from_data.h).
 //
-// The daemon stores, for each member of such a service, its own demand at each report (the
-// sum of the classes it serves by default, RealtimeProfile::OwnDemand; for a service of one
-// class, that class's rate), and each class's rate at each report with its last one
-// (Store::SetClassDemand). A class that its default member serves alone has its whole
-// history in that member's rows. Classes that share a default member have their own steps
-// since the store kept them (schema version 7); before that, only their sum: each is at its
-// last rate from its last report on, and before that what the sum leaves is split among the
-// classes not yet at theirs, in proportion to those rates (equally when they are all 0). The
-// sum is always what was recorded.
+// The daemon stores, for each member of such a service, its own demand (the sum of the
+// classes it serves by default, RealtimeProfile::OwnDemand; for a service of one class, that
+// class's rate), and each class's rate with its last one (Store::SetClassDemand), each as a
+// history of steps (at most two per 10 s: the highest rate of a step's reports, then the
+// last; DemandRecorder; from_data.cc adds the last report after the newest step). A class that its
+// default member serves alone has its whole history in that member's rows. Classes that share a
+// default member have their own steps since the store kept them (schema version 7); before that,
+// only their sum: each is at its last rate from its last report on, and before that what the sum
+// leaves is split among the classes not yet at theirs, in proportion to those rates (equally when
+// they are all 0). The sum is always what was recorded.
 #pragma once
 
 #include <cstdint>
