@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "airtime/base/unique_fd.h"
+
 namespace airtime {
 namespace {
 
@@ -18,21 +20,6 @@ const char* KindOf(mode_t mode) {
   if (S_ISSOCK(mode)) return "a socket";
   return "not a plain file";
 }
-
-// Closes the descriptor on every return path.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // Opens `path` for reading if it is a regular file; `named` is "WHAT 'PATH'" for messages.
 StatusOr<int> OpenRegular(const std::string& path, const std::string& named, struct stat* st) {
@@ -88,7 +75,7 @@ StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes,
   struct stat st {};
   auto opened = OpenRegular(path, named, &st);
   if (!opened.ok()) return opened.status();
-  Fd fd(*opened);
+  UniqueFd fd(*opened);
   const std::string too_large = path + ": larger than the " + std::to_string(max_bytes) +
                                 "-byte limit for a " + std::string(what);
   if (st.st_size > 0 && static_cast<uint64_t>(st.st_size) > max_bytes)
@@ -110,7 +97,7 @@ StatusOr<std::string> ReadFileTail(const std::string& path, size_t max_bytes,
   struct stat st {};
   auto opened = OpenRegular(path, named, &st);
   if (!opened.ok()) return opened.status();
-  Fd fd(*opened);
+  UniqueFd fd(*opened);
   const off_t start =
       st.st_size > static_cast<off_t>(max_bytes) ? st.st_size - static_cast<off_t>(max_bytes) : 0;
   std::string text;

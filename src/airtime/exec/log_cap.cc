@@ -7,30 +7,19 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <string_view>
 #include <vector>
 
+#include "airtime/base/unique_fd.h"
 #include "airtime/exec/run_files.h"
 
 namespace airtime {
 namespace {
 
-// Closes a descriptor on scope exit.
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) close(fd);
-  }
-};
-
-Status WriteAll(int fd, const char* data, size_t n, const std::string& what) {
-  while (n > 0) {
-    const ssize_t w = write(fd, data, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return Internal(ErrnoMessage("write " + what, errno));
-    data += w;
-    n -= static_cast<size_t>(w);
-  }
-  return OkStatus();
+// Writes all of `text` to `fd`; an error names `what`.
+Status WriteTo(int fd, std::string_view text, const std::string& what) {
+  const int err = WriteAll(fd, text);
+  return err == 0 ? OkStatus() : Internal(ErrnoMessage("write " + what, err));
 }
 
 std::string Mib(int64_t bytes) {
@@ -46,18 +35,19 @@ int64_t LogCutKeep(int64_t cap) { return std::min<int64_t>(cap / 4, int64_t{4} <
 StatusOr<std::optional<LogCut>> CapLog(const std::string& run_dir, const std::string& name,
                                        int64_t cap, TimeMs now) {
   const std::string path = run_dir + "/" + name;
-  Fd dir{open(run_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
-  if (dir.fd < 0) {
+  UniqueFd dir(open(run_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (dir.get() < 0) {
     if (errno == ENOENT) return std::optional<LogCut>();
     return Internal(ErrnoMessage("open " + run_dir, errno));
   }
-  Fd log{openat(dir.fd, name.c_str(), O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)};
-  if (log.fd < 0) {
+  UniqueFd log(
+      openat(dir.get(), name.c_str(), O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (log.get() < 0) {
     if (errno == ENOENT) return std::optional<LogCut>();
     return Internal(ErrnoMessage("open " + path, errno));
   }
   struct stat st {};
-  if (fstat(log.fd, &st) != 0) return Internal(ErrnoMessage("stat " + path, errno));
+  if (fstat(log.get(), &st) != 0) return Internal(ErrnoMessage("stat " + path, errno));
   // A second link to a file the daemon (or root) owns could be a way to make it cut that
   // file; a link to the run user's own log is that user's doing (protected_hardlinks lets a
   // user link only files it owns or may write), and must not switch its cap off.
@@ -73,7 +63,7 @@ StatusOr<std::optional<LogCut>> CapLog(const std::string& run_dir, const std::st
   std::vector<char> tail(static_cast<size_t>(keep));
   size_t got = 0;
   while (got < tail.size()) {
-    const ssize_t r = pread(log.fd, tail.data() + got, tail.size() - got,
+    const ssize_t r = pread(log.get(), tail.data() + got, tail.size() - got,
                             static_cast<off_t>(st.st_size - keep) + static_cast<off_t>(got));
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) return Internal(ErrnoMessage("read " + path, errno));
@@ -84,24 +74,25 @@ StatusOr<std::optional<LogCut>> CapLog(const std::string& run_dir, const std::st
   {
     // A new file: whatever a workload that may write its run directory left under the
     // temporary name goes first, and the new one cannot be a link it made.
-    (void)unlinkat(dir.fd, tmp_name.c_str(), 0);
-    Fd out{openat(dir.fd, tmp_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                  0600)};
-    if (out.fd < 0) return Internal(ErrnoMessage("create " + run_dir + "/" + tmp_name, errno));
-    AIRTIME_RETURN_IF_ERROR(WriteAll(out.fd, tail.data(), got, run_dir + "/" + tmp_name));
+    (void)unlinkat(dir.get(), tmp_name.c_str(), 0);
+    UniqueFd out(openat(dir.get(), tmp_name.c_str(),
+                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (out.get() < 0) return Internal(ErrnoMessage("create " + run_dir + "/" + tmp_name, errno));
+    AIRTIME_RETURN_IF_ERROR(
+        WriteTo(out.get(), std::string_view(tail.data(), got), run_dir + "/" + tmp_name));
     // The same owner as the log (the run user's, when isolating).
-    if (fchown(out.fd, st.st_uid, st.st_gid) != 0 && errno != EPERM)
+    if (fchown(out.get(), st.st_uid, st.st_gid) != 0 && errno != EPERM)
       return Internal(ErrnoMessage("chown " + run_dir + "/" + tmp_name, errno));
   }
-  if (renameat(dir.fd, tmp_name.c_str(), dir.fd, kept_name.c_str()) != 0)
+  if (renameat(dir.get(), tmp_name.c_str(), dir.get(), kept_name.c_str()) != 0)
     return Internal(ErrnoMessage("rename " + run_dir + "/" + tmp_name, errno));
   cut.kept = static_cast<int64_t>(got);
-  if (ftruncate(log.fd, 0) != 0) return Internal(ErrnoMessage("truncate " + path, errno));
+  if (ftruncate(log.get(), 0) != 0) return Internal(ErrnoMessage("truncate " + path, errno));
   const std::string note = "[airtime " + FormatTime(now) + "] " + name + " reached " +
                            Mib(cut.size) + ", over its cap of " + Mib(cap) + ": its last " +
                            std::to_string(cut.kept) + " bytes are in " + kept_name +
                            ", the rest of its output before this line was dropped\n";
-  AIRTIME_RETURN_IF_ERROR(WriteAll(log.fd, note.data(), note.size(), path));
+  AIRTIME_RETURN_IF_ERROR(WriteTo(log.get(), note, path));
   return std::optional<LogCut>(cut);
 }
 

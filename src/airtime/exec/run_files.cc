@@ -13,20 +13,6 @@
 namespace airtime {
 namespace {
 
-// Writes all of `text` to `fd`, retrying on EINTR and short writes. Returns errno or 0.
-int WriteAll(int fd, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    done += static_cast<size_t>(n);
-  }
-  return 0;
-}
-
 // kResourceExhausted for a full file system, else kInternal.
 Status WriteError(const std::string& what, int err) {
   return Status(NoSpaceErrno(err) ? StatusCode::kResourceExhausted : StatusCode::kInternal,
@@ -63,6 +49,19 @@ std::vector<std::string_view> Words(std::string_view line) {
 }
 
 }  // namespace
+
+int WriteAll(int fd, std::string_view text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return 0;
+}
 
 StatusOr<std::string> ReadSmallFile(const std::string& path) {
   // O_NONBLOCK: a FIFO in a damaged run directory must not block the daemon's start.

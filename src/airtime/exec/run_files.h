@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "airtime/base/status.h"
 
@@ -89,5 +90,8 @@ bool NoSpaceErrno(int err);
 
 // "what: strerror(errno)", for messages that concern a path or program.
 std::string ErrnoMessage(const std::string& what, int err);
+
+// Writes all of `text` to `fd`, retrying on EINTR and short writes. Returns errno or 0.
+int WriteAll(int fd, std::string_view text);
 
 }  // namespace airtime

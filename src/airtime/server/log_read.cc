@@ -9,27 +9,11 @@
 #include <cerrno>
 #include <cstring>
 
+#include "airtime/base/unique_fd.h"
+
 namespace airtime {
-namespace {
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-}  // namespace
-
 StatusOr<LogRange> ReadLogRange(const std::string& path, int64_t offset, int64_t limit) {
-  Fd fd(open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
   if (fd.get() < 0) {
     const int err = errno;
     if (err == ENOENT) return NotFound("no log yet: " + path + " does not exist");
