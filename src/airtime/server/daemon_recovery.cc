@@ -147,6 +147,7 @@ Status Daemon::Recover() {
         v.awaits_producer = false;
       }
     }
+    std::vector<ClassDemandRow> class_rates;  // each class's last, for a service of several
     if (spec.is_service() && !IsFinalState(w.row.state)) {
       // What its forecast knew before the restart (RecordDemand): the stored steps, then the
       // last report where it came after the newest step began (it joined that step,
@@ -173,11 +174,12 @@ Status Daemon::Recover() {
         if (!steps.ok()) return steps.status();
         auto rates = store_->ClassDemandOf(w.row.id);
         if (!rates.ok()) return rates.status();
+        class_rates = std::move(*rates);
         for (RequestClass& c : classes) {
           for (const ClassDemandRow& r : *steps)
             if (c.name == r.request_class) c.history.push_back(DemandPoint{r.at, r.rps});
           std::optional<DemandPoint> last;
-          for (const ClassDemandRow& r : *rates)
+          for (const ClassDemandRow& r : class_rates)
             if (c.name == r.request_class) last = DemandPoint{r.at, r.rps};
           resume(c.history, w.class_steps[c.name], last);
         }
@@ -194,9 +196,7 @@ Status Daemon::Recover() {
       // Each class's last rate, for a service of several (ReportDemand keeps them), then
       // the stored rate: the one class's, or else the member's own demand.
       if (w.spec->is_service() && classes.size() > 1) {
-        auto rates = store_->ClassDemandOf(w.row.id);
-        if (!rates.ok()) return rates.status();
-        for (const ClassDemandRow& r : *rates)
+        for (const ClassDemandRow& r : class_rates)
           for (size_t c = 0; c < classes.size(); ++c)
             if (classes[c].name == r.request_class)
               books_->Observe(
