@@ -1,8 +1,9 @@
-// Harness: what airtime reads from Slurm (src/airtime/slurm/): slurmrestd v0.0.38's JSON
-// answers (nodes, partitions, jobs, a submission's answer, errors, the OpenAPI document) and
-// the hostlist and GRES strings inside them.
+// Harness: what airtime reads from Slurm (src/airtime/slurm/): slurmrestd's JSON answers
+// (nodes, partitions, jobs, a submission's answer, errors, the OpenAPI document) in each API
+// version's shapes, and the hostlist and GRES strings inside them.
 //
-// The first byte picks the parser (its value mod 7); the rest is the input. Besides "no
+// The first byte picks the parser (its value mod 7) and the API version (its value / 7, mod
+// the versions: 0 is v0.0.38, 1 v0.0.40, 2 v0.0.41); the rest is the input. Besides "no
 // crash, no leak, no hang", it checks what the parsers promise:
 //   - a job's GPUs are each on a named node, and every GPU index (of a job or a GRES
 //     string) is 0..4095;
@@ -60,7 +61,8 @@ int FuzzOne(const uint8_t* data, size_t size) {
   }
   const nlohmann::json body = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) return 0;
-  const auto shapes = airtime::slurm::ShapesFor("v0.0.38");
+  constexpr const char* kVersions[] = {"v0.0.38", "v0.0.40", "v0.0.41"};
+  const auto shapes = airtime::slurm::ShapesFor(kVersions[(data[0] / 7) % 3]);
   switch (which) {
     case 0:
       (void)shapes->ParseNodes(body);

@@ -72,6 +72,7 @@ Status Daemon::OpenSlurmBackend(std::string* note) {
                       : !env("SLURM_REST_USER").empty() ? env("SLURM_REST_USER")
                                                         : env("USER");
   connect.scontrol.slurm_conf = so.conf.empty() ? env("SLURM_CONF") : so.conf;
+  connect.api_version = env("SLURM_REST_API");  // "": the newest both sides speak
   if (connect.rest.url.empty())
     return FailedPrecondition("--backend slurm: no slurmrestd URL (--slurm-url or SLURMRESTD_URL)");
   if (connect.rest.token.empty())

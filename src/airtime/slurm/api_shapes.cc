@@ -6,17 +6,20 @@
 
 namespace airtime::slurm {
 
-std::unique_ptr<ApiShapes> MakeShapesV0038();  // api_v0_0_38.cc
+std::unique_ptr<ApiShapes> MakeShapesV0038();                          // api_v0_0_38.cc
+std::unique_ptr<ApiShapes> MakeShapesV0040(std::string_view version);  // api_v0_0_40.cc
 
 std::string ApiShapes::Path(std::string_view endpoint) const {
   return "/slurm/" + std::string(Version()) + "/" + std::string(endpoint);
 }
 
-std::vector<std::string> SupportedApiVersions() { return {"v0.0.38"}; }
+std::vector<std::string> SupportedApiVersions() {
+  return {"v0.0.44", "v0.0.43", "v0.0.42", "v0.0.41", "v0.0.40", "v0.0.38"};
+}
 
 std::unique_ptr<ApiShapes> ShapesFor(std::string_view version) {
   if (version == "v0.0.38") return MakeShapesV0038();
-  return nullptr;
+  return MakeShapesV0040(version);
 }
 
 StatusOr<std::string> ChooseApiVersion(const nlohmann::json& openapi) {
@@ -36,7 +39,7 @@ StatusOr<std::string> ChooseApiVersion(const nlohmann::json& openapi) {
   return FailedPrecondition("slurmrestd offers " +
                             (names.empty() ? "no /slurm/ API" : Join(names, ", ")) +
                             "; this build speaks " + Join(SupportedApiVersions(), ", ") +
-                            " (start slurmrestd with -s openapi/v0.0.38, or see docs/slurm.md)");
+                            " (Slurm 22.05 to 25.11; see docs/slurm.md)");
 }
 
 }  // namespace airtime::slurm

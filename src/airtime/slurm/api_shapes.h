@@ -3,10 +3,10 @@
 // Everything that differs between slurmrestd's versions (paths, field names, how numbers and
 // errors are written, what an update may change) lives behind this interface, one
 // implementation per version; the client (rest_client.h) speaks only records.h and
-// job_request.h. Debian 12's Slurm 22.05 serves v0.0.38 (api_v0_0_38.cc). Slurm 23.11 to 25.11
-// serve v0.0.40 to v0.0.44, which write numbers as {"set","infinite","number"} objects and
-// accept required_nodes in an update: each gets its own implementation here when a lab or a
-// cluster to record samples from is at hand (docs/slurm.md).
+// job_request.h. Debian 12's Slurm 22.05 serves v0.0.38 (api_v0_0_38.cc, checked against the
+// lab's slurmrestd). Slurm 23.11 to 25.11 serve v0.0.40 to v0.0.44, which write numbers as
+// {"set","infinite","number"} objects, states as arrays, and accept required_nodes in an
+// update: api_v0_0_40.cc, written from Slurm's own parser source (docs/slurm.md).
 //
 // Parsers never throw and never trust the input: a missing or mistyped field is an
 // InvalidArgument naming it ("GET /nodes: nodes[2].gres: expected a string, got an integer").
@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,12 +58,14 @@ class ApiShapes {
   // (up to a minute).
   virtual nlohmann::json ReleaseBody() const = 0;
   virtual nlohmann::json PriorityBody(int64_t priority) const = 0;
-  // Whether an update can set a pending job's required nodes (ReqNodeList). v0.0.38 refuses
-  // the key ("Disabled key: required_nodes"); the client then uses scontrol.
-  virtual bool CanUpdateRequiredNodes() const = 0;
+  // The update that sets a pending job's required nodes (ReqNodeList), or nullopt where this
+  // version cannot: v0.0.38 refuses the key ("Disabled key: required_nodes"), and the client
+  // then uses scontrol.
+  virtual std::optional<nlohmann::json> RequiredNodesBody(
+      const std::vector<std::string>& nodes) const = 0;
 };
 
-// The versions this build speaks, newest first.
+// The versions this build speaks, newest first. SLURM_REST_API (rest_client.h) pins one.
 std::vector<std::string> SupportedApiVersions();
 
 // The shapes of `version`, or nullptr when this build does not speak it.

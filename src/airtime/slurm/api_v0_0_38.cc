@@ -15,66 +15,18 @@
 //     held;
 //     "begin_time" takes Slurm's time words ("now"), not a Unix time.
 #include <memory>
+#include <optional>
 
 #include "airtime/slurm/api_shapes.h"
-#include "airtime/slurm/hostlist.h"
-#include "airtime/slurm/json_fields.h"
+#include "airtime/slurm/api_shapes_util.h"
 
 namespace airtime::slurm {
 namespace {
 
 using nlohmann::json;
-
-// The array `key` of a response body, or an error naming it.
-StatusOr<const json*> TopArray(const json& body, const char* key, std::string_view what) {
-  JsonFields top(body, std::string(what));
-  const json* arr = top.Array(key);
-  if (!top.status().ok()) return top.status();
-  return arr;
-}
-
-// Each element of the array `key` of a response body, parsed by `parse(item, fields)` into a
-// T; the first error, naming the element ("WHAT: KEY[i]..."), ends it.
-template <typename T, typename Parse>
-StatusOr<std::vector<T>> ParseEach(const json& body, const char* key, const std::string& what,
-                                   Parse parse) {
-  auto arr = TopArray(body, key, what);
-  if (!arr.ok()) return arr.status();
-  std::vector<T> out;
-  for (size_t i = 0; i < (*arr)->size(); ++i) {
-    const json& item = (**arr)[i];
-    JsonFields f(item, what + ": " + key + "[" + std::to_string(i) + "]");
-    StatusOr<T> one = parse(item, f);
-    if (!one.ok()) return one.status();
-    out.push_back(std::move(*one));
-  }
-  return out;
-}
-
-// A field's text parsed by `parsed`, or empty with the error recorded on `f` under `key`.
-template <typename T>
-T OrFail(JsonFields& f, std::string_view key, StatusOr<T> parsed) {
-  if (!parsed.ok()) {
-    f.Fail(key, parsed.status().message());
-    return {};
-  }
-  return std::move(*parsed);
-}
-
-std::vector<std::string> Hostlist(JsonFields& f, std::string_view key, const std::string& text) {
-  return OrFail(f, key, ExpandHostlist(text));
-}
-
-std::vector<Gres> GresField(JsonFields& f, std::string_view key, const std::string& text) {
-  return OrFail(f, key, ParseGresList(text));
-}
-
-bool ValidSignal(std::string_view s) {
-  if (s.empty() || s.size() > 16) return false;
-  for (char c : s)
-    if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) return false;
-  return true;
-}
+using shapes::GresField;
+using shapes::Hostlist;
+using shapes::ParseEach;
 
 class ShapesV0038 final : public ApiShapes {
  public:
@@ -155,69 +107,21 @@ class ShapesV0038 final : public ApiShapes {
             if (!res.status().ok()) return res.status();
           }
           if (!f.status().ok()) return f.status();
-          if (!detail.empty() && detail.size() != order.size())
-            return InvalidArgument(f.where() + ".gres_detail: " + std::to_string(detail.size()) +
-                                   " entries for " + std::to_string(order.size()) + " nodes");
-          for (size_t k = 0; k < detail.size(); ++k) {
-            auto list = ParseGresList(detail[k]);
-            if (!list.ok())
-              return InvalidArgument(f.where() + ".gres_detail[" + std::to_string(k) +
-                                     "]: " + list.status().message());
-            for (Gres& g : *list) {
-              if (g.name == "gpu") j.gpus.push_back({order[k], g.type, std::move(g.indices), 0});
-              // Shards: the GPU they came from. A count of 0 holds nothing.
-              if (g.name == "shard" && g.count > 0 && !g.indices.empty())
-                j.gpus.push_back({order[k], "", std::move(g.indices), g.count});
-            }
-          }
+          AIRTIME_RETURN_IF_ERROR(shapes::AddGresDetail(detail, order, f.where(), j));
           return j;
         });
   }
 
   std::string ParseRelease(const json& body) const override {
-    if (!body.is_object()) return "";
-    auto meta = body.find("meta");
-    if (meta == body.end() || !meta->is_object()) return "";
-    auto slurm = meta->find("Slurm");
-    if (slurm == meta->end() || !slurm->is_object()) return "";
-    auto release = slurm->find("release");
-    return release != slurm->end() && release->is_string() ? release->get<std::string>() : "";
+    return shapes::NestedString(body, "meta", "Slurm", "release");
   }
 
   Status ResponseErrors(const json& body, std::string_view what) const override {
-    if (!body.is_object()) return InvalidArgument(std::string(what) + ": expected an object");
-    auto errors = body.find("errors");
-    if (errors == body.end() || errors->is_null()) return OkStatus();
-    if (!errors->is_array())
-      return InvalidArgument(std::string(what) + ": errors: expected an array, got " +
-                             JsonTypeName(*errors));
-    std::string message;
-    for (const json& e : *errors) {
-      if (!e.is_object()) continue;
-      std::string text;
-      for (const char* key : {"error", "description"}) {
-        auto v = e.find(key);
-        if (v != e.end() && v->is_string() && !v->get<std::string>().empty())
-          text += (text.empty() ? "" : ": ") + v->get<std::string>();
-      }
-      for (const char* key : {"error_number", "error_code"}) {
-        auto v = e.find(key);
-        if (v != e.end() && v->is_number_integer())
-          text += " (" + std::string(key) + " " + std::to_string(v->get<int64_t>()) + ")";
-      }
-      if (text.empty()) text = e.dump().substr(0, 200);
-      message += (message.empty() ? "" : "; ") + text;
-    }
-    if (message.empty()) return OkStatus();
-    return FailedPrecondition(std::string(what) + ": slurmrestd: " + message);
+    return shapes::ErrorsOf(body, what);
   }
 
   StatusOr<json> SubmitBody(const JobRequest& r) const override {
-    if (r.script.rfind("#!", 0) != 0)
-      return InvalidArgument("job '" + r.name + "': the script must start with #!");
-    if (r.nodes < 1) return InvalidArgument("job '" + r.name + "': nodes must be at least 1");
-    if (r.gpus_per_node < 0)
-      return InvalidArgument("job '" + r.name + "': gpus_per_node must not be negative");
+    AIRTIME_RETURN_IF_ERROR(shapes::CheckRequest(r));
     json job = {
         {"name", r.name},
         {"comment", r.comment},
@@ -227,31 +131,11 @@ class ShapesV0038 final : public ApiShapes {
         {"current_working_directory", r.working_directory},
         {"environment", json::object()},
     };
-    // slurmrestd gives a job no environment of its own: PATH at least.
-    job["environment"]["PATH"] = "/usr/local/bin:/usr/bin:/bin";
-    for (const auto& [k, v] : r.environment) job["environment"][k] = v;
+    for (const auto& [k, v] : shapes::JobEnvironment(r)) job["environment"][k] = v;
     if (!r.partition.empty()) job["partition"] = r.partition;
-    if (r.shards_per_node < 0)
-      return InvalidArgument("job '" + r.name + "': shards_per_node must not be negative");
-    if (r.gpus_per_node > 0 && r.shards_per_node > 0)
-      return InvalidArgument("job '" + r.name +
-                             "': whole GPUs and shards in one job (Slurm gives a GPU as one "
-                             "or the other)");
-    if (r.gpus_per_node > 0) {
-      job["gres"] =
-          "gpu:" + (r.gpu_type.empty() ? "" : r.gpu_type + ":") + std::to_string(r.gpus_per_node);
-    }
-    // Shards take no type (Slurm ignores a shard's Type; the node's GPUs give it).
-    if (r.shards_per_node > 0) job["gres"] = "shard:" + std::to_string(r.shards_per_node);
-    if (!r.required_nodes.empty()) {
-      for (const std::string& n : r.required_nodes)
-        if (!ValidNodeName(n))
-          return InvalidArgument("job '" + r.name + "': node name '" + n.substr(0, 100) +
-                                 "' is not [A-Za-z0-9._-]");
-      std::string list;
-      for (const std::string& n : r.required_nodes) list += (list.empty() ? "" : ",") + n;
-      job["nodelist"] = list;  // "required_nodes" is a disabled key here
-    }
+    if (const std::string gres = shapes::GresPerNode(r); !gres.empty()) job["gres"] = gres;
+    // "required_nodes" is a disabled key here: "nodelist" is Slurm's ReqNodeList.
+    if (!r.required_nodes.empty()) job["nodelist"] = shapes::NodeList(r.required_nodes);
     if (!r.standard_output.empty()) {
       job["standard_output"] = r.standard_output;
       // Opened for appending (slurmstepd adds O_APPEND), as the local shim opens its logs: a
@@ -259,28 +143,14 @@ class ShapesV0038 final : public ApiShapes {
       // it leaves the next write at the new end, not at the old offset past a hole.
       job["open_mode"] = "append";
     }
-    if (r.grace_signal) {
-      if (!ValidSignal(r.grace_signal->signal) || r.grace_signal->seconds_before < 0 ||
-          r.grace_signal->seconds_before > 65535)
-        return InvalidArgument("job '" + r.name + "': grace signal '" + r.grace_signal->signal +
-                               "@" + std::to_string(r.grace_signal->seconds_before) +
-                               "' is not NAME@SECONDS (0-65535)");
+    if (r.grace_signal)
       job["signal"] = r.grace_signal->signal + "@" + std::to_string(r.grace_signal->seconds_before);
-    }
     if (r.time_limit_minutes) job["time_limit"] = *r.time_limit_minutes;
     return json{{"script", r.script}, {"job", std::move(job)}};
   }
 
   StatusOr<int64_t> ParseSubmitted(const json& body) const override {
-    JsonFields f(body, "POST job/submit");
-    const int64_t id = f.OptionalInt("job_id", -1);
-    if (!f.status().ok()) return f.status();
-    if (id <= 0) {
-      Status errors = ResponseErrors(body, "POST job/submit");
-      if (!errors.ok()) return errors;
-      return InvalidArgument("POST job/submit: no job_id in the answer");
-    }
-    return id;
+    return shapes::SubmittedId(body);
   }
 
   json HoldBody() const override { return {{"hold", true}}; }
@@ -289,7 +159,10 @@ class ShapesV0038 final : public ApiShapes {
   json PriorityBody(int64_t priority) const override {
     return {{"priority", std::to_string(priority)}};
   }
-  bool CanUpdateRequiredNodes() const override { return false; }
+  // "Disabled key: required_nodes": the client uses scontrol.
+  std::optional<json> RequiredNodesBody(const std::vector<std::string>&) const override {
+    return std::nullopt;
+  }
 };
 
 }  // namespace

@@ -243,7 +243,7 @@ TEST_F(V0038, UpdateBodies) {
   EXPECT_EQ(shapes_->ReleaseBody(), json({{"hold", false}, {"begin_time", "now"}}));
   EXPECT_EQ(shapes_->HoldBody(), json({{"hold", true}}));
   EXPECT_EQ(shapes_->PriorityBody(7), json({{"priority", "7"}}));
-  EXPECT_FALSE(shapes_->CanUpdateRequiredNodes());
+  EXPECT_EQ(shapes_->RequiredNodesBody({"n1"}), std::nullopt);  // scontrol does it
 }
 
 TEST_F(V0038, RefusesABadSubmission) {
@@ -340,9 +340,11 @@ TEST(ApiVersion, ChoosesTheNewestVersionBothSpeak) {
                        {{"/slurm/v0.0.41/jobs", json::object()},
                         {"/slurm/v0.0.40/jobs", json::object()},
                         {"/openapi", json::object()}}}};
-  auto none = ChooseApiVersion(newer);
-  ASSERT_FALSE(none.ok());
-  EXPECT_THAT(none.status().message(), HasSubstr("offers v0.0.40, v0.0.41"));
+  auto newest = ChooseApiVersion(newer);
+  ASSERT_TRUE(newest.ok()) << newest.status().ToString();
+  EXPECT_EQ(*newest, "v0.0.41");
+  const json none = {{"paths", {{"/slurm/v0.0.39/jobs", json::object()}}}};
+  EXPECT_THAT(ChooseApiVersion(none).status().message(), HasSubstr("offers v0.0.39"));
   EXPECT_FALSE(ChooseApiVersion(json::array()).ok());
   EXPECT_EQ(ShapesFor("v0.0.99"), nullptr);
 }

@@ -20,6 +20,10 @@ void JsonFields::Fail(std::string_view key, const std::string& why) {
   if (status_.ok()) status_ = InvalidArgument(where_ + "." + std::string(key) + ": " + why);
 }
 
+void JsonFields::Merge(const Status& nested) {
+  if (status_.ok() && !nested.ok()) status_ = nested;
+}
+
 const nlohmann::json* JsonFields::Find(std::string_view key, bool required) {
   if (!status_.ok()) return nullptr;
   auto it = obj_.find(key);
@@ -83,6 +87,32 @@ int64_t JsonFields::OptionalInt(std::string_view key, int64_t fallback) {
   int64_t out = fallback;
   if (!ToInt64(*v, &out)) Fail(key, "expected an integer, got " + JsonTypeName(*v));
   return out;
+}
+
+int64_t JsonFields::OptionalNoValInt(std::string_view key, int64_t fallback) {
+  const nlohmann::json* v = Find(key, false);
+  if (v == nullptr) return fallback;
+  int64_t out = fallback;
+  if (ToInt64(*v, &out)) return out;
+  if (!v->is_object()) {
+    Fail(key, "expected an integer or {set, infinite, number}, got " + JsonTypeName(*v));
+    return fallback;
+  }
+  JsonFields inner(*v, where_ + "." + std::string(key));
+  const nlohmann::json* set = inner.Find("set", false);
+  const nlohmann::json* infinite = inner.Find("infinite", false);
+  const int64_t number = inner.OptionalInt("number", fallback);
+  if (set != nullptr && !set->is_boolean())
+    inner.Fail("set", "expected a boolean, got " + JsonTypeName(*set));
+  if (infinite != nullptr && !infinite->is_boolean())
+    inner.Fail("infinite", "expected a boolean, got " + JsonTypeName(*infinite));
+  if (!inner.status().ok()) {
+    Merge(inner.status());
+    return fallback;
+  }
+  const bool is_set = set == nullptr || set->get<bool>();
+  const bool is_infinite = infinite != nullptr && infinite->get<bool>();
+  return is_set && !is_infinite ? number : fallback;
 }
 
 std::vector<std::string> JsonFields::OptionalStringArray(std::string_view key) {

@@ -29,11 +29,18 @@ class JsonFields {
   std::string OptionalString(std::string_view key, std::string fallback = "");
   int64_t OptionalInt(std::string_view key, int64_t fallback = 0);
   std::vector<std::string> OptionalStringArray(std::string_view key);
+  // A number that slurmrestd v0.0.40 and later may write as {"set": bool, "infinite": bool,
+  // "number": N} (Slurm's NO_VAL and INFINITE): N when set and finite, else the fallback.
+  // A plain integer is taken as it is.
+  int64_t OptionalNoValInt(std::string_view key, int64_t fallback = 0);
   // A required array or object member, or nullptr (with the error recorded).
   const nlohmann::json* Array(std::string_view key);
 
   // Records a problem found by the caller about `key` (kept only if it is the first).
   void Fail(std::string_view key, const std::string& why);
+  // Records the error of a nested object's reader, whose message names its own path (kept
+  // only if it is the first).
+  void Merge(const Status& nested);
   const Status& status() const { return status_; }
   const std::string& where() const { return where_; }
 

@@ -30,6 +30,7 @@ StatusOr<SlurmConnectOptions> SlurmOptionsFromEnv() {
   o.rest.user = Env("SLURM_REST_USER");
   if (o.rest.user.empty()) o.rest.user = Env("USER");
   o.scontrol.slurm_conf = Env("SLURM_CONF");
+  o.api_version = Env("SLURM_REST_API");
   if (o.rest.url.empty()) return FailedPrecondition("SLURMRESTD_URL is not set");
   if (o.rest.token.empty()) return FailedPrecondition("SLURM_REST_TOKEN is not set");
   if (o.rest.user.empty()) return FailedPrecondition("SLURM_REST_USER is not set");
@@ -49,7 +50,8 @@ StatusOr<std::unique_ptr<SlurmClient>> ConnectSlurm(SlurmConnectOptions options)
   }
   std::unique_ptr<ApiShapes> shapes = ShapesFor(version);
   if (shapes == nullptr)
-    return FailedPrecondition("Slurm API " + version + " is not one this build speaks (" +
+    return FailedPrecondition("Slurm API '" + version.substr(0, 40) +
+                              "' (SLURM_REST_API) is not one this build speaks (" +
                               Join(SupportedApiVersions(), ", ") + ")");
   auto ping = http.Get(shapes->Path("ping"));
   if (!ping.ok()) return ping.status();
@@ -139,6 +141,7 @@ Status RestSlurmClient::SetRequiredNodes(int64_t job, const std::vector<std::str
       return InvalidArgument("job " + std::to_string(job) + ": node name '" + n.substr(0, 100) +
                              "' is not [A-Za-z0-9._-]");
   // Only ReqNodeList steers a pending job (NodeList= would only shrink a running one).
+  if (auto body = shapes_->RequiredNodesBody(nodes)) return Update(job, *body, "required nodes");
   auto out =
       scontrol_.Run({"update", "JobId=" + std::to_string(job), "ReqNodeList=" + Join(nodes, ",")});
   return out.ok() ? OkStatus() : out.status();

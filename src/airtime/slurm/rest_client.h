@@ -1,6 +1,6 @@
 // RestSlurmClient: SlurmClient over slurmrestd's JSON API, the version chosen at connect
 // time from the server's OpenAPI document (api_shapes.h). The actions the chosen version
-// cannot make over REST (v0.0.38: ReqNodeList, requeue, requeuehold) run `scontrol`
+// cannot make over REST (requeue and requeuehold; in v0.0.38 also ReqNodeList) run `scontrol`
 // authenticated with the same token (scontrol.h). docs/slurm.md says why REST and not
 // libslurm. The brief job list (JobStates) is squeue's (squeue.h). Not thread-safe: one per
 // thread, or a lock around it.
@@ -30,7 +30,9 @@ struct SlurmConnectOptions {
 StatusOr<std::unique_ptr<SlurmClient>> ConnectSlurm(SlurmConnectOptions options);
 
 // The options from the environment that scripts/slurm-lab.sh's env.sh sets: SLURMRESTD_URL,
-// SLURM_REST_USER (default: the current user), SLURM_REST_TOKEN, SLURM_CONF.
+// SLURM_REST_USER (default: the current user), SLURM_REST_TOKEN, SLURM_CONF; and
+// SLURM_REST_API, a version to use instead of the newest both sides speak ("v0.0.38"),
+// refused at start when this build does not speak it.
 StatusOr<SlurmConnectOptions> SlurmOptionsFromEnv();
 
 class RestSlurmClient final : public SlurmClient {
