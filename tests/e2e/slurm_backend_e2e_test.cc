@@ -837,6 +837,31 @@ TEST_F(SlurmBackendE2E, RealtimeReplicasAreSlurmJobsThatScaleWithDemand) {
   std::set<int64_t> again;
   for (const SlurmJob& j : JobsOf("svc")) again.insert(j.id);
   EXPECT_EQ(again, ids);  // no new Slurm job: the parked ones ran again
+  // Each running replica listens where the daemon says (its run's host and port, which the
+  // demand scrape uses): a parked job runs again with the PORT of its first submission, and
+  // its run records that port, not a new one. The replicas echo $PORT into their first run's
+  // log (Slurm appends).
+  std::string echoed;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        echoed.clear();
+        const json w = server_->Workload("svc");
+        for (const json& run : w["runs"])
+          echoed += ReadFile(run["log_dir"].get<std::string>() + "/stdout.log");
+        int seen = 0;
+        for (const json& run : w["runs"])
+          if (run["state"] == "running" && run["port"].get<int>() > 0 &&
+              echoed.find("replica " + std::to_string(run["port"].get<int>()) + "\n") !=
+                  std::string::npos)
+            ++seen;
+        return seen == 3;
+      },
+      10s))
+      << echoed << server_->Workload("svc").dump(2);
+  for (const json& run : server_->Workload("svc")["runs"]) {
+    if (run["state"] != "running") continue;
+    EXPECT_EQ(run["host"], "127.0.0.1");  // the lab's NodeAddr
+  }
   // The service cancelled: every job of it ends, none left pending.
   auto r = server_->Client().Delete("/v1/workloads/svc");
   ASSERT_TRUE(r && r->status / 100 == 2) << (r ? r->body : "no answer");

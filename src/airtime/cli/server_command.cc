@@ -16,6 +16,7 @@
 #include "airtime/base/strings.h"
 #include "airtime/exec/shim.h"
 #include "airtime/server/daemon.h"
+#include "airtime/server/replica_ports.h"
 #include "airtime/server/tenant_gate.h"
 
 namespace airtime {
@@ -44,6 +45,7 @@ struct ServerArgs {
   bool accept_store_loss = false;
   int64_t min_free_mib = 100;
   int64_t max_log_mib = 1024;
+  std::string replica_ports = "20000-20999";
   int64_t ended_kept = 1000;
   int64_t max_active_per_tenant = 50000;
   double restart_backoff_s = 1, restart_backoff_max_s = 300;
@@ -120,6 +122,9 @@ int RunServer(const ServerArgs& args) {
   options.accept_store_loss = args.accept_store_loss;
   options.min_free_mib = args.min_free_mib;
   options.max_log_mib = args.max_log_mib;
+  auto ports = ParsePortRange(args.replica_ports);
+  if (!ports.ok()) return fail(ports.status());
+  options.replica_ports = *ports;
   options.ended_kept = static_cast<size_t>(args.ended_kept);
   options.max_active_per_tenant = args.max_active_per_tenant;
   options.restart_backoff = static_cast<DurationMs>(args.restart_backoff_s * 1000);
@@ -300,6 +305,11 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
                   "Cut a run's stdout.log or stderr.log once over this, keeping its tail in "
                   "NAME.1 (MiB; 0: never)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
+      ->capture_default_str();
+  cmd->add_option("--replica-ports", args->replica_ports,
+                  "FIRST-LAST: the ports given to service replicas on other hosts (Slurm "
+                  "nodes), kept free of other services there; on this machine the kernel "
+                  "picks free ones")
       ->capture_default_str();
   cmd->add_option("--max-active-per-tenant", args->max_active_per_tenant,
                   "The most workloads one tenant may have queued or running at once; a "

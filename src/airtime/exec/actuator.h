@@ -56,6 +56,10 @@ struct RunHandle {
   std::string boot_id;
   std::string run_dir;
   int64_t slurm_job = 0;  // the Slurm job id (SlurmActuator); 0 for a local process
+  // The port the run's replica is given (PORT), where the backend fixed it otherwise than
+  // the request asked: a parked Slurm job runs again with its first submission's
+  // environment. 0: the request's. On Adopt, the port recorded for the run.
+  int port = 0;
 };
 
 // A run the backend still has under this daemon's name that the store has no row for.
@@ -177,6 +181,16 @@ class Actuator {
   virtual bool FractionsUseLocalMps() const { return true; }
   // `workload` will not run again: what the backend kept for it (a requeued Slurm job) goes.
   virtual void Retire(const std::string& workload) { (void)workload; }
+  // Where the daemon reaches a replica placed on `gpus` (the daemon's GPU ids) at its port
+  // (PORT, AIRTIME_PORT): an address or host name. Local processes: 127.0.0.1; a Slurm job:
+  // its node's address (Slurm's NodeAddr).
+  virtual std::string ServiceAddress(const std::vector<std::string>& gpus) const {
+    (void)gpus;
+    return "127.0.0.1";
+  }
+  // Ports the backend keeps for runs that will start again with them (a parked Slurm job
+  // keeps its environment, PORT in it): not to be given to another replica.
+  virtual std::vector<int> KeptPorts() const { return {}; }
   // One line on the backend's state for `airtime status` and /metrics ("" when nothing).
   virtual std::string Describe() const { return ""; }
 };

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <future>
 
+#include "airtime/api/http_api.h"
 #include "airtime/base/strings.h"
 #include "airtime/config/cluster_yaml.h"
 #include "airtime/exec/run_files.h"
@@ -389,6 +390,19 @@ int Daemon::FreePort() const {
   return port;
 }
 
+int Daemon::PortFor(const std::string& host) const {
+  std::set<int> used;
+  for (const auto& [id, r] : runs_)
+    if (r.row.port > 0) used.insert(static_cast<int>(r.row.port));
+  for (int p : actuator_->KeptPorts()) used.insert(p);
+  if (!IsLoopbackHost(host)) return PickPort(options_.replica_ports, used);
+  for (int tries = 0; tries < 16; ++tries) {
+    const int p = FreePort();
+    if (p > 0 && !used.count(p)) return p;
+  }
+  return 0;
+}
+
 // A process stopped with a grace period may still hold its GPUs (memory, MPS clients): a
 // start on any of them waits until it has exited.
 bool Daemon::GpusStillBusy(const Placement& placement) const {
@@ -446,8 +460,13 @@ void Daemon::StartRun(const Decision& d, SteadyTime decided) {
   run.row.placed = StartExplanation(*cluster_, d, w.spec->is_service(), run.row.attempt);
   if (d.expected_end != kNever)
     run.row.placed += ", expected to finish at " + FormatTime(d.expected_end);
-  // A port on this machine: a Slurm job runs elsewhere and gets none.
-  if (w.spec->exec.wants_port) run.row.port = FreePort();
+  // Where the replica will listen: its backend's address for its GPUs, a port free there.
+  if (w.spec->exec.wants_port) {
+    run.row.port = PortFor(actuator_->ServiceAddress(run.row.gpus));
+    if (run.row.port == 0)
+      std::cerr << "airtime server: no free port in --replica-ports for a replica of '"
+                << w.row.name << "': it starts without PORT\n";
+  }
   StatusOr<int64_t> id = Internal("not added");
   int64_t sequence = 0;  // 0: the run's id was reserved already
   Status added = store_->Transaction([&]() -> Status {
@@ -567,6 +586,8 @@ void Daemon::LaunchPending() {
     run.row.start_ticks = r.handle->start_ticks;
     run.row.boot_id = r.handle->boot_id;
     run.row.slurm_job = r.handle->slurm_job;
+    // A parked Slurm job runs with the port it was first given: that is where it listens.
+    if (r.handle->port > 0) run.row.port = r.handle->port;
     run.row.state = "running";
     (void)store_->UpdateRun(run.row);
     if (Status st = actuator_->Watch(run.row.id, *r.handle); !st.ok())

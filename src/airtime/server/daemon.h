@@ -43,6 +43,7 @@
 #include "airtime/server/demand_scrape.h"
 #include "airtime/server/gpu_history.h"
 #include "airtime/server/latency_log.h"
+#include "airtime/server/replica_ports.h"
 #include "airtime/server/tenant_users.h"
 #include "airtime/store/store.h"
 #include "airtime/store/store_marks.h"
@@ -98,6 +99,8 @@ struct DaemonOptions {
   std::string shim_path;  // the airtime binary that runs `_shim` (default /proc/self/exe)
   DurationMs telemetry_interval = 2 * kSecond;
   DurationMs scrape_interval = 5 * kSecond;
+  // The ports of replicas on other hosts (replica_ports.h); on this machine the kernel's.
+  PortRange replica_ports;
   // How often the ledger's totals are saved; a kill -9 loses at most this much of them (the
   // next start counts that time as not observed).
   DurationMs ledger_save_interval = 10 * kSecond;
@@ -297,6 +300,9 @@ class Daemon final : public ControlPlane {
   void LaunchRefused(RunRec& run, const Status& why);
   bool GpusStillBusy(const Placement& placement) const;
   int FreePort() const;
+  // A port for a replica that will be reached at `host` (replica_ports.h): unique among the
+  // daemon's replicas and the ports the backend keeps; 0 when none is left.
+  int PortFor(const std::string& host) const;
   // Whether a run of job `w` is being stopped and its process has not exited yet.
   bool PreviousRunStopping(const WorkloadRec& w) const;
   void LaunchDeferred();

@@ -291,20 +291,22 @@ json Daemon::View(const WorkloadRec& w, bool full) const {
     auto rows = store_->RunsOf(w.row.id);
     if (rows.ok()) {
       for (const RunRow& r : *rows) {
-        runs.push_back({{"id", r.id},
-                        {"replica", r.replica},
-                        {"attempt", r.attempt},
-                        {"state", r.state},
-                        {"pid", r.pid},
-                        {"slurm_job", r.slurm_job ? json(r.slurm_job) : json(nullptr)},
-                        {"gpus", r.gpus},
-                        {"share_milli", r.share_milli},
-                        {"port", r.port},
-                        {"started_at", r.started_at},
-                        {"ended_at", OptionalJson(r.ended_at)},
-                        {"exit_code", OptionalJson(r.exit_code)},
-                        {"log_dir", r.run_dir},
-                        {"stop_reason", r.stop_reason}});
+        runs.push_back(
+            {{"id", r.id},
+             {"replica", r.replica},
+             {"attempt", r.attempt},
+             {"state", r.state},
+             {"pid", r.pid},
+             {"slurm_job", r.slurm_job ? json(r.slurm_job) : json(nullptr)},
+             {"gpus", r.gpus},
+             {"share_milli", r.share_milli},
+             {"port", r.port},
+             {"host", r.port > 0 ? json(actuator_->ServiceAddress(r.gpus)) : json(nullptr)},
+             {"started_at", r.started_at},
+             {"ended_at", OptionalJson(r.ended_at)},
+             {"exit_code", OptionalJson(r.exit_code)},
+             {"log_dir", r.run_dir},
+             {"stop_reason", r.stop_reason}});
       }
     }
     v["runs"] = runs;

@@ -290,6 +290,7 @@ Status Daemon::RecoverRun(RunRow run, TimeMs now) {
     recorded.boot_id = run.boot_id;
     recorded.run_dir = run.run_dir;
     recorded.slurm_job = run.slurm_job;
+    recorded.port = static_cast<int>(run.port);
     auto r = actuator_->Adopt(run.id, recorded);
     if (!r.ok()) return r.status();
     res = std::move(*r);

@@ -114,6 +114,7 @@ namespace {
 // What the scraper's thread needs of a workload: copies only (it must not touch loop state).
 struct ScrapeJob {
   int64_t workload;
+  std::string host;  // Actuator::ServiceAddress
   int port;
   std::string path;
   std::vector<std::string> names;
@@ -127,8 +128,9 @@ struct ScrapeJob {
 constexpr auto kScrapeReadLimit = std::chrono::seconds(2);
 
 // One replica's exposition; nullopt when it cannot be had, is too large or too slow.
-std::optional<std::string> FetchExposition(int port, const std::string& path) {
-  httplib::Client client("127.0.0.1", port);
+std::optional<std::string> FetchExposition(const std::string& host, int port,
+                                           const std::string& path) {
+  httplib::Client client(host, port);
   client.set_connection_timeout(0, 300000);
   client.set_read_timeout(1, 0);
   const auto deadline = std::chrono::steady_clock::now() + kScrapeReadLimit;
@@ -153,6 +155,7 @@ void Daemon::ScrapeDemand(TimeMs) {
     const ExecSpec& exec = w.spec->exec;
     if (exec.demand_metrics.empty() || run.row.port == 0 || run.stopping) continue;
     ScrapeJob job{w.row.id,
+                  actuator_->ServiceAddress(run.row.gpus),
                   static_cast<int>(run.row.port),
                   exec.metrics_path,
                   exec.demand_metrics,
@@ -168,7 +171,7 @@ void Daemon::ScrapeDemand(TimeMs) {
   scraper_ = std::thread([this, jobs = std::move(jobs)] {
     std::map<int64_t, ScrapeReading> readings;
     for (const ScrapeJob& job : jobs) {
-      auto body = FetchExposition(job.port, job.path);
+      auto body = FetchExposition(job.host, job.port, job.path);
       if (!body) continue;
       ScrapeReading& r = readings[job.workload];
       if (!job.class_label.empty()) {

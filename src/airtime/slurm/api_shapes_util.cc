@@ -42,9 +42,8 @@ std::vector<Gres> GresField(JsonFields& f, std::string_view key, const std::stri
   return OrFail(f, key, ParseGresList(text));
 }
 
-Status AddGresDetail(const std::vector<std::string>& detail,
-                     const std::vector<std::string>& order, const std::string& where,
-                     SlurmJob& job) {
+Status AddGresDetail(const std::vector<std::string>& detail, const std::vector<std::string>& order,
+                     const std::string& where, SlurmJob& job) {
   if (!detail.empty() && detail.size() != order.size())
     return InvalidArgument(where + ".gres_detail: " + std::to_string(detail.size()) +
                            " entries for " + std::to_string(order.size()) + " nodes");
@@ -103,8 +102,7 @@ StatusOr<int64_t> SubmittedId(const json& body) {
   return id;
 }
 
-std::string NestedString(const json& body, const char* outer, const char* inner,
-                         const char* key) {
+std::string NestedString(const json& body, const char* outer, const char* inner, const char* key) {
   if (!body.is_object()) return "";
   auto a = body.find(outer);
   if (a == body.end() || !a->is_object()) return "";

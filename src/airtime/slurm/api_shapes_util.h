@@ -47,9 +47,8 @@ std::vector<Gres> GresField(JsonFields& f, std::string_view key, const std::stri
 
 // Fills `job.gpus` from its gres_detail strings, one per node of `order` (the job's allocated
 // nodes in Slurm's order): whole GPUs with their type, shards with the GPU they came from.
-Status AddGresDetail(const std::vector<std::string>& detail,
-                     const std::vector<std::string>& order, const std::string& where,
-                     SlurmJob& job);
+Status AddGresDetail(const std::vector<std::string>& detail, const std::vector<std::string>& order,
+                     const std::string& where, SlurmJob& job);
 
 // The "errors" array of an answer as one Status (OK when empty): each entry's "error" and
 // "description", with its "error_number" or "error_code". `what` names the call.

@@ -40,6 +40,7 @@ class ShapesV0038 final : public ApiShapes {
           n.state = f.String("state");
           n.state_flags = f.OptionalStringArray("state_flags");
           n.reason = f.OptionalString("reason");
+          n.address = f.OptionalString("address");
           n.partitions = f.OptionalStringArray("partitions");
           n.gres = GresField(f, "gres", f.OptionalString("gres"));
           n.gres_used = GresField(f, "gres_used", f.OptionalString("gres_used"));

@@ -119,6 +119,7 @@ class ShapesV0040 final : public ApiShapes {
               n.state_flags.push_back(w);
           }
           n.reason = f.OptionalString("reason");
+          n.address = f.OptionalString("address");
           n.partitions = f.OptionalStringArray("partitions");
           n.gres = GresField(f, "gres", f.OptionalString("gres"));
           n.gres_used = GresField(f, "gres_used", f.OptionalString("gres_used"));

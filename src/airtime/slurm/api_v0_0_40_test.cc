@@ -20,8 +20,8 @@ using json = nlohmann::json;
 class V004x : public ::testing::TestWithParam<const char*> {
  protected:
   json Sample(const std::string& name) const {
-    std::ifstream f(std::string(AIRTIME_SOURCE_DIR) + "/src/airtime/slurm/testdata/" +
-                    GetParam() + "/" + name);
+    std::ifstream f(std::string(AIRTIME_SOURCE_DIR) + "/src/airtime/slurm/testdata/" + GetParam() +
+                    "/" + name);
     std::stringstream s;
     s << f.rdbuf();
     json j = json::parse(s.str(), nullptr, false);
@@ -304,8 +304,16 @@ TEST_P(V004x, NamesTheFieldThatIsWrong) {
 // in turn: the parser answers (a value or an error), never throws or crashes.
 TEST_P(V004x, SurvivesAnyTypeInAnyField) {
   const json base = Sample("jobs.json");
-  const json values[] = {nullptr,        true,           -1, 1.5, "", "n[1-", json::array(),
-                         json::object(), json::array({1, "a"}), 18446744073709551615ULL};
+  const json values[] = {nullptr,
+                         true,
+                         -1,
+                         1.5,
+                         "",
+                         "n[1-",
+                         json::array(),
+                         json::object(),
+                         json::array({1, "a"}),
+                         18446744073709551615ULL};
   int errors = 0;
   int parsed = 0;
   for (size_t i = 0; i < base["jobs"].size(); ++i) {

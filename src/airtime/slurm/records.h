@@ -12,6 +12,7 @@ namespace airtime::slurm {
 
 struct SlurmNode {
   std::string name;                      // "n3"
+  std::string address;                   // Slurm's NodeAddr ("10.0.3.17"); "": its name
   std::string state;                     // base state, lower case: "idle", "mixed", "down"...
   std::vector<std::string> state_flags;  // "DRAIN", "NOT_RESPONDING"...
   std::string reason;                    // why it is down or drained ("" when none)

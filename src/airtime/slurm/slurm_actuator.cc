@@ -32,6 +32,20 @@ bool SlurmSetsIt(const std::string& name) {
 // docs/slurm.md).
 constexpr size_t kJobReadsPerPoll = 32;
 
+// The PORT a request's environment gives its replica (0: none).
+int PortOf(const EnvVars& env) {
+  for (const auto& [k, v] : env) {
+    if (k != "AIRTIME_PORT") continue;
+    int port = 0;
+    for (char c : v) {
+      if (c < '0' || c > '9' || port > 65535) return 0;
+      port = port * 10 + (c - '0');
+    }
+    return port <= 65535 ? port : 0;
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::string SlurmGpuId(const std::string& node, int index) {
@@ -76,7 +90,8 @@ SlurmActuator::SlurmActuator(std::unique_ptr<SlurmClient> client,
       options_(std::move(options)),
       submit_(client_.get(), std::move(submitters)),
       reader_(std::move(reader)),
-      shards_per_gpu_(cluster.shards_per_gpu) {
+      shards_per_gpu_(cluster.shards_per_gpu),
+      address_of_(cluster.address_of) {
   for (const auto& g : cluster.slurm_gpu) {
     known_gpus_.insert(SlurmGpuId(g.node, g.index));
     gpus_of_node_[g.node].push_back(SlurmGpuId(g.node, g.index));
@@ -281,6 +296,7 @@ StatusOr<SlurmActuator::Plan> SlurmActuator::PlanLaunch(const LaunchRequest& req
   }
   Plan plan;
   plan.shape = *shape;
+  plan.port = PortOf(request.env);
   // A job airtime parked for this workload (of this shape: a replica of a service has
   // several): the same Slurm job runs again. On this thread, with client_: its Release
   // waits out the second of the requeue that client_ made (SlurmClient::Release).
@@ -292,6 +308,7 @@ StatusOr<SlurmActuator::Plan> SlurmActuator::PlanLaunch(const LaunchRequest& req
     });
     if (same != jobs.end()) {
       const Parked parked = *same;
+      plan.port = parked.port;
       jobs.erase(same);
       if (jobs.empty()) parked_.erase(p);
       Status st = client_->SetRequiredNodes(parked.job, shape->nodes);
@@ -340,11 +357,12 @@ std::vector<LaunchResult> SlurmActuator::LaunchAll(const std::vector<LaunchReque
   // new jobs' submissions, concurrently (submit_); then the results, in order, here.
   std::vector<std::optional<LaunchResult>> results(requests.size());
   // Request `i` runs as Slurm job `job`, accepted at `at`.
-  auto started = [&](size_t i, int64_t job, const Shape& shape, Clock::time_point at) {
+  auto started = [&](size_t i, int64_t job, const Plan& plan, Clock::time_point at) {
     RunHandle handle;
     handle.run_dir = requests[i].run_dir;
     handle.slurm_job = job;
-    launched_[job] = Launched{shape, requests[i].workload};
+    handle.port = plan.port;
+    launched_[job] = Launched{plan.shape, requests[i].workload, plan.port};
     results[i].emplace(LaunchResult{handle, at});
   };
   std::vector<Plan> plans;
@@ -354,7 +372,7 @@ std::vector<LaunchResult> SlurmActuator::LaunchAll(const std::vector<LaunchReque
     if (!plan.ok()) {
       results[i].emplace(LaunchResult{plan.status(), Clock::now()});
     } else if (plan->parked_job > 0) {
-      started(i, plan->parked_job, plan->shape, Clock::now());
+      started(i, plan->parked_job, *plan, Clock::now());
     } else {
       plans.push_back(std::move(*plan));
       planned.push_back(i);
@@ -367,7 +385,7 @@ std::vector<LaunchResult> SlurmActuator::LaunchAll(const std::vector<LaunchReque
   for (size_t k = 0; k < planned.size(); ++k) {
     SubmitPool::Submitted& s = submitted[k];
     if (s.job.ok()) {
-      started(planned[k], *s.job, plans[k].shape, s.at);
+      started(planned[k], *s.job, plans[k], s.at);
     } else {
       results[planned[k]].emplace(LaunchResult{s.job.status(), s.at});
     }
@@ -384,9 +402,11 @@ Status SlurmActuator::Watch(int64_t run_id, const RunHandle& handle) {
   Watched w;
   w.job = handle.slurm_job;
   w.since = polls();
+  w.port = handle.port;
   if (auto it = launched_.find(handle.slurm_job); it != launched_.end()) {
     w.shape = it->second.shape;
     w.workload = it->second.workload;
+    w.port = it->second.port;
     launched_.erase(it);
   }
   watched_[run_id] = std::move(w);
@@ -476,7 +496,7 @@ bool SlurmActuator::Apply(const Snapshot& snapshot, std::vector<Exited>* exits) 
       // requeued and held all the same, so that its next start is this job again.
       const bool park = w.stopping && !w.acted && w.shape && !retired_.count(w.workload) &&
                         client_->Requeue(w.job, /*hold=*/true).ok();
-      if (park) parked_[w.workload].push_back(Parked{w.job, *w.shape});
+      if (park) parked_[w.workload].push_back(Parked{w.job, *w.shape, w.port});
       exits->push_back(
           Exited{run, ExitCodeOf(j.exit_code), ToLower(j.state) + (park ? ", requeued" : "")});
       it = watched_.erase(it);
@@ -500,7 +520,7 @@ bool SlurmActuator::Apply(const Snapshot& snapshot, std::vector<Exited>* exits) 
         if (retired_.count(w.workload)) {
           (void)client_->Cancel(w.job);
         } else {
-          parked_[w.workload].push_back(Parked{w.job, *w.shape});
+          parked_[w.workload].push_back(Parked{w.job, *w.shape, w.port});
         }
       }
       exits->push_back(Exited{run, 143, w.running_seen ? "requeued" : "held before it ran"});
@@ -665,6 +685,7 @@ StatusOr<AdoptResult> SlurmActuator::Adopt(int64_t run_id, const RunHandle& reco
   w.job = job->id;
   w.since = polls();
   w.restarts = job->restarts;
+  w.port = recorded.port;  // the port recorded for the run: its job's PORT
   // Its workload from its name (PREFIX WORKLOAD .rN), its shape from the GPUs it holds: it
   // can be parked at a stop like a job launched by this daemon.
   if (auto named = RunOfName(job->name)) w.workload = named->first;
@@ -752,6 +773,23 @@ void SlurmActuator::Retire(const std::string& workload) {
   for (const Parked& p : it->second)
     if (Status st = client_->Cancel(p.job); !st.ok()) SetError(st.message());
   parked_.erase(it);
+}
+
+std::string SlurmActuator::ServiceAddress(const std::vector<std::string>& gpus) const {
+  if (gpus.empty() || gpus.front().rfind("slurm:", 0) != 0) return "127.0.0.1";
+  const std::string& id = gpus.front();  // "slurm:NODE:INDEX"
+  const size_t last = id.rfind(':');
+  const std::string node = id.substr(6, last == std::string::npos ? std::string::npos : last - 6);
+  auto it = address_of_.find(node);
+  return it != address_of_.end() ? it->second : node;
+}
+
+std::vector<int> SlurmActuator::KeptPorts() const {
+  std::vector<int> out;
+  for (const auto& [workload, jobs] : parked_)
+    for (const Parked& p : jobs)
+      if (p.port > 0) out.push_back(p.port);
+  return out;
 }
 
 std::string SlurmActuator::Describe() const {

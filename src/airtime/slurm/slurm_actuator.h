@@ -127,6 +127,10 @@ class SlurmActuator final : public Actuator {
   bool FractionsUseLocalMps() const override { return false; }
   void Retire(const std::string& workload) override;
   std::string Describe() const override;
+  // The node of the first GPU's address (SlurmCluster::address_of); "127.0.0.1" for none.
+  std::string ServiceAddress(const std::vector<std::string>& gpus) const override;
+  // The ports of parked jobs. Called on the daemon's thread, as Launch.
+  std::vector<int> KeptPorts() const override;
 
   // Asks the poller for a poll now (or as soon as the one in progress ends).
   void PollSoon();
@@ -166,10 +170,12 @@ class SlurmActuator final : public Actuator {
     Clock::time_point act_at{};  // when Stop's grace ends
     bool acted = false;          // requeued/held/cancelled by airtime
     bool parks = false;          // the job is kept for the workload's next start
+    int port = 0;                // its environment's PORT (0: none or unknown)
   };
   struct Parked {
     int64_t job = 0;
     Shape shape;
+    int port = 0;  // its environment's PORT, which it keeps (0: none)
   };
   // How a request starts: its parked job, steered and released already (parked_job > 0),
   // or a new job to submit.
@@ -177,6 +183,7 @@ class SlurmActuator final : public Actuator {
     Shape shape;
     int64_t parked_job = 0;
     JobRequest job;
+    int port = 0;  // the PORT it runs with: the parked job's, else the request's
   };
 
   // What one poll read.
@@ -221,10 +228,12 @@ class SlurmActuator final : public Actuator {
   std::set<std::string> known_gpus_;                         // every GpuId of the cluster
   std::map<std::string, std::string> type_of_node_;
   std::map<std::string, int64_t> shards_per_gpu_;  // SlurmCluster::shards_per_gpu
+  std::map<std::string, std::string> address_of_;  // SlurmCluster::address_of
   std::map<int64_t, Watched> watched_;             // by run id
   struct Launched {
     Shape shape;
     std::string workload;
+    int port = 0;  // its environment's PORT (0: none)
   };
   std::map<int64_t, Launched> launched_;               // by job id, between Launch and Watch
   std::map<std::string, std::vector<Parked>> parked_;  // by workload

@@ -20,6 +20,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using namespace std::chrono_literals;
 
 // Jobs are whatever the test sets; every action is logged ("submit", "nodes 7 n1", ...). The
@@ -280,9 +281,10 @@ SlurmNode Node(const std::string& name, const std::string& gres) {
 class SlurmActuatorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto sc = ClusterFromSlurm({Node("n1", "gpu:h100:8,shard:h100:8000"), Node("n3", "gpu:a100:8"),
-                                Node("n5", "gpu:h100:4,gpu:a100:4,shard:800")},
-                               "lab");
+    SlurmNode n1 = Node("n1", "gpu:h100:8,shard:h100:8000");
+    n1.address = "10.0.0.1";  // Slurm's NodeAddr; the others have none (their names)
+    auto sc = ClusterFromSlurm(
+        {n1, Node("n3", "gpu:a100:8"), Node("n5", "gpu:h100:4,gpu:a100:4,shard:800")}, "lab");
     ASSERT_TRUE(sc.ok()) << sc.status().ToString();
     cluster_ = *sc;
     Make(0);
@@ -632,6 +634,38 @@ TEST_F(SlurmActuatorTest, ReplicasOfOneServiceParkSeveralJobs) {
   actuator_->Retire("svc");
   EXPECT_THAT(slurm_->calls, ElementsAre("cancel " + std::to_string(again == a ? b : a)));
   EXPECT_THAT(actuator_->Describe(), HasSubstr("0 parked"));
+}
+
+// A replica's port is in its job's environment: a parked job keeps it, the next start that
+// takes the job back runs with it (the handle says so), and while parked no other replica
+// may be given it. The replica is reached at its node's address.
+TEST_F(SlurmActuatorTest, AParkedReplicaKeepsItsPortAndIsReachedAtItsNode) {
+  LaunchRequest r = Request("svc", 30, {"slurm:n1:0"});
+  r.env.push_back({"PORT", "20007"});
+  r.env.push_back({"AIRTIME_PORT", "20007"});
+  auto h = actuator_->Launch(r);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  EXPECT_EQ(h->port, 20007);
+  ASSERT_TRUE(actuator_->Watch(30, *h).ok());
+  EXPECT_EQ(actuator_->ServiceAddress({"slurm:n1:0"}), "10.0.0.1");
+  EXPECT_EQ(actuator_->ServiceAddress({"slurm:n3:2", "slurm:n3:3"}), "n3");
+  EXPECT_EQ(actuator_->ServiceAddress({}), "127.0.0.1");
+  EXPECT_THAT(actuator_->KeptPorts(), IsEmpty());  // running: the daemon's run holds it
+  slurm_->Run(h->slurm_job, "n1", "h100", {0});
+  Poll();
+  ASSERT_TRUE(actuator_->Stop(30, 0).ok());
+  Poll();
+  slurm_->Edit(h->slurm_job)->state = "PENDING";
+  slurm_->Edit(h->slurm_job)->priority = 0;
+  Poll();
+  EXPECT_THAT(actuator_->KeptPorts(), ElementsAre(20007));
+  LaunchRequest again = Request("svc", 31, {"slurm:n5:1"});
+  again.env.push_back({"AIRTIME_PORT", "20008"});  // what the daemon chose: not the job's
+  auto back = actuator_->Launch(again);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->slurm_job, h->slurm_job);
+  EXPECT_EQ(back->port, 20007);
+  EXPECT_THAT(actuator_->KeptPorts(), IsEmpty());
 }
 
 TEST_F(SlurmActuatorTest, AJobSlurmRequeuedByItselfIsCancelledAndReportedOnce) {

@@ -78,7 +78,9 @@ StatusOr<SlurmCluster> ClusterFromSlurm(const std::vector<SlurmNode>& nodes,
   }
   auto cluster = Cluster::Build(name, std::move(out), catalog);
   if (!cluster.ok()) return cluster.status();
-  SlurmCluster result{std::move(*cluster), "", {}, {}, std::move(shards_per_gpu)};
+  SlurmCluster result{std::move(*cluster), "", {}, {}, {}, std::move(shards_per_gpu)};
+  for (const SlurmNode& sn : nodes)
+    result.address_of[sn.name] = sn.address.empty() ? sn.name : sn.address;
   std::vector<std::string> notes;
   if (!left_out.empty())
     notes.push_back("left out GPUs airtime cannot type: " + Join(left_out, "; "));

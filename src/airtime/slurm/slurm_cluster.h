@@ -40,6 +40,8 @@ struct SlurmCluster {
     std::string type;
   };
   std::vector<SlurmGpu> slurm_gpu;
+  // Slurm node -> where it is reached (Slurm's NodeAddr, else the node's name).
+  std::map<std::string, std::string> address_of;
   // Slurm node -> its gres/shard per GPU; nodes without shards are absent.
   std::map<std::string, int64_t> shards_per_gpu;
 

@@ -44,6 +44,10 @@ TEST(SlurmCluster, TheLabsNodesAndAJobsGpus) {
   EXPECT_EQ(c.node(0).cpu_milli, 64000);
   EXPECT_EQ(c.node(0).pool, "");  // in two partitions
   EXPECT_EQ(sc->note, "");
+  EXPECT_EQ(sc->address_of.at("n1"), "127.0.0.1");  // the lab's nodes are this machine
+  std::vector<SlurmNode> unaddressed = *nodes;
+  unaddressed[2].address.clear();
+  EXPECT_EQ(ClusterFromSlurm(unaddressed, "lab")->address_of.at("n3"), "n3");  // Slurm's default
 
   auto jobs = shapes->ParseJobs(Sample("jobs.json"));
   ASSERT_TRUE(jobs.ok());
