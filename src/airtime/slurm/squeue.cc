@@ -1,6 +1,7 @@
 #include "airtime/slurm/squeue.h"
 
 #include <cctype>
+#include <optional>
 
 #include "airtime/base/strings.h"
 
@@ -27,6 +28,19 @@ bool Word(std::string_view s) {
 Status LineError(size_t line, std::string_view text, const std::string& what) {
   return InvalidArgument("squeue output line " + std::to_string(line) + " ('" +
                          std::string(text.substr(0, 120)) + "'): " + what);
+}
+
+// squeue's exit_code as a wait status. 22.05 prints the wait status itself ("768"); from
+// 23.11 on it prints EXIT:SIGNAL ("3:0", "0:9"), and nothing for a job without one yet.
+std::optional<int64_t> ExitCodeField(std::string_view text) {
+  if (text.empty()) return 0;
+  const size_t colon = text.find(':');
+  if (colon == std::string_view::npos) return ParseInt(text);
+  auto exit = ParseInt(text.substr(0, colon));
+  auto signal = ParseInt(text.substr(colon + 1));
+  if (!exit || !signal || *exit < 0 || *exit > 255 || *signal < 0 || *signal > 127)
+    return std::nullopt;
+  return *signal > 0 ? *signal : *exit << 8;
 }
 
 }  // namespace
@@ -63,8 +77,10 @@ StatusOr<std::vector<SlurmJob>> ParseSqueueBrief(std::string_view out) {
     auto restarts = ParseInt(f[2]);
     if (!restarts || *restarts < 0) return LineError(line_no, line, "RestartCnt is not a count");
     j.restarts = *restarts;
-    auto exit = ParseInt(f[3]);
-    if (!exit) return LineError(line_no, line, "exit_code is not an integer");
+    auto exit = ExitCodeField(f[3]);
+    if (!exit)
+      return LineError(line_no, line,
+                       "exit_code is neither a wait status (22.05) nor EXIT:SIGNAL (23.11 on)");
     j.exit_code = *exit;
     auto priority = ParseInt(f[4]);
     if (!priority || *priority < 0)

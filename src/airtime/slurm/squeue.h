@@ -6,9 +6,10 @@
 // Why squeue and not slurmrestd's GET /jobs: squeue reads slurmctld's binary RPC and prints
 // a few fields; GET /jobs writes every field of every job as JSON (at 1,000 jobs 3.9 MB and
 // 0.2 s in slurmrestd, against squeue's 15-27 ms: docs/slurm.md). The fields are named
-// `squeue --Format` fields, not columns of a version's JSON (checked on 22.05, the lab's);
-// a release that renamed one would fail every poll with the line it printed, not be
-// misread. The output is untrusted: a malformed line is an InvalidArgument that quotes it.
+// `squeue --Format` fields, not columns of a version's JSON (checked on 22.05, the lab's,
+// and against squeue's source up to 25.11: its field names are the same, and exit_code is
+// printed as EXIT:SIGNAL from 23.11 on, which is read too); a release that renamed one would
+// fail every poll with the line it printed, not be misread. The output is untrusted: a malformed line is an InvalidArgument that quotes it.
 #pragma once
 
 #include <string>

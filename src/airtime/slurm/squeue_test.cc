@@ -43,6 +43,28 @@ TEST(SqueueTest, ParsesWhatTheLabPrinted) {
   EXPECT_TRUE(ParseSqueueBrief("")->empty());
 }
 
+// From 23.11 on squeue prints exit_code as EXIT:SIGNAL (src/squeue/print.c,
+// _print_job_exit_code), and nothing for a job that has none yet: read back into the wait
+// status 22.05 printed, so the actuator reads either alike.
+TEST(SqueueTest, ReadsTheExitCodeOfNewerReleases) {
+  auto jobs = ParseSqueueBrief(
+      "1|FAILED|0|3:0|100126|root|NonZeroExitCode|\n"
+      "2|FAILED|0|0:15|100126|root|JobLaunchFailure|\n"
+      "3|RUNNING|0|0:0|100126|alice|None|\n"
+      "4|PENDING|0||100126|alice|Resources|\n");
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_EQ(jobs->size(), 4u);
+  EXPECT_EQ((*jobs)[0].exit_code, 768);
+  EXPECT_EQ((*jobs)[1].exit_code, 15);
+  EXPECT_EQ((*jobs)[2].exit_code, 0);
+  EXPECT_EQ((*jobs)[3].exit_code, 0);
+  for (const char* bad : {"3:", ":0", "256:0", "0:128", "-1:0", "1:2:3", "x:0"}) {
+    auto st = ParseSqueueBrief("1|FAILED|0|" + std::string(bad) + "|1|root|None|\n");
+    ASSERT_FALSE(st.ok()) << bad;
+    EXPECT_THAT(st.status().message(), HasSubstr("exit_code")) << bad;
+  }
+}
+
 TEST(SqueueTest, TheReasonIsTheRestOfTheLine) {
   auto jobs = ParseSqueueBrief("9|PENDING|0|0|5|bob|odd | reason|\n");
   ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
