@@ -9,7 +9,8 @@
 // `squeue --Format` fields, not columns of a version's JSON (checked on 22.05, the lab's,
 // and against squeue's source up to 25.11: its field names are the same, and exit_code is
 // printed as EXIT:SIGNAL from 23.11 on, which is read too); a release that renamed one would
-// fail every poll with the line it printed, not be misread. The output is untrusted: a malformed line is an InvalidArgument that quotes it.
+// fail every poll with the line it printed, not be misread. The output is untrusted: a malformed
+// line is an InvalidArgument that quotes it.
 #pragma once
 
 #include <string>
