@@ -3,6 +3,7 @@
 #include <set>
 
 #include "airtime/base/strings.h"
+#include "airtime/slurm/api_shapes_util.h"
 
 namespace airtime::slurm {
 
@@ -11,6 +12,14 @@ std::unique_ptr<ApiShapes> MakeShapesV0040(std::string_view version);  // api_v0
 
 std::string ApiShapes::Path(std::string_view endpoint) const {
   return "/slurm/" + std::string(Version()) + "/" + std::string(endpoint);
+}
+
+Status ApiShapes::ResponseErrors(const nlohmann::json& body, std::string_view what) const {
+  return shapes::ErrorsOf(body, what);
+}
+
+StatusOr<int64_t> ApiShapes::ParseSubmitted(const nlohmann::json& body) const {
+  return shapes::SubmittedId(body);
 }
 
 std::vector<std::string> SupportedApiVersions() {

@@ -44,11 +44,14 @@ class ApiShapes {
   virtual std::string ParseRelease(const nlohmann::json& body) const = 0;
 
   // The errors a response reports, as one Status (OK when none). `what` names the call.
-  virtual Status ResponseErrors(const nlohmann::json& body, std::string_view what) const = 0;
+  // Every version so far writes them alike ("errors": [{"error", "description",
+  // "error_number"}]).
+  virtual Status ResponseErrors(const nlohmann::json& body, std::string_view what) const;
 
   // POST job/submit: the body, and the job id from the answer.
   virtual StatusOr<nlohmann::json> SubmitBody(const JobRequest& request) const = 0;
-  virtual StatusOr<int64_t> ParseSubmitted(const nlohmann::json& body) const = 0;
+  // The job id, or the errors when there is none (alike in every version so far).
+  virtual StatusOr<int64_t> ParseSubmitted(const nlohmann::json& body) const;
 
   // POST job/{id}: the bodies of the updates this version can make.
   virtual nlohmann::json HoldBody() const = 0;

@@ -42,6 +42,16 @@ std::vector<Gres> GresField(JsonFields& f, std::string_view key, const std::stri
   return OrFail(f, key, ParseGresList(text));
 }
 
+void ReadNodeFields(JsonFields& f, SlurmNode& n) {
+  n.reason = f.OptionalString("reason");
+  n.address = f.OptionalString("address");
+  n.partitions = f.OptionalStringArray("partitions");
+  n.gres = GresField(f, "gres", f.OptionalString("gres"));
+  n.gres_used = GresField(f, "gres_used", f.OptionalString("gres_used"));
+  n.cpus = f.OptionalInt("cpus");
+  n.real_memory_mb = f.OptionalInt("real_memory");
+}
+
 Status AddGresDetail(const std::vector<std::string>& detail, const std::vector<std::string>& order,
                      const std::string& where, SlurmJob& job) {
   if (!detail.empty() && detail.size() != order.size())

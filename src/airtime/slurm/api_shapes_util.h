@@ -45,6 +45,10 @@ StatusOr<std::vector<T>> ParseEach(const nlohmann::json& body, const char* key,
 std::vector<std::string> Hostlist(JsonFields& f, std::string_view key, const std::string& text);
 std::vector<Gres> GresField(JsonFields& f, std::string_view key, const std::string& text);
 
+// The fields of a node that every version writes alike: reason, address, partitions, gres,
+// gres_used, cpus, real_memory (errors on `f`).
+void ReadNodeFields(JsonFields& f, SlurmNode& n);
+
 // Fills `job.gpus` from its gres_detail strings, one per node of `order` (the job's allocated
 // nodes in Slurm's order): whole GPUs with their type, shards with the GPU they came from.
 Status AddGresDetail(const std::vector<std::string>& detail, const std::vector<std::string>& order,

@@ -24,7 +24,6 @@ namespace airtime::slurm {
 namespace {
 
 using nlohmann::json;
-using shapes::GresField;
 using shapes::Hostlist;
 using shapes::ParseEach;
 
@@ -33,23 +32,18 @@ class ShapesV0038 final : public ApiShapes {
   std::string_view Version() const override { return "v0.0.38"; }
 
   StatusOr<std::vector<SlurmNode>> ParseNodes(const json& body) const override {
-    return ParseEach<SlurmNode>(
-        body, "nodes", "GET /nodes", [](const json&, JsonFields& f) -> StatusOr<SlurmNode> {
-          SlurmNode n;
-          n.name = f.String("name");
-          n.state = f.String("state");
-          n.state_flags = f.OptionalStringArray("state_flags");
-          n.reason = f.OptionalString("reason");
-          n.address = f.OptionalString("address");
-          n.partitions = f.OptionalStringArray("partitions");
-          n.gres = GresField(f, "gres", f.OptionalString("gres"));
-          n.gres_used = GresField(f, "gres_used", f.OptionalString("gres_used"));
-          n.cpus = f.OptionalInt("cpus");
-          n.real_memory_mb = f.OptionalInt("real_memory");
-          if (!f.status().ok()) return f.status();
-          if (n.name.empty()) return InvalidArgument(f.where() + ".name: empty");
-          return n;
-        });
+    return ParseEach<SlurmNode>(body, "nodes", "GET /nodes",
+                                [](const json&, JsonFields& f) -> StatusOr<SlurmNode> {
+                                  SlurmNode n;
+                                  n.name = f.String("name");
+                                  n.state = f.String("state");
+                                  n.state_flags = f.OptionalStringArray("state_flags");
+                                  shapes::ReadNodeFields(f, n);
+                                  if (!f.status().ok()) return f.status();
+                                  if (n.name.empty())
+                                    return InvalidArgument(f.where() + ".name: empty");
+                                  return n;
+                                });
   }
 
   StatusOr<std::vector<SlurmPartition>> ParsePartitions(const json& body) const override {
@@ -117,10 +111,6 @@ class ShapesV0038 final : public ApiShapes {
     return shapes::NestedString(body, "meta", "Slurm", "release");
   }
 
-  Status ResponseErrors(const json& body, std::string_view what) const override {
-    return shapes::ErrorsOf(body, what);
-  }
-
   StatusOr<json> SubmitBody(const JobRequest& r) const override {
     AIRTIME_RETURN_IF_ERROR(shapes::CheckRequest(r));
     json job = {
@@ -148,10 +138,6 @@ class ShapesV0038 final : public ApiShapes {
       job["signal"] = r.grace_signal->signal + "@" + std::to_string(r.grace_signal->seconds_before);
     if (r.time_limit_minutes) job["time_limit"] = *r.time_limit_minutes;
     return json{{"script", r.script}, {"job", std::move(job)}};
-  }
-
-  StatusOr<int64_t> ParseSubmitted(const json& body) const override {
-    return shapes::SubmittedId(body);
   }
 
   json HoldBody() const override { return {{"hold", true}}; }

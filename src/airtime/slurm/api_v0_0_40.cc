@@ -36,7 +36,6 @@ namespace airtime::slurm {
 namespace {
 
 using nlohmann::json;
-using shapes::GresField;
 using shapes::Hostlist;
 using shapes::ParseEach;
 
@@ -108,28 +107,24 @@ class ShapesV0040 final : public ApiShapes {
   std::string_view Version() const override { return version_; }
 
   StatusOr<std::vector<SlurmNode>> ParseNodes(const json& body) const override {
-    return ParseEach<SlurmNode>(
-        body, "nodes", "GET /nodes", [](const json&, JsonFields& f) -> StatusOr<SlurmNode> {
-          SlurmNode n;
-          n.name = f.String("name");
-          for (const std::string& w : f.OptionalStringArray("state")) {
-            if (n.state.empty() && OneOf(kNodeBaseStates, w))
-              n.state = ToLower(w);
-            else
-              n.state_flags.push_back(w);
-          }
-          n.reason = f.OptionalString("reason");
-          n.address = f.OptionalString("address");
-          n.partitions = f.OptionalStringArray("partitions");
-          n.gres = GresField(f, "gres", f.OptionalString("gres"));
-          n.gres_used = GresField(f, "gres_used", f.OptionalString("gres_used"));
-          n.cpus = f.OptionalInt("cpus");
-          n.real_memory_mb = f.OptionalInt("real_memory");
-          if (!f.status().ok()) return f.status();
-          if (n.name.empty()) return InvalidArgument(f.where() + ".name: empty");
-          if (n.state.empty()) return InvalidArgument(f.where() + ".state: no base state");
-          return n;
-        });
+    return ParseEach<SlurmNode>(body, "nodes", "GET /nodes",
+                                [](const json&, JsonFields& f) -> StatusOr<SlurmNode> {
+                                  SlurmNode n;
+                                  n.name = f.String("name");
+                                  for (const std::string& w : f.OptionalStringArray("state")) {
+                                    if (n.state.empty() && OneOf(kNodeBaseStates, w))
+                                      n.state = ToLower(w);
+                                    else
+                                      n.state_flags.push_back(w);
+                                  }
+                                  shapes::ReadNodeFields(f, n);
+                                  if (!f.status().ok()) return f.status();
+                                  if (n.name.empty())
+                                    return InvalidArgument(f.where() + ".name: empty");
+                                  if (n.state.empty())
+                                    return InvalidArgument(f.where() + ".state: no base state");
+                                  return n;
+                                });
   }
 
   StatusOr<std::vector<SlurmPartition>> ParsePartitions(const json& body) const override {
@@ -190,10 +185,6 @@ class ShapesV0040 final : public ApiShapes {
     return shapes::NestedString(body, "meta", "slurm", "release");
   }
 
-  Status ResponseErrors(const json& body, std::string_view what) const override {
-    return shapes::ErrorsOf(body, what);
-  }
-
   StatusOr<json> SubmitBody(const JobRequest& r) const override {
     AIRTIME_RETURN_IF_ERROR(shapes::CheckRequest(r));
     json env = json::array();
@@ -224,10 +215,6 @@ class ShapesV0040 final : public ApiShapes {
     }
     if (r.time_limit_minutes) job["time_limit"] = *r.time_limit_minutes;
     return json{{"job", std::move(job)}};
-  }
-
-  StatusOr<int64_t> ParseSubmitted(const json& body) const override {
-    return shapes::SubmittedId(body);
   }
 
   json HoldBody() const override { return {{"hold", true}}; }
