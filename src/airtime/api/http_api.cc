@@ -9,6 +9,7 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <regex>
 #include <thread>
@@ -149,7 +150,7 @@ bool IsLoopbackHost(const std::string& host_in) {
 
 struct HttpApi::Impl {
   Impl(ControlPlane& p, const Tokens& t, HttpApiOptions o)
-      : plane(p), tokens(t), options(o), server(LimitsOf(o)) {}
+      : plane(p), tokens(t), options(o), rate(o.tenant_rate), server(LimitsOf(o)) {}
 
   void AddRoutes();
   void Add(std::string method, const std::string& pattern, bool needs_token, Handler h,
@@ -165,6 +166,7 @@ struct HttpApi::Impl {
   ControlPlane& plane;
   const Tokens& tokens;
   HttpApiOptions options;
+  TenantRate rate;
   GuardedServer server;
   std::vector<Route> routes;
   std::thread thread;
@@ -278,6 +280,19 @@ void HttpApi::Impl::Handle(const Route& r, const httplib::Request& req, std::str
       return WriteError(res, who.status());
     }
     caller = *who;
+    if (!caller.admin) {
+      if (const int64_t wait_ms = rate.Take(caller.tenant); wait_ms > 0) {
+        const TenantRate::Options& o = rate.options();
+        char what[256];
+        std::snprintf(what, sizeof what,
+                      "tenant '%s' is over its API calls (%g a second, %g at once): retry in "
+                      "%lld ms",
+                      caller.tenant.substr(0, 64).c_str(), o.per_second, o.burst,
+                      static_cast<long long>(wait_ms));
+        res.set_header("Retry-After", std::to_string((wait_ms + 999) / 1000));
+        return WriteJson(res, 429, ErrorJson(Status(StatusCode::kResourceExhausted, what)));
+      }
+    }
   }
   if (r.query == Route::Query::kNone) {
     const Status none = CheckNoQuery(QueryOf(req));

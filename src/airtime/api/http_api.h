@@ -29,7 +29,8 @@
 // Threads: Start() serves on a background accept thread that hands connections to a pool
 // of workers that grows from `threads` to `max_threads`; the ControlPlane is called from
 // those workers concurrently. Slow and idle connections are cut off by the deadlines below
-// and capped per client address (connection_guard.h): 408, 429, 431.
+// and capped per client address (connection_guard.h): 408, 429, 431. A tenant's calls are
+// rate-limited (tenant_rate.h): 429 with Retry-After.
 // Listen/Start/Stop are for one owning thread.
 #pragma once
 
@@ -39,6 +40,7 @@
 #include <string>
 
 #include "airtime/api/control_plane.h"
+#include "airtime/api/tenant_rate.h"
 #include "airtime/api/tokens.h"
 #include "airtime/base/status.h"
 
@@ -58,6 +60,9 @@ struct HttpApiOptions {
   int64_t keepalive_timeout_ms = 5'000;  // idle between two requests of a connection
   int64_t write_timeout_ms = 10'000;     // writing one answer
   int max_connections_per_address = 64;  // more at once from one address: 429 (<= 0: no cap)
+  // Each tenant's API calls (tenant_rate.h): beyond them 429 with Retry-After. The admin
+  // is not limited. per_second 0: no limit.
+  TenantRate::Options tenant_rate;
 };
 
 class HttpApi {

@@ -577,6 +577,9 @@ TEST_F(HttpApiTest, BodyOverLimitIs413) {
 }
 
 TEST_F(HttpApiTest, ConcurrentBurstAllAccepted) {
+  HttpApiOptions o;
+  o.tenant_rate.per_second = 0;  // this test is of concurrency, not of the rate limit
+  StartServer(o);
   constexpr int kThreads = 16, kEach = 125;
   std::atomic<int> ok{0};
   std::vector<std::thread> threads;
@@ -589,6 +592,42 @@ TEST_F(HttpApiTest, ConcurrentBurstAllAccepted) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), kThreads * kEach);
   EXPECT_EQ(plane_.accepted(), kThreads * kEach);
+}
+
+// A tenant over its API calls is answered 429 with Retry-After and a message that says why;
+// the admin and other tenants are not held back, and the calls refused reach nothing.
+TEST_F(HttpApiTest, ATenantOverItsCallRateIs429) {
+  HttpApiOptions o;
+  o.tenant_rate = {1, 5};  // 5 at once, then one a second
+  StartServer(o);
+  auto team_a = Raw(kTeamAToken);
+  int passed = 0, refused = 0;
+  std::string body, retry_after;
+  for (int i = 0; i < 8; ++i) {
+    auto r = team_a.Get("/v1/gpus");
+    ASSERT_TRUE(r);
+    if (r->status == 200) ++passed;
+    if (r->status != 429) continue;
+    ++refused;
+    body = r->body;
+    retry_after = r->get_header_value("Retry-After");
+  }
+  EXPECT_EQ(passed, 5);
+  ASSERT_EQ(refused, 3);
+  const json error = json::parse(body)["error"];
+  EXPECT_EQ(error["code"], "resource_exhausted");
+  EXPECT_NE(error["message"].get<std::string>().find(
+                "tenant 'team-a' is over its API calls (1 a second, 5 at once): retry in"),
+            std::string::npos)
+      << body;
+  EXPECT_EQ(retry_after, "1");
+  const int submitted = plane_.accepted();
+  auto post = team_a.Post("/v1/workloads", "name: x\n", "application/yaml");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->status, 429);
+  EXPECT_EQ(plane_.accepted(), submitted);  // refused before the plane
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(Raw(kAdminToken).Get("/v1/gpus")->status, 200);
+  EXPECT_EQ(Raw("").Get("/healthz")->status, 200);
 }
 
 // A body nested 60,000 levels deep (about 120 KB) once overflowed a worker's stack; it is

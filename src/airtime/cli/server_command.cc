@@ -37,6 +37,8 @@ struct ServerArgs {
   // Slow and idle connections (connection_guard.h), seconds.
   double header_timeout_s = 10, body_timeout_s = 60, keepalive_timeout_s = 5, write_timeout_s = 10;
   int max_per_address = 64;
+  double tenant_rate = TenantRate::Options{}.per_second;
+  double tenant_burst = TenantRate::Options{}.burst;
   int max_threads = 1024;
   std::string isolation = "auto";
   bool allow_unisolated_tenants = false;
@@ -145,6 +147,7 @@ int RunServer(const ServerArgs& args) {
   api_options.keepalive_timeout_ms = ms(args.keepalive_timeout_s);
   api_options.write_timeout_ms = ms(args.write_timeout_s);
   api_options.max_connections_per_address = args.max_per_address;
+  api_options.tenant_rate = {args.tenant_rate, args.tenant_burst};
   api_options.max_threads = args.max_threads;
   // Without isolation a tenant's workload runs as the daemon's user: tenant tokens are
   // refused unless the operator accepted that.
@@ -274,6 +277,15 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
                   "Connections at once from one client address (more are answered 429; 0: no "
                   "cap)")
       ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--tenant-rate", args->tenant_rate,
+                  "A tenant's API calls a second, on average (more are answered 429 with "
+                  "Retry-After; the admin is not limited; 0: no limit)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  cmd->add_option("--tenant-burst", args->tenant_burst,
+                  "A tenant's API calls at once, beyond the average (--tenant-rate)")
+      ->check(CLI::Range(1.0, 1e7))
       ->capture_default_str();
   cmd->add_option("--http-max-threads", args->max_threads,
                   "Most requests served at once (a worker thread each; connections waiting "

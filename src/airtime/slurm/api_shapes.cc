@@ -18,6 +18,32 @@ Status ApiShapes::ResponseErrors(const nlohmann::json& body, std::string_view wh
   return shapes::ErrorsOf(body, what);
 }
 
+Status ApiShapes::SignalErrors(const nlohmann::json& body, std::string_view what) const {
+  AIRTIME_RETURN_IF_ERROR(ResponseErrors(body, what));
+  constexpr int64_t kAlreadyDone = 2021;  // ESLURM_ALREADY_DONE
+  auto status = body.find("status");
+  if (status == body.end() || !status->is_array()) return OkStatus();
+  for (const nlohmann::json& job : *status) {
+    if (!job.is_object()) continue;
+    auto error = job.find("error");
+    if (error == job.end() || !error->is_object()) continue;
+    auto code = error->find("code");
+    if (code == error->end() || !code->is_number_integer()) continue;
+    const int64_t n = code->get<int64_t>();
+    if (n == 0 || n == kAlreadyDone) continue;
+    std::string text;
+    for (const char* key : {"string", "message"}) {
+      auto v = error->find(key);
+      if (v != error->end() && v->is_string() && !v->get<std::string>().empty())
+        text += (text.empty() ? "" : ": ") + v->get<std::string>().substr(0, 200);
+    }
+    return FailedPrecondition(std::string(what) +
+                              ": slurmrestd: " + (text.empty() ? "failed" : text) +
+                              " (error code " + std::to_string(n) + ")");
+  }
+  return OkStatus();
+}
+
 StatusOr<int64_t> ApiShapes::ParseSubmitted(const nlohmann::json& body) const {
   return shapes::SubmittedId(body);
 }

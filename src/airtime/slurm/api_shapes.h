@@ -48,6 +48,11 @@ class ApiShapes {
   // "error_number"}]).
   virtual Status ResponseErrors(const nlohmann::json& body, std::string_view what) const;
 
+  // The answer to DELETE job/{id} (a cancel, or a signal with ?signal=): its errors, and the
+  // failures it lists per job in "status" (slurmctld's slurm_kill_jobs, from 24.11 on: a
+  // job that could not be signalled is not in "errors"); a job already ended is not one.
+  virtual Status SignalErrors(const nlohmann::json& body, std::string_view what) const;
+
   // POST job/submit: the body, and the job id from the answer.
   virtual StatusOr<nlohmann::json> SubmitBody(const JobRequest& request) const = 0;
   // The job id, or the errors when there is none (alike in every version so far).

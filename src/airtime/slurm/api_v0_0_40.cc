@@ -1,5 +1,5 @@
-// slurmrestd's openapi/slurmctld API of Slurm 23.11 to 25.11: v0.0.40 (23.11, 24.05, 24.11),
-// v0.0.41 (24.05 to 25.05), v0.0.42 (24.11 to 25.11), v0.0.43 (25.05, 25.11) and v0.0.44
+// slurmrestd's openapi/slurmctld API of Slurm 23.11 to 25.11: v0.0.40 (23.11 to 25.05),
+// v0.0.41 (24.05 to 25.11), v0.0.42 (24.11 to 25.11), v0.0.43 (25.05, 25.11) and v0.0.44
 // (25.11). One implementation, since they write alike every field airtime reads or writes.
 // Written from Slurm's own data_parser source (src/plugins/data_parser/v0.0.4N/parsers.c at
 // slurm-23-11-11-1, slurm-24-05-8-1, slurm-24-11-6-1 and master) and its slurmctld handlers
@@ -23,6 +23,7 @@
 //   - an update takes "required_nodes" (no scontrol needed to steer a pending job);
 //   - DELETE job/{id}?signal=NAME signals every process of the job (KILL_FULL_JOB), as in
 //     v0.0.38.
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <optional>
@@ -44,11 +45,13 @@ using shapes::ParseEach;
 constexpr std::array<std::string_view, 12> kJobBaseStates = {
     "PENDING", "RUNNING",   "SUSPENDED", "COMPLETED", "CANCELLED", "FAILED",
     "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE",  "OUT_OF_MEMORY"};
-constexpr std::array<std::string_view, 12> kJobShownFlags = {
-    "COMPLETING",   "STAGE_OUT",    "CONFIGURING", "RESIZING", "REQUEUED",      "REQUEUE_FED",
-    "REQUEUE_HOLD", "SPECIAL_EXIT", "STOPPED",     "REVOKED",  "RESV_DEL_HOLD", "SIGNALING"};
-constexpr std::array<std::string_view, 7> kNodeBaseStates = {
-    "UNKNOWN", "DOWN", "IDLE", "ALLOCATED", "ERROR", "MIXED", "FUTURE"};
+// (EXPEDITING: 25.11 on.)
+constexpr std::array<std::string_view, 13> kJobShownFlags = {
+    "COMPLETING", "STAGE_OUT",     "CONFIGURING",  "EXPEDITING",   "RESIZING",
+    "REQUEUED",   "REQUEUE_FED",   "REQUEUE_HOLD", "SPECIAL_EXIT", "STOPPED",
+    "REVOKED",    "RESV_DEL_HOLD", "SIGNALING"};
+constexpr std::array<std::string_view, 8> kNodeBaseStates = {
+    "UNKNOWN", "DOWN", "IDLE", "ALLOCATED", "ERROR", "MIXED", "FUTURE", "INVALID"};
 
 template <size_t N>
 bool OneOf(const std::array<std::string_view, N>& words, const std::string& w) {
@@ -83,7 +86,7 @@ int64_t WaitStatus(const json& item, JsonFields& f) {
   }
   JsonFields code(*it, f.where() + ".exit_code");
   const std::vector<std::string> status = code.OptionalStringArray("status");
-  const int64_t rc = code.OptionalNoValInt("return_code", 0);
+  const int64_t rc = code.OptionalNoValInt("return_code", -1);
   int64_t sig = 0;
   if (auto s = it->find("signal"); s != it->end() && !s->is_null()) {
     JsonFields signal(*s, code.where() + ".signal");
@@ -92,10 +95,33 @@ int64_t WaitStatus(const json& item, JsonFields& f) {
   }
   f.Merge(code.status());
   if (!code.status().ok()) return 0;
-  for (const std::string& w : status)
-    if (w == "SIGNALED" || w == "CORE_DUMPED") return sig & 0x7f;
-  if (rc < 0 || rc > 255) return -1;  // not a return code: ExitCodeOf reads -1 as unknown
+  // -1 (ExitCodeOf: unknown) where the object does not say: a signal without its number, a
+  // return code not set or out of range, an INVALID status.
+  auto has = [&](const char* word) {
+    return std::find(status.begin(), status.end(), word) != status.end();
+  };
+  if (has("SIGNALED") || has("CORE_DUMPED")) return sig >= 1 && sig <= 127 ? sig : -1;
+  if (has("PENDING") || (status.empty() && rc == 0)) return 0;
+  if (has("INVALID") || rc < 0 || rc > 255) return -1;
   return rc << 8;
+}
+
+// One node: its state array is its base state (the first base word; INVALID, Slurm's word
+// for an unset state, read as unknown) and its flags.
+StatusOr<SlurmNode> ReadNode(JsonFields& f) {
+  SlurmNode n;
+  n.name = f.String("name");
+  for (const std::string& w : f.OptionalStringArray("state")) {
+    if (n.state.empty() && OneOf(kNodeBaseStates, w))
+      n.state = w == "INVALID" ? "unknown" : ToLower(w);
+    else
+      n.state_flags.push_back(w);
+  }
+  shapes::ReadNodeFields(f, n);
+  if (!f.status().ok()) return f.status();
+  if (n.name.empty()) return InvalidArgument(f.where() + ".name: empty");
+  if (n.state.empty()) return InvalidArgument(f.where() + ".state: no base state");
+  return n;
 }
 
 class ShapesV0040 final : public ApiShapes {
@@ -108,23 +134,7 @@ class ShapesV0040 final : public ApiShapes {
 
   StatusOr<std::vector<SlurmNode>> ParseNodes(const json& body) const override {
     return ParseEach<SlurmNode>(body, "nodes", "GET /nodes",
-                                [](const json&, JsonFields& f) -> StatusOr<SlurmNode> {
-                                  SlurmNode n;
-                                  n.name = f.String("name");
-                                  for (const std::string& w : f.OptionalStringArray("state")) {
-                                    if (n.state.empty() && OneOf(kNodeBaseStates, w))
-                                      n.state = ToLower(w);
-                                    else
-                                      n.state_flags.push_back(w);
-                                  }
-                                  shapes::ReadNodeFields(f, n);
-                                  if (!f.status().ok()) return f.status();
-                                  if (n.name.empty())
-                                    return InvalidArgument(f.where() + ".name: empty");
-                                  if (n.state.empty())
-                                    return InvalidArgument(f.where() + ".state: no base state");
-                                  return n;
-                                });
+                                [](const json&, JsonFields& f) { return ReadNode(f); });
   }
 
   StatusOr<std::vector<SlurmPartition>> ParsePartitions(const json& body) const override {
@@ -165,7 +175,8 @@ class ShapesV0040 final : public ApiShapes {
           j.user = f.OptionalString("user_name");
           j.nodes = Hostlist(f, "nodes", f.OptionalString("nodes"));
           j.required_nodes = Hostlist(f, "required_nodes", f.OptionalString("required_nodes"));
-          j.priority = f.OptionalNoValInt("priority");
+          // Unset or infinite: not 0, which would read as held.
+          j.priority = f.OptionalNoValInt("priority", -1);
           j.restarts = f.OptionalInt("restart_cnt");
           j.submit_time = f.OptionalNoValInt("submit_time");
           j.start_time = f.OptionalNoValInt("start_time");

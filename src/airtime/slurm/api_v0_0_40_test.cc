@@ -65,6 +65,9 @@ TEST_P(V004x, ReadsNodesWithStateArrays) {
   EXPECT_FALSE((*down)[3].Usable());
 
   json bad = Sample("nodes.json");
+  bad["nodes"][1]["state"] = json::array({"INVALID"});  // Slurm's word for an unset state
+  EXPECT_EQ((*shapes_->ParseNodes(bad))[1].state, "unknown");
+  EXPECT_FALSE((*shapes_->ParseNodes(bad))[1].Usable());
   bad["nodes"][1]["state"] = json::array({"DRAIN"});
   EXPECT_THAT(shapes_->ParseNodes(bad).status().message(),
               HasSubstr("nodes[1].state: no base state"));
@@ -162,6 +165,7 @@ TEST_P(V004x, AJobsStateIsTheWordSqueueShows) {
   EXPECT_EQ(*state_of({"PENDING", "REQUEUED"}), "REQUEUED");
   EXPECT_EQ(*state_of({"FAILED", "LAUNCH_FAILED"}), "FAILED");
   EXPECT_EQ(*state_of({"CONFIGURING", "RUNNING"}), "CONFIGURING");
+  EXPECT_EQ(*state_of({"PENDING", "EXPEDITING", "REQUEUED"}), "EXPEDITING");  // 25.11
   EXPECT_THAT(state_of(json::array()).status().message(),
               HasSubstr("jobs[0].job_state: missing or empty"));
   EXPECT_THAT(state_of({"UPDATE_DB"}).status().message(), HasSubstr("no base state"));
@@ -189,6 +193,13 @@ TEST_P(V004x, AnExitCodeBecomesAWaitStatus) {
   EXPECT_EQ(*code_of({{"status", {"PENDING"}}, {"return_code", unset}}), 0);
   EXPECT_EQ(*code_of(256), 256);  // a plain wait status, as v0.0.38 writes it
   EXPECT_EQ(*code_of({{"status", {"INVALID"}}, {"return_code", num(70000)}}), -1);
+  // What the object does not say is unknown (-1), not success.
+  EXPECT_EQ(*code_of({{"status", {"SIGNALED"}}, {"return_code", unset}}), -1);
+  EXPECT_EQ(*code_of({{"status", {"CORE_DUMPED"}}, {"signal", {{"id", unset}}}}), -1);
+  EXPECT_EQ(*code_of({{"status", {"SIGNALED"}}, {"signal", {{"id", num(128)}}}}), -1);
+  EXPECT_EQ(*code_of({{"status", {"ERROR"}}, {"return_code", unset}}), -1);
+  EXPECT_EQ(*code_of({{"status", {"INVALID"}}, {"return_code", num(3)}}), -1);
+  EXPECT_EQ(*code_of({{"status", {"SUCCESS"}}, {"return_code", num(0)}}), 0);
   EXPECT_THAT(code_of("0").status().message(),
               HasSubstr("jobs[0].exit_code: expected an object or an integer"));
   EXPECT_THAT(code_of({{"return_code", {{"set", "yes"}}}}).status().message(),
@@ -263,6 +274,28 @@ TEST_P(V004x, BuildsASubmission) {
   EXPECT_THAT(shapes_->SubmitBody(r).status().message(), HasSubstr("#!"));
 }
 
+// From 24.11 slurmctld signals through slurm_kill_jobs: a job it could not signal is listed
+// in "status" with its error, not in "errors"; one already ended is no failure.
+TEST_P(V004x, ASignalsFailuresPerJobAreErrors) {
+  const json ok = {{"status", json::array()}, {"errors", json::array()}};
+  EXPECT_TRUE(shapes_->SignalErrors(ok, "cancel of job 5").ok());
+  json failed = ok;
+  failed["status"].push_back({{"error",
+                               {{"string", "Invalid job id specified"},
+                                {"code", 2017},
+                                {"message", "Unable to find JobId=5"}}},
+                              {"job_id", {{"set", true}, {"number", 5}}}});
+  Status st = shapes_->SignalErrors(failed, "cancel of job 5");
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.message(), HasSubstr("cancel of job 5: slurmrestd: Invalid job id specified: "
+                                      "Unable to find JobId=5 (error code 2017)"));
+  failed["status"][0]["error"]["code"] = 2021;  // ESLURM_ALREADY_DONE
+  EXPECT_TRUE(shapes_->SignalErrors(failed, "cancel of job 5").ok());
+  failed["status"] = json::array({"x", 1, {{"error", "x"}}, {{"error", {{"code", "2017"}}}}});
+  EXPECT_TRUE(shapes_->SignalErrors(failed, "cancel of job 5").ok());  // nothing it can read
+  EXPECT_FALSE(shapes_->SignalErrors(Sample("job_not_found.json"), "x").ok());  // "errors"
+}
+
 TEST_P(V004x, UpdateBodies) {
   EXPECT_EQ(shapes_->ReleaseBody(), json({{"hold", false}, {"begin_time", "now"}}));
   EXPECT_EQ(shapes_->HoldBody(), json({{"hold", true}}));
@@ -296,8 +329,10 @@ TEST_P(V004x, NamesTheFieldThatIsWrong) {
   jobs["jobs"][0]["start_time"] = {{"set", false}, {"infinite", false}, {"number", 5}};
   auto parsed = shapes_->ParseJobs(jobs);
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
-  EXPECT_EQ((*parsed)[0].priority, 0);
+  EXPECT_EQ((*parsed)[0].priority, -1);  // not 0: that would read as held
   EXPECT_EQ((*parsed)[0].start_time, 0);
+  jobs["jobs"][0]["job_state"] = json::array({"PENDING"});
+  EXPECT_FALSE((*shapes_->ParseJobs(jobs))[0].Held());
 }
 
 // Every field of every job, and of its nested objects, replaced by a value of each JSON type

@@ -189,7 +189,7 @@ Status RestSlurmClient::Cancel(int64_t job) {
   const std::string path = shapes_->Path("job/" + std::to_string(job));
   auto answer = http_.Delete(path);
   if (!answer.ok()) return answer.status();
-  return shapes_->ResponseErrors(*answer, "cancel of job " + std::to_string(job));
+  return shapes_->SignalErrors(*answer, "cancel of job " + std::to_string(job));
 }
 
 Status RestSlurmClient::Signal(int64_t job, const std::string& signal) {
@@ -206,7 +206,7 @@ Status RestSlurmClient::Signal(int64_t job, const std::string& signal) {
   const std::string path = shapes_->Path("job/" + std::to_string(job)) + "?signal=" + signal;
   auto answer = http_.Delete(path);
   if (!answer.ok()) return answer.status();
-  return shapes_->ResponseErrors(*answer, "signal " + signal + " to job " + std::to_string(job));
+  return shapes_->SignalErrors(*answer, "signal " + signal + " to job " + std::to_string(job));
 }
 
 }  // namespace airtime::slurm

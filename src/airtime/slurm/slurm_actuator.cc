@@ -32,12 +32,13 @@ bool SlurmSetsIt(const std::string& name) {
 // docs/slurm.md).
 constexpr size_t kJobReadsPerPoll = 32;
 
-// The PORT a request's environment gives its replica (0: none).
+// The PORT a request's environment gives its replica (0: none): the last AIRTIME_PORT, as the
+// job's environment (a map, filled in order) keeps the last.
 int PortOf(const EnvVars& env) {
-  for (const auto& [k, v] : env) {
-    if (k != "AIRTIME_PORT") continue;
+  for (auto it = env.rbegin(); it != env.rend(); ++it) {
+    if (it->first != "AIRTIME_PORT") continue;
     int port = 0;
-    for (char c : v) {
+    for (char c : it->second) {
       if (c < '0' || c > '9' || port > 65535) return 0;
       port = port * 10 + (c - '0');
     }
@@ -308,13 +309,13 @@ StatusOr<SlurmActuator::Plan> SlurmActuator::PlanLaunch(const LaunchRequest& req
     });
     if (same != jobs.end()) {
       const Parked parked = *same;
-      plan.port = parked.port;
       jobs.erase(same);
       if (jobs.empty()) parked_.erase(p);
       Status st = client_->SetRequiredNodes(parked.job, shape->nodes);
       if (st.ok()) st = client_->Release(parked.job);
       if (st.ok()) {
         plan.parked_job = parked.job;
+        plan.port = parked.port;  // its environment's, not the request's
         return plan;
       }
       (void)client_->Cancel(parked.job);  // not reusable: a new job below

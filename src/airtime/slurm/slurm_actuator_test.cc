@@ -31,6 +31,7 @@ class ScriptedSlurm final : public SlurmClient {
  public:
   // The calling thread's (the actions').
   std::vector<std::string> calls;
+  bool fail_release = false;  // Release answers an error (set on the test's thread only)
   std::vector<JobRequest> submitted;
   int64_t next_id = 100;
   bool signal_fails = false;
@@ -105,6 +106,7 @@ class ScriptedSlurm final : public SlurmClient {
   }
   Status Release(int64_t job) override {
     calls.push_back("release " + std::to_string(job));
+    if (fail_release) return Status(StatusCode::kFailedPrecondition, "release refused");
     return OkStatus();
   }
   Status Hold(int64_t job) override {
@@ -665,6 +667,32 @@ TEST_F(SlurmActuatorTest, AParkedReplicaKeepsItsPortAndIsReachedAtItsNode) {
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->slurm_job, h->slurm_job);
   EXPECT_EQ(back->port, 20007);
+  EXPECT_THAT(actuator_->KeptPorts(), IsEmpty());
+}
+
+// A parked job that cannot be taken back (its release fails) is cancelled and a new job is
+// submitted with the request's environment: the run's port is the request's.
+TEST_F(SlurmActuatorTest, ANewJobInsteadOfAParkedOneHasTheRequestsPort) {
+  LaunchRequest r = Request("svc", 30, {"slurm:n1:0"});
+  r.env.push_back({"AIRTIME_PORT", "20007"});
+  auto h = actuator_->Launch(r);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  ASSERT_TRUE(actuator_->Watch(30, *h).ok());
+  slurm_->Run(h->slurm_job, "n1", "h100", {0});
+  Poll();
+  ASSERT_TRUE(actuator_->Stop(30, 0).ok());
+  Poll();
+  slurm_->Edit(h->slurm_job)->state = "PENDING";
+  slurm_->Edit(h->slurm_job)->priority = 0;
+  Poll();
+  ASSERT_THAT(actuator_->KeptPorts(), ElementsAre(20007));
+  slurm_->fail_release = true;
+  LaunchRequest again = Request("svc", 31, {"slurm:n1:1"});
+  again.env.push_back({"AIRTIME_PORT", "20008"});
+  auto fresh = actuator_->Launch(again);
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  EXPECT_NE(fresh->slurm_job, h->slurm_job);
+  EXPECT_EQ(fresh->port, 20008);
   EXPECT_THAT(actuator_->KeptPorts(), IsEmpty());
 }
 
