@@ -76,6 +76,7 @@ int FuzzOne(const uint8_t* data, size_t size) {
     case 3:
       (void)shapes->ParseSubmitted(body);
       (void)shapes->ResponseErrors(body, "fuzz");
+      (void)shapes->SignalErrors(body, "fuzz");
       (void)shapes->ParseRelease(body);
       break;
     default:

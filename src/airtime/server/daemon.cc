@@ -390,12 +390,16 @@ int Daemon::FreePort() const {
   return port;
 }
 
-int Daemon::PortFor(const std::string& host) const {
+int Daemon::PortFor(const std::string& host) {
   std::set<int> used;
   for (const auto& [id, r] : runs_)
     if (r.row.port > 0) used.insert(static_cast<int>(r.row.port));
   for (int p : actuator_->KeptPorts()) used.insert(p);
-  if (!IsLoopbackHost(host)) return PickPort(options_.replica_ports, used);
+  if (!IsLoopbackHost(host)) {
+    const int p = PickPort(options_.replica_ports, used, next_replica_port_);
+    if (p > 0) next_replica_port_ = p + 1;
+    return p;
+  }
   for (int tries = 0; tries < 16; ++tries) {
     const int p = FreePort();
     if (p > 0 && !used.count(p)) return p;

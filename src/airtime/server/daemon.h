@@ -302,7 +302,7 @@ class Daemon final : public ControlPlane {
   int FreePort() const;
   // A port for a replica that will be reached at `host` (replica_ports.h): unique among the
   // daemon's replicas and the ports the backend keeps; 0 when none is left.
-  int PortFor(const std::string& host) const;
+  int PortFor(const std::string& host);
   // Whether a run of job `w` is being stopped and its process has not exited yet.
   bool PreviousRunStopping(const WorkloadRec& w) const;
   void LaunchDeferred();
@@ -537,6 +537,7 @@ class Daemon final : public ControlPlane {
   std::thread scraper_;  // one scrape round at a time, off the loop
   bool scrape_busy_ = false;
   bool mps_started_ = false, mps_warned_ = false;
+  int next_replica_port_ = 0;  // where PortFor's next turn through --replica-ports begins
   StoreMarks marks_;  // what DATA/store-marks says (kept in step with the store)
   bool marks_warned_ = false;
   TimeMs demand_pruned_at_ = 0;  // when the demand history was last pruned

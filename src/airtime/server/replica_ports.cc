@@ -22,8 +22,11 @@ StatusOr<PortRange> ParsePortRange(std::string_view text) {
   return r;
 }
 
-int PickPort(const PortRange& range, const std::set<int>& used) {
-  for (int p = range.first; p <= range.last; ++p)
+int PickPort(const PortRange& range, const std::set<int>& used, int from) {
+  const int start = from >= range.first && from <= range.last ? from : range.first;
+  for (int p = start; p <= range.last; ++p)
+    if (!used.count(p)) return p;
+  for (int p = range.first; p < start; ++p)
     if (!used.count(p)) return p;
   return 0;
 }

@@ -26,7 +26,9 @@ struct PortRange {
 // "FIRST-LAST", 1024 <= FIRST <= LAST <= 65535; the error names what is wrong.
 StatusOr<PortRange> ParsePortRange(std::string_view text);
 
-// The lowest port of `range` not in `used`; 0 when every one is.
-int PickPort(const PortRange& range, const std::set<int>& used);
+// The first port of `range` not in `used`, from `from` on and then from the start of the
+// range (a port just given up comes back last: a replica that outlived its run may still
+// hold it); 0 when every one is.
+int PickPort(const PortRange& range, const std::set<int>& used, int from = 0);
 
 }  // namespace airtime

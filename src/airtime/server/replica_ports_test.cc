@@ -19,12 +19,16 @@ TEST(ReplicaPorts, ParsesARangeAndNamesWhatIsWrong) {
     EXPECT_THAT(ParsePortRange(bad).status().message(), HasSubstr("1024 to 65535")) << bad;
 }
 
-TEST(ReplicaPorts, PicksTheLowestFreePortAndNoneWhenAllAreHeld) {
+TEST(ReplicaPorts, PicksTheNextFreePortInTurnAndNoneWhenAllAreHeld) {
   const PortRange r{21000, 21002};
   EXPECT_EQ(PickPort(r, {}), 21000);
   EXPECT_EQ(PickPort(r, {21000, 21002}), 21001);
   EXPECT_EQ(PickPort(r, {21000, 21001, 21002}), 0);
   EXPECT_EQ(PickPort(r, {20999, 21003}), 21000);  // ports outside the range do not matter
+  // In turn from where the last one was given, then round to the start.
+  EXPECT_EQ(PickPort(r, {}, 21001), 21001);
+  EXPECT_EQ(PickPort(r, {21001, 21002}, 21001), 21000);
+  EXPECT_EQ(PickPort(r, {}, 30000), 21000);  // outside the range: from the start
 }
 
 }  // namespace
