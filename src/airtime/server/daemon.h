@@ -538,7 +538,7 @@ class Daemon final : public ControlPlane {
   bool scrape_busy_ = false;
   bool mps_started_ = false, mps_warned_ = false;
   int next_replica_port_ = 0;  // where PortFor's next turn through --replica-ports begins
-  StoreMarks marks_;  // what DATA/store-marks says (kept in step with the store)
+  StoreMarks marks_;           // what DATA/store-marks says (kept in step with the store)
   bool marks_warned_ = false;
   TimeMs demand_pruned_at_ = 0;  // when the demand history was last pruned
   std::string store_loss_note_;  // for the start-up line, after an accepted store loss
