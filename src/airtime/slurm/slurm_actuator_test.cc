@@ -344,6 +344,27 @@ class SlurmActuatorTest : public ::testing::Test {
     return h->slurm_job;
   }
 
+  // A replica of `workload` on n1's GPU 0 with `port` in its environment, run, stopped and
+  // parked (requeued and held). Its job id.
+  int64_t ParkReplica(const std::string& workload, int64_t run, const std::string& port) {
+    LaunchRequest r = Request(workload, run, {"slurm:n1:0"});
+    r.env.push_back({"AIRTIME_PORT", port});
+    auto h = actuator_->Launch(r);
+    EXPECT_TRUE(h.ok()) << h.status().ToString();
+    if (!h.ok()) return 0;
+    EXPECT_EQ(h->port, std::stoi(port));
+    EXPECT_TRUE(actuator_->Watch(run, *h).ok());
+    EXPECT_THAT(actuator_->KeptPorts(), ::testing::IsEmpty());  // running: its run holds it
+    slurm_->Run(h->slurm_job, "n1", "h100", {0});
+    Poll();
+    EXPECT_TRUE(actuator_->Stop(run, 0).ok());
+    Poll();
+    slurm_->Edit(h->slurm_job)->state = "PENDING";
+    slurm_->Edit(h->slurm_job)->priority = 0;
+    Poll();
+    return h->slurm_job;
+  }
+
   ScriptedSlurm* slurm_ = nullptr;
   SlurmCluster cluster_;
   std::unique_ptr<SlurmActuator> actuator_;
@@ -642,30 +663,16 @@ TEST_F(SlurmActuatorTest, ReplicasOfOneServiceParkSeveralJobs) {
 // takes the job back runs with it (the handle says so), and while parked no other replica
 // may be given it. The replica is reached at its node's address.
 TEST_F(SlurmActuatorTest, AParkedReplicaKeepsItsPortAndIsReachedAtItsNode) {
-  LaunchRequest r = Request("svc", 30, {"slurm:n1:0"});
-  r.env.push_back({"PORT", "20007"});
-  r.env.push_back({"AIRTIME_PORT", "20007"});
-  auto h = actuator_->Launch(r);
-  ASSERT_TRUE(h.ok()) << h.status().ToString();
-  EXPECT_EQ(h->port, 20007);
-  ASSERT_TRUE(actuator_->Watch(30, *h).ok());
   EXPECT_EQ(actuator_->ServiceAddress({"slurm:n1:0"}), "10.0.0.1");
   EXPECT_EQ(actuator_->ServiceAddress({"slurm:n3:2", "slurm:n3:3"}), "n3");
   EXPECT_EQ(actuator_->ServiceAddress({}), "127.0.0.1");
-  EXPECT_THAT(actuator_->KeptPorts(), IsEmpty());  // running: the daemon's run holds it
-  slurm_->Run(h->slurm_job, "n1", "h100", {0});
-  Poll();
-  ASSERT_TRUE(actuator_->Stop(30, 0).ok());
-  Poll();
-  slurm_->Edit(h->slurm_job)->state = "PENDING";
-  slurm_->Edit(h->slurm_job)->priority = 0;
-  Poll();
+  const int64_t job = ParkReplica("svc", 30, "20007");
   EXPECT_THAT(actuator_->KeptPorts(), ElementsAre(20007));
   LaunchRequest again = Request("svc", 31, {"slurm:n5:1"});
   again.env.push_back({"AIRTIME_PORT", "20008"});  // what the daemon chose: not the job's
   auto back = actuator_->Launch(again);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
-  EXPECT_EQ(back->slurm_job, h->slurm_job);
+  EXPECT_EQ(back->slurm_job, job);
   EXPECT_EQ(back->port, 20007);
   EXPECT_THAT(actuator_->KeptPorts(), IsEmpty());
 }
@@ -673,25 +680,14 @@ TEST_F(SlurmActuatorTest, AParkedReplicaKeepsItsPortAndIsReachedAtItsNode) {
 // A parked job that cannot be taken back (its release fails) is cancelled and a new job is
 // submitted with the request's environment: the run's port is the request's.
 TEST_F(SlurmActuatorTest, ANewJobInsteadOfAParkedOneHasTheRequestsPort) {
-  LaunchRequest r = Request("svc", 30, {"slurm:n1:0"});
-  r.env.push_back({"AIRTIME_PORT", "20007"});
-  auto h = actuator_->Launch(r);
-  ASSERT_TRUE(h.ok()) << h.status().ToString();
-  ASSERT_TRUE(actuator_->Watch(30, *h).ok());
-  slurm_->Run(h->slurm_job, "n1", "h100", {0});
-  Poll();
-  ASSERT_TRUE(actuator_->Stop(30, 0).ok());
-  Poll();
-  slurm_->Edit(h->slurm_job)->state = "PENDING";
-  slurm_->Edit(h->slurm_job)->priority = 0;
-  Poll();
+  const int64_t job = ParkReplica("svc", 30, "20007");
   ASSERT_THAT(actuator_->KeptPorts(), ElementsAre(20007));
   slurm_->fail_release = true;
   LaunchRequest again = Request("svc", 31, {"slurm:n1:1"});
   again.env.push_back({"AIRTIME_PORT", "20008"});
   auto fresh = actuator_->Launch(again);
   ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
-  EXPECT_NE(fresh->slurm_job, h->slurm_job);
+  EXPECT_NE(fresh->slurm_job, job);
   EXPECT_EQ(fresh->port, 20008);
   EXPECT_THAT(actuator_->KeptPorts(), IsEmpty());
 }
