@@ -206,7 +206,8 @@ std::string Job(const std::string& name, int gpus, const std::string& type, int 
                 const std::string& extra = "") {
   return "name: " + name + "\nkind: batch\ngpus: " + std::to_string(gpus) + "\ngpu_type: " + type +
          "\nduration: " + std::to_string(seconds) + "s\n" + extra +
-         "command: [/bin/sh, -c, 'echo \"CVD=$CUDA_VISIBLE_DEVICES host=$SLURMD_NODENAME\"; "
+         "command: [/bin/sh, -c, 'echo \"CVD=$CUDA_VISIBLE_DEVICES host=$SLURMD_NODENAME "
+         "mps=$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE mem=$CUDA_MPS_PINNED_DEVICE_MEM_LIMIT\"; "
          "sleep " +
          std::to_string(seconds) + "']\n";
 }
@@ -364,7 +365,8 @@ TEST_F(SlurmBackendE2E, FractionsShareOneGpuBySlurmsShardsAndTheEngineAdoptsIt) 
     ASSERT_TRUE(WaitJobState(name, "RUNNING", 30s)) << server_->Workload(name).dump(2);
     std::this_thread::sleep_for(700ms);
   };
-  ASSERT_NO_FATAL_FAILURE(run("h1", frac("h1", "0.5", 40)));
+  // h1 states its GPU memory: its MPS memory limit goes with it.
+  ASSERT_NO_FATAL_FAILURE(run("h1", frac("h1", "0.5\nmemory_gb: 30", 40)));
   ASSERT_NO_FATAL_FAILURE(run("h2", frac("h2", "0.5", 40)));
   ASSERT_NO_FATAL_FAILURE(run("w", Job("w", 1, "H100", 40)));
   ASSERT_NO_FATAL_FAILURE(run("c", frac("c", "0.2", 40)));
@@ -404,6 +406,16 @@ TEST_F(SlurmBackendE2E, FractionsShareOneGpuBySlurmsShardsAndTheEngineAdoptsIt) 
       EXPECT_EQ(wl["runs"].back()["gpus"][0], "slurm:n1:" + std::to_string(slurm_gpu[name]));
     }
   }
+  // Each fraction's MPS limits came with its job, the memory one for the one GPU it sees
+  // (enforced where the node runs an MPS control daemon; the lab's do not); a whole GPU's job
+  // has none.
+  const auto out_of = [&](const std::string& name) {
+    return ReadFile(server_->Workload(name)["runs"].back()["log_dir"].get<std::string>() +
+                    "/stdout.log");
+  };
+  EXPECT_THAT(out_of("h1"), HasSubstr("mps=50 mem=0=30720MB\n"));
+  EXPECT_THAT(out_of("c"), HasSubstr("mps=20 mem=\n"));
+  EXPECT_THAT(out_of("w"), HasSubstr("mps= mem=\n"));
   const double as_decided =
       server_->Metric("airtime_backend_placements_total{outcome=\"as_decided\"}");
   const double moved = server_->Metric("airtime_backend_placements_total{outcome=\"moved\"}");
@@ -858,7 +870,8 @@ TEST_F(SlurmBackendE2E, RealtimeReplicasAreSlurmJobsThatScaleWithDemand) {
       },
       10s))
       << echoed << server_->Workload("svc").dump(2);
-  for (const json& run : server_->Workload("svc")["runs"]) {
+  const json svc = server_->Workload("svc");  // held: a range-for over a temporary's member dangles
+  for (const json& run : svc["runs"]) {
     if (run["state"] != "running") continue;
     EXPECT_EQ(run["host"], "127.0.0.1");  // the lab's NodeAddr
   }

@@ -55,7 +55,7 @@ struct SlurmJob {
   std::vector<std::string> required_nodes;  // ReqNodeList, expanded
   std::vector<NodeGpus> gpus;               // per allocated node, in `nodes` order (and a
                                             // node's shards after its whole GPUs)
-  int64_t priority = 0;                     // 0 while held
+  int64_t priority = 0;                     // 0 while held; -1: Slurm did not say (unset)
   int64_t restarts = 0;                     // times requeued
   int64_t submit_time = 0;                  // Unix seconds
   int64_t start_time = 0;                   // Unix seconds; 0 when not started

@@ -20,11 +20,21 @@ bool Holding(const std::string& state) {
          state == "SIGNALING" || state == "STAGE_OUT";
 }
 
-// Variables the local executor uses to confine a process to its GPUs: under Slurm, Slurm
-// sets CUDA_VISIBLE_DEVICES to the GPUs it chose.
+// Variables the local executor sets that mean nothing on a Slurm node: the GPUs by the
+// daemon's ids (Slurm sets CUDA_VISIBLE_DEVICES to the GPUs it chose) and the daemon's own
+// MPS server's directories. A fraction's MPS limits stay (FractionEnv).
 bool SlurmSetsIt(const std::string& name) {
   return name == "CUDA_VISIBLE_DEVICES" || name == "NVIDIA_VISIBLE_DEVICES" ||
-         name.rfind("CUDA_MPS_", 0) == 0;
+         name == "CUDA_MPS_PIPE_DIRECTORY" || name == "CUDA_MPS_LOG_DIRECTORY";
+}
+
+// A fraction's pinned-memory limit per GPU, "UUID=NMB[,...]" by the daemon's GPU ids, as the
+// job sees its one GPU: device 0 ("0=NMB"), or "" when it says none.
+std::string PinnedLimitOnNode(const std::string& value) {
+  const size_t eq = value.find('=');
+  if (eq == std::string::npos) return "";
+  const std::string limit = value.substr(eq + 1, value.find(',', eq) - eq - 1);
+  return limit.empty() ? "" : "0=" + limit;
 }
 
 // More jobs than this newly holding GPUs in one poll: their full records come from one read
@@ -342,8 +352,18 @@ StatusOr<SlurmActuator::Plan> SlurmActuator::PlanLaunch(const LaunchRequest& req
     if (ec) return FailedPrecondition("the daemon's working directory: " + ec.message());
   }
   job.standard_output = request.run_dir + "/" + kStdoutLog;
-  for (const auto& [k, v] : request.env)
-    if (!SlurmSetsIt(k)) job.environment[k] = v;
+  for (const auto& [k, v] : request.env) {
+    if (SlurmSetsIt(k)) continue;
+    if (k == "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") {
+      // A fraction holds one GPU of its node, which the job sees as device 0. With the
+      // thread percentage, it is fenced where the node runs an MPS control daemon (docs/
+      // slurm.md, "Fractions"); elsewhere CUDA ignores both.
+      if (const std::string on_node = PinnedLimitOnNode(v); !on_node.empty())
+        job.environment[k] = on_node;
+      continue;
+    }
+    job.environment[k] = v;
+  }
   // Submitted released, with the engine's nodes as its required nodes: one call. (Held,
   // steered by scontrol and released took three, one of them a process: 25 ms on average
   // and up to 250 ms per start in a burst of 1,000, against 5-10 ms; docs/slurm.md.)

@@ -460,6 +460,11 @@ TEST_F(SlurmActuatorTest, ReportsSlurmsGpusOnceAndTheEndOnce) {
 TEST_F(SlurmActuatorTest, AFractionIsShardsOfOneGpuOnTheEnginesNode) {
   LaunchRequest half = Request("half", 20, {"slurm:n1:0"});
   half.share_milli = 500;
+  // What GpuEnv gives a half: its MPS limits by the daemon's GPU id, and the daemon's MPS
+  // server's directory, which means nothing on a node.
+  half.env.push_back({"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "50"});
+  half.env.push_back({"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "slurm:n1:0=40960MB"});
+  half.env.push_back({"CUDA_MPS_PIPE_DIRECTORY", "/data/mps/pipe"});
   auto h = actuator_->Launch(half);
   ASSERT_TRUE(h.ok()) << h.status().ToString();
   ASSERT_TRUE(actuator_->Watch(20, *h).ok());
@@ -468,6 +473,11 @@ TEST_F(SlurmActuatorTest, AFractionIsShardsOfOneGpuOnTheEnginesNode) {
   EXPECT_EQ(r.gpus_per_node, 0);
   EXPECT_EQ(r.gpu_type, "");
   EXPECT_THAT(r.required_nodes, ElementsAre("n1"));
+  // The limits go with the job, the memory one for the one GPU it sees (device 0): an MPS
+  // daemon on the node enforces them.
+  EXPECT_EQ(r.environment.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "50");
+  EXPECT_EQ(r.environment.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=40960MB");
+  EXPECT_EQ(r.environment.count("CUDA_MPS_PIPE_DIRECTORY"), 0u);
   LaunchRequest third = Request("third", 21, {"slurm:n5:1"});
   third.share_milli = 333;
   ASSERT_TRUE(actuator_->Launch(third).ok());
