@@ -468,8 +468,10 @@ void Daemon::StartRun(const Decision& d, SteadyTime decided) {
   if (w.spec->exec.wants_port) {
     run.row.port = PortFor(actuator_->ServiceAddress(run.row.gpus));
     if (run.row.port == 0)
-      std::cerr << "airtime server: no free port in --replica-ports for a replica of '"
-                << w.row.name << "': it starts without PORT\n";
+      std::cerr << "airtime server: no free port at " << actuator_->ServiceAddress(run.row.gpus)
+                << " for a replica of '" << w.row.name
+                << "' (--replica-ports on other "
+                   "hosts): it starts without PORT\n";
   }
   StatusOr<int64_t> id = Internal("not added");
   int64_t sequence = 0;  // 0: the run's id was reserved already

@@ -52,6 +52,18 @@ void ReadNodeFields(JsonFields& f, SlurmNode& n) {
   n.real_memory_mb = f.OptionalInt("real_memory");
 }
 
+void ReadJobFields(JsonFields& f, SlurmJob& j) {
+  j.id = f.Int("job_id");
+  j.name = f.OptionalString("name");
+  j.comment = f.OptionalString("comment");
+  j.state_reason = f.OptionalString("state_reason");
+  j.partition = f.OptionalString("partition");
+  j.user = f.OptionalString("user_name");
+  j.nodes = Hostlist(f, "nodes", f.OptionalString("nodes"));
+  j.required_nodes = Hostlist(f, "required_nodes", f.OptionalString("required_nodes"));
+  j.restarts = f.OptionalInt("restart_cnt");
+}
+
 Status AddGresDetail(const std::vector<std::string>& detail, const std::vector<std::string>& order,
                      const std::string& where, SlurmJob& job) {
   if (!detail.empty() && detail.size() != order.size())

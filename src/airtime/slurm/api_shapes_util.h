@@ -49,6 +49,10 @@ std::vector<Gres> GresField(JsonFields& f, std::string_view key, const std::stri
 // gres_used, cpus, real_memory (errors on `f`).
 void ReadNodeFields(JsonFields& f, SlurmNode& n);
 
+// The fields of a job that every version writes alike: job_id, name, comment, state_reason,
+// partition, user_name, nodes, required_nodes, restart_cnt (errors on `f`).
+void ReadJobFields(JsonFields& f, SlurmJob& j);
+
 // Fills `job.gpus` from its gres_detail strings, one per node of `order` (the job's allocated
 // nodes in Slurm's order): whole GPUs with their type, shards with the GPU they came from.
 Status AddGresDetail(const std::vector<std::string>& detail, const std::vector<std::string>& order,

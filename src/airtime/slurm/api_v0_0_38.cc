@@ -66,17 +66,9 @@ class ShapesV0038 final : public ApiShapes {
     return ParseEach<SlurmJob>(
         body, "jobs", "GET /jobs", [](const json& item, JsonFields& f) -> StatusOr<SlurmJob> {
           SlurmJob j;
-          j.id = f.Int("job_id");
-          j.name = f.OptionalString("name");
-          j.comment = f.OptionalString("comment");
+          shapes::ReadJobFields(f, j);
           j.state = f.String("job_state");
-          j.state_reason = f.OptionalString("state_reason");
-          j.partition = f.OptionalString("partition");
-          j.user = f.OptionalString("user_name");
-          j.nodes = Hostlist(f, "nodes", f.OptionalString("nodes"));
-          j.required_nodes = Hostlist(f, "required_nodes", f.OptionalString("required_nodes"));
           j.priority = f.OptionalInt("priority");
-          j.restarts = f.OptionalInt("restart_cnt");
           j.submit_time = f.OptionalInt("submit_time");
           j.start_time = f.OptionalInt("start_time");
           j.exit_code = f.OptionalInt("exit_code");

@@ -166,18 +166,10 @@ class ShapesV0040 final : public ApiShapes {
     return ParseEach<SlurmJob>(
         body, "jobs", "GET /jobs", [this](const json& item, JsonFields& f) -> StatusOr<SlurmJob> {
           SlurmJob j;
-          j.id = f.Int("job_id");
-          j.name = f.OptionalString("name");
-          j.comment = f.OptionalString("comment");
+          shapes::ReadJobFields(f, j);
           j.state = JobState(f, f.OptionalStringArray("job_state"));
-          j.state_reason = f.OptionalString("state_reason");
-          j.partition = f.OptionalString("partition");
-          j.user = f.OptionalString("user_name");
-          j.nodes = Hostlist(f, "nodes", f.OptionalString("nodes"));
-          j.required_nodes = Hostlist(f, "required_nodes", f.OptionalString("required_nodes"));
           // Unset or infinite: not 0, which would read as held.
           j.priority = f.OptionalNoValInt("priority", -1);
-          j.restarts = f.OptionalInt("restart_cnt");
           j.submit_time = f.OptionalNoValInt("submit_time");
           j.start_time = f.OptionalNoValInt("start_time");
           j.exit_code = WaitStatus(item, f);

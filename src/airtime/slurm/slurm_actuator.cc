@@ -22,7 +22,7 @@ bool Holding(const std::string& state) {
 
 // Variables the local executor sets that mean nothing on a Slurm node: the GPUs by the
 // daemon's ids (Slurm sets CUDA_VISIBLE_DEVICES to the GPUs it chose) and the daemon's own
-// MPS server's directories. A fraction's MPS limits stay (FractionEnv).
+// MPS server's directories. A fraction's MPS limits stay (PlanLaunch).
 bool SlurmSetsIt(const std::string& name) {
   return name == "CUDA_VISIBLE_DEVICES" || name == "NVIDIA_VISIBLE_DEVICES" ||
          name == "CUDA_MPS_PIPE_DIRECTORY" || name == "CUDA_MPS_LOG_DIRECTORY";
@@ -42,17 +42,20 @@ std::string PinnedLimitOnNode(const std::string& value) {
 // docs/slurm.md).
 constexpr size_t kJobReadsPerPoll = 32;
 
+// The node of a GPU id SlurmGpuId made ("slurm:NODE:INDEX" -> "NODE"); "" for another id.
+std::string NodeOfGpuId(const std::string& id) {
+  const size_t last = id.rfind(':');
+  if (id.rfind("slurm:", 0) != 0 || last < 6) return "";
+  return id.substr(6, last - 6);
+}
+
 // The PORT a request's environment gives its replica (0: none): the last AIRTIME_PORT, as the
 // job's environment (a map, filled in order) keeps the last.
 int PortOf(const EnvVars& env) {
   for (auto it = env.rbegin(); it != env.rend(); ++it) {
     if (it->first != "AIRTIME_PORT") continue;
-    int port = 0;
-    for (char c : it->second) {
-      if (c < '0' || c > '9' || port > 65535) return 0;
-      port = port * 10 + (c - '0');
-    }
-    return port <= 65535 ? port : 0;
+    const std::optional<int64_t> port = ParseInt(it->second);
+    return port && *port > 0 && *port <= 65535 ? static_cast<int>(*port) : 0;
   }
   return 0;
 }
@@ -243,10 +246,8 @@ StatusOr<SlurmActuator::Shape> SlurmActuator::ShapeOf(const std::vector<std::str
   for (const std::string& id : gpus) {
     if (!known_gpus_.count(id))
       return InvalidArgument("GPU '" + id + "' is not a GPU of the Slurm cluster airtime read");
-    // "slurm:NODE:INDEX"
-    const size_t last = id.rfind(':');
-    const std::string node = id.substr(6, last - 6);
-    const std::string& t = type_of_node_.at(node + id.substr(last));
+    const std::string node = NodeOfGpuId(id);
+    const std::string& t = type_of_node_.at(node + id.substr(id.rfind(':')));
     if (type && *type != t)
       return InvalidArgument("GPUs of two types (" + *type + ", " + t +
                              ") in one Slurm job: its GRES asks for one type");
@@ -797,10 +798,8 @@ void SlurmActuator::Retire(const std::string& workload) {
 }
 
 std::string SlurmActuator::ServiceAddress(const std::vector<std::string>& gpus) const {
-  if (gpus.empty() || gpus.front().rfind("slurm:", 0) != 0) return "127.0.0.1";
-  const std::string& id = gpus.front();  // "slurm:NODE:INDEX"
-  const size_t last = id.rfind(':');
-  const std::string node = id.substr(6, last == std::string::npos ? std::string::npos : last - 6);
+  const std::string node = gpus.empty() ? "" : NodeOfGpuId(gpus.front());
+  if (node.empty()) return "127.0.0.1";
   auto it = address_of_.find(node);
   return it != address_of_.end() ? it->second : node;
 }
