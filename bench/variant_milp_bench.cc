@@ -4,6 +4,7 @@
 //
 //   variant_milp_bench [--cluster FILE] [--workload FILE] [--seeds N] [--max-seconds S]
 //                      [--gap G] [--horizon DURATION] [--only NAME] [--plans]
+//                      [--decisions FILE]
 //
 // Instances: the scenario as shipped ("shipped", its cluster as it is, every GPU type: with
 // --cluster examples/suite/variants-mix/cluster.yaml --workload .../workloads.yaml it is
@@ -27,10 +28,13 @@
 // share of the optimum: what is left of the gap without the optimum's first relaxation (a
 // policy must serve the peaks within each hour; the MILP serves the mean).
 // --plans adds the optimum's replicas per slot and each policy's figures per service.
+// --decisions FILE writes airtime's decisions on each instance replayed (one JSON object per
+// line, as `airtime sim --decisions` writes them), to see where its gap goes.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -153,6 +157,7 @@ int Main(int argc, char** argv) {
   std::string only;
   int seeds = 6;
   bool plans = false;
+  std::string decisions_path;
   TimeMs horizon = kDay;
   VariantMilpOptions mo;
   mo.max_seconds = 120;
@@ -169,6 +174,8 @@ int Main(int argc, char** argv) {
       seeds = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--plans")) {
       plans = true;
+    } else if (!std::strcmp(argv[i], "--decisions") && has) {
+      decisions_path = argv[++i];
     } else if (!std::strcmp(argv[i], "--gap") && has) {
       mo.relative_gap = std::atof(argv[++i]);
     } else if (!std::strcmp(argv[i], "--max-seconds") && has) {
@@ -183,7 +190,8 @@ int Main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: variant_milp_bench [--cluster FILE] [--workload FILE] [--seeds N] "
-                   "[--max-seconds S] [--gap G] [--horizon DURATION] [--only NAME] [--plans]\n");
+                   "[--max-seconds S] [--gap G] [--horizon DURATION] [--only NAME] [--plans] "
+                   "[--decisions FILE]\n");
       return 2;
     }
   }
@@ -285,6 +293,17 @@ int Main(int argc, char** argv) {
         m.value - gen.value, gen.status == "optimal" ? "" : ("  (" + gen.status + ")").c_str(),
         air_mean->metrics.value, m.value > 0 ? 100 * air_mean->metrics.value / m.value : 0.0);
     if (plans) PrintPlans(mi, m, policies, *results);
+    if (!decisions_path.empty()) {
+      std::ofstream log(decisions_path, std::ios::app);
+      SimOptions logged = so;
+      logged.decision_log = &log;
+      logged.threads = 1;
+      if (auto r = Simulate(*input, "airtime", logged); !r.ok() || !log) {
+        std::fprintf(stderr, "variant_milp_bench: --decisions %s: %s\n", decisions_path.c_str(),
+                     r.ok() ? "cannot write" : r.status().message().c_str());
+        return 1;
+      }
+    }
     std::fflush(stdout);
   }
   return 0;

@@ -64,11 +64,12 @@ VariantMix::Group& VariantMix::GroupOf(const Job& member, const Engine& engine) 
 bool VariantMix::Stale(const Engine& engine) const {
   for (const auto& [name, g] : groups_) {
     if (g.cycle != engine.cycles()) continue;  // not planned in this cycle
-    double density = 0;
-    for (WorkloadId id : g.members)
-      if (id != kNoWorkload && engine.job(id).phase != JobPhase::kCancelled)
-        density = std::max(density, density_(engine.job(id), engine));
-    if (std::abs(density - g.st.density) > 1e-9 * std::max(1.0, density)) return true;
+    for (size_t v = 0; v < g.members.size(); ++v) {
+      const WorkloadId id = g.members[v];
+      if (id == kNoWorkload || engine.job(id).phase == JobPhase::kCancelled) continue;
+      const double density = density_(engine.job(id), engine);
+      if (std::abs(density - g.in.price.of(v)) > 1e-9 * std::max(1.0, density)) return true;
+    }
     if (g.floor_paired >= 0 && AtFloorLive(g, engine) > g.floor_paired) return true;
   }
   return false;
@@ -239,8 +240,8 @@ void VariantMix::ShareContended(const std::vector<Group*>& groups, const Engine&
     const Inputs& in = groups[i]->in;
     const RealtimeProfile& rt = in.spec->realtime;
     const Figures f = Evaluate(
-        *in.spec, Search(*in.spec, in.demand, in.density, in.spare, pool, in.available, catalog),
-        in.demand, in.density, in.spare, pool, in.available, catalog);
+        *in.spec, Search(*in.spec, in.demand, in.price, in.spare, pool, in.available, catalog),
+        in.demand, in.price, in.spare, pool, in.available, catalog);
     std::vector<int64_t> firm(rt.variants.size(), 0);
     for (size_t v = 0; v < firm.size() && v < f.firm.size(); ++v)
       firm[v] = f.firm[v] * rt.variants[v].shape.TotalMilli(catalog);
@@ -351,11 +352,11 @@ double VariantMix::WorthWithin(const Inputs& in, size_t t, int64_t milli,
                                const GpuCatalog& catalog) const {
   TypeMilli budget = in.budget;
   budget[t] = milli;
-  const Shares s = Search(*in.spec, in.demand, in.density, in.spare, budget, in.available, catalog);
+  const Shares s = Search(*in.spec, in.demand, in.price, in.spare, budget, in.available, catalog);
   const Figures f =
-      Evaluate(*in.spec, s, in.demand, in.density, in.spare, budget, in.available, catalog);
+      Evaluate(*in.spec, s, in.demand, in.price, in.spare, budget, in.available, catalog);
   // Replicas beyond the budget would not be placed: their share of the value is not earned.
-  const double value = f.worth + in.density * static_cast<double>(f.milli) / 1000.0;
+  const double value = f.worth + f.held;
   const double lost =
       f.milli > 0 ? value * static_cast<double>(f.over_milli) / static_cast<double>(f.milli) : 0.0;
   return f.worth - lost - (f.floor_ok ? 0.0 : std::abs(value));
@@ -480,13 +481,45 @@ VariantMix::Shares VariantMix::RouteNow(const Group& g, const Engine& engine) co
     }
     spare[v] = std::max(0.0, spare[v]);
   }
-  // The plan is sized for the peak of its window; below it, the better variants have room.
-  // Requests move up into it, from the lowest quality first: as many served, of more worth.
+  // Variants by quality, the best first.
   std::vector<size_t> by_quality(nv);
   for (size_t v = 0; v < nv; ++v) by_quality[v] = v;
   std::stable_sort(by_quality.begin(), by_quality.end(), [&](size_t a, size_t b) {
     return rt.variants[a].quality > rt.variants[b].quality;
   });
+  // What is left of a class goes to the variants that serve it and have room, the best first
+  // (as the serving model routes it); where those are full, another class that such a variant
+  // serves moves to a variant with room (a code burst on a full generalist: conversation
+  // requests move to the small model's warm spares, and the generalist serves the code). One
+  // exchange deep: a service has few variants and classes.
+  for (size_t c = 0; c < nc; ++c) {
+    double left = demand[c];
+    for (size_t v = 0; v < nv; ++v) left -= served[v][c];
+    for (const size_t b : by_quality) {
+      if (left <= 1e-9 || !rt.variants[b].Serves(static_cast<int>(c))) continue;
+      const double move = std::min(left, spare[b]);
+      served[b][c] += move;
+      spare[b] -= move;
+      left -= move;
+    }
+    for (size_t a = 0; a < nv && left > 1e-9; ++a) {
+      if (!rt.variants[a].Serves(static_cast<int>(c))) continue;
+      for (size_t k = 0; k < nc && left > 1e-9; ++k) {
+        for (size_t b = 0; b < nv && left > 1e-9 && k != c; ++b) {
+          if (b == a || !rt.variants[b].Serves(static_cast<int>(k))) continue;
+          const double move = std::min({left, served[a][k], spare[b]});
+          if (move <= 1e-12) continue;
+          served[a][k] -= move;
+          served[b][k] += move;
+          spare[b] -= move;
+          served[a][c] += move;
+          left -= move;
+        }
+      }
+    }
+  }
+  // The plan is sized for the peak of its window; below it, the better variants have room.
+  // Requests move up into it, from the lowest quality first: as many served, of more worth.
   for (size_t hi = 0; hi < nv; ++hi) {
     const size_t b = by_quality[hi];
     if (!g.st.available.empty() && !g.st.available[b]) continue;
@@ -597,21 +630,23 @@ int64_t VariantMix::BeyondBudget(const RealtimeProfile& rt, const std::vector<in
 }
 
 VariantMix::Figures VariantMix::Evaluate(const WorkloadSpec& spec, const Shares& s,
-                                         const std::vector<double>& demand, double density,
+                                         const std::vector<double>& demand, const Prices& price,
                                          double spare, const TypeMilli& budget,
                                          const std::vector<bool>& available,
                                          const GpuCatalog& catalog,
                                          const std::vector<int>* fixed) const {
   const RealtimeProfile& rt = spec.realtime;
+  const size_t nv = rt.variants.size();
   const double per_request = spec.value.per_1k_requests / 1000.0;
   Figures f;
-  f.replicas.assign(rt.variants.size(), 0);
-  f.firm.assign(rt.variants.size(), 0);
+  f.replicas.assign(nv, 0);
+  f.firm.assign(nv, 0);
   // Milli-GPUs per variant of the replicas the load needs, spares left out: spares give way
   // first, so only these must fit the budget.
-  std::vector<int64_t> firm(rt.variants.size(), 0);
+  std::vector<int64_t> firm(nv, 0);
+  std::vector<int> spares(nv, 0);
   double load_all = 0, quality_load = 0, value = 0;
-  for (size_t v = 0; v < rt.variants.size(); ++v) {
+  for (size_t v = 0; v < nv; ++v) {
     const ModelVariant& mv = rt.variants[v];
     double load = 0;
     for (size_t c = 0; c < demand.size() && v < s.size() && c < s[v].size(); ++c)
@@ -621,36 +656,118 @@ VariantMix::Figures VariantMix::Evaluate(const WorkloadSpec& spec, const Shares&
       continue;
     }
     const double t = mv.PlanningThroughput();
-    int n = 0, firm_n = 0;
+    int n = 0;
     if (fixed != nullptr && v < fixed->size()) {
-      n = firm_n = (*fixed)[v];
+      n = (*fixed)[v];
       f.unserved_rps += load - std::min(load, n * t);
     } else {
       if (load <= 0) continue;
       // In double first: a huge demand must not overflow the replica count.
       const double need_d = t > 0 ? std::ceil(load / t - 1e-9) : kUnboundedReplicas;
-      int need = static_cast<int>(std::min(need_d, static_cast<double>(kUnboundedReplicas)));
-      if (need > mv.max_replicas) {
+      n = static_cast<int>(std::min(need_d, static_cast<double>(kUnboundedReplicas)));
+      if (n > mv.max_replicas) {
         f.unserved_rps += load - mv.max_replicas * t;
-        need = mv.max_replicas;
+        n = mv.max_replicas;
       }
-      const int spares = spare > 0 ? static_cast<int>(std::floor(need * spare + 0.5)) : 0;
-      n = std::min(need + spares, mv.max_replicas);
-      firm_n = need;
+      if (spare > 0) spares[v] = static_cast<int>(std::floor(n * spare + 0.5));
     }
-    f.replicas[v] = n;
-    f.firm[v] = firm_n;
-    firm[v] = firm_n * mv.shape.TotalMilli(catalog);
-    f.milli += n * mv.shape.TotalMilli(catalog);
+    f.firm[v] = n;
+    firm[v] = n * mv.shape.TotalMilli(catalog);
     value += per_request * 3600 * mv.quality * std::min(load, n * t);
     load_all += load;
     quality_load += load * mv.quality;
   }
+  // The peers keep each variant's spares with it: a fixed generalist runs the generalist.
+  if (fixed == nullptr && o_.mode == Mode::kMix)
+    PriceSpares(spec, s, available, demand, f.firm, price, budget, catalog, spares);
+  for (size_t v = 0; v < nv; ++v) {
+    const int64_t milli = rt.variants[v].shape.TotalMilli(catalog);
+    f.replicas[v] =
+        std::min(f.firm[v] + spares[v], std::max(f.firm[v], rt.variants[v].max_replicas));
+    f.milli += f.replicas[v] * milli;
+  }
+  // A plan's GPUs are priced at the service's highest density, whatever their type: priced per
+  // type, a mix on a type nothing waits for looked cheap at low demand, and the plan flipped
+  // between it and the generalist (each flip a cold start; measured on variants-mix and the
+  // MILP bench's instances). Only where the spares sit is priced per type (PriceSpares).
+  f.held = price.density * static_cast<double>(f.milli) / 1000.0;
   f.quality = load_all > 0 ? quality_load / load_all : 1.0;
   f.floor_ok = f.quality >= rt.quality_floor - 1e-9;
-  f.worth = value - density * static_cast<double>(f.milli) / 1000.0;
+  f.worth = value - f.held;
   f.over_milli = BeyondBudget(rt, firm, budget);
   return f;
+}
+
+void VariantMix::PriceSpares(const WorkloadSpec& spec, const Shares& s,
+                             const std::vector<bool>& available, const std::vector<double>& demand,
+                             const std::vector<int>& firm, const Prices& price,
+                             const TypeMilli& budget, const GpuCatalog& catalog,
+                             std::vector<int>& spares) {
+  const RealtimeProfile& rt = spec.realtime;
+  const size_t nv = rt.variants.size();
+  const double per_request_hour = spec.value.per_1k_requests / 1000.0 * 3600;
+  double spare_rps = 0;
+  for (size_t v = 0; v < nv; ++v) spare_rps += spares[v] * rt.variants[v].PlanningThroughput();
+  if (spare_rps <= 0) return;
+  // The requests/s of the classes `v` serves that the plan gives worse variants, worst first:
+  // below the peak a spare of `v` takes them (RouteNow moves them up).
+  auto upgrade = [&](size_t v, double rps) {
+    const ModelVariant& mv = rt.variants[v];
+    std::vector<std::pair<double, double>> worse;  // quality, requests/s
+    for (size_t u = 0; u < nv && u < s.size(); ++u)
+      for (size_t c = 0; c < demand.size() && c < s[u].size(); ++c)
+        if (rt.variants[u].quality < mv.quality && mv.Serves(static_cast<int>(c)) &&
+            s[u][c] * demand[c] > 0)
+          worse.emplace_back(rt.variants[u].quality, s[u][c] * demand[c]);
+    std::sort(worse.begin(), worse.end());
+    double gain = 0;
+    for (const auto& [q, load] : worse) {
+      const double take = std::min(rps, load);
+      gain += take * (mv.quality - q) * per_request_hour;
+      rps -= take;
+    }
+    return gain;
+  };
+  // What holding `sp` costs per hour: its GPUs at their prices, less what its replicas earn
+  // by taking requests from worse variants.
+  auto cost = [&](const std::vector<int>& sp) {
+    double c = 0;
+    for (size_t v = 0; v < nv; ++v) {
+      if (sp[v] == 0) continue;
+      const ModelVariant& mv = rt.variants[v];
+      c += sp[v] * price.of(v) * static_cast<double>(mv.shape.TotalMilli(catalog)) / 1000.0 -
+           upgrade(v, sp[v] * mv.PlanningThroughput());
+    }
+    return c;
+  };
+  // Whether the firm replicas and `sp` fit the GPUs the service can have (spares beyond them
+  // would not be placed: no protection at all).
+  auto fits = [&](const std::vector<int>& sp) {
+    std::vector<int64_t> milli(nv, 0);
+    for (size_t v = 0; v < nv; ++v)
+      milli[v] = (firm[v] + sp[v]) * rt.variants[v].shape.TotalMilli(catalog);
+    return BeyondBudget(rt, milli, budget) == 0;
+  };
+  std::vector<int> best = spares;
+  double best_cost = cost(spares);
+  for (size_t b = 0; b < nv; ++b) {
+    const ModelVariant& mb = rt.variants[b];
+    const double t = mb.PlanningThroughput();
+    if (b >= available.size() || !available[b] || t <= 0) continue;
+    // Its spares protect the service as far as the classes it serves can move to it.
+    double reach = 0;
+    for (size_t c = 0; c < demand.size(); ++c)
+      if (mb.Serves(static_cast<int>(c))) reach += std::max(0.0, demand[c]);
+    const int n = static_cast<int>(std::ceil(spare_rps / t - 1e-9));
+    if (reach < spare_rps - 1e-9 || n > mb.max_replicas - firm[b]) continue;
+    std::vector<int> all(nv, 0);
+    all[b] = n;
+    if (const double c = cost(all); c < best_cost - 1e-9 * (1 + std::abs(best_cost)) && fits(all)) {
+      best = std::move(all);
+      best_cost = c;
+    }
+  }
+  spares = std::move(best);
 }
 
 bool VariantMix::Better(const Figures& a, const Figures& b) {
@@ -692,7 +809,7 @@ VariantMix::Shares VariantMix::Fixed(const RealtimeProfile& rt, Mode mode,
 }
 
 void VariantMix::SizeStatic(Group& g, const WorkloadSpec& spec, const std::vector<double>& demand,
-                            double density, const TypeMilli& budget,
+                            const Prices& price, const TypeMilli& budget,
                             const std::vector<bool>& available, const GpuCatalog& catalog) const {
   const RealtimeProfile& rt = spec.realtime;
   const size_t nc = rt.classes.size();
@@ -708,23 +825,23 @@ void VariantMix::SizeStatic(Group& g, const WorkloadSpec& spec, const std::vecto
   State& st = g.st;
   const bool first = st.shares.empty();
   g.static_peak = peak;
-  Shares next = Search(spec, peak, density, g.in.spare, budget, available, catalog);
+  Shares next = Search(spec, peak, price, g.in.spare, budget, available, catalog);
   if (!first && !SameShares(next, st.shares)) ++st.switches;  // another mix, not just more
   st.shares = std::move(next);
   g.static_replicas =
-      Evaluate(spec, st.shares, peak, density, g.in.spare, budget, available, catalog).replicas;
+      Evaluate(spec, st.shares, peak, price, g.in.spare, budget, available, catalog).replicas;
   st.why = first ? "static split: sized once for the peak demand per class"
                  : "static split: sized again, demand rose above the peak it was sized for";
 }
 
 VariantMix::Shares VariantMix::Search(const WorkloadSpec& spec, const std::vector<double>& demand,
-                                      double density, double spare, const TypeMilli& budget,
+                                      const Prices& price, double spare, const TypeMilli& budget,
                                       const std::vector<bool>& available,
                                       const GpuCatalog& catalog) const {
   const RealtimeProfile& rt = spec.realtime;
   const size_t nv = rt.variants.size(), nc = rt.classes.size();
   auto eval = [&](const Shares& s) {
-    return Evaluate(spec, s, demand, density, spare, budget, available, catalog);
+    return Evaluate(spec, s, demand, price, spare, budget, available, catalog);
   };
   auto usable = [&](size_t v, size_t c) { return Usable(rt, available, v, c); };
   Shares best = Fixed(rt, Mode::kGeneralist, available, catalog);
@@ -867,9 +984,13 @@ bool VariantMix::Prepare(Group& g, const Engine& engine) {
   // Only the variants that may run now (not waiting for a job to produce them).
   std::vector<bool> available(nv);
   for (size_t v = 0; v < nv; ++v) available[v] = engine.VariantAvailable(rt, v);
-  double density = 0;
-  for (WorkloadId id : g.members)
-    if (id != kNoWorkload) density = std::max(density, density_(engine.job(id), engine));
+  // What each variant's GPUs would earn for waiting work; the highest sets the window.
+  Prices price;
+  price.variants.assign(nv, 0.0);
+  for (size_t v = 0; v < nv && v < g.members.size(); ++v)
+    if (g.members[v] != kNoWorkload) price.variants[v] = density_(engine.job(g.members[v]), engine);
+  for (double d : price.variants) price.density = std::max(price.density, d);
+  const double density = price.density;
   // Demand per class: the highest of a scale-down window, as ForecastScale keeps a plain
   // service's replicas: `keep` while nothing waits; else as long as a replica given back
   // would cost to get back (cold start x (1 + the best variant's value per GPU-hour / the
@@ -946,7 +1067,7 @@ bool VariantMix::Prepare(Group& g, const Engine& engine) {
   in.budget = Budget(g, available, engine, in.own);
   in.cap.clear();
   in.available = std::move(available);
-  in.density = density;
+  in.price = std::move(price);
   in.demand = std::move(demand);
   in.demand_long = std::move(demand_long);
   in.demand_keep = std::move(demand_keep);
@@ -962,7 +1083,8 @@ void VariantMix::Decide(Group& g, const Engine& engine) {
   const std::vector<bool>& available = g.in.available;
   const std::vector<double>& demand = g.in.demand;
   const std::vector<double>& demand_long = g.in.demand_long;
-  const double density = g.in.density;
+  const Prices& price = g.in.price;
+  const double density = price.density;
   const TypeMilli& budget = g.in.budget;
   State& st = g.st;
   st.available = available;
@@ -972,7 +1094,7 @@ void VariantMix::Decide(Group& g, const Engine& engine) {
   for (int64_t m : budget) st.budget_milli += m;
   const GpuCatalog& catalog = engine.catalog();
   auto plan_for = [&](const std::vector<double>& d) {
-    return o_.mode == Mode::kMix ? Search(spec, d, density, g.in.spare, budget, available, catalog)
+    return o_.mode == Mode::kMix ? Search(spec, d, price, g.in.spare, budget, available, catalog)
                                  : Fixed(rt, o_.mode, available, catalog);
   };
   auto broken = [](const Figures& f) {
@@ -980,7 +1102,7 @@ void VariantMix::Decide(Group& g, const Engine& engine) {
   };
   Shares next = o_.mode == Mode::kStatic ? Shares{} : plan_for(demand);
   if (o_.mode == Mode::kStatic) {
-    SizeStatic(g, spec, demand_long, density, budget, available, catalog);
+    SizeStatic(g, spec, demand_long, price, budget, available, catalog);
   } else if (st.shares.empty()) {
     st.shares = next;
     st.why = "first plan";
@@ -994,11 +1116,10 @@ void VariantMix::Decide(Group& g, const Engine& engine) {
       st.why = "switched: a variant was produced";
     }
   } else if (const Figures fc =
-                 Evaluate(spec, st.shares, demand, density, g.in.spare, budget, available, catalog);
+                 Evaluate(spec, st.shares, demand, price, g.in.spare, budget, available, catalog);
              broken(fc) && !SameShares(next, st.shares)) {
     // The plan in force no longer fits: the best for the demand now, at once.
-    const Figures fn =
-        Evaluate(spec, next, demand, density, g.in.spare, budget, available, catalog);
+    const Figures fn = Evaluate(spec, next, demand, price, g.in.spare, budget, available, catalog);
     char buf[200];
     {
       const bool take = Better(fn, fc);
@@ -1017,9 +1138,9 @@ void VariantMix::Decide(Group& g, const Engine& engine) {
     // By choice: the best plan for the peak of the last `payback`, if it fits that peak and
     // its gain there repays its cold starts.
     const Figures fn =
-        Evaluate(spec, next, demand_long, density, g.in.spare, budget, available, catalog);
+        Evaluate(spec, next, demand_long, price, g.in.spare, budget, available, catalog);
     const Figures fl =
-        Evaluate(spec, st.shares, demand_long, density, g.in.spare, budget, available, catalog);
+        Evaluate(spec, st.shares, demand_long, price, g.in.spare, budget, available, catalog);
     char buf[200];
     bool take = false;
     if (!broken(fn)) {
@@ -1032,7 +1153,7 @@ void VariantMix::Decide(Group& g, const Engine& engine) {
         const ModelVariant& mv = rt.variants[v];
         const double gpus = static_cast<double>(mv.shape.TotalMilli(catalog)) / 1000.0;
         const double own = EarnsPerGpuHour(spec, mv, mv.PlanningThroughput(), catalog);
-        cost += more * gpus * ToHours(mv.cold_start) * std::max(density, own);
+        cost += more * gpus * ToHours(mv.cold_start) * std::max(price.of(v), own);
       }
       const double hours = ToHours(o_.payback);
       const double gain = (fn.worth - fl.worth) * hours;
@@ -1050,7 +1171,7 @@ void VariantMix::Decide(Group& g, const Engine& engine) {
     }
   }
   const bool fixed = o_.mode == Mode::kStatic;
-  st.figures = Evaluate(spec, st.shares, demand, density, g.in.spare, budget, available, catalog,
+  st.figures = Evaluate(spec, st.shares, demand, price, g.in.spare, budget, available, catalog,
                         fixed ? &g.static_replicas : nullptr);
   st.mix = Describe(rt, st.shares, st.figures, st);
   if (g.in.spare > o_.spare) {
@@ -1162,7 +1283,7 @@ void VariantMix::RecordHolds(Engine& engine) {
     };
     const int needed = std::min(kept, std::max(g.min_total, replicas_for(now_rps)));
     const int held = kept - needed;
-    const double density = g.in.density;
+    const double density = g.in.price.density;
     const bool declined = held == 0 && density > 0 && replicas_for(keep_peak) > kept;
     // A new call when the replicas kept change, when a hold begins (the demand fell below
     // what they serve), or when the window begins or stops handing replicas off; demand

@@ -17,7 +17,8 @@
 //              its load needs at the variant's planning throughput (ModelVariant::
 //              PlanningThroughput) plus warm spares, up to the variant's max_replicas:
 //              round(replicas x spare), and SLOs first round(replicas x slo_spare) while
-//              the service's error budget beyond its reserve is spent (SloBooks);
+//              the service's error budget beyond its reserve is spent (SloBooks), held on
+//              the variant where they cost least (PriceSpares);
 //   its worth  per hour, the value its requests earn (value per request x the quality of the
 //              variant that serves it) less what its GPUs would earn for the densest waiting
 //              work (the opportunity value ForecastScale prices spares with);
@@ -115,12 +116,22 @@ class VariantMix {
   int Target(const Job& member, const Engine& engine);
   std::vector<double> Routing(const Job& member, const Engine& engine);
 
+  // What the GPUs of a service's replicas would earn for the densest waiting work that could
+  // take them, per GPU-hour (Density): one figure per variant, since variants run on other
+  // GPU types and the work waiting for each type differs.
+  struct Prices {
+    double density = 0;            // the highest of them (the service's demand window)
+    std::vector<double> variants;  // per variant; empty or short: `density`
+    double of(size_t v) const { return v < variants.size() ? variants[v] : density; }
+  };
+
   // A plan's figures (Evaluate).
   struct Figures {
     std::vector<int> replicas;  // per variant
     int64_t milli = 0;          // GPUs the replicas hold
     double quality = 1;         // mean quality of the planned requests
     double worth = 0;           // value per hour less the opportunity value of its GPUs
+    double held = 0;            // that opportunity value per hour (at Prices::density)
     double unserved_rps = 0;    // beyond max_replicas
     bool floor_ok = true;
     int64_t over_milli = 0;  // beyond the GPUs the service can have (per type)
@@ -133,7 +144,7 @@ class VariantMix {
     Shares shares;  // the plan in force
     Figures figures;
     std::vector<double> demand;  // the planning demand per class
-    double density = 0;          // the waiting work's value per GPU-hour
+    double density = 0;          // the waiting work's value per GPU-hour (the highest)
     int64_t budget_milli = 0;    // GPUs the service could have
     int switches = 0;            // plans replaced
     TimeMs last_switch = kNever;
@@ -171,7 +182,7 @@ class VariantMix {
   struct Inputs {
     const WorkloadSpec* spec = nullptr;
     std::vector<bool> available;
-    double density = 0;
+    Prices price;
     std::vector<double> demand, demand_long;  // per class: the scale-down window's, payback's
     std::vector<double> demand_keep;          // per class: the peak of the whole `keep`
     TypeMilli budget;                         // the GPUs it may plan with, per type
@@ -240,19 +251,34 @@ class VariantMix {
                            const TypeMilli& budget);
   // `available`: per variant; a share on one that is not serves nothing (unserved_rps).
   // `fixed`: the replicas per variant are these (kStatic), not what the load needs.
-  // `spare`: the warm spares of each variant, as a share of its replicas (Inputs::spare).
+  // `spare`: the warm spares, as a share of each variant's replicas (Inputs::spare), held
+  // where they cost least (PriceSpares).
   Figures Evaluate(const WorkloadSpec& spec, const Shares& s, const std::vector<double>& demand,
-                   double density, double spare, const TypeMilli& budget,
+                   const Prices& price, double spare, const TypeMilli& budget,
                    const std::vector<bool>& available, const GpuCatalog& catalog,
                    const std::vector<int>* fixed = nullptr) const;
+  // Warm spares serve what the planned replicas cannot: a burst beyond the demand the plan is
+  // sized for. Their requests/s protect the service whichever variant holds them, as far as
+  // the classes that variant serves can move to it (RouteNow shifts them). So they are held
+  // where they cost least: `spares` (per variant, round(replicas x spare) to start with) moves
+  // wholly to one variant, as many replicas as carry the same requests/s, where that costs
+  // less per hour: its GPUs at its price (Prices::of), less what a spare of a better variant
+  // earns below the peak by taking requests the plan gives a worse one (RouteNow moves them
+  // up; the quality it adds to each). They move only where they fit the GPUs the service can
+  // have (`budget`, beside the `firm` replicas). At equal costs nothing moves.
+  static void PriceSpares(const WorkloadSpec& spec, const Shares& s,
+                          const std::vector<bool>& available, const std::vector<double>& demand,
+                          const std::vector<int>& firm, const Prices& price,
+                          const TypeMilli& budget, const GpuCatalog& catalog,
+                          std::vector<int>& spares);
   static bool Better(const Figures& a, const Figures& b);
   Shares Fixed(const RealtimeProfile& rt, Mode mode, const std::vector<bool>& available,
                const GpuCatalog& catalog) const;
   // kStatic: sizes the split again if a class's peak rose above the one it was sized for.
   void SizeStatic(Group& g, const WorkloadSpec& spec, const std::vector<double>& demand,
-                  double density, const TypeMilli& budget, const std::vector<bool>& available,
+                  const Prices& price, const TypeMilli& budget, const std::vector<bool>& available,
                   const GpuCatalog& catalog) const;
-  Shares Search(const WorkloadSpec& spec, const std::vector<double>& demand, double density,
+  Shares Search(const WorkloadSpec& spec, const std::vector<double>& demand, const Prices& price,
                 double spare, const TypeMilli& budget, const std::vector<bool>& available,
                 const GpuCatalog& catalog) const;
   // `g`'s demand now (up to what its variants' max_replicas serve) and what its ready

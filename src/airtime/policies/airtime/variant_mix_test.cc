@@ -157,6 +157,70 @@ TEST(VariantMixTest, TheGpusAServiceCanHaveAreCountedPerType) {
   EXPECT_EQ(st->budget_milli, 8000);  // the free L40S; the job's H100 cannot be had
 }
 
+// "chat" with two classes, code and conv: the generalist `big` on H100 serves both, `small`
+// (1 GPU, 2 req/s, quality 0.7) on L40S serves conv only; floor 0.85.
+WorkloadSpec TwoClassChat() {
+  const GpuTypeId l40s = *GpuCatalog::Builtin().Find("L40S");
+  WorkloadSpec s = Chat(0.85);
+  s.realtime.classes = {{"code", {}}, {"conv", {}}};
+  ModelVariant& small = s.realtime.variants[1];
+  small.shape.allowed_types = {l40s};
+  small.throughput_rps = {{l40s, 2.0}};
+  small.quality = 0.7;
+  small.classes = {1};
+  return s;
+}
+
+// Warm spares sit where a request/s costs least to hold. Work waits for H100 and none for
+// L40S: the plan is the generalist alone (2 replicas for 8 req/s), and its spare's 4 req/s
+// are held by 2 small replicas on L40S, not a third generalist on 4 H100. A burst of code
+// beyond the generalist's replicas is then served: conv requests move to the small spares
+// and the generalist serves the code. With nothing waiting anywhere the spare stays with the
+// generalist (equal costs: nothing moves).
+TEST(VariantMixTest, WarmSparesSitWhereTheyCostLeastAndTakeTheBurst) {
+  for (const bool waiting : {true, false}) {
+    SCOPED_TRACE(waiting ? "work waits for H100" : "nothing waits");
+    const Cluster cluster = MakeCluster({{"H100", 16, 1}, {"L40S", 8, 1}});
+    auto policy = PolicyRegistry::Builtin().Make("airtime:variant_spare=0.25", cluster);
+    ASSERT_TRUE(policy.ok()) << policy.status().ToString();
+    Engine engine(cluster, std::move(*policy));
+    std::vector<WorkloadId> m;
+    for (const WorkloadSpec& w : ExpandVariants(TwoClassChat()))
+      m.push_back(engine.Handle(Event::Arrival(kSecond, w)).arrived);
+    for (WorkloadId id : m) {
+      engine.Handle(Event::ClassDemand(2 * kSecond, id, 0, 4));
+      engine.Handle(Event::ClassDemand(2 * kSecond, id, 1, 4));
+    }
+    if (waiting) {
+      // 16 H100 for 10 hours: it cannot start beside the service, and its value per GPU-hour
+      // (0.1) is far below the generalist's (3.6 a request/s).
+      WorkloadSpec train = MakeJob("train", WorkloadKind::kTraining, 16, 10 * 3600, 3 * kSecond);
+      train.shape.allowed_types = {H100()};
+      train.value.on_completion = 16;
+      engine.Handle(Event::Arrival(3 * kSecond, train));
+    }
+    for (TimeMs t = 10 * kSecond; t <= 5 * kMinute; t += 10 * kSecond)
+      engine.Handle(Event::Timer(t));
+    auto* scale = dynamic_cast<const ForecastScale*>(engine.policy().scale.get());
+    ASSERT_NE(scale, nullptr);
+    const VariantMix::State* st = scale->variant_mix().state("chat");
+    ASSERT_NE(st, nullptr);
+    EXPECT_NEAR(st->shares[0][0], 1.0, 1e-9) << st->mix;
+    EXPECT_NEAR(st->shares[0][1], 1.0, 1e-9) << st->mix;
+    const Job& big = engine.job(m[0]);
+    const Job& small = engine.job(m[1]);
+    EXPECT_EQ(big.live_replicas(), waiting ? 2 : 3) << st->mix;
+    EXPECT_EQ(small.live_replicas(), waiting ? 2 : 0) << st->mix;
+    if (!waiting) continue;
+    // Code bursts to 8 req/s: the generalist's 8 req/s serve all of it, the small spares
+    // all of conv.
+    for (WorkloadId id : m) engine.Handle(Event::ClassDemand(5 * kMinute + kSecond, id, 0, 8));
+    EXPECT_NEAR(big.route_share[0], 1.0, 1e-6);
+    EXPECT_NEAR(big.route_share[1], 0.0, 1e-6);
+    EXPECT_NEAR(small.route_share[1], 1.0, 1e-6);
+  }
+}
+
 // Two services with the same variants, the small one on L40S, floor 0.9 (half their
 // requests at least on the generalist, on H100). "chat" came first and holds all 8 H100 with
 // two generalist replicas; "chat-b" arrives with the same demand. Planned each alone, chat-b
