@@ -78,6 +78,7 @@ struct LogChunk {
   int64_t size = 0;        // of the whole log now; offset + data.size() <= size
   bool run_ended = false;  // the run is over: the log will not grow
   std::string data;        // bytes as the workload wrote them (not necessarily UTF-8)
+  std::string cut;         // changes each time the daemon cuts the log ("": never cut)
 };
 
 // GET /v1/gpus/history?gpu=&minutes=.

@@ -228,6 +228,7 @@ void HttpApi::Impl::AddRoutes() {
         res.set_header("X-Airtime-Offset", std::to_string(chunk->offset));
         res.set_header("X-Airtime-Log-Size", std::to_string(chunk->size));
         res.set_header("X-Airtime-Run-Ended", chunk->run_ended ? "true" : "false");
+        if (!chunk->cut.empty()) res.set_header("X-Airtime-Log-Cut", chunk->cut);
         // Bytes as the workload wrote them: never rendered by a browser as a page.
         res.set_header("X-Content-Type-Options", "nosniff");
         res.set_content(std::move(chunk->data), "application/octet-stream");

@@ -124,7 +124,8 @@ class FakePlane : public ControlPlane {
     const int64_t from =
         q.offset < 0 ? std::max<int64_t>(0, size - q.limit) : std::min(q.offset, size);
     return LogChunk{3, from, size, true,
-                    log.substr(static_cast<size_t>(from), static_cast<size_t>(q.limit))};
+                    log.substr(static_cast<size_t>(from), static_cast<size_t>(q.limit)),
+                    "12-34-56"};
   }
   std::string Metrics() override { return "# TYPE airtime_up gauge\nairtime_up 1\n"; }
   bool Healthy(std::string* why) override {
@@ -311,6 +312,7 @@ TEST_F(HttpApiTest, LogsServeBytesWithTheirPlaceAndRefuseBadQueries) {
   EXPECT_EQ(r->get_header_value("X-Airtime-Offset"), "7");
   EXPECT_EQ(r->get_header_value("X-Airtime-Log-Size"), "70");
   EXPECT_EQ(r->get_header_value("X-Airtime-Run-Ended"), "true");
+  EXPECT_EQ(r->get_header_value("X-Airtime-Log-Cut"), "12-34-56");
   EXPECT_EQ(r->get_header_value("Content-Type"), "application/octet-stream");
   EXPECT_EQ(r->get_header_value("X-Content-Type-Options"), "nosniff");
   // The client reads the whole log in chunks, and the tail.

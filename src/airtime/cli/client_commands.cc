@@ -391,6 +391,7 @@ int ShowLogs(ApiClient& c, const LogsFlags& l) {
                                 std::to_string(kMaxLogLimit) + " (0: the whole log)"));
   }
   LogQuery q{l.run, l.tail > 0 ? -1 : 0, l.tail > 0 ? l.tail : kDefaultLogLimit, l.stderr_log};
+  std::optional<std::string> cut;  // the log's cut mark when last read (LogChunk::cut)
   while (true) {
     auto chunk = c.Logs(l.id, q);
     if (!chunk.ok()) {
@@ -403,8 +404,10 @@ int ShowLogs(ApiClient& c, const LogsFlags& l) {
       return Fail(FailedPrecondition("workload '" + l.id +
                                      "' has not run yet (-f waits for its first run)"));
     }
-    if (q.run == chunk->run && q.offset > chunk->size) {
-      // Shorter than what was printed: the daemon cut it (--max-log-mib). Its new start.
+    // Shorter than what was printed, or cut since (and perhaps grown back past where this
+    // was): the daemon cut it (--max-log-mib). Its new start.
+    if (q.run == chunk->run && (q.offset > chunk->size || (cut && *cut != chunk->cut))) {
+      cut = chunk->cut;
       std::cout.flush();
       std::cerr << "airtime logs: the log was cut (over the daemon's --max-log-mib); what "
                    "follows is from its new start\n";
@@ -414,6 +417,7 @@ int ShowLogs(ApiClient& c, const LogsFlags& l) {
     std::cout.write(chunk->data.data(), static_cast<std::streamsize>(chunk->data.size()));
     std::cout.flush();
     q.run = chunk->run;
+    cut = chunk->cut;
     q.offset = chunk->offset + static_cast<int64_t>(chunk->data.size());
     q.limit = kDefaultLogLimit;
     if (!chunk->data.empty() && q.offset < chunk->size) continue;  // more is there now

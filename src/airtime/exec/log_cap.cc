@@ -32,6 +32,14 @@ std::string Mib(int64_t bytes) {
 
 int64_t LogCutKeep(int64_t cap) { return std::min<int64_t>(cap / 4, int64_t{4} << 20); }
 
+std::string LogCutMark(const std::string& log_path) {
+  struct stat st;
+  if (lstat((log_path + ".1").c_str(), &st) != 0) return "";
+  return std::to_string(st.st_ino) + "-" +
+         std::to_string(int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec) + "-" +
+         std::to_string(st.st_size);
+}
+
 StatusOr<std::optional<LogCut>> CapLog(const std::string& run_dir, const std::string& name,
                                        int64_t cap, TimeMs now) {
   const std::string path = run_dir + "/" + name;

@@ -37,4 +37,10 @@ int64_t LogCutKeep(int64_t cap);
 StatusOr<std::optional<LogCut>> CapLog(const std::string& run_dir, const std::string& name,
                                        int64_t cap, TimeMs now);
 
+// What identifies the last cut of the log at `log_path`: its tail file's (PATH.1) inode,
+// modification time and size, which each cut writes anew; "" while it has none. A reader
+// that sees it change knows the log was cut since, even where the log has grown back past
+// where the reader was (its size alone would not say).
+std::string LogCutMark(const std::string& log_path);
+
 }  // namespace airtime

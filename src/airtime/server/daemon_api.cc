@@ -6,6 +6,7 @@
 
 #include "airtime/base/strings.h"
 #include "airtime/config/workload_yaml.h"
+#include "airtime/exec/log_cap.h"
 #include "airtime/exec/run_files.h"
 #include "airtime/server/daemon.h"
 #include "airtime/server/live_spec.h"
@@ -546,13 +547,19 @@ StatusOr<LogChunk> Daemon::Logs(const Caller& caller, std::string_view id_or_nam
   });
   if (!found.ok()) return found.status();
   if (found->run == 0) return LogChunk{};
+  const std::string cut = LogCutMark(found->path);
   auto range = ReadLogRange(found->path, query.offset, query.limit);
   if (!range.ok()) {
     // A run that has not written yet has an empty log, not an error.
     if (range.status().code() != StatusCode::kNotFound) return range.status();
     range = LogRange{};
   }
-  return LogChunk{found->run, range->offset, range->size, found->ended, std::move(range->data)};
+  LogChunk chunk{found->run, range->offset, range->size, found->ended, std::move(range->data),
+                 LogCutMark(found->path)};
+  // Cut while it was read: the bytes may be the new log's at the old offset. None, and the
+  // new mark, so that a follower starts again from the log's new start.
+  if (chunk.cut != cut) chunk.data.clear();
+  return chunk;
 }
 
 Status Daemon::Cancel(const Caller& caller, std::string_view id_or_name) {

@@ -1871,6 +1871,48 @@ TEST_F(DaemonTest, ALogOverMaxLogMibIsCutItsTailKept) {
   WaitFor("chatty", "cancelled");
 }
 
+// A log cut and grown back past where a reader was is not shorter than what the reader read,
+// so its size cannot say it was cut: its cut mark (LogChunk::cut, X-Airtime-Log-Cut) does,
+// and changes at each cut.
+TEST_F(DaemonTest, ALogCutAndGrownBackIsToldByItsCutMark) {
+  DaemonOptions o = Options();
+  o.max_log_mib = 1;
+  o.log_check_interval = 100;
+  OpenWith(o);
+  Submit(kAdmin,
+         "[{name: chatty, kind: batch, command: [/bin/sh, -c, 'echo start; sleep 1; "
+         "head -c 3145728 /dev/zero | tr \\\\0 x; sleep 1; head -c 3145728 /dev/zero | "
+         "tr \\\\0 y; sleep 60']}]");
+  WaitFor("chatty", "running");
+  // Its first line, before any cut.
+  StatusOr<LogChunk> first = Internal("not read");
+  for (int i = 0; i < 100; ++i) {
+    first = daemon_->Logs(kAdmin, "chatty", LogQuery{});
+    if (first.ok() && first->data == "start\n") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_EQ(first->data, "start\n");
+  EXPECT_EQ(first->cut, "");
+  // Cut once: the note alone is longer than what was read.
+  std::vector<std::string> marks;
+  for (int i = 0; i < 400 && marks.size() < 2; ++i) {
+    auto now = daemon_->Logs(kAdmin, "chatty", LogQuery{0, 0, 16, false});
+    ASSERT_TRUE(now.ok()) << now.status().ToString();
+    if (!now->cut.empty() && (marks.empty() || marks.back() != now->cut)) {
+      if (marks.empty()) {
+        EXPECT_GT(now->size, first->size);  // grown back past the reader
+      }
+      marks.push_back(now->cut);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(marks.size(), 2u);  // and again at the second cut
+  EXPECT_NE(marks[0], marks[1]);
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "chatty").ok());
+  WaitFor("chatty", "cancelled");
+}
+
 // A run that wrote past the cap and ended before the next look is cut as it ends.
 TEST_F(DaemonTest, ALogIsCutWhenItsRunEnds) {
   DaemonOptions o = Options();
