@@ -156,8 +156,12 @@ StatusOr<LogChunk> ApiClient::Logs(std::string_view id, const LogQuery& q) {
     return Internal("airtime at " + base_url_ + " answered " + path +
                     " without the X-Airtime-Run, -Offset and -Log-Size headers");
   }
-  return LogChunk{*run, *offset, *size, r->get_header_value("X-Airtime-Run-Ended") == "true",
-                  std::move(r->body), r->get_header_value("X-Airtime-Log-Cut")};
+  return LogChunk{*run,
+                  *offset,
+                  *size,
+                  r->get_header_value("X-Airtime-Run-Ended") == "true",
+                  std::move(r->body),
+                  r->get_header_value("X-Airtime-Log-Cut")};
 }
 
 StatusOr<json> ApiClient::Get(std::string_view id) {

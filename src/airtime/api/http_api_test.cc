@@ -123,7 +123,10 @@ class FakePlane : public ControlPlane {
     const auto size = static_cast<int64_t>(log.size());
     const int64_t from =
         q.offset < 0 ? std::max<int64_t>(0, size - q.limit) : std::min(q.offset, size);
-    return LogChunk{3, from, size, true,
+    return LogChunk{3,
+                    from,
+                    size,
+                    true,
                     log.substr(static_cast<size_t>(from), static_cast<size_t>(q.limit)),
                     "12-34-56"};
   }

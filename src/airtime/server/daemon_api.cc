@@ -554,8 +554,8 @@ StatusOr<LogChunk> Daemon::Logs(const Caller& caller, std::string_view id_or_nam
     if (range.status().code() != StatusCode::kNotFound) return range.status();
     range = LogRange{};
   }
-  LogChunk chunk{found->run, range->offset, range->size, found->ended, std::move(range->data),
-                 LogCutMark(found->path)};
+  LogChunk chunk{found->run,   range->offset,          range->size,
+                 found->ended, std::move(range->data), LogCutMark(found->path)};
   // Cut while it was read: the bytes may be the new log's at the old offset. None, and the
   // new mark, so that a follower starts again from the log's new start.
   if (chunk.cut != cut) chunk.data.clear();
