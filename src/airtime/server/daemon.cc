@@ -191,6 +191,7 @@ void Daemon::Stop() {
   actuator_->Wake();
   if (loop_.joinable()) loop_.join();
   if (scraper_.joinable()) scraper_.join();
+  if (log_checker_.joinable()) log_checker_.join();
   // The loop has ended: this thread owns them.
   SaveLedger(std::max(WallNow(), engine_->now()));
   SaveHolds(std::max(WallNow(), engine_->now()));

@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -34,6 +35,7 @@
 #include "airtime/config/workload_yaml.h"
 #include "airtime/engine/engine.h"
 #include "airtime/exec/executor.h"
+#include "airtime/exec/log_cap.h"
 #include "airtime/gpu/inventory.h"
 #include "airtime/ledger/costs.h"
 #include "airtime/ledger/hold_book.h"
@@ -352,10 +354,19 @@ class Daemon final : public ControlPlane {
   // The 3 a.m. report across restarts (daemon_holds.cc, hold_record.h), the same way.
   std::string CarryHolds();
   void SaveHolds(TimeMs now);
-  // Run logs over --max-log-mib cut (daemon_log_caps.cc, log_cap.h): a run's, every live
-  // run's.
+  // Run logs over --max-log-mib cut (daemon_log_caps.cc, log_cap.h): a run's as it ends (on
+  // the loop), every live run's (a round off the loop, on log_checker_; its results come back
+  // through Post).
+  struct LogCheck {
+    int64_t run = 0, workload = 0;
+    std::string run_dir;
+  };
   void CapLogsOf(const RunRow& run, TimeMs now);
   void CapRunLogs(TimeMs now);
+  StatusOr<std::optional<LogCut>> CutLog(const std::string& run_dir, const char* name,
+                                         TimeMs now);  // any thread
+  void NoteLogCut(const LogCheck& check, const char* name,
+                  const StatusOr<std::optional<LogCut>>& cut);  // on the loop: counts, says
 
   void CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch);
   // A quantize or finetune job of a later submission that produces a variant of a service
@@ -536,6 +547,9 @@ class Daemon final : public ControlPlane {
   PromHistogram stop_action_hist_{ActionBuckets()};
   std::thread scraper_;  // one scrape round at a time, off the loop
   bool scrape_busy_ = false;
+  std::thread log_checker_;  // one round of log checks at a time, off the loop
+  bool log_check_busy_ = false;
+  std::mutex log_cut_mu_;  // one cut at a time (CutLog)
   bool mps_started_ = false, mps_warned_ = false;
   int next_replica_port_ = 0;  // where PortFor's next turn through --replica-ports begins
   StoreMarks marks_;           // what DATA/store-marks says (kept in step with the store)
