@@ -679,7 +679,8 @@ VariantMix::Figures VariantMix::Evaluate(const WorkloadSpec& spec, const Shares&
   }
   // The peers keep each variant's spares with it: a fixed generalist runs the generalist.
   if (fixed == nullptr && o_.mode == Mode::kMix)
-    PriceSpares(spec, s, available, demand, f.firm, price, budget, catalog, spares);
+    f.spares_moved =
+        PriceSpares(spec, s, available, demand, f.firm, price, budget, catalog, spares);
   for (size_t v = 0; v < nv; ++v) {
     const int64_t milli = rt.variants[v].shape.TotalMilli(catalog);
     f.replicas[v] =
@@ -698,17 +699,16 @@ VariantMix::Figures VariantMix::Evaluate(const WorkloadSpec& spec, const Shares&
   return f;
 }
 
-void VariantMix::PriceSpares(const WorkloadSpec& spec, const Shares& s,
-                             const std::vector<bool>& available, const std::vector<double>& demand,
-                             const std::vector<int>& firm, const Prices& price,
-                             const TypeMilli& budget, const GpuCatalog& catalog,
-                             std::vector<int>& spares) {
+std::optional<VariantMix::SpareMove> VariantMix::PriceSpares(
+    const WorkloadSpec& spec, const Shares& s, const std::vector<bool>& available,
+    const std::vector<double>& demand, const std::vector<int>& firm, const Prices& price,
+    const TypeMilli& budget, const GpuCatalog& catalog, std::vector<int>& spares) {
   const RealtimeProfile& rt = spec.realtime;
   const size_t nv = rt.variants.size();
   const double per_request_hour = spec.value.per_1k_requests / 1000.0 * 3600;
   double spare_rps = 0;
   for (size_t v = 0; v < nv; ++v) spare_rps += spares[v] * rt.variants[v].PlanningThroughput();
-  if (spare_rps <= 0) return;
+  if (spare_rps <= 0) return std::nullopt;
   // The requests/s of the classes `v` serves that the plan gives worse variants, worst first:
   // below the peak a spare of `v` takes them (RouteNow moves them up).
   auto upgrade = [&](size_t v, double rps) {
@@ -749,7 +749,8 @@ void VariantMix::PriceSpares(const WorkloadSpec& spec, const Shares& s,
     return BeyondBudget(rt, milli, budget) == 0;
   };
   std::vector<int> best = spares;
-  double best_cost = cost(spares);
+  const double first_cost = cost(spares);
+  double best_cost = first_cost;
   for (size_t b = 0; b < nv; ++b) {
     const ModelVariant& mb = rt.variants[b];
     const double t = mb.PlanningThroughput();
@@ -767,7 +768,10 @@ void VariantMix::PriceSpares(const WorkloadSpec& spec, const Shares& s,
       best_cost = c;
     }
   }
+  if (best == spares) return std::nullopt;
+  SpareMove moved{spares, first_cost, best_cost};
   spares = std::move(best);
+  return moved;
 }
 
 bool VariantMix::Better(const Figures& a, const Figures& b) {
@@ -960,6 +964,24 @@ std::string VariantMix::Describe(const RealtimeProfile& rt, const Shares& s, con
                 static_cast<double>(st.budget_milli) / 1000.0, f.quality, rt.quality_floor, f.worth,
                 st.density);
   out += buf;
+  if (f.spares_moved) {
+    // Where round(replicas x spare) had put the spares, and where they are.
+    auto list = [&](const std::vector<int>& n) {
+      std::string l;
+      for (size_t v = 0; v < rt.variants.size() && v < n.size(); ++v)
+        if (n[v] > 0)
+          l += (l.empty() ? "" : ", ") + std::to_string(n[v]) + " x " + rt.variants[v].name;
+      return l;
+    };
+    std::vector<int> now(rt.variants.size(), 0);
+    for (size_t v = 0; v < now.size(); ++v) now[v] = f.replicas[v] - f.firm[v];
+    std::snprintf(buf, sizeof buf,
+                  " cost %.2f an hour to hold there against %.2f (their GPUs' worth to waiting "
+                  "work, less what serving requests of a worse variant earns)",
+                  f.spares_moved->cost_to, f.spares_moved->cost_from);
+    out +=
+        "; warm spares as " + list(now) + " rather than " + list(f.spares_moved->from) + ":" + buf;
+  }
   if (!st.shared.empty()) out += "; shared with other services, " + st.shared;
   for (size_t c = 0; c < st.forecast.size() && c < rt.classes.size(); ++c)
     if (st.forecast[c] > 0) {

@@ -75,6 +75,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -125,6 +126,13 @@ class VariantMix {
     double of(size_t v) const { return v < variants.size() ? variants[v] : density; }
   };
 
+  // Warm spares PriceSpares moved: where round(replicas x spare) had put them, per variant,
+  // and what holding them cost an hour there and where they went.
+  struct SpareMove {
+    std::vector<int> from;
+    double cost_from = 0, cost_to = 0;
+  };
+
   // A plan's figures (Evaluate).
   struct Figures {
     std::vector<int> replicas;  // per variant
@@ -136,6 +144,7 @@ class VariantMix {
     bool floor_ok = true;
     int64_t over_milli = 0;  // beyond the GPUs the service can have (per type)
     std::vector<int> firm;   // per variant: the replicas the load needs, spares left out
+    std::optional<SpareMove> spares_moved;  // none: the spares stayed where they were
   };
   using Shares = std::vector<std::vector<double>>;  // [variant][class]
 
@@ -266,11 +275,12 @@ class VariantMix {
   // earns below the peak by taking requests the plan gives a worse one (RouteNow moves them
   // up; the quality it adds to each). They move only where they fit the GPUs the service can
   // have (`budget`, beside the `firm` replicas). At equal costs nothing moves.
-  static void PriceSpares(const WorkloadSpec& spec, const Shares& s,
-                          const std::vector<bool>& available, const std::vector<double>& demand,
-                          const std::vector<int>& firm, const Prices& price,
-                          const TypeMilli& budget, const GpuCatalog& catalog,
-                          std::vector<int>& spares);
+  static std::optional<SpareMove> PriceSpares(const WorkloadSpec& spec, const Shares& s,
+                                              const std::vector<bool>& available,
+                                              const std::vector<double>& demand,
+                                              const std::vector<int>& firm, const Prices& price,
+                                              const TypeMilli& budget, const GpuCatalog& catalog,
+                                              std::vector<int>& spares);
   static bool Better(const Figures& a, const Figures& b);
   Shares Fixed(const RealtimeProfile& rt, Mode mode, const std::vector<bool>& available,
                const GpuCatalog& catalog) const;

@@ -211,6 +211,11 @@ TEST(VariantMixTest, WarmSparesSitWhereTheyCostLeastAndTakeTheBurst) {
     const Job& small = engine.job(m[1]);
     EXPECT_EQ(big.live_replicas(), waiting ? 2 : 3) << st->mix;
     EXPECT_EQ(small.live_replicas(), waiting ? 2 : 0) << st->mix;
+    // `describe` says where the spares are and why.
+    EXPECT_EQ(st->mix.find("warm spares as 2 x small rather than 1 x big: cost 0.00 an hour to "
+                           "hold there against 0.40") != std::string::npos,
+              waiting)
+        << st->mix;
     if (!waiting) continue;
     // Code bursts to 8 req/s: the generalist's 8 req/s serve all of it, the small spares
     // all of conv.
