@@ -22,10 +22,12 @@ StatusOr<std::optional<LogCut>> Daemon::CutLog(const std::string& run_dir, const
 void Daemon::NoteLogCut(const LogCheck& check, const char* name,
                         const StatusOr<std::optional<LogCut>>& cut) {
   if (!cut.ok()) {
-    // Said once per live run and file: a log that cannot be cut now will not be cut later.
+    // Said once per run and file: a log that cannot be cut now will not be cut later. (An
+    // ended run's is not remembered: its run will not be looked at again.)
     const std::string key = check.run_dir + "/" + name;
-    if (runs_.count(check.run) == 0 || log_cap_warned_.insert(key).second)
+    if (log_cap_warned_.insert(key).second)
       std::cerr << "airtime server: run " << check.run << ": " << cut.status().message() << "\n";
+    if (runs_.count(check.run) == 0) log_cap_warned_.erase(key);
     return;
   }
   if (!cut->has_value()) return;

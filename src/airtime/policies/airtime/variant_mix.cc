@@ -759,10 +759,11 @@ std::optional<VariantMix::SpareMove> VariantMix::PriceSpares(
     double reach = 0;
     for (size_t c = 0; c < demand.size(); ++c)
       if (mb.Serves(static_cast<int>(c))) reach += std::max(0.0, demand[c]);
-    const int n = static_cast<int>(std::ceil(spare_rps / t - 1e-9));
+    // In double first: a tiny throughput must not overflow the replica count.
+    const double n = std::ceil(spare_rps / t - 1e-9);
     if (reach < spare_rps - 1e-9 || n > mb.max_replicas - firm[b]) continue;
     std::vector<int> all(nv, 0);
-    all[b] = n;
+    all[b] = static_cast<int>(n);
     if (const double c = cost(all); c < best_cost - 1e-9 * (1 + std::abs(best_cost)) && fits(all)) {
       best = std::move(all);
       best_cost = c;
