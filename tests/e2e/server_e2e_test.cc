@@ -404,13 +404,15 @@ TEST(ServerE2E, CliWaitsWatchesAndPrintsInEachFormat) {
 
 // A log the daemon cuts over --max-log-mib while `airtime logs -f` follows it: the follow
 // says so and goes on from the log's new start, so what the run writes after the cut is
-// printed (it waited past the old end for good before).
+// printed (it waited past the old end for good before). The run writes its first line 3 s
+// before the rest: the follow must have read it before the cut (a sanitized CLI takes a
+// while to start; with 1 s it once read only after the cut).
 TEST(ServerE2E, CliLogsFollowsALogThroughACut) {
   const std::string dir = TempDir();
   Server s(dir + "/data", "1xH100", {"--max-log-mib", "1"});
   ASSERT_NO_FATAL_FAILURE(s.Start());
   std::ofstream(dir + "/w.yaml")
-      << "- {name: chatty, kind: batch, gpus: 1, command: [/bin/sh, -c, 'echo start; sleep 1; "
+      << "- {name: chatty, kind: batch, gpus: 1, command: [/bin/sh, -c, 'echo start; sleep 3; "
          "head -c 3145728 /dev/zero | tr \\\\0 x; echo; sleep 3; echo after-the-cut']}\n";
   auto [rc, out] = Cli(s, "submit " + dir + "/w.yaml");
   ASSERT_EQ(rc, 0) << out;
