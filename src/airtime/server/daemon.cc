@@ -467,12 +467,11 @@ void Daemon::StartRun(const Decision& d, SteadyTime decided) {
     run.row.placed += ", expected to finish at " + FormatTime(d.expected_end);
   // Where the replica will listen: its backend's address for its GPUs, a port free there.
   if (w.spec->exec.wants_port) {
-    run.row.port = PortFor(actuator_->ServiceAddress(run.row.gpus));
+    const std::string host = actuator_->ServiceAddress(run.row.gpus);
+    run.row.port = PortFor(host);
     if (run.row.port == 0)
-      std::cerr << "airtime server: no free port at " << actuator_->ServiceAddress(run.row.gpus)
-                << " for a replica of '" << w.row.name
-                << "' (--replica-ports on other "
-                   "hosts): it starts without PORT\n";
+      std::cerr << "airtime server: no free port at " << host << " for a replica of '" << w.row.name
+                << "' (--replica-ports on other hosts): it starts without PORT\n";
   }
   StatusOr<int64_t> id = Internal("not added");
   int64_t sequence = 0;  // 0: the run's id was reserved already
