@@ -47,6 +47,7 @@ struct ServerArgs {
   bool accept_store_loss = false;
   int64_t min_free_mib = 100;
   int64_t max_log_mib = 1024;
+  int64_t max_checkpoint_mib = -1;  // half of DATA's file system
   std::string replica_ports = "20000-20999";
   int64_t ended_kept = 1000;
   int64_t max_active_per_tenant = 50000;
@@ -124,6 +125,7 @@ int RunServer(const ServerArgs& args) {
   options.accept_store_loss = args.accept_store_loss;
   options.min_free_mib = args.min_free_mib;
   options.max_log_mib = args.max_log_mib;
+  options.max_checkpoint_mib = args.max_checkpoint_mib;
   auto ports = ParsePortRange(args.replica_ports);
   if (!ports.ok()) return fail(ports.status());
   options.replica_ports = *ports;
@@ -318,6 +320,10 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
                   "NAME.1 (MiB; 0: never)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
       ->capture_default_str();
+  cmd->add_option("--max-checkpoint-mib", args->max_checkpoint_mib,
+                  "End a workload whose checkpoint directory holds more than this, and remove "
+                  "the directory (MiB; 0: no cap; default: half of DATA's file system)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   cmd->add_option("--replica-ports", args->replica_ports,
                   "FIRST-LAST: the ports given to service replicas on other hosts (Slurm "
                   "nodes), kept free of other services there; on this machine the kernel "

@@ -133,6 +133,7 @@ Status Daemon::LockDataDir() {
 Status Daemon::Init() {
   AIRTIME_RETURN_IF_ERROR(SetUpIsolation());
   AIRTIME_RETURN_IF_ERROR(LockDataDir());
+  AIRTIME_RETURN_IF_ERROR(ResolveCheckpointCap());
   AIRTIME_RETURN_IF_ERROR(OpenStore());
   if (isolating()) SecureDataDir();
   std::string note;
@@ -191,7 +192,7 @@ void Daemon::Stop() {
   actuator_->Wake();
   if (loop_.joinable()) loop_.join();
   if (scraper_.joinable()) scraper_.join();
-  if (log_checker_.joinable()) log_checker_.join();
+  if (disk_checker_.joinable()) disk_checker_.join();
   // The loop has ended: this thread owns them.
   SaveLedger(std::max(WallNow(), engine_->now()));
   SaveHolds(std::max(WallNow(), engine_->now()));
@@ -212,7 +213,7 @@ void Daemon::Loop() {
     const TimeMs now = WallNow();
     const TimeMs ready = ready_wakes_.empty() ? kNever : *ready_wakes_.begin();
     TimeMs next = std::min({engine_wake_, soon_cycle_at_, ready, next_telemetry_, next_scrape_,
-                            next_ledger_save_, next_log_check_, now + 1000});
+                            next_ledger_save_, next_disk_check_, now + 1000});
     const int timeout = static_cast<int>(std::clamp<TimeMs>(next - now, 0, 1000));
     std::vector<Exited> exits = actuator_->WaitForExits(timeout);
     const TimeMs seen = WallNow();
@@ -266,9 +267,9 @@ void Daemon::RunTimers(TimeMs now) {
     SaveHolds(now);
     next_holds_save_ = now + options_.holds_save_interval;
   }
-  if (now >= next_log_check_) {
-    CapRunLogs(now);
-    next_log_check_ = now + options_.log_check_interval;
+  if (now >= next_disk_check_) {
+    CheckDiskUse(now);
+    next_disk_check_ = now + options_.disk_check_interval;
   }
   // Starts were paused (full disk): a cycle as soon as they may resume.
   if (!start_pause_.empty() && StartsPaused(now).empty()) Feed(Event::Timer(now));
@@ -523,8 +524,7 @@ void Daemon::StartRun(const Decision& d, SteadyTime decided) {
                 ", run " + std::to_string(*id) + ": " + run.row.placed;
   req.env =
       GpuEnv(run.row.gpus, run.row.share_milli, static_cast<int64_t>(d.placement.memory_gb * 1024),
-             options_.data_dir + "/checkpoints/" + std::to_string(w.row.id),
-             static_cast<int>(run.row.port));
+             CheckpointDir(w.row.id), static_cast<int>(run.row.port));
   req.env.push_back({"AIRTIME_WORKLOAD", w.row.name});
   req.env.push_back({"AIRTIME_RUN_ID", std::to_string(run.row.id)});
   req.env.push_back({"AIRTIME_TELEMETRY_FILE", run.row.run_dir + "/telemetry"});

@@ -124,9 +124,14 @@ struct DaemonOptions {
   // Starts pause while DATA's file system has less free space than this (MiB; 0: never).
   int64_t min_free_mib = 100;
   // A run's stdout.log or stderr.log over this (MiB; 0: never) is cut, its tail kept in
-  // NAME.1 (log_cap.h); looked at every `log_check_interval` and when the run ends.
+  // NAME.1 (log_cap.h); looked at every `disk_check_interval` and when the run ends.
   int64_t max_log_mib = 1024;
-  DurationMs log_check_interval = kSecond;
+  // A workload whose checkpoint directory holds more than this (MiB; 0: no cap on its
+  // bytes; -1: half of DATA's file system) is ended as failed, and the directory removed once
+  // its runs have stopped (checkpoint_cap.h); looked at every `disk_check_interval` while it
+  // has a run.
+  int64_t max_checkpoint_mib = -1;
+  DurationMs disk_check_interval = kSecond;
   // The 3 a.m. report (GET /v1/holds): the newest closed hold-or-hand-off calls kept (the
   // per-service summaries cover every call), how many of the newest calls are saved in the
   // store for the next daemon, and how often (and at stop). A kill -9 loses at most one
@@ -354,19 +359,31 @@ class Daemon final : public ControlPlane {
   // The 3 a.m. report across restarts (daemon_holds.cc, hold_record.h), the same way.
   std::string CarryHolds();
   void SaveHolds(TimeMs now);
-  // Run logs over --max-log-mib cut (daemon_log_caps.cc, log_cap.h): a run's as it ends (on
-  // the loop), every live run's (a round off the loop, on log_checker_; its results come back
-  // through Post).
+  // The data directory's file system kept from filling (daemon_disk_caps.cc). Run logs over
+  // --max-log-mib are cut (log_cap.h): a run's as it ends, on the loop, and every live run's
+  // in a round off the loop (on disk_checker_, every disk_check_interval; its results come
+  // back through Post). The same round measures the checkpoint directory of each workload
+  // that has a run (checkpoint_cap.h): one over its cap ends its workload as failed, and is
+  // removed by a later round once the workload's runs have stopped.
   struct LogCheck {
     int64_t run = 0, workload = 0;
     std::string run_dir;
   };
   void CapLogsOf(const RunRow& run, TimeMs now);
-  void CapRunLogs(TimeMs now);
+  void CheckDiskUse(TimeMs now);
   StatusOr<std::optional<LogCut>> CutLog(const std::string& run_dir, const char* name,
                                          TimeMs now);  // any thread
   void NoteLogCut(const LogCheck& check, const char* name,
                   const StatusOr<std::optional<LogCut>>& cut);  // on the loop: counts, says
+  std::string CheckpointDir(int64_t workload) const;
+  Status ResolveCheckpointCap();  // sets checkpoint_cap_bytes_ from the option, at Init
+  // On the loop: a workload whose checkpoint directory was found over its cap ends (with its
+  // service's other members), unless it has ended meanwhile.
+  void EndOverCheckpointCap(int64_t workload, const std::string& why);
+  // Ends the workloads `live` (none ended yet) as `state` with `message`: durable first (a
+  // crash right after cannot undo it), then the engine hears of it and stops their runs.
+  Status EndWorkloads(const std::vector<WorkloadRec*>& live, const std::string& state,
+                      const std::string& message, TimeMs now);
 
   void CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch);
   // A quantize or finetune job of a later submission that produces a variant of a service
@@ -485,10 +502,14 @@ class Daemon final : public ControlPlane {
   TimeMs next_scrape_ = 0;
   TimeMs next_ledger_save_ = 0;
   TimeMs next_holds_save_ = 0;
-  TimeMs next_log_check_ = 0;
-  int64_t log_cuts_ = 0;                  // logs cut over --max-log-mib (CapRunLogs)
-  int64_t log_bytes_dropped_ = 0;         // what those cuts dropped (beyond the tails they kept)
-  std::set<std::string> log_cap_warned_;  // logs that could not be cut, said once each
+  TimeMs next_disk_check_ = 0;
+  int64_t log_cuts_ = 0;                     // logs cut over --max-log-mib (CheckDiskUse)
+  int64_t log_bytes_dropped_ = 0;            // what those cuts dropped (beyond the tails they kept)
+  std::set<std::string> log_cap_warned_;     // logs that could not be cut, said once each
+  uint64_t checkpoint_cap_bytes_ = 0;        // --max-checkpoint-mib as resolved at Open (0: none)
+  std::set<int64_t> checkpoint_purges_;      // ended over the cap: directories still to remove
+  std::set<std::string> checkpoint_warned_;  // directories that could not be read, said once
+  int64_t checkpoint_cap_ends_ = 0;          // workloads ended over the cap
   std::unordered_map<std::string, int64_t> active_of_tenant_;  // CountActive
   // Every hold-or-hand-off call the policy made on services' headroom (CycleResult::holds),
   // scored against the demand that came (AccountValue advances it).
@@ -547,8 +568,8 @@ class Daemon final : public ControlPlane {
   PromHistogram stop_action_hist_{ActionBuckets()};
   std::thread scraper_;  // one scrape round at a time, off the loop
   bool scrape_busy_ = false;
-  std::thread log_checker_;  // one round of log checks at a time, off the loop
-  bool log_check_busy_ = false;
+  std::thread disk_checker_;  // one round of log and checkpoint checks at a time, off the loop
+  bool disk_check_busy_ = false;
   std::mutex log_cut_mu_;  // one cut at a time (CutLog)
   bool mps_started_ = false, mps_warned_ = false;
   int next_replica_port_ = 0;  // where PortFor's next turn through --replica-ports begins

@@ -579,38 +579,43 @@ Status Daemon::Cancel(const Caller& caller, std::string_view id_or_name) {
       return FailedPrecondition(
           "workload '" + t->name + "' has already " +
           (first.row.state == "cancelled" ? "been cancelled" : first.row.state));
-    // Durable before the engine hears of it: a crash right after cannot undo the cancel.
-    const TimeMs now = std::max(WallNow(), engine_->now());
-    std::vector<WorkloadRow> before;
-    for (WorkloadRec* w : live) {
-      before.push_back(w->row);
-      w->row.state = "cancelled";
-      w->row.finished_at = now;
-      w->row.message = "cancelled by " + (caller.admin ? std::string("the admin") : caller.tenant);
-    }
-    int64_t sequence = 0;
-    // The rows alone in the transaction; what Persist does beside them for an ended workload
-    // (the backend lets it go; it stops counting against its tenant's limit) once they are
-    // stored, so that a failed commit leaves the workloads as they were.
-    Status st = store_->Transaction([&]() -> Status {
-      for (WorkloadRec* w : live) AIRTIME_RETURN_IF_ERROR(store_->UpdateWorkload(w->row));
-      auto seq = store_->BumpSequence();
-      if (!seq.ok()) return seq.status();
-      sequence = *seq;
-      return OkStatus();
-    });
-    if (!st.ok()) {
-      for (size_t i = 0; i < live.size(); ++i) live[i]->row = before[i];
-      return st;
-    }
-    for (WorkloadRec* w : live) LetGoIfEnded(*w);
-    marks_.sequence = sequence;
-    SaveMarks();
-    std::vector<Event> events;
-    for (WorkloadRec* w : live) events.push_back(Event::Cancel(now, w->eid));
-    FeedTogether(events);
+    return EndWorkloads(live, "cancelled",
+                        "cancelled by " + (caller.admin ? std::string("the admin") : caller.tenant),
+                        std::max(WallNow(), engine_->now()));
+  });
+}
+
+Status Daemon::EndWorkloads(const std::vector<WorkloadRec*>& live, const std::string& state,
+                            const std::string& message, TimeMs now) {
+  std::vector<WorkloadRow> before;
+  for (WorkloadRec* w : live) {
+    before.push_back(w->row);
+    w->row.state = state;
+    w->row.finished_at = now;
+    w->row.message = message;
+  }
+  int64_t sequence = 0;
+  // The rows alone in the transaction; what Persist does beside them for an ended workload
+  // (the backend lets it go; it stops counting against its tenant's limit) once they are
+  // stored, so that a failed commit leaves the workloads as they were.
+  Status st = store_->Transaction([&]() -> Status {
+    for (WorkloadRec* w : live) AIRTIME_RETURN_IF_ERROR(store_->UpdateWorkload(w->row));
+    auto seq = store_->BumpSequence();
+    if (!seq.ok()) return seq.status();
+    sequence = *seq;
     return OkStatus();
   });
+  if (!st.ok()) {
+    for (size_t i = 0; i < live.size(); ++i) live[i]->row = before[i];
+    return st;
+  }
+  for (WorkloadRec* w : live) LetGoIfEnded(*w);
+  marks_.sequence = sequence;
+  SaveMarks();
+  std::vector<Event> events;
+  for (WorkloadRec* w : live) events.push_back(Event::Cancel(now, w->eid));
+  FeedTogether(events);
+  return OkStatus();
 }
 
 Status Daemon::SetPriority(const Caller& caller, std::string_view id_or_name, int priority) {

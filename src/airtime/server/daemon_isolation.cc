@@ -100,7 +100,7 @@ Status Daemon::PrepareIsolatedLaunch(const WorkloadRec& w, const RunRow& run, La
   if (chmod(run.run_dir.c_str(), 0711) != 0)
     return Internal(ErrnoMessage("chmod " + run.run_dir, errno));
   // The checkpoint directory: the run user's alone.
-  const std::string ckpt = options_.data_dir + "/checkpoints/" + std::to_string(w.row.id);
+  const std::string ckpt = CheckpointDir(w.row.id);
   fs::create_directories(ckpt, ec);
   if (ec) return Internal("mkdir -p " + ckpt + ": " + ec.message());
   if (lchown(ckpt.c_str(), user->uid, user->gid) != 0 || chmod(ckpt.c_str(), 0700) != 0)

@@ -15,6 +15,7 @@
 #include "airtime/config/workload_yaml.h"
 #include "airtime/exec/process_identity.h"
 #include "airtime/exec/run_files.h"
+#include "airtime/server/checkpoint_cap.h"
 #include "airtime/server/daemon.h"
 #include "airtime/server/live_spec.h"
 #include "airtime/server/submission.h"
@@ -240,6 +241,9 @@ Status Daemon::Recover() {
   for (auto& [id, w] : workloads_) {
     if (!IsFinalState(w.row.state)) continue;
     ++ended_held;
+    // Ended over its checkpoint cap, and the daemon before stopped before it removed the
+    // directory: this one does (a no-op when it is gone).
+    if (EndedOverCheckpointCap(w.row.state, w.row.message)) checkpoint_purges_.insert(id);
     if (!w.ended_noted) done.push_back(&w);
   }
   std::stable_sort(done.begin(), done.end(), [](const WorkloadRec* a, const WorkloadRec* b) {

@@ -465,6 +465,10 @@ std::string Daemon::RenderMetrics() {
   w.Counter("airtime_log_dropped_bytes_total",
             "Output bytes those cuts dropped (beyond the tails they kept).",
             static_cast<double>(log_bytes_dropped_));
+  w.Counter("airtime_checkpoint_cap_ends_total",
+            "Workloads ended because their checkpoint directory went over "
+            "--max-checkpoint-mib (or held too many files).",
+            static_cast<double>(checkpoint_cap_ends_));
   for (const auto& [result, n] : {std::pair<const char*, uint64_t>{"success", admitted_total_},
                                   {"inadmissible", inadmissible_total_}})
     w.Counter("airtime_admission_attempts_total",

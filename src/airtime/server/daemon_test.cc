@@ -1832,7 +1832,7 @@ TEST_F(DaemonTest, RunIdsAreReservedABlockAtATimeAndARestartSkipsTheRest) {
 TEST_F(DaemonTest, ALogOverMaxLogMibIsCutItsTailKept) {
   DaemonOptions o = Options();
   o.max_log_mib = 1;
-  o.log_check_interval = 100;
+  o.disk_check_interval = 100;
   OpenWith(o);
   // 3 MiB of x, a marker, then quiet; and a job that writes as much and ends at once.
   Submit(kAdmin,
@@ -1871,13 +1871,84 @@ TEST_F(DaemonTest, ALogOverMaxLogMibIsCutItsTailKept) {
   WaitFor("chatty", "cancelled");
 }
 
+// A workload whose checkpoint directory grows over --max-checkpoint-mib is ended as failed,
+// saying where and by how much, and the directory is removed once its run has stopped;
+// another tenant's workload under the cap runs on, and what was accepted stays. A restart
+// removes the directory of one ended so whose removal had not happened yet.
+TEST_F(DaemonTest, ACheckpointDirectoryOverItsCapEndsItsWorkloadAndIsRemoved) {
+  DaemonOptions o = Options();
+  o.max_checkpoint_mib = 1;
+  o.disk_check_interval = 100;
+  OpenWith(o);
+  Submit(kTeamA,
+         "{name: hoarder, kind: batch, command: [/bin/sh, -c, 'mkdir -p "
+         "\"$AIRTIME_CHECKPOINT_DIR\" && head -c 3145728 /dev/zero > "
+         "\"$AIRTIME_CHECKPOINT_DIR\"/step-1.pt && sleep 60']}");
+  Submit(kTeamB,
+         "{name: modest, kind: batch, command: [/bin/sh, -c, 'mkdir -p "
+         "\"$AIRTIME_CHECKPOINT_DIR\" && head -c 65536 /dev/zero > "
+         "\"$AIRTIME_CHECKPOINT_DIR\"/step-1.pt && sleep 60']}");
+  const json hoarder = WaitFor("hoarder", "failed");
+  EXPECT_THAT(hoarder.value("reason", ""),
+              HasSubstr("failed: its checkpoint directory " + o.data_dir + "/checkpoints/"));
+  EXPECT_THAT(hoarder.value("reason", ""),
+              HasSubstr(" MiB, over the cap of 1.0 MiB (--max-checkpoint-mib); ended, and the "
+                        "directory is removed"));
+  const std::string dir = o.data_dir + "/checkpoints/" + std::to_string(hoarder["id"].get<int>());
+  for (int i = 0; i < 200 && std::filesystem::exists(dir); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(std::filesystem::exists(dir));
+  const json modest = Get("modest");
+  EXPECT_EQ(modest.value("state", ""), "running");
+  EXPECT_TRUE(std::filesystem::exists(o.data_dir + "/checkpoints/" +
+                                      std::to_string(modest["id"].get<int>()) + "/step-1.pt"));
+  EXPECT_THAT(daemon_->Metrics(), HasSubstr("airtime_checkpoint_cap_ends_total 1\n"));
+
+  // Ended over the cap before a restart, its directory still there: the restart removes it.
+  daemon_.reset();
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/left.pt") << "x";
+  OpenWith(o);
+  for (int i = 0; i < 200 && std::filesystem::exists(dir); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(std::filesystem::exists(dir));
+  EXPECT_EQ(Get("hoarder").value("state", ""), "failed");
+  EXPECT_EQ(Get("modest").value("state", ""), "running");
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "modest").ok());
+  WaitFor("modest", "cancelled");
+}
+
+// A member of a service with model variants over its checkpoint cap ends the service: its
+// members share one reason to run. The service's state and reason say so.
+TEST_F(DaemonTest, AVariantOverItsCheckpointCapEndsItsService) {
+  DaemonOptions o = Options("4xH100", "fifo");  // fifo runs the best variant
+  o.max_checkpoint_mib = 1;
+  o.disk_check_interval = 100;
+  OpenWith(o);
+  Submit(kTeamA,
+         "- name: chat\n"
+         "  kind: realtime\n"
+         "  slo: {latency_ms: 200, min_replicas: 1}\n"
+         "  command: [/bin/sh, -c, 'mkdir -p \"$AIRTIME_CHECKPOINT_DIR\" && head -c 2097152 "
+         "/dev/zero > \"$AIRTIME_CHECKPOINT_DIR\"/cache && sleep 60']\n"
+         "  variants:\n"
+         "    - {name: big, gpus: 2, throughput: {H100: 10}}\n"
+         "    - {name: small, gpus: 1, throughput: {H100: 10}, quality: 0.8}\n");
+  const json big = WaitFor("chat/big", "failed");
+  EXPECT_THAT(big.value("reason", ""), HasSubstr("over the cap of 1.0 MiB"));
+  const json small = WaitFor("chat/small", "failed");
+  EXPECT_THAT(small.value("reason", ""), HasSubstr("over the cap of 1.0 MiB"));
+  const json chat = Get("chat");
+  EXPECT_EQ(chat.value("state", ""), "failed") << chat.dump(2);
+}
+
 // A log cut and grown back past where a reader was is not shorter than what the reader read,
 // so its size cannot say it was cut: its cut mark (LogChunk::cut, X-Airtime-Log-Cut) does,
 // and changes at each cut.
 TEST_F(DaemonTest, ALogCutAndGrownBackIsToldByItsCutMark) {
   DaemonOptions o = Options();
   o.max_log_mib = 1;
-  o.log_check_interval = 100;
+  o.disk_check_interval = 100;
   OpenWith(o);
   Submit(kAdmin,
          "[{name: chatty, kind: batch, command: [/bin/sh, -c, 'echo start; sleep 1; "
@@ -1917,7 +1988,7 @@ TEST_F(DaemonTest, ALogCutAndGrownBackIsToldByItsCutMark) {
 TEST_F(DaemonTest, ALogIsCutWhenItsRunEnds) {
   DaemonOptions o = Options();
   o.max_log_mib = 1;
-  o.log_check_interval = kHour;  // the first look, at start; the next one an hour later
+  o.disk_check_interval = kHour;  // the first look, at start; the next one an hour later
   OpenWith(o);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the look at start is done
   Submit(kAdmin,

@@ -15,6 +15,13 @@ StatusOr<uint64_t> FreeBytes(const std::string& dir) {
   return static_cast<uint64_t>(st.f_bavail) * static_cast<uint64_t>(st.f_frsize);
 }
 
+StatusOr<uint64_t> TotalBytes(const std::string& dir) {
+  struct statvfs st {};
+  if (statvfs(dir.c_str(), &st) != 0)
+    return Internal("statvfs " + dir + ": " + std::strerror(errno));
+  return static_cast<uint64_t>(st.f_blocks) * static_cast<uint64_t>(st.f_frsize);
+}
+
 std::string DiskPauseReason(const std::string& dir, uint64_t free_bytes, uint64_t min_bytes) {
   if (free_bytes >= min_bytes) return "";
   constexpr uint64_t kMiB = 1024 * 1024;

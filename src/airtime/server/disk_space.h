@@ -13,6 +13,9 @@ namespace airtime {
 // f_bavail * f_frsize). An error names the directory.
 StatusOr<uint64_t> FreeBytes(const std::string& dir);
 
+// The size of the file system of `dir` (statvfs: f_blocks * f_frsize).
+StatusOr<uint64_t> TotalBytes(const std::string& dir);
+
 // Why starts are paused, or "" when `free_bytes` is at least `min_bytes` (a `min_bytes` of
 // 0 never pauses). Names the directory and both figures in MiB, rounded down.
 std::string DiskPauseReason(const std::string& dir, uint64_t free_bytes, uint64_t min_bytes);

@@ -1,0 +1,120 @@
+// The checkpoint cap: see checkpoint_cap.h.
+#include "airtime/server/checkpoint_cap.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace airtime {
+
+StatusOr<DirUsage> MeasureDir(const std::string& dir, uint64_t max_entries) {
+  DirUsage usage;
+  // By descriptors, each directory opened relative to its parent without following links:
+  // a tenant that swaps a directory for a link while it is walked sends the walk nowhere.
+  const int top = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (top < 0) {
+    if (errno == ENOENT) return usage;
+    return Internal("cannot read " + dir + ": " + std::strerror(errno));
+  }
+  struct Open {
+    DIR* d;
+    std::string path;
+  };
+  std::vector<Open> stack;
+  DIR* d = fdopendir(top);
+  if (d == nullptr) {
+    close(top);
+    return Internal("cannot read " + dir + ": " + std::strerror(errno));
+  }
+  stack.push_back({d, dir});
+  Status error = OkStatus();
+  while (!stack.empty() && error.ok() && !usage.more && !usage.deep) {
+    Open& cur = stack.back();
+    errno = 0;
+    const dirent* e = readdir(cur.d);
+    if (e == nullptr) {
+      if (errno != 0) error = Internal("cannot read " + cur.path + ": " + std::strerror(errno));
+      closedir(cur.d);
+      stack.pop_back();
+      continue;
+    }
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    if (usage.entries >= max_entries) {
+      usage.more = true;
+      break;
+    }
+    ++usage.entries;
+    const int parent = dirfd(cur.d);
+    struct stat st {};
+    if (fstatat(parent, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno == ENOENT) continue;  // gone since it was listed (a temporary file renamed)
+      error = Internal("cannot stat " + cur.path + "/" + e->d_name + ": " + std::strerror(errno));
+      break;
+    }
+    usage.bytes += static_cast<uint64_t>(st.st_blocks) * 512;
+    if (!S_ISDIR(st.st_mode)) continue;
+    if (stack.size() > kMaxCheckpointDepth) {  // each level holds a descriptor
+      usage.deep = true;
+      break;
+    }
+    const int fd = openat(parent, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP) continue;  // changed since
+      error = Internal("cannot read " + cur.path + "/" + e->d_name + ": " + std::strerror(errno));
+      break;
+    }
+    DIR* sub = fdopendir(fd);
+    if (sub == nullptr) {
+      close(fd);
+      error = Internal("cannot read " + cur.path + "/" + e->d_name + ": " + std::strerror(errno));
+      break;
+    }
+    std::string path = cur.path + "/" + e->d_name;  // `cur` moves as the stack grows
+    stack.push_back({sub, std::move(path)});
+  }
+  for (Open& o : stack) closedir(o.d);
+  if (!error.ok()) return error;
+  return usage;
+}
+
+namespace {
+
+std::string Mib(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+}  // namespace
+
+std::string CheckpointOverCap(const std::string& dir, const DirUsage& usage, uint64_t cap_bytes) {
+  if (usage.deep)
+    return "its checkpoint directory " + dir + " nests directories more than " +
+           std::to_string(kMaxCheckpointDepth) + " deep, the most it may";
+  if (usage.more)
+    return "its checkpoint directory " + dir + " holds more than " +
+           std::to_string(kMaxCheckpointEntries) + " files, the most one may hold";
+  if (cap_bytes == 0 || usage.bytes <= cap_bytes) return "";
+  return "its checkpoint directory " + dir + " holds " + Mib(usage.bytes) + ", over the cap of " +
+         Mib(cap_bytes) + " (--max-checkpoint-mib)";
+}
+
+namespace {
+constexpr char kCapEndPrefix[] = "failed: its checkpoint directory ";
+}
+
+std::string CheckpointCapEnd(const std::string& why) {
+  return "failed: " + why + "; ended, and the directory is removed";
+}
+
+bool EndedOverCheckpointCap(const std::string& state, const std::string& message) {
+  return state == "failed" && message.rfind(kCapEndPrefix, 0) == 0;
+}
+
+}  // namespace airtime
