@@ -13,15 +13,16 @@
 
 namespace airtime {
 
-StatusOr<DirUsage> MeasureDir(const std::string& dir, uint64_t max_entries) {
+DirUsage MeasureDir(const std::string& dir, uint64_t max_entries) {
   DirUsage usage;
+  auto unreadable = [&](const std::string& path) {
+    usage.unreadable = path + ": " + std::strerror(errno);
+    return usage;
+  };
   // By descriptors, each directory opened relative to its parent without following links:
   // a tenant that swaps a directory for a link while it is walked sends the walk nowhere.
   const int top = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (top < 0) {
-    if (errno == ENOENT) return usage;
-    return Internal("cannot read " + dir + ": " + std::strerror(errno));
-  }
+  if (top < 0) return errno == ENOENT ? usage : unreadable(dir);
   struct Open {
     DIR* d;
     std::string path;
@@ -29,17 +30,17 @@ StatusOr<DirUsage> MeasureDir(const std::string& dir, uint64_t max_entries) {
   std::vector<Open> stack;
   DIR* d = fdopendir(top);
   if (d == nullptr) {
+    unreadable(dir);
     close(top);
-    return Internal("cannot read " + dir + ": " + std::strerror(errno));
+    return usage;
   }
   stack.push_back({d, dir});
-  Status error = OkStatus();
-  while (!stack.empty() && error.ok() && !usage.more && !usage.deep) {
+  while (!stack.empty() && usage.unreadable.empty() && !usage.more && !usage.deep) {
     Open& cur = stack.back();
     errno = 0;
     const dirent* e = readdir(cur.d);
     if (e == nullptr) {
-      if (errno != 0) error = Internal("cannot read " + cur.path + ": " + std::strerror(errno));
+      if (errno != 0) unreadable(cur.path);
       closedir(cur.d);
       stack.pop_back();
       continue;
@@ -54,7 +55,7 @@ StatusOr<DirUsage> MeasureDir(const std::string& dir, uint64_t max_entries) {
     struct stat st {};
     if (fstatat(parent, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno == ENOENT) continue;  // gone since it was listed (a temporary file renamed)
-      error = Internal("cannot stat " + cur.path + "/" + e->d_name + ": " + std::strerror(errno));
+      unreadable(cur.path + "/" + e->d_name);
       break;
     }
     usage.bytes += static_cast<uint64_t>(st.st_blocks) * 512;
@@ -66,20 +67,19 @@ StatusOr<DirUsage> MeasureDir(const std::string& dir, uint64_t max_entries) {
     const int fd = openat(parent, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
       if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP) continue;  // changed since
-      error = Internal("cannot read " + cur.path + "/" + e->d_name + ": " + std::strerror(errno));
+      unreadable(cur.path + "/" + e->d_name);
       break;
     }
     DIR* sub = fdopendir(fd);
     if (sub == nullptr) {
+      unreadable(cur.path + "/" + e->d_name);
       close(fd);
-      error = Internal("cannot read " + cur.path + "/" + e->d_name + ": " + std::strerror(errno));
       break;
     }
     std::string path = cur.path + "/" + e->d_name;  // `cur` moves as the stack grows
     stack.push_back({sub, std::move(path)});
   }
   for (Open& o : stack) closedir(o.d);
-  if (!error.ok()) return error;
   return usage;
 }
 
@@ -94,6 +94,9 @@ std::string Mib(uint64_t bytes) {
 }  // namespace
 
 std::string CheckpointOverCap(const std::string& dir, const DirUsage& usage, uint64_t cap_bytes) {
+  if (!usage.unreadable.empty())
+    return "its checkpoint directory " + dir + " cannot be measured (" + usage.unreadable +
+           "): a directory the daemon cannot read could hide any amount";
   if (usage.deep)
     return "its checkpoint directory " + dir + " nests directories more than " +
            std::to_string(kMaxCheckpointDepth) + " deep, the most it may";

@@ -20,20 +20,23 @@ inline constexpr uint64_t kMaxCheckpointEntries = 100000;
 inline constexpr size_t kMaxCheckpointDepth = 64;
 
 struct DirUsage {
-  uint64_t bytes = 0;    // allocated on disk (st_blocks), so a sparse file counts what it uses
-  uint64_t entries = 0;  // below the directory, itself not counted
-  bool more = false;     // the walk stopped at its entry limit: there are more
-  bool deep = false;     // the walk stopped at a directory nested deeper than the limit
+  uint64_t bytes = 0;      // allocated on disk (st_blocks), so a sparse file counts what it uses
+  uint64_t entries = 0;    // below the directory, itself not counted
+  bool more = false;       // the walk stopped at its entry limit: there are more
+  bool deep = false;       // the walk stopped at a directory nested deeper than the limit
+  std::string unreadable;  // "PATH: ERROR" where the walk stopped, unable to read on
 };
 
 // What `dir` holds, without following symbolic links (a link counts as itself). A directory
 // that does not exist holds nothing; entries that vanish during the walk are skipped. Stops
-// after `max_entries` entries (`more`), or at a directory kMaxCheckpointDepth deep
-// (`deep`). An error names the path it could not read.
-StatusOr<DirUsage> MeasureDir(const std::string& dir, uint64_t max_entries);
+// after `max_entries` entries (`more`), at a directory kMaxCheckpointDepth deep (`deep`), or
+// at what it cannot read (`unreadable`: a workload that makes a directory unreadable must not
+// hide what is below it).
+DirUsage MeasureDir(const std::string& dir, uint64_t max_entries);
 
 // Why `usage` of the checkpoint directory `dir` is over the cap (`cap_bytes`: 0 never caps
-// bytes; the entry limit always holds), or "" when it is not. Names the directory and the
+// bytes; the entry and depth limits always hold, and a directory that could not be read
+// all through is over), or "" when it is not. Names the directory and the
 // figures, and the option that sets the cap.
 std::string CheckpointOverCap(const std::string& dir, const DirUsage& usage, uint64_t cap_bytes);
 

@@ -111,7 +111,7 @@ void Daemon::CheckDiskUse(TimeMs now) {
         cuts.push_back({c, name, CutLog(c.run_dir, name, now)});
     struct UsageResult {
       Measure measure;
-      StatusOr<DirUsage> usage;
+      DirUsage usage;
     };
     std::vector<UsageResult> usages;
     for (const Measure& m : measures)
@@ -131,14 +131,7 @@ void Daemon::CheckDiskUse(TimeMs now) {
           now] {
       for (const LogResult& r : cuts) NoteLogCut(r.check, r.name, r.cut);
       for (const UsageResult& r : usages) {
-        if (!r.usage.ok()) {
-          if (checkpoint_warned_.insert(r.measure.dir).second)
-            std::cerr << "airtime server: workload " << r.measure.workload << ": "
-                      << r.usage.status().message() << " (its checkpoint cap is not enforced)\n";
-          continue;
-        }
-        checkpoint_warned_.erase(r.measure.dir);
-        const std::string why = CheckpointOverCap(r.measure.dir, *r.usage, checkpoint_cap_bytes_);
+        const std::string why = CheckpointOverCap(r.measure.dir, r.usage, checkpoint_cap_bytes_);
         if (!why.empty()) EndOverCheckpointCap(r.measure.workload, why);
       }
       for (const auto& [m, entries, error] : removed) {
