@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "airtime/model/workload.h"
+
 namespace airtime {
 
 void HoldSummary::Add(const HoldSummary& o) {
@@ -72,9 +74,9 @@ void HoldBook::Accrue(Open& o, TimeMs from, TimeMs to, double demand_rps, bool s
   // The replicas this moment's demand needs: at least the service's minimum (what the needed
   // count when made shows above the demand's own).
   const double cap = std::max(d.capacity_rps, 1e-9);
-  const int at_decision = static_cast<int>(std::ceil(d.demand_rps / cap - 1e-9));
+  const int at_decision = ReplicasForRate(d.demand_rps, cap);
   const int floor = d.needed > at_decision ? d.needed : 0;
-  const int need = std::max(floor, static_cast<int>(std::ceil(demand_rps / cap - 1e-9)));
+  const int need = std::max(floor, ReplicasForRate(demand_rps, cap));
   const int kept = d.needed + d.held;
   if (standing) {
     o.held_ms += static_cast<double>(to - from);

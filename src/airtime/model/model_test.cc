@@ -66,5 +66,25 @@ TEST(WorkloadTest, ValidationNamesTheField) {
   EXPECT_EQ(s.realtime.ReplicasFor(0), 0);
 }
 
+// A demand of any size over any throughput gives a replica count within bounds: counted in
+// double and bounded before it becomes an int (a rate 2^31 times the throughput once came
+// out as min_replicas, and stopped every replica).
+TEST(WorkloadSpecTest, ReplicasForAnyRateStayWithinTheirBounds) {
+  RealtimeProfile rt;
+  rt.capacity_rps = 1;
+  rt.min_replicas = 1;
+  rt.max_replicas = 3;
+  EXPECT_EQ(rt.ReplicasFor(2147483648.0), 3);
+  EXPECT_EQ(rt.ReplicasFor(1e300), 3);
+  rt.capacity_rps = 1e-300;
+  EXPECT_EQ(rt.ReplicasFor(1), 3);
+  rt.max_replicas = kUnboundedReplicas;
+  EXPECT_EQ(rt.ReplicasFor(kMaxRps), kUnboundedReplicas);
+  EXPECT_EQ(ReplicasForRate(2147483648.0, 1), kUnboundedReplicas);
+  EXPECT_EQ(ReplicasForRate(10, 0), 0);
+  EXPECT_EQ(ReplicasForRate(-1, 1), 0);
+  EXPECT_EQ(ReplicasForRate(7.0, 3.5), 2);
+}
+
 }  // namespace
 }  // namespace airtime

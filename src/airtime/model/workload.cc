@@ -138,7 +138,7 @@ double ValueModel::CompletionValue(TimeMs t, std::optional<TimeMs> deadline) con
 }
 
 int RealtimeProfile::ReplicasFor(double rps) const {
-  int need = capacity_rps > 0 ? static_cast<int>(std::ceil(rps / capacity_rps - 1e-9)) : 0;
+  const int need = ReplicasForRate(rps, capacity_rps);
   return std::clamp(need, min_replicas, std::max(min_replicas, max_replicas));
 }
 

@@ -6,6 +6,8 @@
 // the engine, never here. Plain value type.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -88,6 +90,26 @@ struct DemandPoint {
 
 // RealtimeProfile::max_replicas when the service declares none.
 inline constexpr int kUnboundedReplicas = 1 << 20;
+
+// The longest single argument or NAME=VALUE of the environment Linux passes to a program
+// (MAX_ARG_STRLEN, 128 KiB with its NUL): a longer one would fail every start with E2BIG,
+// so a submission with one is refused. And the most variables a workload's `env` may set.
+inline constexpr size_t kMaxExecString = 128 * 1024 - 1;
+inline constexpr size_t kMaxEnvVars = 4096;
+
+// The highest request rate a service's demand may be given (a billion a second, beyond any
+// service): it keeps every count of requests built from it finite.
+inline constexpr double kMaxRps = 1e9;
+
+// Replicas of `per_replica` requests/s each that serve `rps`: ceil(rps / per_replica), in
+// [0, kUnboundedReplicas]. Counted in double and bounded before it becomes an int, so that a
+// tenant's demand of any size (or a tiny throughput) cannot overflow it (0 for no demand or
+// a throughput <= 0).
+inline int ReplicasForRate(double rps, double per_replica) {
+  if (!(per_replica > 0) || !(rps > 0)) return 0;
+  const double n = std::ceil(rps / per_replica - 1e-9);
+  return n >= kUnboundedReplicas ? kUnboundedReplicas : static_cast<int>(std::max(0.0, n));
+}
 // The most model variants and request classes one service may declare. The policy plans a
 // service's mix every cycle with a search whose work grows with variants squared times
 // classes (VariantMix), so a file or a tenant must not be able to ask for thousands.

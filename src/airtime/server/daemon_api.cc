@@ -651,8 +651,8 @@ std::vector<Event> Daemon::DemandEvents(const WorkloadRec& w, int c, double rps,
 
 Status Daemon::ReportDemand(const Caller& caller, std::string_view id_or_name, double rps,
                             std::string_view request_class) {
-  if (!std::isfinite(rps) || rps < 0)
-    return InvalidArgument("field 'rps': expected a request rate >= 0, found " +
+  if (!std::isfinite(rps) || rps < 0 || rps > kMaxRps)
+    return InvalidArgument("field 'rps': expected a request rate from 0 to 1e9 a second, found " +
                            std::to_string(rps));
   return OnLoop<Status>([&]() -> Status {
     auto t = Resolve(caller, id_or_name);

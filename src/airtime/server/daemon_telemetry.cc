@@ -194,15 +194,21 @@ void Daemon::ScrapeDemand(TimeMs) {
 void Daemon::ApplyScrape(const std::map<int64_t, ScrapeReading>& readings) {
   const TimeMs now = std::max(WallNow(), engine_->now());
   // A request rate from a workload's sum (over its replicas) for class `c` (-1: the whole).
+  // A replica's metrics are its tenant's to write: a rate is kept within [0, kMaxRps], as
+  // a reported one must be, so that no count built from it overflows.
+  const auto bounded = [](double rps) {
+    return std::isfinite(rps) ? std::clamp(rps, 0.0, kMaxRps) : 0.0;
+  };
   auto rate_of = [&](const WorkloadRec& w, int c, double sum) -> std::optional<double> {
     if (!w.spec->exec.demand_is_counter)
-      return RateFromInFlight(sum, w.spec->realtime.latency_slo_ms);
+      return bounded(RateFromInFlight(sum, w.spec->realtime.latency_slo_ms));
     const auto key = std::make_pair(w.row.id, c);
     auto last = counters_.find(key);
     auto rps = CounterRate(
         last == counters_.end() ? std::nullopt : std::optional<CounterReading>(last->second), sum,
         now);
     counters_[key] = {sum, now};
+    if (rps) rps = bounded(*rps);
     return rps;
   };
   // A service's demand, by the name it is reported under: a workload's own replicas' rate;
@@ -261,6 +267,7 @@ void Daemon::ApplyScrape(const std::map<int64_t, ScrapeReading>& readings) {
     }
   }
   for (auto& [name, s] : demand) {
+    s.rps = bounded(s.rps);  // a sum over replicas
     if (s.recs.empty())
       for (int64_t id : members_of_.at(name))
         if (WorkloadRec& m = workloads_.at(id); !IsFinalState(m.row.state) && m.eid != kNoWorkload)
@@ -275,7 +282,8 @@ void Daemon::ApplyScrape(const std::map<int64_t, ScrapeReading>& readings) {
     }
     FeedTogether(events);
   }
-  for (const auto& [name, p] : per_class) {
+  for (auto& [name, p] : per_class) {
+    for (double& rps : p.rps) rps = bounded(rps);
     NoteSkippedSamples(name, p.skipped, p.label, now);
     std::vector<Event> events;
     for (int64_t id : members_of_.at(name)) {

@@ -397,7 +397,8 @@ class BoundModel {
         }
       }
       lv.resize(n);
-      const int replicas = std::min<int>(most, static_cast<int>(std::ceil(lv[0].first / cap)));
+      // In double first: a tiny capacity must not overflow the count.
+      const int replicas = static_cast<int>(std::min<double>(most, std::ceil(lv[0].first / cap)));
       if (s.shape.gpu_count == 0) {  // host-only replicas: no GPU capacity limits them
         for (int k = 1; k <= replicas; ++k)
           for (const auto& [rps, h] : lv) {
