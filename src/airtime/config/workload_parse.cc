@@ -57,15 +57,32 @@ Status ReadCommand(const MapReader& r, std::vector<std::string>* argv,
     if (cmd.size() == 0) return r.Expected("command", "a non-empty list");
     std::vector<std::pair<std::string, int>> args;
     AIRTIME_RETURN_IF_ERROR(r.StringList("command", &args));
-    for (auto& [arg, line] : args) argv->push_back(arg);
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i].first.size() > kMaxExecString)
+        return r.file().ErrorAt(args[i].second,
+                                r.FieldName("command") + ": argument " + std::to_string(i + 1) +
+                                    " is " + std::to_string(args[i].first.size()) +
+                                    " bytes long, over the " + std::to_string(kMaxExecString) +
+                                    " Linux passes to a program");
+      argv->push_back(args[i].first);
+    }
   }
   if (r.Has("env")) {
     auto vars = r.SubAnyKeys("env");
     if (!vars.ok()) return vars.status();
+    if (vars->entries().size() > kMaxEnvVars)
+      return r.FieldError("env", "sets " + std::to_string(vars->entries().size()) +
+                                     " variables, more than the " + std::to_string(kMaxEnvVars) +
+                                     " a workload may set");
     for (const auto& e : vars->entries()) {
       if (e.key.empty() || e.key.find('=') != std::string::npos)
         return vars->FieldError(e.key, "expected a variable name without '='");
       if (!e.value.IsScalar()) return vars->Expected(e.key, "a text value");
+      if (e.key.size() + 1 + e.value.Scalar().size() > kMaxExecString)
+        return vars->FieldError(
+            e.key, "is " + std::to_string(e.key.size() + 1 + e.value.Scalar().size()) +
+                       " bytes as NAME=VALUE, over the " + std::to_string(kMaxExecString) +
+                       " Linux passes to a program");
       env->push_back({e.key, e.value.Scalar()});
     }
   }
@@ -225,7 +242,7 @@ Status ReadCurve(const MapReader& r, std::string_view key, const std::string& pa
     AIRTIME_RETURN_IF_ERROR(p->Require("at"));
     AIRTIME_RETURN_IF_ERROR(p->Duration("at", &point.at));
     AIRTIME_RETURN_IF_ERROR(p->Require("rps"));
-    AIRTIME_RETURN_IF_ERROR(p->Number("rps", &point.rps, 0, kInf));
+    AIRTIME_RETURN_IF_ERROR(p->Number("rps", &point.rps, 0, kMaxRps));
     if (!out->empty() && point.at < out->back().at)
       return p->FieldError("at", "expected points in time order, found " +
                                      FormatDuration(point.at) + " after " +
@@ -522,7 +539,9 @@ StatusOr<WorkloadSpec> ParseWorkload(const YamlFile& file, const YAML::Node& nod
         return file.ErrorAt(file.Line(e.key_node, r.LineOf("speed")),
                             r.FieldName("speed") + ": " + id.status().message());
       double v = 0;
-      AIRTIME_RETURN_IF_ERROR(speed->Number(e.key, &v, 0, kInf, /*lo_open=*/true));
+      // Relative to an A100-80GB: a thousandth to a thousand times, so that work / speed
+      // stays a time the engine can count.
+      AIRTIME_RETURN_IF_ERROR(speed->Number(e.key, &v, 1e-3, 1e3));
       s.speed_overrides.push_back({*id, v});
     }
   }

@@ -30,6 +30,26 @@ TEST(WorkloadYamlErrorsTest, UnknownFieldWithSuggestion) {
               {"scenario", "unknown field 'event'", "did you mean 'events'?"});
 }
 
+// What Linux would refuse to pass to the program (an argument or NAME=VALUE over 128 KiB)
+// is refused at submission, not found out by three failed starts; so is an env of more than
+// kMaxEnvVars variables. A mapping of many keys parses in time proportional to its size.
+TEST(WorkloadYamlErrorsTest, CommandsLinuxCouldNotStartAreRefused) {
+  const std::string big(kMaxExecString + 1, 'x');
+  ExpectError(Job("command: [/bin/echo, ok, " + big + "]\n"), 3,
+              {"field 'command'", "argument 3 is 131072 bytes long, over the 131071"});
+  ExpectError(Job("command: [/bin/true]\nenv: {BIG: " + big + "}\n"), 4,
+              {"field 'env.BIG'", "bytes as NAME=VALUE, over the 131071"});
+  std::string many = "command: [/bin/true]\nenv: {";
+  for (size_t i = 0; i <= kMaxEnvVars; ++i) many += (i ? ", K" : "K") + std::to_string(i) + ": v";
+  ExpectError(Job(many + "}\n"), 4, {"field 'env'", "sets 4097 variables, more than the 4096"});
+  std::string fine = "command: [/bin/true]\nenv: {";
+  for (size_t i = 0; i < kMaxEnvVars; ++i) fine += (i ? ", K" : "K") + std::to_string(i) + ": v";
+  auto ok = ParseWorkloadYaml(Job(fine + "}\n"), "w.yaml");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  ExpectError(Job("command: [/bin/true]\nenv: {A: 1, B: 2, A: 3}\n"), 4,
+              {"field 'env.A' given twice"});
+}
+
 TEST(WorkloadYamlErrorsTest, WrongTypes) {
   ExpectError(Job("gpus: two\n"), 3,
               {"workload 'j'", "field 'gpus'", "expected an integer >= 0", "found 'two'"});
@@ -79,7 +99,10 @@ TEST(WorkloadYamlErrorsTest, OutOfRange) {
   ExpectError(Job("memory_gb: 500\n"), 3,
               {"field 'memory_gb'", "no allowed GPU type has that much memory", "H200"});
   ExpectError(Job("gpu_type: T4\nmemory_gb: 20\n"), 4, {"field 'memory_gb'", "T4 with 16 GB"});
-  ExpectError(Job("speed: {T4: 0}\n"), 3, {"field 'speed.T4'", "expected a number > 0"});
+  ExpectError(Job("speed: {T4: 0}\n"), 3,
+              {"field 'speed.T4'", "expected a number in [0.001, 1000]"});
+  ExpectError(Job("speed: {T4: 1e-308}\n"), 3,
+              {"field 'speed.T4'", "expected a number in [0.001, 1000]"});
   ExpectError(Job("submit_at: 5h\ndeadline: 2h\n"), 4,
               {"field 'deadline'", "at or after submission (5h", "found 2h"});
   ExpectError("name: j\nwork: 0s\n", 2, {"field 'work'", "expected a positive duration"});

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <sstream>
+#include <unordered_map>
 
 #include "airtime/base/file_read.h"
 #include "airtime/base/strings.h"
@@ -175,6 +176,9 @@ StatusOr<MapReader> MapReader::OpenImpl(const YamlFile& file, const YAML::Node& 
     return file.ErrorAt(
         r.line_, r.subject_ + ": " + what + "expected a mapping, found " + DescribeFound(node));
   }
+  // Keys seen, for the check of keys given twice: a set, not a scan of the entries, so that a
+  // mapping of many keys (a tenant's `env`) costs time in proportion to its size.
+  std::unordered_map<std::string, size_t> seen;
   for (const auto& kv : node) {
     const YAML::Node& k = kv.first;
     int kline = file.Line(k, r.line_);
@@ -182,9 +186,11 @@ StatusOr<MapReader> MapReader::OpenImpl(const YamlFile& file, const YAML::Node& 
       return file.ErrorAt(kline, r.subject_ + ": expected a field name, found " + DescribeFound(k));
     std::string key = k.Scalar();
     std::string full = r.Prefix() + key;
-    if (const Entry* prior = r.Find(key))
+    if (auto prior = seen.find(key); prior != seen.end())
       return file.ErrorAt(kline, r.subject_ + ": field '" + full + "' given twice (first at line " +
-                                     std::to_string(file.Line(prior->key_node)) + ")");
+                                     std::to_string(file.Line(r.entries_[prior->second].key_node)) +
+                                     ")");
+    seen.emplace(key, r.entries_.size());
     if (known != nullptr && std::find(known->begin(), known->end(), key) == known->end()) {
       std::string hint = DidYouMean(key, *known);
       if (hint.empty()) hint = " (known fields: " + Join(*known, ", ") + ")";
