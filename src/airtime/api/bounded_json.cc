@@ -2,6 +2,8 @@
 #include "airtime/api/bounded_json.h"
 
 #include <cstdio>
+#include <set>
+#include <vector>
 
 namespace airtime {
 
@@ -39,8 +41,24 @@ Status CheckJsonBounds(std::string_view text, std::string_view what, const JsonL
 StatusOr<json> ParseBoundedJson(std::string_view text, std::string_view what,
                                 const JsonLimits& limits) {
   AIRTIME_RETURN_IF_ERROR(CheckJsonBounds(text, what, limits));
+  // A key given twice in one object is ambiguous (the library keeps the last): refused, as
+  // the workload loader refuses it. One set of keys per open object (the depth is bounded).
+  std::vector<std::set<std::string>> keys;
+  std::string twice;
+  const json::parser_callback_t note = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) keys.emplace_back();
+    if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+    if (event == json::parse_event_t::key && !keys.empty() && twice.empty() &&
+        !keys.back().insert(parsed.get<std::string>()).second)
+      twice = parsed.get<std::string>();
+    return true;
+  };
   try {
-    return json::parse(text);
+    json j = json::parse(text, note);
+    if (!twice.empty())
+      return InvalidArgument(std::string(what) + ": field '" + twice.substr(0, 128) +
+                             "' given twice");
+    return j;
   } catch (const json::exception& e) {  // parse_error, and out_of_range for 1E400
     std::string message = e.what();
     // "[json.exception.parse_error.101] parse error at ...": keep what a user reads.

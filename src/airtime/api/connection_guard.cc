@@ -2,6 +2,8 @@
 // waiting room in front of the workers and the elastic worker pool (connection_guard.h).
 #include "airtime/api/connection_guard.h"
 
+#include "airtime/api/request_framing.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -18,6 +20,7 @@
 #include "airtime/api/bounded_json.h"
 #include "airtime/api/errors.h"
 #include "airtime/api/header_scan.h"
+#include "airtime/api/request_framing.h"
 
 namespace airtime {
 namespace {
@@ -372,7 +375,15 @@ void GuardedServer::Serve(WaitingRoom::Guest guest) {
     }
     strm.BeginRequest(guest.deadline);
     bool closed = false;
-    const bool ret = process_request(strm, guest.requests_left == 1, closed, nullptr);
+    // The body's length settled before it is read (request_framing.h); a request whose body
+    // is left unread closes the connection after its answer.
+    bool unread = false;
+    const std::function<void(httplib::Request&)> frame = [&](httplib::Request& req) {
+      unread = FrameRequest(req, payload_max_length_);
+      if (unread) req.set_header("Connection", "close");
+    };
+    const bool ret = process_request(strm, guest.requests_left == 1, closed, frame);
+    closed = closed || unread;
     if (strm.failure() == DeadlineStream::Failure::kTimeout) {
       AnswerAndClose(guest, TimeoutAnswer(limits_));
       return;

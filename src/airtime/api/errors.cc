@@ -43,7 +43,9 @@ StatusCode StatusCodeForHttp(int s) {
   switch (s) {
     case 400:
     case 405:
+    case 414:
     case 415:
+    case 431:
       return StatusCode::kInvalidArgument;
     case 401:
       return StatusCode::kUnauthenticated;

@@ -18,6 +18,7 @@
 #include "airtime/api/bounded_json.h"
 #include "airtime/api/connection_guard.h"
 #include "airtime/api/errors.h"
+#include "airtime/api/request_framing.h"
 #include "airtime/api/request_parse.h"
 #include "airtime/api/web_ui.h"
 #include "airtime/base/strings.h"
@@ -160,8 +161,7 @@ struct HttpApi::Impl {
   void Configure();
   void Dispatch(const httplib::Request& req, httplib::Response& res);
   void Handle(const Route& r, const httplib::Request& req, std::string arg, httplib::Response& res);
-  static httplib::Server::HandlerResponse FillError(const httplib::Request& req,
-                                                    httplib::Response& res);
+  httplib::Server::HandlerResponse FillError(const httplib::Request& req, httplib::Response& res);
 
   ControlPlane& plane;
   const Tokens& tokens;
@@ -344,8 +344,11 @@ httplib::Server::HandlerResponse HttpApi::Impl::FillError(const httplib::Request
   if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
   const StatusCode code = StatusCodeForHttp(res.status);
   std::string message = "HTTP " + std::to_string(res.status);
-  if (res.status == 413) message = "request body too large (the server's limit is smaller)";
+  if (res.status == 413)
+    message = "request body over the server's limit of " + std::to_string(options.max_body_bytes) +
+              " bytes (--max-body)";
   if (res.status == 400) message = "malformed HTTP request";
+  if (res.status == 414) message = "request target longer than the server's 8192 bytes";
   WriteJson(res, res.status, ErrorJson(Status(code, message)));
   return httplib::Server::HandlerResponse::Handled;
 }
@@ -362,7 +365,16 @@ void HttpApi::Impl::Configure() {
   server.Patch(".*", h);
   server.Delete(".*", h);
   server.Options(".*", h);
-  server.set_error_handler(httplib::Server::HandlerWithResponse(&Impl::FillError));
+  // A request whose body length is malformed, ambiguous or over the limit is answered before
+  // its body would be read (request_framing.h; the connection then closes).
+  server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    const std::optional<FramingError> e = FramingErrorOf(req);
+    if (!e) return httplib::Server::HandlerResponse::Unhandled;
+    WriteJson(res, e->status, ErrorJson(Status(StatusCodeForHttp(e->status), e->message)));
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  server.set_error_handler(httplib::Server::HandlerWithResponse(
+      [this](const httplib::Request& req, httplib::Response& res) { return FillError(req, res); }));
   server.set_payload_max_length(options.max_body_bytes);
   server.set_tcp_nodelay(true);  // small JSON answers must not wait for Nagle's timer
   // The library's default adds SO_REUSEPORT, which lets a second daemon bind the same port.

@@ -1,9 +1,13 @@
 // HttpApi + ApiClient tests: a fake ControlPlane behind a real server on a free port.
 #include "airtime/api/http_api.h"
 
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -253,7 +257,8 @@ TEST_F(HttpApiTest, ListPassesFilter) {
   EXPECT_EQ(plane_.last_filter.offset, 400);
   auto bad_limit = Raw().Get("/v1/workloads?limit=-3");
   EXPECT_EQ(bad_limit->status, 400);
-  EXPECT_EQ(ErrorMessage(bad_limit), "query 'limit': expected a non-negative integer");
+  EXPECT_EQ(ErrorMessage(bad_limit),
+            "query 'limit': expected an integer from 0 to 2147483647, found '-3'");
   auto other = TeamA().List(ListFilter{"", "", "team-b", 0});
   EXPECT_EQ(other.status().code(), StatusCode::kPermissionDenied);
 }
@@ -424,7 +429,10 @@ TEST_F(HttpApiTest, MalformedPriorityAndDemandBodiesNameTheField) {
   EXPECT_EQ(post(prio, R"({"priority": 1, "x": 2})"),
             "field 'x': unknown (expected {\"priority\": 5})");
   const std::string demand = "/v1/workloads/chat/demand";
-  EXPECT_EQ(post(demand, R"({"rps": -1})"), "field 'rps': expected a non-negative number, got -1");
+  EXPECT_EQ(post(demand, R"({"rps": -1})"),
+            "field 'rps': expected a request rate from 0 to 1e9 a second, got -1");
+  EXPECT_EQ(post(demand, R"({"rps": 1e308})"),
+            "field 'rps': expected a request rate from 0 to 1e9 a second, got 1e+308");
   EXPECT_EQ(post(demand, "[]"),
             "field 'rps': expected a JSON object body such as {\"rps\": 12.5} or {\"rps\": "
             "12.5, \"class\": \"code\"}");
@@ -574,11 +582,90 @@ TEST_F(HttpApiTest, BodyOverLimitIs413) {
   ASSERT_TRUE(big) << httplib::to_string(big.error());
   EXPECT_EQ(big->status, 413);
   EXPECT_EQ(ErrorCode(big), "resource_exhausted");
-  EXPECT_NE(ErrorMessage(big).find("too large"), std::string::npos);
+  EXPECT_EQ(ErrorMessage(big),
+            "request body of 4096 bytes is over the server's limit of 1024 bytes (--max-body)");
   auto small = Raw().Post("/v1/workloads", std::string(512, 'x'), "application/yaml");
   EXPECT_EQ(small->status, 201);
   EXPECT_EQ(TeamA().Submit(std::string(4096, 'x'), "application/yaml").status().code(),
             StatusCode::kResourceExhausted);
+}
+
+// A request's body length is settled before anything reads it (request_framing.h): one
+// without a length has an empty body, and is answered at once (a wrong method's 405 once
+// waited out the 60 s body timeout for a 408); a length over the limit gets its 413 before
+// the body is sent; a malformed or ambiguous length is refused. Each refusal closes the
+// connection, its body unread.
+TEST_F(HttpApiTest, ABodyLengthIsSettledBeforeTheBodyIsRead) {
+  HttpApiOptions o;
+  o.max_body_bytes = 1024;
+  StartServer(o);
+  // One request on a new connection; the answer and whether the server closed, within 3 s.
+  auto exchange = [&](const std::string& head) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<uint16_t>(api_->port()));
+    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+    send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+    std::string got;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    bool closed = false;
+    while (std::chrono::steady_clock::now() < until && got.find("}") == std::string::npos) {
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, 20) <= 0) continue;
+      char buf[4096];
+      const ssize_t n = recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) {
+        closed = true;
+        break;
+      }
+      got.append(buf, static_cast<size_t>(n));
+    }
+    if (!closed) {  // the answer is in: does the connection close after it?
+      pollfd p{fd, POLLIN, 0};
+      char c;
+      closed = poll(&p, 1, 1000) > 0 && recv(fd, &c, 1, 0) == 0;
+    }
+    close(fd);
+    return std::make_pair(got, closed);
+  };
+  const std::string auth = "Authorization: Bearer " + std::string(kTeamAToken) + "\r\n";
+  auto [put, put_closed] = exchange("PUT /v1/workloads HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n");
+  EXPECT_THAT(put, HasSubstr("HTTP/1.1 405"));
+  EXPECT_THAT(put, HasSubstr("allowed: POST, GET"));
+  EXPECT_FALSE(put_closed);  // nothing was left unread
+  auto [big, big_closed] =
+      exchange("POST /v1/workloads HTTP/1.1\r\nHost: x\r\n" + auth +
+               "Content-Type: application/yaml\r\nContent-Length: 2000000\r\n\r\n");
+  EXPECT_THAT(big, HasSubstr("HTTP/1.1 413"));
+  EXPECT_THAT(big, HasSubstr("request body of 2000000 bytes is over the server's limit of 1024 "
+                             "bytes (--max-body)"));
+  EXPECT_TRUE(big_closed);
+  for (const auto& [header, message] : std::vector<std::pair<std::string, std::string>>{
+           {"Content-Length: 1x\r\n", "header 'Content-Length': expected a byte count, found '1x'"},
+           {"Content-Length: -5\r\n", "header 'Content-Length': expected a byte count, found '-5'"},
+           {"Content-Length: 99999999999999999999999\r\n", "expected a byte count"},
+           {"Content-Length: 15\r\nContent-Length: 3\r\n",
+            "header 'Content-Length': given twice with different values ('15', '3')"},
+           {"Content-Length: 3\r\nTransfer-Encoding: chunked\r\n",
+            "headers 'Content-Length' and 'Transfer-Encoding' both given: send one"}}) {
+    auto [got, closed] = exchange("POST /v1/workloads HTTP/1.1\r\nHost: x\r\n" + auth +
+                                  "Content-Type: application/yaml\r\n" + header + "\r\nabc");
+    EXPECT_THAT(got, HasSubstr("HTTP/1.1 400")) << header;
+    EXPECT_THAT(got, HasSubstr(message)) << header;
+    EXPECT_TRUE(closed) << header;
+  }
+  // The same length given twice is one length.
+  auto [twice, twice_closed] = exchange(
+      "POST /v1/workloads HTTP/1.1\r\nHost: x\r\n" + auth +
+      "Content-Type: application/yaml\r\nContent-Length: 7\r\nContent-Length: 7\r\n\r\nname: q");
+  EXPECT_THAT(twice, HasSubstr("HTTP/1.1 201"));
+  // A URL over the library's limit is the client's error, not an internal one.
+  auto long_url = Raw().Get("/v1/workloads/" + std::string(9000, 'a'));
+  ASSERT_TRUE(long_url);
+  EXPECT_EQ(long_url->status, 414);
+  EXPECT_EQ(ErrorCode(long_url), "invalid_argument");
 }
 
 TEST_F(HttpApiTest, ConcurrentBurstAllAccepted) {
@@ -688,7 +775,8 @@ TEST_F(HttpApiTest, ListQueriesAreValidatedAndBounded) {
   };
   bad("state=bogus", "query 'state': expected one of");
   bad("kind=bogus", "query 'kind': expected one of");
-  bad("limit=abc", "query 'limit': expected a non-negative integer");
+  bad("limit=abc", "query 'limit': expected an integer from 0 to 2147483647, found 'abc'");
+  bad("limit=+1", "query 'limit': expected an integer from 0 to 2147483647, found '+1'");
   bad("limit=1&limit=2", "query 'limit': given twice");
   bad("colour=red", "query 'colour': unknown");
   bad("tenant=a%00b", "query 'tenant'");

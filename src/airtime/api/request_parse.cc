@@ -2,6 +2,7 @@
 #include "airtime/api/request_parse.h"
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
 #include <cmath>
 
@@ -11,6 +12,18 @@
 #include "airtime/model/workload.h"
 
 namespace airtime {
+
+namespace {
+// An integer in a query string, as written: digits with an optional '-', nothing around
+// them (ParseInt would take " 1" and "+1" decoded to " 1").
+std::optional<int64_t> QueryInt(std::string_view value) {
+  int64_t v = 0;
+  const char* end = value.data() + value.size();
+  auto [p, ec] = std::from_chars(value.data(), end, v);
+  if (value.empty() || ec != std::errc() || p != end) return std::nullopt;
+  return v;
+}
+}  // namespace
 namespace {
 
 using nlohmann::json;
@@ -181,14 +194,16 @@ StatusOr<ListFilter> ParseListQuery(std::string_view query, const Caller& caller
     } else if (name == "tenant") {
       f.tenant = value;
     } else if (name == "limit") {
-      auto limit = ParseInt(value);
+      auto limit = QueryInt(value);
       if (!limit || *limit < 0 || *limit > INT_MAX)
-        return InvalidArgument("query 'limit': expected a non-negative integer");
+        return InvalidArgument("query 'limit': expected an integer from 0 to " +
+                               std::to_string(INT_MAX) + ", found '" + value + "'");
       f.limit = static_cast<int>(*limit);
     } else if (name == "offset") {
-      auto offset = ParseInt(value);
+      auto offset = QueryInt(value);
       if (!offset || *offset < 0 || *offset > INT_MAX)
-        return InvalidArgument("query 'offset': expected a non-negative integer");
+        return InvalidArgument("query 'offset': expected an integer from 0 to " +
+                               std::to_string(INT_MAX) + ", found '" + value + "'");
       f.offset = static_cast<int>(*offset);
     } else {
       return InvalidArgument("query '" + name +
@@ -217,7 +232,7 @@ StatusOr<HoldsFilter> ParseHoldsQuery(std::string_view query, const QueryLimits&
     if (name == "service") {
       f.service = value;
     } else if (name == "limit") {
-      auto limit = ParseInt(value);
+      auto limit = QueryInt(value);
       if (!limit || *limit < 1 || *limit > kMaxHoldsLimit)
         return InvalidArgument("query 'limit': expected an integer from 1 to " +
                                std::to_string(kMaxHoldsLimit) + ", found '" + value + "'");
@@ -238,7 +253,7 @@ StatusOr<LogQuery> ParseLogQuery(std::string_view query, const QueryLimits& limi
     for (const std::string& s : seen)
       if (s == name) return InvalidArgument("query '" + name + "': given twice");
     seen.push_back(name);
-    auto v = ParseInt(value);
+    auto v = QueryInt(value);
     if (name == "run") {
       if (!v || *v < 0)
         return InvalidArgument("query 'run': expected a run id (0: the latest), found '" + value +
@@ -278,7 +293,7 @@ StatusOr<HistoryFilter> ParseHistoryQuery(std::string_view query, const QueryLim
     if (name == "gpu") {
       f.gpu = value;
     } else if (name == "minutes") {
-      auto minutes = ParseInt(value);
+      auto minutes = QueryInt(value);
       if (!minutes || *minutes < 1 || *minutes > kMaxHistoryMinutes)
         return InvalidArgument("query 'minutes': expected an integer from 1 to " +
                                std::to_string(kMaxHistoryMinutes) + ", found '" + value + "'");
@@ -305,8 +320,10 @@ StatusOr<DemandReport> ParseDemandBody(std::string_view body) {
   if (!f.ok()) return f.status();
   const json& rps = (*f)[0];
   const json& cls = (*f)[1];
-  if (!rps.is_number() || !std::isfinite(rps.get<double>()) || rps.get<double>() < 0)
-    return InvalidArgument("field 'rps': expected a non-negative number, got " + Dump(rps));
+  if (!rps.is_number() || !std::isfinite(rps.get<double>()) || rps.get<double>() < 0 ||
+      rps.get<double>() > kMaxRps)
+    return InvalidArgument("field 'rps': expected a request rate from 0 to 1e9 a second, got " +
+                           Dump(rps));
   DemandReport out{rps.get<double>(), ""};
   if (!cls.is_null()) {
     if (!cls.is_string() || cls.get<std::string>().empty() ||

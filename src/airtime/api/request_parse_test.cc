@@ -26,6 +26,20 @@ TEST(BoundedJson, DepthAndSizeAreCheckedWithoutParsing) {
   EXPECT_FALSE(ParseBoundedJson(std::string(60000, '[') + std::string(60000, ']'), "b").ok());
 }
 
+// A key given twice in one object is refused (the library would keep the last); the same
+// key in two objects is not twice.
+TEST(BoundedJson, AKeyGivenTwiceInOneObjectIsRefused) {
+  auto twice = ParseBoundedJson(R"({"rps": 1, "rps": 2})", "body");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.status().message(), "body: field 'rps' given twice");
+  EXPECT_EQ(ParseDemandBody(R"({"rps": 1, "rps": 2})").status().message(),
+            "body: field 'rps' given twice");
+  auto nested =
+      ParseBoundedJson(R"({"a": {"x": 1}, "b": {"x": 2}, "c": [{"x": 1}, {"x": 2}]})", "b");
+  EXPECT_TRUE(nested.ok()) << nested.status().message();
+  EXPECT_FALSE(ParseBoundedJson(R"([{"a": {"y": 1, "y": 2}}])", "b").ok());
+}
+
 TEST(BoundedJson, ParseErrorsSayWhere) {
   auto bad = ParseBoundedJson("{\"a\": }", "body");
   ASSERT_FALSE(bad.ok());
@@ -102,13 +116,15 @@ TEST(QueryString, ListFilter) {
   EXPECT_EQ(f->offset, 0);
   EXPECT_EQ(ParseListQuery("limit=200&offset=400", admin)->offset, 400);
   EXPECT_EQ(ParseListQuery("offset=-1", admin).status().message(),
-            "query 'offset': expected a non-negative integer");
+            "query 'offset': expected an integer from 0 to 2147483647, found '-1'");
+  EXPECT_EQ(ParseListQuery("offset=%201", admin).status().message(),
+            "query 'offset': expected an integer from 0 to 2147483647, found ' 1'");
   EXPECT_EQ(ParseListQuery("page=2", admin).status().message(),
             "query 'page': unknown (expected state, kind, tenant, limit or offset)");
   EXPECT_EQ(ParseListQuery("tenant=team-b", team_a).status().code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(ParseListQuery("tenant=team-a", team_a)->tenant, "");
   EXPECT_EQ(ParseListQuery("limit=99999999999", admin).status().message(),
-            "query 'limit': expected a non-negative integer");
+            "query 'limit': expected an integer from 0 to 2147483647, found '99999999999'");
   EXPECT_EQ(ParseListQuery("state=done", admin).status().message(),
             "query 'state': expected one of active, queued, running, succeeded, failed, "
             "cancelled, found 'done'");

@@ -1,0 +1,74 @@
+// Request framing: see request_framing.h.
+#include "airtime/api/request_framing.h"
+
+#include <cstdlib>
+
+namespace airtime {
+
+namespace {
+
+bool MayHaveBody(const std::string& method) {
+  return method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE" ||
+         method == "PRI";  // the methods the library reads a body for
+}
+
+void Mark(httplib::Request& req, int status, const std::string& message) {
+  // No body is read for a marked request: none is declared to the library.
+  req.headers.erase("Content-Length");
+  req.headers.erase("Transfer-Encoding");
+  req.set_header("Content-Length", "0");
+  req.set_header(kFramingErrorHeader, std::to_string(status) + " " + message);
+}
+
+}  // namespace
+
+bool FrameRequest(httplib::Request& req, size_t max_body_bytes) {
+  req.headers.erase(kFramingErrorHeader);
+  const size_t lengths = req.get_header_value_count("Content-Length");
+  const bool chunked = req.has_header("Transfer-Encoding");
+  if (lengths == 0) {
+    // No length and not chunked: the body is empty (a request is never delimited by close).
+    if (!chunked && MayHaveBody(req.method)) req.set_header("Content-Length", "0");
+    return false;
+  }
+  const std::string first = req.get_header_value("Content-Length");
+  for (size_t i = 1; i < lengths; ++i) {
+    if (req.get_header_value("Content-Length", i) != first) {
+      Mark(req, 400,
+           "header 'Content-Length': given twice with different values ('" + first + "', '" +
+               req.get_header_value("Content-Length", i) + "')");
+      return true;
+    }
+  }
+  if (chunked) {
+    Mark(req, 400, "headers 'Content-Length' and 'Transfer-Encoding' both given: send one");
+    return true;
+  }
+  const bool digits = !first.empty() && first.size() <= 19 &&
+                      first.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits) {
+    Mark(req, 400,
+         "header 'Content-Length': expected a byte count, found '" + first.substr(0, 40) + "'");
+    return true;
+  }
+  const unsigned long long length = std::strtoull(first.c_str(), nullptr, 10);
+  if (length > max_body_bytes) {
+    Mark(req, 413,
+         "request body of " + first + " bytes is over the server's limit of " +
+             std::to_string(max_body_bytes) + " bytes (--max-body)");
+    return true;
+  }
+  return false;
+}
+
+std::optional<FramingError> FramingErrorOf(const httplib::Request& req) {
+  if (!req.has_header(kFramingErrorHeader)) return std::nullopt;
+  const std::string v = req.get_header_value(kFramingErrorHeader);
+  const size_t space = v.find(' ');
+  FramingError e;
+  e.status = std::atoi(v.substr(0, space).c_str());
+  e.message = space == std::string::npos ? "" : v.substr(space + 1);
+  return e;
+}
+
+}  // namespace airtime
