@@ -544,6 +544,12 @@ void Daemon::StartRun(const Decision& d, SteadyTime decided) {
     std::filesystem::create_directories(run.row.run_dir, ec);
     std::ofstream owner(RunPath(run.row.run_dir, kRunOwnerFile));
     owner << FormatRunOwner(RunOwner{w.row.id, w.row.name});
+    // Its checkpoint directory, there before its first run (under isolation
+    // PrepareIsolatedLaunch makes it the run user's).
+    const std::string ckpt = CheckpointDir(w.row.id);
+    if (!isolating() && std::filesystem::create_directories(ckpt, ec))
+      std::filesystem::permissions(ckpt, std::filesystem::perms::owner_all,
+                                   std::filesystem::perm_options::replace, ec);
   }
   // The run directory is durable before the process can exist (recovery relies on it).
   Status recorded = store_->UpdateRun(run.row);

@@ -1884,9 +1884,9 @@ TEST_F(DaemonTest, ACheckpointDirectoryOverItsCapEndsItsWorkloadAndIsRemoved) {
          "{name: hoarder, kind: batch, command: [/bin/sh, -c, 'mkdir -p "
          "\"$AIRTIME_CHECKPOINT_DIR\" && head -c 3145728 /dev/zero > "
          "\"$AIRTIME_CHECKPOINT_DIR\"/step-1.pt && sleep 60']}");
+  // Without `mkdir -p`: the directory is there before the first run.
   Submit(kTeamB,
-         "{name: modest, kind: batch, command: [/bin/sh, -c, 'mkdir -p "
-         "\"$AIRTIME_CHECKPOINT_DIR\" && head -c 65536 /dev/zero > "
+         "{name: modest, kind: batch, command: [/bin/sh, -c, 'head -c 65536 /dev/zero > "
          "\"$AIRTIME_CHECKPOINT_DIR\"/step-1.pt && sleep 60']}");
   const json hoarder = WaitFor("hoarder", "failed");
   EXPECT_THAT(hoarder.value("reason", ""),
