@@ -375,15 +375,21 @@ void GuardedServer::Serve(WaitingRoom::Guest guest) {
     }
     strm.BeginRequest(guest.deadline);
     bool closed = false;
-    // The body's length settled before it is read (request_framing.h); a request whose body
-    // is left unread closes the connection after its answer.
-    bool unread = false;
+    // The body's length settled before it is read (request_framing.h). A request answered
+    // without its body read (marked), or before its headers were (`framed` never set: the
+    // library's own 400 and 414), closes the connection after its answer, draining what the
+    // client still sends: what follows is not a request, and a close with unread data would
+    // reset the connection before the client read its answer.
+    bool unread = false, framed = false;
     const std::function<void(httplib::Request&)> frame = [&](httplib::Request& req) {
+      framed = true;
       unread = FrameRequest(req, payload_max_length_);
-      if (unread) req.set_header("Connection", "close");
+      if (unread) {
+        req.headers.erase("Connection");  // the client's keep-alive must not be answered
+        req.set_header("Connection", "close");
+      }
     };
     const bool ret = process_request(strm, guest.requests_left == 1, closed, frame);
-    closed = closed || unread;
     if (strm.failure() == DeadlineStream::Failure::kTimeout) {
       AnswerAndClose(guest, TimeoutAnswer(limits_));
       return;
@@ -395,6 +401,11 @@ void GuardedServer::Serve(WaitingRoom::Guest guest) {
                                    "request headers longer than " +
                                        std::to_string(limits_.max_header_bytes) + " bytes")));
       return;
+    }
+    if (unread || (!framed && ret)) {
+      ::shutdown(sock, SHUT_WR);
+      if (room_->Linger(guest)) return;
+      break;
     }
     if (!ret || closed || --guest.requests_left == 0) break;
     // The next request: its headers are due header_timeout from now if it is here already

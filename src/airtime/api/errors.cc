@@ -43,6 +43,7 @@ StatusCode StatusCodeForHttp(int s) {
   switch (s) {
     case 400:
     case 405:
+    case 411:
     case 414:
     case 415:
     case 431:

@@ -348,7 +348,9 @@ httplib::Server::HandlerResponse HttpApi::Impl::FillError(const httplib::Request
     message = "request body over the server's limit of " + std::to_string(options.max_body_bytes) +
               " bytes (--max-body)";
   if (res.status == 400) message = "malformed HTTP request";
-  if (res.status == 414) message = "request target longer than the server's 8192 bytes";
+  if (res.status == 414)
+    message = "request line (method, target and version) longer than the server's " +
+              std::to_string(CPPHTTPLIB_REQUEST_URI_MAX_LENGTH) + " bytes";
   WriteJson(res, res.status, ErrorJson(Status(code, message)));
   return httplib::Server::HandlerResponse::Handled;
 }
@@ -367,12 +369,21 @@ void HttpApi::Impl::Configure() {
   server.Options(".*", h);
   // A request whose body length is malformed, ambiguous or over the limit is answered before
   // its body would be read (request_framing.h; the connection then closes).
-  server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+  const auto framing_error = [](const httplib::Request& req, httplib::Response& res) {
     const std::optional<FramingError> e = FramingErrorOf(req);
-    if (!e) return httplib::Server::HandlerResponse::Unhandled;
-    WriteJson(res, e->status, ErrorJson(Status(StatusCodeForHttp(e->status), e->message)));
-    return httplib::Server::HandlerResponse::Handled;
-  });
+    if (e) WriteJson(res, e->status, ErrorJson(Status(StatusCodeForHttp(e->status), e->message)));
+    return e.has_value();
+  };
+  server.set_pre_routing_handler(
+      [framing_error](const httplib::Request& req, httplib::Response& res) {
+        return framing_error(req, res) ? httplib::Server::HandlerResponse::Handled
+                                       : httplib::Server::HandlerResponse::Unhandled;
+      });
+  // In place of `100 Continue`, which would invite a body that is not read.
+  server.set_expect_100_continue_handler(
+      [framing_error](const httplib::Request& req, httplib::Response& res) {
+        return framing_error(req, res) ? res.status : 100;
+      });
   server.set_error_handler(httplib::Server::HandlerWithResponse(
       [this](const httplib::Request& req, httplib::Response& res) { return FillError(req, res); }));
   server.set_payload_max_length(options.max_body_bytes);

@@ -322,7 +322,8 @@ void AddServerCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--max-checkpoint-mib", args->max_checkpoint_mib,
                   "End a workload whose checkpoint directory holds more than this, and remove "
-                  "the directory (MiB; 0: no cap; default: half of DATA's file system)")
+                  "the directory (MiB; 0: no cap on its size; default: half of DATA's file "
+                  "system; 100,000 entries and 64 levels at most in any case)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   cmd->add_option("--replica-ports", args->replica_ports,
                   "FIRST-LAST: the ports given to service replicas on other hosts (Slurm "

@@ -86,6 +86,14 @@ Status ReadCommand(const MapReader& r, std::vector<std::string>* argv,
       env->push_back({e.key, e.value.Scalar()});
     }
   }
+  size_t total = 0;
+  for (const std::string& arg : *argv) total += arg.size() + 1;
+  for (const auto& [name, value] : *env) total += name.size() + value.size() + 2;
+  if (total > kMaxExecTotal)
+    return r.FieldError(r.Has("env") ? "env" : "command",
+                        "the command's arguments and env take " + std::to_string(total) +
+                            " bytes, over the " + std::to_string(kMaxExecTotal) +
+                            " a program may be given");
   return OkStatus();
 }
 

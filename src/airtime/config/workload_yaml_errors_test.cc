@@ -48,6 +48,12 @@ TEST(WorkloadYamlErrorsTest, CommandsLinuxCouldNotStartAreRefused) {
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   ExpectError(Job("command: [/bin/true]\nenv: {A: 1, B: 2, A: 3}\n"), 4,
               {"field 'env.A' given twice"});
+  // Each under its limit, too much in all.
+  std::string total = "command: [/bin/true]\nenv: {";
+  const std::string value(100000, 'v');
+  for (int i = 0; i < 11; ++i) total += (i ? ", K" : "K") + std::to_string(i) + ": " + value;
+  ExpectError(Job(total + "}\n"), 4,
+              {"field 'env'", "the command's arguments and env take 1100", "over the 1048576"});
 }
 
 TEST(WorkloadYamlErrorsTest, WrongTypes) {

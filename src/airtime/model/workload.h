@@ -96,6 +96,9 @@ inline constexpr int kUnboundedReplicas = 1 << 20;
 // so a submission with one is refused. And the most variables a workload's `env` may set.
 inline constexpr size_t kMaxExecString = 128 * 1024 - 1;
 inline constexpr size_t kMaxEnvVars = 4096;
+// The most a command's arguments and env may take in all (each with its NUL): Linux's limit
+// for both together is about 2 MiB, and airtime adds variables of its own.
+inline constexpr size_t kMaxExecTotal = 1 << 20;
 
 // The highest request rate a service's demand may be given (a billion a second, beyond any
 // service): it keeps every count of requests built from it finite.

@@ -15,8 +15,14 @@ namespace airtime {
 
 DirUsage MeasureDir(const std::string& dir, uint64_t max_entries) {
   DirUsage usage;
+  // Where the walk cannot go on: a directory its owner made unreadable, or the directory
+  // replaced by a link or a file, is the workload's doing (`unreadable`); any other error
+  // (out of descriptors or memory, an I/O error, a stale NFS handle) is the daemon's
+  // (`failed`), and says nothing of the workload.
   auto unreadable = [&](const std::string& path) {
-    usage.unreadable = path + ": " + std::strerror(errno);
+    const int e = errno;
+    const bool theirs = e == EACCES || e == EPERM || e == ELOOP || e == ENOTDIR;
+    (theirs ? usage.unreadable : usage.failed) = path + ": " + std::strerror(e);
     return usage;
   };
   // By descriptors, each directory opened relative to its parent without following links:
@@ -35,7 +41,8 @@ DirUsage MeasureDir(const std::string& dir, uint64_t max_entries) {
     return usage;
   }
   stack.push_back({d, dir});
-  while (!stack.empty() && usage.unreadable.empty() && !usage.more && !usage.deep) {
+  while (!stack.empty() && usage.unreadable.empty() && usage.failed.empty() && !usage.more &&
+         !usage.deep) {
     Open& cur = stack.back();
     errno = 0;
     const dirent* e = readdir(cur.d);
@@ -109,15 +116,17 @@ std::string CheckpointOverCap(const std::string& dir, const DirUsage& usage, uin
 }
 
 namespace {
-constexpr char kCapEndPrefix[] = "failed: its checkpoint directory ";
+const std::string kCapEndPrefix = "failed: its checkpoint directory ";
 }
 
 std::string CheckpointCapEnd(const std::string& why) {
   return "failed: " + why + "; ended, and the directory is removed";
 }
 
-bool EndedOverCheckpointCap(const std::string& state, const std::string& message) {
-  return state == "failed" && message.rfind(kCapEndPrefix, 0) == 0;
+bool EndedOverCheckpointCap(const std::string& state, const std::string& message,
+                            const std::string& dir) {
+  // Its own directory: a service's other variants end with the message that names this one.
+  return state == "failed" && message.rfind(kCapEndPrefix + dir + " ", 0) == 0;
 }
 
 }  // namespace airtime

@@ -24,27 +24,31 @@ struct DirUsage {
   uint64_t entries = 0;    // below the directory, itself not counted
   bool more = false;       // the walk stopped at its entry limit: there are more
   bool deep = false;       // the walk stopped at a directory nested deeper than the limit
-  std::string unreadable;  // "PATH: ERROR" where the walk stopped, unable to read on
+  std::string unreadable;  // "PATH: ERROR" where the walk stopped at what its owner barred
+  std::string failed;      // "PATH: ERROR" where it stopped on an error of the daemon's
 };
 
 // What `dir` holds, without following symbolic links (a link counts as itself). A directory
 // that does not exist holds nothing; entries that vanish during the walk are skipped. Stops
 // after `max_entries` entries (`more`), at a directory kMaxCheckpointDepth deep (`deep`), or
-// at what it cannot read (`unreadable`: a workload that makes a directory unreadable must not
-// hide what is below it).
+// at what it cannot read: `unreadable` when the workload barred it (a directory made
+// unreadable must not hide what is below it; the directory itself a link or a file), `failed`
+// on an error of the daemon's (out of descriptors, I/O), which says nothing of the workload.
 DirUsage MeasureDir(const std::string& dir, uint64_t max_entries);
 
 // Why `usage` of the checkpoint directory `dir` is over the cap (`cap_bytes`: 0 never caps
 // bytes; the entry and depth limits always hold, and a directory that could not be read
-// all through is over), or "" when it is not. Names the directory and the
-// figures, and the option that sets the cap.
+// all through for the workload's doing is over; a `failed` walk is not), or "" when it is not.
+// Names the directory and the figures, and the option that sets the cap.
 std::string CheckpointOverCap(const std::string& dir, const DirUsage& usage, uint64_t cap_bytes);
 
 // The message of a workload ended over its cap (`why`, from CheckpointOverCap), and whether a
-// workload's message is one: a restarted daemon removes the directory of such a workload if
-// the daemon before it had not yet.
+// workload's (state, message) say it was ended over the cap of its own directory `dir` (not a
+// service's other variant, ended with it): a restarted daemon removes such a directory if the
+// daemon before it had not yet.
 std::string CheckpointCapEnd(const std::string& why);
-bool EndedOverCheckpointCap(const std::string& state, const std::string& message);
+bool EndedOverCheckpointCap(const std::string& state, const std::string& message,
+                            const std::string& dir);
 
 // The cap when --max-checkpoint-mib is not given: half of the data directory's file system
 // (its size, `total_bytes`), so that no one workload can fill it.

@@ -508,7 +508,7 @@ class Daemon final : public ControlPlane {
   std::set<std::string> log_cap_warned_;     // logs that could not be cut, said once each
   uint64_t checkpoint_cap_bytes_ = 0;        // --max-checkpoint-mib as resolved at Open (0: none)
   std::set<int64_t> checkpoint_purges_;      // ended over the cap: directories still to remove
-  std::set<std::string> checkpoint_warned_;  // directories that could not be removed, said once
+  std::set<std::string> checkpoint_warned_;  // could not be measured or removed, said once
   int64_t checkpoint_cap_ends_ = 0;          // workloads ended over the cap
   std::unordered_map<std::string, int64_t> active_of_tenant_;  // CountActive
   // Every hold-or-hand-off call the policy made on services' headroom (CycleResult::holds),

@@ -131,6 +131,15 @@ void Daemon::CheckDiskUse(TimeMs now) {
           now] {
       for (const LogResult& r : cuts) NoteLogCut(r.check, r.name, r.cut);
       for (const UsageResult& r : usages) {
+        if (!r.usage.failed.empty()) {
+          // The daemon's own trouble: the workload is not ended for it. Said once a directory.
+          if (checkpoint_warned_.insert(r.measure.dir).second)
+            std::cerr << "airtime server: workload " << r.measure.workload << ": cannot measure "
+                      << r.measure.dir << " (" << r.usage.failed
+                      << "); its checkpoint cap waits for the next round that can\n";
+          continue;
+        }
+        checkpoint_warned_.erase(r.measure.dir);
         const std::string why = CheckpointOverCap(r.measure.dir, r.usage, checkpoint_cap_bytes_);
         if (!why.empty()) EndOverCheckpointCap(r.measure.workload, why);
       }
@@ -172,7 +181,7 @@ void Daemon::EndOverCheckpointCap(int64_t workload, const std::string& why) {
               << ", but it could not be ended: " << st.message() << "\n";
     return;
   }
-  ++checkpoint_cap_ends_;
+  checkpoint_cap_ends_ += static_cast<int64_t>(live.size());
   checkpoint_purges_.insert(workload);
   std::cerr << "airtime server: workload " << workload << " (" << w.row.name << "): " << message
             << "\n";

@@ -243,7 +243,8 @@ Status Daemon::Recover() {
     ++ended_held;
     // Ended over its checkpoint cap, and the daemon before stopped before it removed the
     // directory: this one does (a no-op when it is gone).
-    if (EndedOverCheckpointCap(w.row.state, w.row.message)) checkpoint_purges_.insert(id);
+    if (EndedOverCheckpointCap(w.row.state, w.row.message, CheckpointDir(id)))
+      checkpoint_purges_.insert(id);
     if (!w.ended_noted) done.push_back(&w);
   }
   std::stable_sort(done.begin(), done.end(), [](const WorkloadRec* a, const WorkloadRec* b) {

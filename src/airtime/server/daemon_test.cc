@@ -1940,6 +1940,19 @@ TEST_F(DaemonTest, AVariantOverItsCheckpointCapEndsItsService) {
   EXPECT_THAT(small.value("reason", ""), HasSubstr("over the cap of 1.0 MiB"));
   const json chat = Get("chat");
   EXPECT_EQ(chat.value("state", ""), "failed") << chat.dump(2);
+  // Only the directory over the cap goes, also at a restart: the other variant's stays.
+  const std::string small_dir =
+      o.data_dir + "/checkpoints/" + std::to_string(small["id"].get<int>());
+  std::filesystem::create_directories(small_dir);
+  std::ofstream(small_dir + "/kept.pt") << "x";
+  const std::string big_dir = o.data_dir + "/checkpoints/" + std::to_string(big["id"].get<int>());
+  for (int i = 0; i < 200 && std::filesystem::exists(big_dir); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(std::filesystem::exists(big_dir));
+  daemon_.reset();
+  OpenWith(o);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // five rounds
+  EXPECT_TRUE(std::filesystem::exists(small_dir + "/kept.pt"));
 }
 
 // A log cut and grown back past where a reader was is not shorter than what the reader read,
