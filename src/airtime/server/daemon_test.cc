@@ -1415,9 +1415,18 @@ TEST_F(DaemonTest, TheHoldLogKeepsItsNewestCalls) {
          "name: chat\nkind: realtime\n"
          "slo: {latency_ms: 200, capacity_rps: 10, max_replicas: 12, cold_start: 1s}\n"
          "command: [/bin/sh, -c, 'sleep 60']\n");
+  // Each report's cycle before the next (on a loaded machine two reports 20 ms apart once
+  // met in one cycle, and made one call).
+  auto calls = [&] {
+    auto h = daemon_->Holds(kAdmin, {});
+    if (!h.ok() || !(*h)["services"].contains("chat")) return 0;
+    const json& c = (*h)["services"]["chat"];
+    return c["holds"].get<int>() + c["handoffs"].get<int>();
+  };
   for (int i = 1; i <= 7; ++i) {
     ASSERT_TRUE(daemon_->ReportDemand(kAdmin, "chat", 10 * i + 5, "").ok());
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (int k = 0; k < 500 && calls() < i; ++k)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   // A replaced call is scored for a cold start (1 s) more, then closed.
   std::this_thread::sleep_for(std::chrono::milliseconds(1200));
