@@ -2,8 +2,6 @@
 // waiting room in front of the workers and the elastic worker pool (connection_guard.h).
 #include "airtime/api/connection_guard.h"
 
-#include "airtime/api/request_framing.h"
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
