@@ -1688,6 +1688,12 @@ TEST_F(DaemonTest, APreemptedJobsNextRunWaitsForTheStoppingOneEvenOnOtherGpus) {
   EXPECT_EQ(w["runs"][0]["exit_code"], 0) << w.dump(2);  // it left on TERM, within its grace
   EXPECT_GE(w["runs"][1]["started_at"].get<int64_t>(), w["runs"][0]["ended_at"].get<int64_t>())
       << w.dump(2);
+  // Stopped: a daemon that goes leaves its workloads' processes running (each run of this
+  // test once left these two behind).
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "ckpt").ok());
+  ASSERT_TRUE(daemon_->Cancel(kAdmin, "chat").ok());
+  WaitFor("ckpt", "cancelled");
+  WaitFor("chat", "cancelled");
 }
 
 // The starts of one cycle are launched as one batch (Actuator::LaunchAll): one the backend
