@@ -2001,8 +2001,7 @@ TEST_F(DaemonTest, ALogCutAndGrownBackIsToldByItsCutMark) {
   for (int i = 0; i < 400 && marks.size() < 2; ++i) {
     auto now = daemon_->Logs(kAdmin, "chatty", LogQuery{0, 0, 16, false});
     ASSERT_TRUE(now.ok()) << now.status().ToString();
-    if (!now->cut.empty() && (marks.empty() || marks.back() != now->cut))
-      marks.push_back(now->cut);
+    if (!now->cut.empty() && (marks.empty() || marks.back() != now->cut)) marks.push_back(now->cut);
     if (marks.size() == 1 && now->cut == marks[0] && now->size > first->size) grown = true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
