@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 namespace airtime {
@@ -49,6 +50,12 @@ std::optional<double> ParseDouble(std::string_view s) {
   double v = std::strtod(buf.c_str(), &end);
   if (end != buf.c_str() + buf.size() || !std::isfinite(v)) return std::nullopt;
   return v;
+}
+
+std::string FormatMib(double bytes) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024.0));
+  return buf;
 }
 
 std::optional<int64_t> ParseInt(std::string_view s) {

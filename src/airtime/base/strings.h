@@ -20,4 +20,7 @@ std::optional<int64_t> ParseInt(std::string_view s);
 std::optional<int64_t> ParseDurationMs(std::string_view s);
 std::string Join(const std::vector<std::string>& parts, std::string_view sep);
 
+// `bytes` in MiB with one decimal: "1029.3 MiB".
+std::string FormatMib(double bytes);
+
 }  // namespace airtime

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "airtime/base/strings.h"
 #include "airtime/base/unique_fd.h"
 #include "airtime/exec/run_files.h"
 
@@ -20,12 +21,6 @@ namespace {
 Status WriteTo(int fd, std::string_view text, const std::string& what) {
   const int err = WriteAll(fd, text);
   return err == 0 ? OkStatus() : Internal(ErrnoMessage("write " + what, err));
-}
-
-std::string Mib(int64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-  return buf;
 }
 
 }  // namespace
@@ -97,7 +92,8 @@ StatusOr<std::optional<LogCut>> CapLog(const std::string& run_dir, const std::st
   cut.kept = static_cast<int64_t>(got);
   if (ftruncate(log.get(), 0) != 0) return Internal(ErrnoMessage("truncate " + path, errno));
   const std::string note = "[airtime " + FormatTime(now) + "] " + name + " reached " +
-                           Mib(cut.size) + ", over its cap of " + Mib(cap) + ": its last " +
+                           FormatMib(static_cast<double>(cut.size)) + ", over its cap of " +
+                           FormatMib(static_cast<double>(cap)) + ": its last " +
                            std::to_string(cut.kept) + " bytes are in " + kept_name +
                            ", the rest of its output before this line was dropped\n";
   AIRTIME_RETURN_IF_ERROR(WriteTo(log.get(), note, path));

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <vector>
 
+#include "airtime/base/strings.h"
+
 namespace airtime {
 
 DirUsage MeasureDir(const std::string& dir, uint64_t max_entries) {
@@ -90,16 +92,6 @@ DirUsage MeasureDir(const std::string& dir, uint64_t max_entries) {
   return usage;
 }
 
-namespace {
-
-std::string Mib(uint64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-  return buf;
-}
-
-}  // namespace
-
 std::string CheckpointOverCap(const std::string& dir, const DirUsage& usage, uint64_t cap_bytes) {
   if (!usage.unreadable.empty())
     return "its checkpoint directory " + dir + " cannot be measured (" + usage.unreadable +
@@ -111,8 +103,9 @@ std::string CheckpointOverCap(const std::string& dir, const DirUsage& usage, uin
     return "its checkpoint directory " + dir + " holds more than " +
            std::to_string(kMaxCheckpointEntries) + " files, the most one may hold";
   if (cap_bytes == 0 || usage.bytes <= cap_bytes) return "";
-  return "its checkpoint directory " + dir + " holds " + Mib(usage.bytes) + ", over the cap of " +
-         Mib(cap_bytes) + " (--max-checkpoint-mib)";
+  return "its checkpoint directory " + dir + " holds " +
+         FormatMib(static_cast<double>(usage.bytes)) + ", over the cap of " +
+         FormatMib(static_cast<double>(cap_bytes)) + " (--max-checkpoint-mib)";
 }
 
 namespace {
