@@ -166,6 +166,8 @@ TEST(ServerE2E, CliSubmitListDescribeCancel) {
   ASSERT_TRUE(metrics);
   EXPECT_THAT(metrics->body, HasSubstr("airtime_ledger_gpu_seconds_total"));
   s.Terminate();
+  // A clean stop takes its address away: no client reads it as a daemon that listens.
+  EXPECT_FALSE(fs::exists(dir + "/data/address"));
 }
 
 // What-if on the daemon's own history (docs/what-if.md): `airtime sim --from-data` replays

@@ -188,7 +188,7 @@ int RunServer(const ServerArgs& args) {
     // Written whole, then renamed into place: whoever waits for the file (scripts, tests)
     // never reads it half written. After the lines above are out: who sees the file may read
     // them (an e2e test read the log before "N adopted" was in it, under ASan in CI).
-    const std::string path = args.data_dir + "/address";
+    const std::string path = args.data_dir + "/" + kAddressFileName;
     {
       std::ofstream out(path + ".tmp");
       out << address << "\n";
@@ -202,6 +202,8 @@ int RunServer(const ServerArgs& args) {
   std::cout << "airtime server: stopping on signal " << sig
             << "; workload processes keep running and the next start adopts them\n";
   api.Stop();
+  std::error_code ec;
+  std::filesystem::remove(args.data_dir + "/" + kAddressFileName, ec);  // while the lock is ours
   (*daemon)->Stop();
   return 0;
 }

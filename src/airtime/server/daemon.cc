@@ -127,6 +127,9 @@ Status Daemon::LockDataDir() {
   const std::string pid = std::to_string(getpid()) + "\n";
   (void)!ftruncate(lock_fd_, 0);
   (void)!pwrite(lock_fd_, pid.data(), pid.size(), 0);
+  // The address an earlier holder left names no listener now; recovery may take a while,
+  // and a client must not take the stale one for this daemon's.
+  std::filesystem::remove(options_.data_dir + "/" + kAddressFileName, ec);
   return OkStatus();
 }
 

@@ -61,6 +61,12 @@ inline bool IsFinalState(const std::string& state) {
 // restart (a day for the daily pattern, a week of the forecast's errors, and a day more).
 inline constexpr DurationMs kDemandHistoryKept = 8 * kDay;
 
+// DATA/address: "HOST:PORT" of the API, written by `airtime server` once it listens. The
+// daemon that takes the data directory's lock removes what an earlier daemon left there
+// (killed, its address is stale), and a clean stop removes its own: while the file exists,
+// it names a daemon that listens or is about to.
+inline constexpr char kAddressFileName[] = "address";
+
 // Whether a run has something running for it: a local process or a Slurm job.
 inline bool HasProcess(const RunRow& run) { return run.pid != 0 || run.slurm_job != 0; }
 

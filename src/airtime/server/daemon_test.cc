@@ -180,6 +180,9 @@ TEST_F(DaemonTest, TenantsSeeOnlyTheirOwnWorkloads) {
   EXPECT_EQ(other.status().code(), StatusCode::kPermissionDenied);
   EXPECT_THAT(other.status().message(), HasSubstr("field 'tenant'"));
   EXPECT_TRUE(daemon_->Get(kAdmin, "a1").ok());
+  // `default`, the default tenant, is the caller's own (docs/api.md, "Submit").
+  Submit(kTeamB, "name: b2\ntenant: default\nkind: batch\ncommand: [/bin/true]\n");
+  EXPECT_EQ(daemon_->Get(kTeamB, "b2").value()["tenant"], "team-b");
 }
 
 TEST_F(DaemonTest, BadRequestsNameTheFieldAndLoseNothing) {
@@ -349,6 +352,24 @@ TEST_F(DaemonTest, ALoneCommaBodyIsASyntaxErrorNotAnEndlessParse) {
   EXPECT_TRUE((*all)["workloads"].empty());
 }
 
+// A JSON body with a syntax error is told where, as a JSON parser says it, besides what the
+// YAML parser (which reads every body) saw.
+TEST_F(DaemonTest, ABrokenJsonBodyGetsTheJsonParsersAccount) {
+  Open();
+  const std::string body =
+      "{\"workloads\": [{\"name\": \"a\" \"kind\": \"batch\", \"work\": \"1h\"}]}";
+  auto r = daemon_->Submit(kTeamA, body, "request");
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(), HasSubstr("request: not valid JSON: "));
+  EXPECT_THAT(r.status().message(), HasSubstr("line 1, column 34"));
+  EXPECT_THAT(r.status().message(), HasSubstr("(read as YAML: request:1: YAML syntax error"));
+  // YAML flow style that is not JSON is YAML's alone: its errors are not JSON's.
+  auto flow = daemon_->Submit(kTeamA, "{workloads: [{name: a, kind: batch}]}", "request");
+  EXPECT_EQ(flow.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(flow.status().message(), Not(HasSubstr("JSON")));
+  EXPECT_THAT(flow.status().message(), HasSubstr("'work'"));
+}
+
 TEST_F(DaemonTest, ARestartAdoptsRunningProcessesAndStartsNothingTwice) {
   Open();
   Submit(kAdmin,
@@ -361,15 +382,20 @@ TEST_F(DaemonTest, ARestartAdoptsRunningProcessesAndStartsNothingTwice) {
   daemon_->Stop();  // the loop ends; the process lives on in its own session
   daemon_.reset();
   ASSERT_EQ(kill(static_cast<pid_t>(pid), 0), 0);
+  const std::string address = dir_ + "/data/" + kAddressFileName;
+  std::ofstream(address) << "127.0.0.1:1\n";  // what a daemon killed outright leaves
 
   Open();
   EXPECT_THAT(daemon_->startup_note(), HasSubstr("1 adopted"));
+  EXPECT_FALSE(std::filesystem::exists(address)) << "the earlier daemon's address is stale";
+  std::ofstream(address) << "127.0.0.1:2\n";  // this daemon's, as `airtime server` writes it
   DaemonOptions second;
   second.data_dir = dir_ + "/data";
   second.fake_gpus = "4xH100";
   auto other = Daemon::Open(second);  // one daemon per data directory
   ASSERT_FALSE(other.ok());
   EXPECT_THAT(other.status().message(), HasSubstr("another airtime server uses"));
+  EXPECT_TRUE(std::filesystem::exists(address)) << "a refused daemon leaves the holder's address";
   json after = Get("long");
   EXPECT_EQ(after["state"], "running");
   ASSERT_EQ(after["runs"].size(), 1u) << after.dump(2);  // not started again

@@ -10,18 +10,32 @@
 namespace airtime {
 namespace {
 
+bool LooksLikeJson(std::string_view body) {
+  const size_t first = body.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && (body[first] == '{' || body[first] == '[');
+}
+
 // A body that starts like JSON and is JSON: its surrogate pairs are rewritten for the YAML
 // parser (which refuses each half); a lone surrogate is refused here with a clear message.
 // Anything else (YAML, flow style, broken JSON) goes to the YAML parser as it is.
 StatusOr<std::string> PrepareBody(std::string_view body, std::string_view origin) {
-  const size_t first = body.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos || (body[first] != '{' && body[first] != '[') ||
-      body.find("\\u") == std::string_view::npos)
+  if (!LooksLikeJson(body) || body.find("\\u") == std::string_view::npos)
     return std::string(body);
   auto parsed = ParseBoundedJson(body, origin, {body.size(), 64});
   if (parsed.ok()) return RewriteSurrogatePairs(body);
   if (parsed.status().message().find("surrogate") != std::string::npos) return parsed.status();
   return std::string(body);
+}
+
+// A body is read as YAML, of which JSON is a part; a JSON body with a syntax error would be
+// told only what the YAML parser saw ("YAML syntax error: did not find expected ',' or
+// '}'"). Such a body also gets the JSON parser's account, which a JSON client expects.
+Status NameJsonSyntax(std::string_view body, std::string_view origin, const Status& yaml) {
+  if (!LooksLikeJson(body) || yaml.message().find("YAML syntax error") == std::string::npos)
+    return yaml;
+  auto json = ParseBoundedJson(body, origin, {body.size(), 64});
+  if (json.ok()) return yaml;
+  return InvalidArgument(json.status().message() + " (read as YAML: " + yaml.message() + ")");
 }
 
 Status FieldProblem(const WorkloadSpec& s, const std::string& field, const std::string& problem) {
@@ -106,7 +120,7 @@ StatusOr<Submission> ParseSubmission(const Caller& caller, std::string_view body
   auto text = PrepareBody(body, origin);
   if (!text.ok()) return text.status();
   auto scenario = ParseSubmissionYaml(*text, origin);
-  if (!scenario.ok()) return scenario.status();
+  if (!scenario.ok()) return NameJsonSyntax(body, origin, scenario.status());
   if (!scenario->events.empty() || !scenario->traces.empty())
     return InvalidArgument(std::string(origin) +
                            ": events, traces and demand_trace are for the simulator; submit "
