@@ -19,8 +19,7 @@ bool LooksLikeJson(std::string_view body) {
 // parser (which refuses each half); a lone surrogate is refused here with a clear message.
 // Anything else (YAML, flow style, broken JSON) goes to the YAML parser as it is.
 StatusOr<std::string> PrepareBody(std::string_view body, std::string_view origin) {
-  if (!LooksLikeJson(body) || body.find("\\u") == std::string_view::npos)
-    return std::string(body);
+  if (!LooksLikeJson(body) || body.find("\\u") == std::string_view::npos) return std::string(body);
   auto parsed = ParseBoundedJson(body, origin, {body.size(), 64});
   if (parsed.ok()) return RewriteSurrogatePairs(body);
   if (parsed.status().message().find("surrogate") != std::string::npos) return parsed.status();
