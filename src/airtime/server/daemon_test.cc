@@ -203,8 +203,18 @@ TEST_F(DaemonTest, BadRequestsNameTheFieldAndLoseNothing) {
   EXPECT_EQ(w["runs"][0]["stop_reason"], "released: cancelled");
 }
 
-// Every string a tenant sends is valid UTF-8 without NUL; names also have no control
-// characters. Each refusal names the workload and the field, and nothing is committed.
+// A service with model variants whose first request class is named `first`.
+std::string Classes(const std::string& first) {
+  return "name: svc\nkind: realtime\nslo: {latency_ms: 500, min_replicas: 1, max_replicas: 1}\n"
+         "classes:\n  - {name: \"" +
+         first +
+         "\", demand: [{at: 0h, rps: 1}]}\n  - {name: conv, demand: [{at: 0h, rps: 1}]}\n"
+         "variants:\n  - {name: big, gpus: 1, throughput: {H100: 10}}\n";
+}
+
+// Every string a tenant sends is valid UTF-8 without NUL; names, tenants and class names
+// also have no control characters. Each refusal names the workload and the field, and
+// nothing is committed.
 TEST_F(DaemonTest, SubmittedTextMustBeUtf8WithoutNulAndNamesWithoutControls) {
   Open();
   struct Case {
@@ -234,6 +244,14 @@ TEST_F(DaemonTest, SubmittedTextMustBeUtf8WithoutNulAndNamesWithoutControls) {
       {"name: x\nkind: batch\ncommand: [/bin/true]\nworkdir: \"/tmp\\0/etc\"\n",
        "request:4: a value holds a NUL byte"},
       {"name: x\nkind: batch\ntenant: \"t\xfe\"\nwork: 1h\n", "UTF-8"},
+      // A tenant and a class's name are labels: shown in tables, exported to /metrics.
+      {"name: x\nkind: batch\ntenant: \"te\\nnant\"\nwork: 1h\n",
+       "field 'tenant': contains a control character (U+000A) at byte 2"},
+      {"name: x\nkind: batch\ntenant: \"te\\u2029nant\"\nwork: 1h\n",
+       "field 'tenant': contains a control character (U+2029)"},
+      {"name: x\nkind: batch\ntenant: ''\nwork: 1h\n", "field 'tenant': expected a non-empty"},
+      {Classes("co\\e[31mde"), "field 'classes[0].name': contains a control character (U+001B)"},
+      {Classes(std::string(129, 'c')), "field 'classes[0].name': longer than 128 bytes"},
   };
   for (const Case& c : cases) {
     auto r = daemon_->Submit(kAdmin, c.body, "request");

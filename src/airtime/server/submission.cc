@@ -51,14 +51,14 @@ std::string TextProblem(std::string_view s) {
   return "";
 }
 
-std::string NameProblem(std::string_view name) {
-  if (std::string p = TextProblem(name); !p.empty()) return p;
-  if (name.empty()) return "empty";
-  if (name.size() > kMaxWorkloadNameBytes)
+std::string LabelProblem(std::string_view label) {
+  if (std::string p = TextProblem(label); !p.empty()) return p;
+  if (label.empty()) return "empty";
+  if (label.size() > kMaxWorkloadNameBytes)
     return "longer than " + std::to_string(kMaxWorkloadNameBytes) + " bytes";
-  for (size_t i = 0; i < name.size();) {
+  for (size_t i = 0; i < label.size();) {
     uint32_t cp = 0;
-    const size_t n = Utf8SequenceAt(name, i, &cp);
+    const size_t n = Utf8SequenceAt(label, i, &cp);
     if (IsControlCodePoint(cp)) {
       char code[16];
       std::snprintf(code, sizeof code, "U+%04X", cp);
@@ -67,6 +67,11 @@ std::string NameProblem(std::string_view name) {
     }
     i += n;
   }
+  return "";
+}
+
+std::string NameProblem(std::string_view name) {
+  if (std::string p = LabelProblem(name); !p.empty()) return p;
   if (name.find_first_not_of("0123456789") == std::string_view::npos)
     return "'" + std::string(name) +
            "' would read as a workload id (the API looks up an all-digit key as an id); add a "
@@ -80,7 +85,12 @@ Status CheckSubmittedText(const WorkloadSpec& s) {
     if (std::string p = TextProblem(value); !p.empty()) return FieldProblem(s, field, p);
     return OkStatus();
   };
-  AIRTIME_RETURN_IF_ERROR(check("tenant", s.tenant));
+  // A tenant and a class name are shown and exported wherever the workload is (lists,
+  // explanations, /metrics labels): labels, as a name is.
+  if (std::string p = LabelProblem(s.tenant); !p.empty()) return FieldProblem(s, "tenant", p);
+  for (size_t c = 0; c < s.realtime.classes.size(); ++c)
+    if (std::string p = LabelProblem(s.realtime.classes[c].name); !p.empty())
+      return FieldProblem(s, "classes[" + std::to_string(c) + "].name", p);
   const auto check_command =
       [&](const std::string& at, const std::vector<std::string>& argv,
           const std::vector<std::pair<std::string, std::string>>& env) -> Status {

@@ -6,9 +6,11 @@
 //   - every string (name, tenant, command, env names and values, a model variant's command
 //     and env, workdir, metrics path and names, mig, family) is valid UTF-8 and holds no NUL
 //     byte;
-//   - a name is also 1..128 bytes, holds no control character (C0, DEL, C1, U+2028/9) and
-//     is not all digits: the API reads an all-digit key as a workload id, so such a name
-//     could not be reached by name;
+//   - a label (a tenant, a request class's name) is also 1..128 bytes and holds no control
+//     character (C0, DEL, C1, U+2028/9): labels are shown in lists and explanations and
+//     exported as /metrics labels;
+//   - a name is a label that is not all digits: the API reads an all-digit key as a
+//     workload id, so such a name could not be reached by name;
 //   - a JSON body may write characters beyond U+FFFF as surrogate pairs ("\ud83d\ude00");
 //     a lone surrogate is refused.
 #pragma once
@@ -29,7 +31,9 @@ inline constexpr size_t kMaxWorkloadNameBytes = 128;
 // "" when `s` is valid UTF-8 without NUL, else what is wrong ("contains a NUL byte",
 // "not valid UTF-8 (byte 3)").
 std::string TextProblem(std::string_view s);
-// TextProblem plus the name rules above.
+// TextProblem plus the label rules above.
+std::string LabelProblem(std::string_view label);
+// LabelProblem plus the name rule above.
 std::string NameProblem(std::string_view name);
 // Every string of `spec` against the rules; the error names the workload and the field:
 // "request:1: workload 'x': field 'command[1]': contains a NUL byte".
