@@ -46,6 +46,7 @@ StatusCode StatusCodeForHttp(int s) {
     case 411:
     case 414:
     case 415:
+    case 416:
     case 431:
       return StatusCode::kInvalidArgument;
     case 401:

@@ -339,8 +339,12 @@ void HttpApi::Impl::Dispatch(const httplib::Request& req, httplib::Response& res
 
 // Answers the library made itself (413 for a body over the limit, 400 for a malformed
 // request) get the JSON error body too.
-httplib::Server::HandlerResponse HttpApi::Impl::FillError(const httplib::Request&,
+httplib::Server::HandlerResponse HttpApi::Impl::FillError(const httplib::Request& req,
                                                           httplib::Response& res) {
+  // A Range header the library could not read is answered 416 before FrameRequest runs, and
+  // the ranges it did read would cut this answer: it is sent whole (the library's request is
+  // its own, not const; only the handler's view of it is).
+  const_cast<httplib::Request&>(req).ranges.clear();
   if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
   const StatusCode code = StatusCodeForHttp(res.status);
   std::string message = "HTTP " + std::to_string(res.status);
@@ -348,6 +352,10 @@ httplib::Server::HandlerResponse HttpApi::Impl::FillError(const httplib::Request
     message = "request body over the server's limit of " + std::to_string(options.max_body_bytes) +
               " bytes (--max-body)";
   if (res.status == 400) message = "malformed HTTP request";
+  if (res.status == 416)
+    message = "header 'Range': not understood ('" + req.get_header_value("Range").substr(0, 40) +
+              "'); the API serves whole answers (logs in parts with offset and limit): leave "
+              "it out";
   if (res.status == 414)
     message = "request line (method, target and version) longer than the server's " +
               std::to_string(CPPHTTPLIB_REQUEST_URI_MAX_LENGTH) + " bytes";

@@ -243,6 +243,32 @@ TEST_F(HttpApiTest, SubmitErrors) {
   EXPECT_NE(ErrorMessage(form).find("application/yaml"), std::string::npos);
 }
 
+// No answer is served in parts: a Range header cut JSON answers (errors too) and repeated
+// a log once per range asked for.
+TEST_F(HttpApiTest, ARangeHeaderIsIgnored) {
+  ASSERT_TRUE(Admin().Submit("name: a", "application/yaml").ok());
+  auto raw = Raw();
+  for (const char* path : {"/v1/workloads", "/v1/workloads/nope", "/v1/workloads/job/logs"}) {
+    auto whole = raw.Get(path);
+    ASSERT_TRUE(whole) << path;
+    for (const char* range : {"bytes=0-10", "bytes=5-", "bytes=0-,0-,0-,0-", "bytes=-3"}) {
+      auto r = raw.Get(path, {{"Range", range}});
+      ASSERT_TRUE(r) << path << " " << range;
+      EXPECT_EQ(r->status, whole->status) << path << " " << range;
+      EXPECT_EQ(r->body, whole->body) << path << " " << range;
+      EXPECT_FALSE(r->has_header("Content-Range")) << path << " " << range;
+    }
+  }
+  // One the library cannot read is refused before the request reaches the API, whole too.
+  for (const char* range : {"bytes=x", "bytes=0-3,x"}) {
+    auto bad = raw.Get("/v1/workloads", {{"Range", range}});
+    ASSERT_TRUE(bad);
+    EXPECT_EQ(bad->status, 416);
+    EXPECT_EQ(ErrorCode(bad), "invalid_argument");
+    EXPECT_THAT(ErrorMessage(bad), HasSubstr("header 'Range': not understood"));
+  }
+}
+
 TEST_F(HttpApiTest, ListPassesFilter) {
   ASSERT_TRUE(Admin().Submit("name: a", "application/yaml").ok());
   auto list = Admin().List(ListFilter{"active", "batch", "team-a", 5});

@@ -24,6 +24,11 @@ void Mark(httplib::Request& req, int status, const std::string& message) {
 
 bool FrameRequest(httplib::Request& req, size_t max_body_bytes) {
   req.headers.erase(kFramingErrorHeader);
+  // No answer is served in parts (RFC 9110 lets a server ignore Range): the library would
+  // cut any answer to a client's ranges, an error's JSON included, and repeat the body once
+  // per range asked for (a log read 200 times over in one answer). Logs are read in parts
+  // with their own query (offset, limit).
+  req.ranges.clear();
   // The API's bodies are sent whole, with their length: a chunked one would pass the
   // library's --max-body check (it checks Content-Length only), and another coding would be
   // read until the client closes.

@@ -8,7 +8,8 @@
 // empty body, and marks one whose length is malformed, ambiguous, over the limit or on a
 // method without a body, or that comes with Transfer-Encoding (411: the API takes bodies
 // with their length). The API answers a marked request at once, with the reason (also in
-// place of `100 Continue`), and the connection closes, draining, rather than read on.
+// place of `100 Continue`), and the connection closes, draining, rather than read on. A
+// `Range` header is ignored: every answer is whole.
 #pragma once
 
 #include <httplib.h>
