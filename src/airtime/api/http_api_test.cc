@@ -442,10 +442,12 @@ TEST_F(HttpApiTest, MalformedPriorityAndDemandBodiesNameTheField) {
   };
   const std::string prio = "/v1/workloads/chat/priority";
   EXPECT_EQ(post(prio, R"({"priority": "high"})"),
-            "field 'priority': expected an integer, got \"high\"");
-  EXPECT_EQ(post(prio, R"({"priority": 1.5})"), "field 'priority': expected an integer, got 1.5");
-  EXPECT_EQ(post(prio, R"({"priority": 99999999999})"),
-            "field 'priority': expected an integer, got 99999999999");
+            "field 'priority': expected an integer from -2147483648 to 2147483647, got \"high\"");
+  EXPECT_EQ(post(prio, R"({"priority": 1.5})"),
+            "field 'priority': expected an integer from -2147483648 to 2147483647, got 1.5");
+  EXPECT_EQ(
+      post(prio, R"({"priority": 99999999999})"),
+      "field 'priority': expected an integer from -2147483648 to 2147483647, got 99999999999");
   EXPECT_EQ(
       post(prio, "{priority: 5")
           .rfind("field 'priority': expected a JSON object body such as {\"priority\": 5}; body: "

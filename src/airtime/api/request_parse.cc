@@ -183,14 +183,16 @@ StatusOr<ListFilter> ParseListQuery(std::string_view query, const Caller& caller
                                ", found '" + value + "'");
       f.state = value;
     } else if (name == "kind") {
-      if (!value.empty() && !ParseKind(value).ok()) {
+      const auto kind = ParseKind(value);
+      if (!value.empty() && !kind.ok()) {
         std::vector<std::string> kinds;
         for (int i = 0; i < kWorkloadKindCount; ++i)
           kinds.push_back(KindName(static_cast<WorkloadKind>(i)));
         return InvalidArgument("query 'kind': expected one of " + Join(kinds, ", ") + ", found '" +
                                value + "'");
       }
-      f.kind = value;
+      // A synonym a workload file takes (serving, inference) lists what it names there.
+      f.kind = value.empty() ? value : KindName(*kind);
     } else if (name == "tenant") {
       f.tenant = value;
     } else if (name == "limit") {
@@ -309,7 +311,9 @@ StatusOr<int> ParsePriorityBody(std::string_view body) {
   auto v = BodyField(body, "priority", "{\"priority\": 5}");
   if (!v.ok()) return v.status();
   if (!v->is_number_integer() || *v < INT_MIN || *v > INT_MAX) {
-    return InvalidArgument("field 'priority': expected an integer, got " + Dump(*v));
+    return InvalidArgument("field 'priority': expected an integer from " +
+                           std::to_string(INT_MIN) + " to " + std::to_string(INT_MAX) + ", got " +
+                           Dump(*v));
   }
   return v->get<int>();
 }
@@ -324,7 +328,7 @@ StatusOr<DemandReport> ParseDemandBody(std::string_view body) {
       rps.get<double>() > kMaxRps)
     return InvalidArgument("field 'rps': expected a request rate from 0 to 1e9 a second, got " +
                            Dump(rps));
-  DemandReport out{rps.get<double>(), ""};
+  DemandReport out{rps.get<double>() + 0.0, ""};  // -0.0 is 0
   if (!cls.is_null()) {
     if (!cls.is_string() || cls.get<std::string>().empty() ||
         !TextProblem(cls.get<std::string>()).empty())

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "airtime/api/bounded_json.h"
 #include "airtime/base/utf8.h"
 
@@ -115,6 +117,10 @@ TEST(QueryString, ListFilter) {
   EXPECT_EQ(f->limit, 7);
   EXPECT_EQ(f->offset, 0);
   EXPECT_EQ(ParseListQuery("limit=200&offset=400", admin)->offset, 400);
+  // A kind's synonyms, as a workload file takes them, list what they name there.
+  EXPECT_EQ(ParseListQuery("kind=serving", admin)->kind, "realtime");
+  EXPECT_EQ(ParseListQuery("kind=inference", admin)->kind, "realtime");
+  EXPECT_EQ(ParseListQuery("kind=", admin)->kind, "");
   EXPECT_EQ(ParseListQuery("offset=-1", admin).status().message(),
             "query 'offset': expected an integer from 0 to 2147483647, found '-1'");
   EXPECT_EQ(ParseListQuery("offset=%201", admin).status().message(),
@@ -133,6 +139,7 @@ TEST(QueryString, ListFilter) {
 TEST(SmallBodies, PriorityAndRps) {
   EXPECT_EQ(*ParsePriorityBody(R"({"priority": -3})"), -3);
   EXPECT_DOUBLE_EQ(ParseDemandBody(R"({"rps": 0.5})")->rps, 0.5);
+  EXPECT_FALSE(std::signbit(ParseDemandBody(R"({"rps": -0.0})")->rps));  // echoed as 0
   EXPECT_EQ(ParseDemandBody(R"({"rps": 0.5})")->request_class, "");
   EXPECT_EQ(ParseDemandBody(R"({"rps": 2, "class": "code"})")->request_class, "code");
   EXPECT_EQ(ParseDemandBody(R"({"rps": 2, "class": 3})").status().message(),
