@@ -118,8 +118,8 @@ void WriteLine(const std::string& text) { (void)!write(2, text.data(), text.size
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
+  umask(022);  // not the daemon's 077: what a workload writes is as it would be from a shell
   if (user) {
-    umask(022);
     std::string failed = DropPrivileges(*user);
     if (!failed.empty()) {
       WriteLine("airtime shim: cannot switch to uid " + std::to_string(user->uid) + ": " + failed +

@@ -134,11 +134,15 @@ Status Daemon::LockDataDir() {
 }
 
 Status Daemon::Init() {
+  // Everything the daemon creates from now on (store, lock, run files) is its own alone,
+  // isolating or not: the store keeps every submission's env, which other users of the host
+  // must not read. (Workloads start with the usual 022: the shim sets it.)
+  umask(077);
   AIRTIME_RETURN_IF_ERROR(SetUpIsolation());
   AIRTIME_RETURN_IF_ERROR(LockDataDir());
   AIRTIME_RETURN_IF_ERROR(ResolveCheckpointCap());
   AIRTIME_RETURN_IF_ERROR(OpenStore());
-  if (isolating()) SecureDataDir();
+  SecureDataDir();
   std::string note;
   AIRTIME_RETURN_IF_ERROR(options_.backend == Backend::kSlurm ? OpenSlurmBackend(&note)
                                                               : OpenLocalBackend(&note));

@@ -33,8 +33,6 @@ Status Daemon::SetUpIsolation() {
   if (!users.ok()) return users.status();
   tenant_users_ = std::move(*users);
   cgroups_ = std::move(cgroups);
-  // Everything the daemon creates from now on (store, lock, run files) is its own alone.
-  umask(077);
   return OkStatus();
 }
 

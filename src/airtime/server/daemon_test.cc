@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <filesystem>
@@ -166,6 +167,24 @@ TEST_F(DaemonTest, AFailingJobIsRetriedThenFailed) {
   EXPECT_EQ(w["runs"].size(), 3u);
   EXPECT_EQ(w["exit_code"], 3);
   EXPECT_THAT(w["explanation"].get<std::string>(), HasSubstr("failed 3 times"));
+}
+
+// The store keeps every submission's env: the data directory is the daemon's alone whether
+// it isolates or not, while a workload starts with the usual umask.
+TEST_F(DaemonTest, TheDataDirectoryIsPrivateAndWorkloadsKeepTheUsualUmask) {
+  Open();
+  Submit(kAdmin,
+         "name: mask\nkind: batch\ncommand: [/bin/sh, -c, 'umask > " + dir_ + "/umask.txt']\n");
+  WaitFor("mask", "succeeded");
+  std::ifstream in(dir_ + "/umask.txt");
+  std::string mask;
+  in >> mask;
+  EXPECT_EQ(mask, "0022");
+  for (const std::string f : {"/data", "/data/airtime.db", "/data/daemon.lock", "/data/runs"}) {
+    struct stat st {};
+    ASSERT_EQ(stat((dir_ + f).c_str(), &st), 0) << f;
+    EXPECT_EQ(st.st_mode & 066, 0u) << f << " mode " << std::oct << (st.st_mode & 0777);
+  }
 }
 
 TEST_F(DaemonTest, TenantsSeeOnlyTheirOwnWorkloads) {
