@@ -311,9 +311,8 @@ StatusOr<int> ParsePriorityBody(std::string_view body) {
   auto v = BodyField(body, "priority", "{\"priority\": 5}");
   if (!v.ok()) return v.status();
   if (!v->is_number_integer() || *v < INT_MIN || *v > INT_MAX) {
-    return InvalidArgument("field 'priority': expected an integer from " +
-                           std::to_string(INT_MIN) + " to " + std::to_string(INT_MAX) + ", got " +
-                           Dump(*v));
+    return InvalidArgument("field 'priority': expected an integer from " + std::to_string(INT_MIN) +
+                           " to " + std::to_string(INT_MAX) + ", got " + Dump(*v));
   }
   return v->get<int>();
 }
