@@ -18,6 +18,7 @@
 #include "airtime/cli/completion.h"
 #include "airtime/cli/output_format.h"
 #include "airtime/cli/workload_watch.h"
+#include "airtime/model/workload.h"
 
 namespace airtime {
 namespace {
@@ -507,9 +508,9 @@ void AddDemand(CLI::App& app, int* exit_code) {
       app, exit_code, "demand", "report a realtime service's request rate",
       [id, rps, cls](CLI::App* cmd) {
         cmd->add_option("ID", *id, "workload id or name")->required();
-        cmd->add_option("RPS", *rps, "requests per second")
+        cmd->add_option("RPS", *rps, "requests per second, 0 to 1e9")
             ->required()
-            ->check(CLI::NonNegativeNumber);
+            ->check(CLI::Range(0.0, kMaxRps, "RATE"));
         cmd->add_option("--class", *cls,
                         "the request class it is for (a service with model variants whose "
                         "demand is split by class)");

@@ -19,7 +19,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // A malformed command line is a usage error, 2 as for every command (CLI11's own codes,
+    // 100 and up, would read as a command's own failures); --help and --version are 0.
+    return app.exit(e) == 0 ? 0 : 2;
   }
   return exit_code;
 }
