@@ -59,12 +59,18 @@ std::string StartExplanation(const Cluster& cluster, const Decision& d, bool ser
     if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
   }
   const size_t n = d.placement.gpus.size();
+  // A host-only task holds no GPU: its node is its host's.
+  if (nodes.empty() && d.placement.host_node >= 0 &&
+      static_cast<size_t>(d.placement.host_node) < cluster.node_count())
+    nodes.push_back(cluster.node(d.placement.host_node).name);
   std::string s = service ? "replica " + std::to_string(d.replica + 1) + ", " : "";
   s += d.type == DecisionType::kResize ? "resized"
        : !service && attempt > 1       ? "restarted"
                                        : "placed";
-  s += " by policy " + d.reason + " on " + Join(nodes, ", ") + " (" + std::to_string(n) +
-       (n == 1 ? " GPU" : " GPUs") + ") after waiting " + FormatDuration(d.waited);
+  s += " by policy " + d.reason + " on " + Join(nodes, ", ") + " (" +
+       (n == 0 ? std::string("no GPU, host only")
+               : std::to_string(n) + (n == 1 ? " GPU" : " GPUs")) +
+       ") after waiting " + FormatDuration(d.waited);
   return s;
 }
 

@@ -460,7 +460,7 @@ StatusOr<json> Daemon::EventsOf(const WorkloadRec& w) const {
                       {"message", message}});
   };
   add(w.row.submitted_at, "submitted", 0,
-      "submitted by tenant '" + w.row.tenant + "' at priority " + std::to_string(w.row.priority));
+      "submitted by tenant '" + w.row.tenant + "'; priority now " + std::to_string(w.row.priority));
   for (const RunRow& r : *rows) {
     std::string where = r.placed;
     if (where.empty())

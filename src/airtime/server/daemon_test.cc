@@ -187,6 +187,17 @@ TEST_F(DaemonTest, TheDataDirectoryIsPrivateAndWorkloadsKeepTheUsualUmask) {
   }
 }
 
+// A host-only task (gpus: 0) is placed on its host's node, and its events say so.
+TEST_F(DaemonTest, AHostOnlyTaskIsPlacedOnANodeItsEventsName) {
+  Open();
+  Submit(kAdmin, "name: host\nkind: batch\ngpus: 0\ncpu: 1\ncommand: [/bin/true]\n");
+  WaitFor("host", "succeeded");
+  auto events = daemon_->Events(kAdmin, "host");
+  ASSERT_TRUE(events.ok()) << events.status().ToString();
+  EXPECT_THAT(events->dump(), HasSubstr("(no GPU, host only)"));
+  EXPECT_THAT(events->dump(), Not(HasSubstr(" on  (")));
+}
+
 TEST_F(DaemonTest, TenantsSeeOnlyTheirOwnWorkloads) {
   Open();
   Submit(kTeamA, "name: a1\nkind: batch\ncommand: [/bin/true]\n");
