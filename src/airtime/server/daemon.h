@@ -45,6 +45,7 @@
 #include "airtime/server/demand_scrape.h"
 #include "airtime/server/gpu_history.h"
 #include "airtime/server/latency_log.h"
+#include "airtime/server/parsed_submissions.h"
 #include "airtime/server/replica_ports.h"
 #include "airtime/server/tenant_users.h"
 #include "airtime/store/store.h"
@@ -470,7 +471,9 @@ class Daemon final : public ControlPlane {
   std::map<int64_t, WorkloadRec> workloads_;       // live, and the ended_kept that ended last
   std::deque<int64_t> ended_;                      // ended ones held, in the order they ended
   mutable std::map<int64_t, WorkloadRec> stored_;  // let go, read back for the call under way
-  mutable std::map<int64_t, StatusOr<Scenario>> stored_submissions_;  // theirs, parsed back
+  // Ended services' submissions, parsed back for such calls, kept across them within 8 MiB
+  // of submission text (parsed_submissions.h).
+  mutable ParsedSubmissions parsed_submissions_{8 << 20};
   // Workloads let go, by (state, kind): /metrics counts them with the held ones.
   std::map<std::pair<std::string, std::string>, int64_t> evicted_counts_;
   bool holding_decisions_ = false;  // FeedTogether: the engine applies events, decides nothing

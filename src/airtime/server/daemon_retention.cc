@@ -40,7 +40,6 @@ void Daemon::NoteEnded(WorkloadRec& w) {
 
 void Daemon::TrimEnded() {
   stored_.clear();  // read back for a call that has finished
-  stored_submissions_.clear();
   if (ended_.size() <= options_.ended_kept) return;
   // Workloads a run still refers to (a stopping process not reaped yet, a launch queued)
   // stay until it has gone.
@@ -93,20 +92,16 @@ Daemon::WorkloadRec* Daemon::Stored(WorkloadRow row) const {
   if (auto kind = ParseKind(w.row.kind); kind.ok()) spec.kind = *kind;
   // What the calls read of an ended workload's spec beyond its row is a service's: its
   // classes, and whether it is a member of a service with variants (and which). Only a
-  // service's submission is parsed back, once per call.
+  // service's submission is parsed back, and the parse is kept (parsed_submissions.h).
   if (spec.is_service()) {
-    auto sc = stored_submissions_.find(w.row.submission_id);
-    if (sc == stored_submissions_.end()) {
+    const auto sc = parsed_submissions_.Get(w.row.submission_id, [&] {
       auto sub = store_->GetSubmission(w.row.submission_id);
-      sc =
-          stored_submissions_
-              .emplace(w.row.submission_id, sub.ok() ? ParseStoredSubmission(sub->body, sub->origin)
-                                                     : StatusOr<Scenario>(sub.status()))
-              .first;
-    }
-    if (sc->second.ok() && w.row.index >= 0 &&
-        static_cast<size_t>(w.row.index) < sc->second->workloads.size())
-      spec = sc->second->workloads[static_cast<size_t>(w.row.index)];
+      if (!sub.ok()) return ParsedSubmissions::Parsed{0, sub.status(), /*keep=*/false};
+      return ParsedSubmissions::Parsed{sub->body.size(),
+                                       ParseStoredSubmission(sub->body, sub->origin)};
+    });
+    if (sc->ok() && w.row.index >= 0 && static_cast<size_t>(w.row.index) < (*sc)->workloads.size())
+      spec = (*sc)->workloads[static_cast<size_t>(w.row.index)];
   }
   spec.tenant = w.row.tenant;
   spec.priority = w.row.priority;
