@@ -43,9 +43,9 @@
 #include "airtime/ledger/metrics.h"
 #include "airtime/server/demand_recorder.h"
 #include "airtime/server/demand_scrape.h"
+#include "airtime/server/ended_service_specs.h"
 #include "airtime/server/gpu_history.h"
 #include "airtime/server/latency_log.h"
-#include "airtime/server/parsed_submissions.h"
 #include "airtime/server/replica_ports.h"
 #include "airtime/server/tenant_users.h"
 #include "airtime/store/store.h"
@@ -67,6 +67,10 @@ inline constexpr DurationMs kDemandHistoryKept = 8 * kDay;
 // (killed, its address is stale), and a clean stop removes its own: while the file exists,
 // it names a daemon that listens or is about to.
 inline constexpr char kAddressFileName[] = "address";
+
+// Ended services whose trimmed specs stay in memory once let go (EndedServiceSpecs): a few
+// hundred bytes each, beside the --ended-kept whole records.
+inline constexpr size_t kEndedServiceSpecsKept = 20000;
 
 // Whether a run has something running for it: a local process or a Slurm job.
 inline bool HasProcess(const RunRow& run) { return run.pid != 0 || run.slurm_job != 0; }
@@ -471,9 +475,8 @@ class Daemon final : public ControlPlane {
   std::map<int64_t, WorkloadRec> workloads_;       // live, and the ended_kept that ended last
   std::deque<int64_t> ended_;                      // ended ones held, in the order they ended
   mutable std::map<int64_t, WorkloadRec> stored_;  // let go, read back for the call under way
-  // Ended services' submissions, parsed back for such calls, kept across them within 8 MiB
-  // of submission text (parsed_submissions.h).
-  mutable ParsedSubmissions parsed_submissions_{8 << 20};
+  // What calls read of the services let go, kept across calls (ended_service_specs.h).
+  mutable EndedServiceSpecs ended_specs_{kEndedServiceSpecsKept};
   // Workloads let go, by (state, kind): /metrics counts them with the held ones.
   std::map<std::pair<std::string, std::string>, int64_t> evicted_counts_;
   bool holding_decisions_ = false;  // FeedTogether: the engine applies events, decides nothing

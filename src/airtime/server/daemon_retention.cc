@@ -72,6 +72,7 @@ void Daemon::Evict(int64_t id) {
   auto it = workloads_.find(id);
   if (it == workloads_.end()) return;
   const WorkloadRec& w = it->second;
+  if (w.spec->is_service()) ended_specs_.Keep(w.row.submission_id, w.row.index, *w.spec);
   if (w.eid != kNoWorkload) {
     engine_->Forget(w.eid);
     by_engine_id_.erase(w.eid);
@@ -91,17 +92,23 @@ Daemon::WorkloadRec* Daemon::Stored(WorkloadRow row) const {
   spec.name = w.row.name;
   if (auto kind = ParseKind(w.row.kind); kind.ok()) spec.kind = *kind;
   // What the calls read of an ended workload's spec beyond its row is a service's: its
-  // classes, and whether it is a member of a service with variants (and which). Only a
-  // service's submission is parsed back, and the parse is kept (parsed_submissions.h).
+  // classes, and whether it is a member of a service with variants (and which). It is kept
+  // from when the daemon let it go; after a restart its submission is parsed back once, and
+  // the services of that submission are kept (ended_service_specs.h).
   if (spec.is_service()) {
-    const auto sc = parsed_submissions_.Get(w.row.submission_id, [&] {
+    auto kept = ended_specs_.Find(w.row.submission_id, w.row.index);
+    if (!kept) {
       auto sub = store_->GetSubmission(w.row.submission_id);
-      if (!sub.ok()) return ParsedSubmissions::Parsed{0, sub.status(), /*keep=*/false};
-      return ParsedSubmissions::Parsed{sub->body.size(),
-                                       ParseStoredSubmission(sub->body, sub->origin)};
-    });
-    if (sc->ok() && w.row.index >= 0 && static_cast<size_t>(w.row.index) < (*sc)->workloads.size())
-      spec = (*sc)->workloads[static_cast<size_t>(w.row.index)];
+      auto sc = sub.ok() ? ParseStoredSubmission(sub->body, sub->origin)
+                         : StatusOr<Scenario>(sub.status());
+      if (sc.ok()) {
+        for (size_t i = 0; i < sc->workloads.size(); ++i)
+          if (sc->workloads[i].is_service())
+            ended_specs_.Keep(w.row.submission_id, static_cast<int32_t>(i), sc->workloads[i]);
+        kept = ended_specs_.Find(w.row.submission_id, w.row.index);
+      }
+    }
+    if (kept) spec = *kept;
   }
   spec.tenant = w.row.tenant;
   spec.priority = w.row.priority;
