@@ -65,13 +65,21 @@ std::string Engine::Explain(WorkloadId id) const {
     case JobPhase::kCancelled:
       return "cancelled at " + FormatTime(job.finished);
     case JobPhase::kRunning:
+    case JobPhase::kPending:
       if (job.is_service() && job.live_replicas() < job.target_replicas) break;  // explain wait
       if (job.is_service()) {
-        std::snprintf(buf, sizeof buf, "serving %.1f req/s with %d replica(s) (target %d)",
-                      job.demand_rps, job.live_replicas(), job.target_replicas);
+        // A service at its target, none included (a model variant its mix gives no replica).
+        if (job.live_replicas() == 0)
+          std::snprintf(buf, sizeof buf, "no replica: its target is 0 (demand %.1f req/s)",
+                        job.demand_rps);
+        else
+          std::snprintf(buf, sizeof buf, "serving %.1f req/s with %d replica(s) (target %d)",
+                        job.demand_rps, job.live_replicas(), job.target_replicas);
         const std::string why = policy_.scale ? policy_.scale->WhyTarget(job, *this) : "";
         return why.empty() ? std::string(buf) : std::string(buf) + ": " + why;
-      } else {
+      }
+      if (job.phase == JobPhase::kPending) break;
+      {
         const Allocation* a = allocation(job.allocations.front());
         std::string s = "running on " + GpuList(*cluster_, a->placement.gpus) + " since " +
                         FormatTime(a->started);
@@ -79,8 +87,6 @@ std::string Engine::Explain(WorkloadId id) const {
           s += ", expected to finish at " + FormatTime(a->expected_end);
         return s;
       }
-    case JobPhase::kPending:
-      break;
   }
   const WaitInfo& w = job.wait;
   std::string prefix = job.is_service()

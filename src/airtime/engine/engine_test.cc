@@ -261,6 +261,22 @@ TEST(EngineTest, NodeDownRequeuesWithProgressAndRestartCost) {
   EXPECT_EQ(e.job(0).preemptions, 1);
 }
 
+// A service whose target is 0 (no demand, no minimum; a model variant its mix gives none)
+// says so: it read "needs 0 more replica(s) ...; not yet considered by a decision cycle".
+TEST(EngineTest, AServiceWithATargetOfZeroSaysSo) {
+  Cluster c = MakeCluster({{"L40S", 4, 1}});
+  Engine e = MakeEngine(c, "fifo");
+  WorkloadSpec svc = MakeService("svc", 10);
+  svc.realtime.min_replicas = 0;
+  e.Handle(Event::Arrival(0, svc));
+  e.Handle(Event::Demand(kMinute, 0, 0));
+  EXPECT_EQ(e.job(0).target_replicas, 0);
+  EXPECT_EQ(e.Explain(0).rfind("no replica: its target is 0 (demand 0.0 req/s)", 0), 0u)
+      << e.Explain(0);
+  e.Handle(Event::Demand(2 * kMinute, 0, 15));
+  EXPECT_NE(e.Explain(0).find("with 2 replica(s) (target 2)"), std::string::npos) << e.Explain(0);
+}
+
 TEST(EngineTest, ServicesScaleWithDemand) {
   Cluster c = MakeCluster({{"L40S", 4, 1}});
   Engine e = MakeEngine(c, "fifo");
