@@ -90,6 +90,13 @@ TEST(Utf8, StrictValidation) {
             "b\xEF\xBF\xBD");
 }
 
+TEST(Utf8, PrintableTextEscapesControlsButNewlines) {
+  EXPECT_EQ(PrintableText("co\x1b[31mde"), "co\\x1B[31mde");
+  EXPECT_EQ(PrintableText("a\tb\rc\nd\x7f"), "a\\x09b\\x0Dc\nd\\x7F");
+  EXPECT_EQ(PrintableText("x\xC2\x85y\xE2\x80\xA8z"), "x\\x85y\\u2028z");  // C1, LS
+  EXPECT_EQ(PrintableText("caf\xC3\xA9 \xff"), "caf\xC3\xA9 \xEF\xBF\xBD");
+}
+
 TEST(QueryString, DecodesAndBounds) {
   auto q = ParseQueryString("a=1&b=x%20y+z&c&&d=");
   ASSERT_TRUE(q.ok()) << q.status().ToString();

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "airtime/base/utf8.h"
 #include "airtime/ledger/cost_json.h"
 #include "airtime/ledger/hold_json.h"
 
@@ -27,9 +28,11 @@ const json& Field(const json& j, const char* key) {
   return it == j.end() ? kNull : *it;
 }
 
+// Every string a table shows comes through here: shown as a terminal may show it
+// (PrintableText), whoever wrote it.
 std::string Text(const json& v) {
   if (v.is_null()) return "-";
-  if (v.is_string()) return v.get<std::string>();
+  if (v.is_string()) return PrintableText(v.get<std::string>());
   return v.dump();
 }
 

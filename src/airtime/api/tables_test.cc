@@ -43,6 +43,22 @@ TEST(Tables, Workloads) {
       "9   etl        team-b  batch     succeeded  0       20m00s ago  -\n");
 }
 
+// What a tenant or Slurm wrote reaches the admin's terminal as text, never as a control
+// sequence.
+TEST(Tables, ControlCharactersAreShownEscaped) {
+  json list = {{"workloads",
+                {{{"id", 1},
+                  {"name", "a\x1b[2Jb"},
+                  {"tenant", "t"},
+                  {"kind", "batch"},
+                  {"state", "queued"},
+                  {"reason", "waits\rFAKE"}}}}};
+  const std::string out = RenderWorkloads(list, 0);
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  EXPECT_EQ(out.find('\r'), std::string::npos) << out;
+  EXPECT_NE(out.find("a\\x1B[2Jb"), std::string::npos) << out;
+}
+
 TEST(Tables, WorkloadsCutsLongReasons) {
   json list = {
       {"workloads", {{{"id", 1}, {"state", "queued"}, {"reason", std::string(100, 'x')}}}}};

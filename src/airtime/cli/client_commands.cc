@@ -15,6 +15,7 @@
 #include "airtime/api/tokens.h"
 #include "airtime/base/file_read.h"
 #include "airtime/base/strings.h"
+#include "airtime/base/utf8.h"
 #include "airtime/cli/completion.h"
 #include "airtime/cli/output_format.h"
 #include "airtime/cli/workload_watch.h"
@@ -41,7 +42,7 @@ TimeMs NowMs() {
 }
 
 int Fail(const Status& st) {
-  std::cerr << "airtime: error: " << st.message() << "\n";
+  std::cerr << "airtime: error: " << PrintableText(st.message()) << "\n";
   return 1;
 }
 
@@ -260,7 +261,7 @@ int WatchWorkloads(ApiClient& c, const ClientFlags& f, const ListFilter& filter,
   while (true) {
     auto list = c.List(filter);
     if (!list.ok()) {
-      std::cerr << "airtime: error: " << list.status().message() << "\n";
+      std::cerr << "airtime: error: " << PrintableText(list.status().message()) << "\n";
     } else {
       WorkloadWatch::Changes changes = watch.Next(*list);
       for (const std::string& id : changes.gone) {
