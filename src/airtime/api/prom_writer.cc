@@ -51,14 +51,7 @@ std::string PromWriter::EscapeLabelValue(std::string_view v) {
   // control characters (a NUL ends the sample for some parsers) and invalid bytes become
   // U+FFFD.
   std::string out;
-  for (size_t i = 0; i < v.size();) {
-    uint32_t cp = 0;
-    const size_t n = Utf8SequenceAt(v, i, &cp);
-    if (n == 0) {
-      out += kUtf8Replacement;
-      ++i;
-      continue;
-    }
+  ForEachCodePoint(v, [&](uint32_t cp, std::string_view bytes) {
     if (cp == '\\') {
       out += "\\\\";
     } else if (cp == '"') {
@@ -68,10 +61,9 @@ std::string PromWriter::EscapeLabelValue(std::string_view v) {
     } else if (IsControlCodePoint(cp)) {
       out += kUtf8Replacement;
     } else {
-      out.append(v.substr(i, n));
+      out.append(bytes);
     }
-    i += n;
-  }
+  });
   return out;
 }
 

@@ -79,36 +79,44 @@ inline bool IsControlCodePoint(uint32_t cp) {
   return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029;
 }
 
+// Calls `each(code_point, bytes)` for each character of `s` in order, `bytes` its UTF-8;
+// a byte that begins no valid sequence comes as U+FFFD (kUtf8Replacement). The walk the
+// encoders below and elsewhere (HTML, /metrics labels) share.
+template <typename Each>
+void ForEachCodePoint(std::string_view s, Each each) {
+  for (size_t i = 0; i < s.size();) {
+    uint32_t cp = 0;
+    const size_t n = Utf8SequenceAt(s, i, &cp);
+    if (n == 0) {
+      each(uint32_t{0xFFFD}, kUtf8Replacement);
+      ++i;
+    } else {
+      each(cp, s.substr(i, n));
+      i += n;
+    }
+  }
+}
+
 // `s` as a terminal may show it: each control character but a newline written as an escape
 // (`\x1B`, `\u2028`), each byte of no valid sequence as U+FFFD. The CLI prints what the API
 // answers through it: text from a tenant or from Slurm (a foreign job's name) can then move
 // no cursor, clear no screen and forge no line of a table.
 inline std::string PrintableText(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;
   out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    uint32_t cp = 0;
-    const size_t n = Utf8SequenceAt(s, i, &cp);
-    if (n == 0) {
-      out += kUtf8Replacement;
-      ++i;
-      continue;
-    }
-    if (IsControlCodePoint(cp) && cp != '\n') {
-      static constexpr char kHex[] = "0123456789ABCDEF";
-      if (cp < 0x100) {
-        out += "\\x";
-        out += kHex[cp >> 4];
-        out += kHex[cp & 0xF];
-      } else {
-        out += "\\u";
-        for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 0xF];
-      }
+  ForEachCodePoint(s, [&](uint32_t cp, std::string_view bytes) {
+    if (!IsControlCodePoint(cp) || cp == '\n') {
+      out.append(bytes);
+    } else if (cp < 0x100) {
+      out += "\\x";
+      out += kHex[cp >> 4];
+      out += kHex[cp & 0xF];
     } else {
-      out.append(s.substr(i, n));
+      out += "\\u";
+      for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 0xF];
     }
-    i += n;
-  }
+  });
   return out;
 }
 

@@ -7,14 +7,7 @@ namespace airtime {
 std::string EscapeText(std::string_view text) {
   std::string out;
   out.reserve(text.size() + text.size() / 8);
-  for (size_t i = 0; i < text.size();) {
-    uint32_t cp = 0;
-    const size_t n = Utf8SequenceAt(text, i, &cp);
-    if (n == 0) {
-      out += kUtf8Replacement;
-      ++i;
-      continue;
-    }
+  ForEachCodePoint(text, [&](uint32_t cp, std::string_view bytes) {
     switch (cp) {
       case '&':
         out += "&amp;";
@@ -36,14 +29,9 @@ std::string EscapeText(std::string_view text) {
         out += static_cast<char>(cp);
         break;
       default:
-        if (IsControlCodePoint(cp)) {
-          out += kUtf8Replacement;
-        } else {
-          out.append(text.substr(i, n));
-        }
+        out.append(IsControlCodePoint(cp) ? kUtf8Replacement : bytes);
     }
-    i += n;
-  }
+  });
   return out;
 }
 
