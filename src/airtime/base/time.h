@@ -22,8 +22,17 @@ inline constexpr DurationMs kDay = 24 * kHour;
 
 inline constexpr double ToHours(DurationMs d) { return static_cast<double>(d) / kHour; }
 inline constexpr double ToSeconds(DurationMs d) { return static_cast<double>(d) / kSecond; }
+// A count of milliseconds held as a double, as a duration: kNever (or -kNever) for what no
+// TimeMs holds, 0 for NaN. A cast of such a double is undefined: a job of 1e17 s of work, or
+// at a speed of 1e-12, once ended 1 ms after it started, with its whole value.
+inline constexpr DurationMs SaturatedMs(double ms) {
+  if (ms != ms) return 0;
+  if (ms >= 9.2e18) return kNever;
+  if (ms <= -9.2e18) return -kNever;
+  return static_cast<DurationMs>(ms);
+}
 inline constexpr DurationMs FromSeconds(double s) {
-  return static_cast<DurationMs>(s * kSecond + (s >= 0 ? 0.5 : -0.5));
+  return SaturatedMs(s * kSecond + (s >= 0 ? 0.5 : -0.5));
 }
 
 // Times from here on are read as the daemon's wall clock (ms since the epoch, 2001 on);

@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "airtime/config/yaml_reader.h"
+#include "airtime/model/host_limits.h"
 
 namespace airtime {
 namespace {
@@ -54,10 +55,10 @@ Status ParseNodeEntry(const YamlFile& file, const YAML::Node& item, size_t index
   }
 
   double cores = 0;
-  AIRTIME_RETURN_IF_ERROR(r.Number("cpu", &cores, 0, kInf));
+  AIRTIME_RETURN_IF_ERROR(r.Number("cpu", &cores, 0, kMaxCpuCores));
   node.cpu_milli = std::llround(cores * 1000);
   double gib = 0;
-  AIRTIME_RETURN_IF_ERROR(r.Number("memory_gib", &gib, 0, kInf));
+  AIRTIME_RETURN_IF_ERROR(r.Number("memory_gib", &gib, 0, kMaxMemoryGib));
   node.memory_mib = std::llround(gib * 1024);
   AIRTIME_RETURN_IF_ERROR(r.String("nvlink_domain", &node.nvlink_domain));
   AIRTIME_RETURN_IF_ERROR(r.String("rack", &node.rack));

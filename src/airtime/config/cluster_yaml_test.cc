@@ -108,7 +108,12 @@ TEST(ClusterYamlErrorsTest, WrongTypesAndRanges) {
   ExpectError(OneNode("      gpus: 8\n      gpu: H100\n      mig: maybe\n"), 7,
               {"field 'mig'", "expected true or false", "found 'maybe'"});
   ExpectError(OneNode("      gpus: 8\n      gpu: H100\n      cpu: [1]\n"), 7,
-              {"field 'cpu'", "expected a number >= 0", "found a list"});
+              {"field 'cpu'", "expected a number in [0, 1e+06]", "found a list"});
+  // Host sizes beyond any host would wrap once counted in milli-cores and MiB.
+  ExpectError(OneNode("      gpus: 8\n      gpu: H100\n      cpu: 1e16\n"), 7,
+              {"field 'cpu'", "expected a number in [0, 1e+06]", "found '1e16'"});
+  ExpectError(OneNode("      gpus: 8\n      gpu: H100\n      memory_gib: 1e16\n"), 7,
+              {"field 'memory_gib'", "expected a number in [0, 1e+09]"});
   ExpectError(OneNode("      gpus: 8\n      gpu: H100\n      rack: {a: 1}\n"), 7,
               {"field 'rack'", "expected a non-empty string", "found a mapping"});
 }

@@ -228,8 +228,8 @@ Status ReadShape(const MapReader& r, const GpuCatalog& catalog, Shape* shape) {
   }
 
   double cores = 0, gib = 0;
-  AIRTIME_RETURN_IF_ERROR(r.Number("cpu", &cores, 0, kInf));
-  AIRTIME_RETURN_IF_ERROR(r.Number("memory_gib", &gib, 0, kInf));
+  AIRTIME_RETURN_IF_ERROR(r.Number("cpu", &cores, 0, kMaxCpuCores));
+  AIRTIME_RETURN_IF_ERROR(r.Number("memory_gib", &gib, 0, kMaxMemoryGib));
   shape->cpu_milli = std::llround(cores * 1000);
   shape->memory_mib = std::llround(gib * 1024);
   return OkStatus();
@@ -630,12 +630,13 @@ StatusOr<WorkloadSpec> ParseWorkload(const YamlFile& file, const YAML::Node& nod
       if (value->Has(f))
         return value->FieldError(f,
                                  "a realtime service earns per_1k_requests, not " + std::string(f));
-    AIRTIME_RETURN_IF_ERROR(value->Number("per_1k_requests", &s.value.per_1k_requests, 0, kInf));
+    AIRTIME_RETURN_IF_ERROR(
+        value->Number("per_1k_requests", &s.value.per_1k_requests, 0, kMaxValue));
   } else {
     if (value->Has("per_1k_requests"))
       return value->FieldError("per_1k_requests",
                                "only a realtime service earns per request; use on_completion");
-    AIRTIME_RETURN_IF_ERROR(value->Number("on_completion", &s.value.on_completion, 0, kInf));
+    AIRTIME_RETURN_IF_ERROR(value->Number("on_completion", &s.value.on_completion, 0, kMaxValue));
     AIRTIME_RETURN_IF_ERROR(value->Duration("decay_after_deadline", &s.value.decay_after_deadline));
   }
 

@@ -182,6 +182,17 @@ TEST(WorkloadYamlErrorsTest, ValidateSpecRunsWithSource) {
   ExpectError("- name: idle\n  gpus: 0\n  work: 1h\n", 1, {"workload 'idle'", "field 'gpus'"});
 }
 
+// Sizes and values beyond any host or any worth: a request of 1e16 cores wrapped negative
+// once counted in milli-cores (and fit anywhere), and values of 1e308 summed to inf.
+TEST(WorkloadYamlErrorsTest, HostSizesAndValuesHaveCeilings) {
+  ExpectError("- {name: a, work: 1h, cpu: 1e16}\n", 1,
+              {"workload 'a'", "field 'cpu'", "expected a number in [0, 1e+06]"});
+  ExpectError("- {name: a, work: 1h, memory_gib: 1e16}\n", 1,
+              {"field 'memory_gib'", "expected a number in [0, 1e+09]"});
+  ExpectError("- {name: a, work: 1h, value: {on_completion: 1e308}}\n", 1,
+              {"field 'value.on_completion'", "expected a number in [0, 1e+12]"});
+}
+
 TEST(WorkloadYamlErrorsTest, DuplicateNamesAcrossDocumentsNameBothLines) {
   ExpectError("- {name: a, work: 1h}\n---\n- {name: b, work: 1h}\n- {name: a, work: 2h}\n", 4,
               {"workload 'a'", "duplicate name", "first defined at w.yaml:1"});

@@ -172,6 +172,21 @@ TEST(EngineTest, PreemptionKeepsCheckpointedWork) {
   EXPECT_DOUBLE_EQ(out.work_saved, 0);
 }
 
+// An end no TimeMs holds is never: the cast of such a double once wrapped, and a job of 1e17
+// s of work (or slowed 1e-12 times by interference) ended 1 ms after it started.
+TEST(EngineTest, AnEndPastAnyTimeIsNever) {
+  WorkloadSpec s = MakeJob("t", WorkloadKind::kTraining, 1, 1e12);
+  RunSegment slow{0, 0, 1e-12, 0, {}};
+  EXPECT_EQ(SegmentEnd(s, slow), kNever);
+  // Slow first, then fast enough to end: the end is found after the change.
+  RunSegment later{0, 0, 1e-12, 0, {{kHour, 1e9}}};
+  EXPECT_EQ(SegmentEnd(s, later), kHour + 1000 * kSecond);
+  EXPECT_EQ(SaturatedMs(1e300), kNever);
+  EXPECT_EQ(SaturatedMs(-1e300), -kNever);
+  EXPECT_EQ(FromSeconds(1e17), kNever);
+  EXPECT_EQ(FromSeconds(2.5), 2500);
+}
+
 TEST(EngineTest, SpeedChangesMidRunMoveTheEndAndKeepCheckpointedWork) {
   // 5 min of restart overhead, then speed 2 until 00:25, 1 from then on.
   RunSegment seg{0, 5 * kMinute, 2.0, 100, {{25 * kMinute, 1.0}}};

@@ -42,8 +42,12 @@ TimeMs SegmentEnd(const WorkloadSpec& spec, const RunSegment& seg) {
       continue;
     }
     if (speed > 0) {
-      const auto run = static_cast<DurationMs>(std::ceil(remaining / speed * kSecond));
-      if (until == kNever || from + run <= until) return from + std::max<DurationMs>(run, 1);
+      const DurationMs run = SaturatedMs(std::ceil(remaining / speed * kSecond));
+      // An end past any time a TimeMs holds (work of 1e17 s, a speed of 1e-12) is never.
+      const bool ends = run < kNever && from < kNever - run;
+      if (ends && (until == kNever || from + run <= until))
+        return from + std::max<DurationMs>(run, 1);
+      if (!ends && until == kNever) return kNever;
       remaining -= ToSeconds(until - from) * speed;
     }
     if (until == kNever) return kNever;

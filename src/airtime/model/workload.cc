@@ -290,7 +290,7 @@ double WorkloadSpec::SpeedOn(GpuTypeId t, const GpuCatalog& catalog) const {
 DurationMs WorkloadSpec::RunTimeOn(GpuTypeId t, double work, const GpuCatalog& catalog) const {
   double speed = SpeedOn(t, catalog);
   if (speed <= 0) return kNever;
-  return std::max<DurationMs>(1, static_cast<DurationMs>(std::llround(work / speed * kSecond)));
+  return std::max<DurationMs>(1, SaturatedMs(std::round(work / speed * kSecond)));
 }
 
 namespace {

@@ -17,6 +17,7 @@
 #include "airtime/base/status.h"
 #include "airtime/base/time.h"
 #include "airtime/model/gpu_catalog.h"
+#include "airtime/model/host_limits.h"
 
 namespace airtime {
 
@@ -99,6 +100,11 @@ inline constexpr size_t kMaxEnvVars = 4096;
 // The most a command's arguments and env may take in all (each with its NUL): Linux's limit
 // for both together is about 2 MiB, and airtime adds variables of its own.
 inline constexpr size_t kMaxExecTotal = 1 << 20;
+
+// The most a workload may be worth: on completion, or per 1,000 requests served (sums of
+// such values over any replay stay finite; 1e308 once made the return inf and the bound
+// NaN).
+inline constexpr double kMaxValue = 1e12;
 
 // The highest request rate a service's demand may be given (a billion a second, beyond any
 // service): it keeps every count of requests built from it finite.

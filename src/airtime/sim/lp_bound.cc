@@ -383,6 +383,20 @@ class BoundModel {
     const std::vector<Usable> usable =
         s.shape.gpu_count > 0 ? UsableTypes(s, in_.cluster) : std::vector<Usable>{};
     if (s.shape.gpu_count > 0 && usable.empty()) return;
+    // No schedule holds more replicas than the usable GPUs take at once (a MIG GPU takes
+    // 7 slices at most): a service with no max_replicas and a demand of 1e6 times its
+    // capacity once built a million columns a slot.
+    int fit = most;
+    if (s.shape.gpu_count > 0) {
+      double gpus = 0;
+      for (const Usable& u : usable)
+        gpus += in_.cluster.gpus_per_type()[static_cast<size_t>(u.type)];
+      const double per =
+          s.shape.mode == ShareMode::kMig
+              ? 1.0 / 7
+              : static_cast<double>(s.shape.TotalMilli(in_.cluster.catalog())) / 1000.0;
+      fit = static_cast<int>(std::min<double>(most, std::floor(gpus / std::max(per, 1e-3)) + 1));
+    }
     std::vector<std::pair<int, double>> e;
     for (int t = 0; t < slots_; ++t) {
       auto& lv = levels[static_cast<size_t>(t)];
@@ -398,14 +412,15 @@ class BoundModel {
       }
       lv.resize(n);
       // In double first: a tiny capacity must not overflow the count.
-      const int replicas = static_cast<int>(std::min<double>(most, std::ceil(lv[0].first / cap)));
+      const int replicas = static_cast<int>(
+          std::min<double>(s.shape.gpu_count > 0 ? fit : most, std::ceil(lv[0].first / cap)));
       if (s.shape.gpu_count == 0) {  // host-only replicas: no GPU capacity limits them
-        for (int k = 1; k <= replicas; ++k)
-          for (const auto& [rps, h] : lv) {
-            const double served = 3.6 * h * std::clamp(rps - (k - 1) * cap, 0.0, cap);
-            constant_ += per_1k * served;
-            served_outside_ += served;
-          }
+        // The k-th serves min(cap, rps - (k - 1) cap), so all of them min(rps, replicas cap).
+        for (const auto& [rps, h] : lv) {
+          const double served = 3.6 * h * std::min(rps, replicas * cap);
+          constant_ += per_1k * served;
+          served_outside_ += served;
+        }
         continue;
       }
       const int held = lp_.AddRow(-kInf, 0);  // sum w - sum x <= 0
@@ -579,12 +594,17 @@ std::string LpStatusName(int status) {
   }
 }
 
-// The next longer slot length of kSlots (a day stays a day).
+// The next longer slot length of kSlots, then twice as long.
 DurationMs LongerSlot(DurationMs slot) {
   for (DurationMs s : kSlots)
     if (s > slot) return s;
-  return std::max(slot, kDay);
+  return slot * 2;
 }
+
+// However they are asked for, at most this many slots: the model keeps vectors per slot and
+// type before any column counts, so 1-ms slots over 4 hours, or days over 1e12 s, once took
+// all memory.
+constexpr int64_t kMaxBoundSlots = 20000;
 
 }  // namespace
 
@@ -607,6 +627,8 @@ LpBound ComputeLpBound(const SimInput& input, TimeMs horizon, const LpBoundOptio
   }
   // Automatic slots grow while the LP has more columns than max_columns.
   DurationMs slot = options.slot > 0 ? options.slot : AutoSlot(horizon);
+  const DurationMs shortest = (horizon / kMaxBoundSlots / kSecond + 1) * kSecond;
+  while (slot < shortest) slot = options.slot > 0 ? shortest : LongerSlot(slot);
   std::optional<BoundModel> model;
   for (;;) {
     LpBound counts;
@@ -616,7 +638,7 @@ LpBound ComputeLpBound(const SimInput& input, TimeMs horizon, const LpBoundOptio
     b.jobs_in_lp = counts.jobs_in_lp;
     b.services = counts.services;
     if (options.slot > 0 || options.max_columns <= 0 ||
-        model->lp().columns() <= options.max_columns || slot >= kDay)
+        model->lp().columns() <= options.max_columns || slot >= horizon)
       break;
     slot = LongerSlot(slot);
   }

@@ -149,6 +149,26 @@ double Bound(const Tiny& t, DurationMs slot = kHour) {
   return b.value;
 }
 
+// However short a slot is asked for, at most 20,000 of them (1-ms slots over 4 hours once
+// took all memory); and a service with no max_replicas and a demand a million times its
+// capacity gets no more replica columns a slot than the GPUs hold (it once built a million).
+TEST(LpBoundTest, SlotsAndReplicasStayWithinWhatTheClusterHolds) {
+  Tiny t;
+  t.gpus = 2;
+  t.horizon_h = 4;
+  t.jobs = {J(1, 2, 0, 10)};
+  LpBound b = ComputeLpBound(ToSimInput(t), t.horizon_h * kHour, LpBoundOptions{1, 0});
+  ASSERT_TRUE(b.ok()) << b.status;
+  EXPECT_LE(b.slots, 20000);
+  EXPECT_NEAR(b.value, 10, 1e-6);
+  t.jobs.clear();
+  t.service = {true, 1, 1 << 20, 0, {1e6, 1e6, 1e6, 1e6}, 1};
+  b = ComputeLpBound(ToSimInput(t), t.horizon_h * kHour, LpBoundOptions{kHour, 0});
+  ASSERT_TRUE(b.ok()) << b.status;
+  EXPECT_LE(b.columns, 4 * (3 + 1));        // per slot: up to 3 replicas on 2 GPUs, and their hours
+  EXPECT_NEAR(b.value, 2 * 4 * 3.6, 1e-6);  // 2 replicas x 4 h x 3,600 requests / 1,000
+}
+
 // Two 1-GPU jobs fill the two GPUs for the whole horizon; the shorter, less dense ones do not
 // fit beside them. Optimum 10 + 8.
 TEST(LpBoundTest, TightOnJobsThatFillTheCluster) {

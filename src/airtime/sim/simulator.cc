@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <queue>
 #include <set>
@@ -34,12 +35,20 @@ struct Pending {
   }
 };
 
+// The ledger counts installed milli-GPU-milliseconds exactly, in 64 bits: the latest time
+// a replay of `cluster` can be counted to, with room for the buckets' sums (an eighth).
+TimeMs AccountableEnd(const Cluster& cluster) {
+  const auto milli = std::max<int64_t>(1, static_cast<int64_t>(cluster.gpu_count()) * 1000);
+  return std::numeric_limits<int64_t>::max() / 8 / milli;
+}
+
 class Run {
  public:
   Run(const SimInput& in, Engine& engine, const SimOptions& opt)
       : in_(in),
         engine_(engine),
         opt_(opt),
+        limit_(AccountableEnd(in.cluster)),
         ledger_(engine),
         metrics_(engine),
         timeline_(opt.timeline_points) {}
@@ -54,6 +63,13 @@ class Run {
     while (!queue_.empty()) {
       Pending p = queue_.top();
       if (p.at > opt_.horizon) break;
+      if (p.at > limit_) {
+        // Without a horizon, work that ends this late (a speed of 1e-12) ends the replay.
+        r.event_errors.push_back("the replay stops at " + FormatTime(last) + ": " +
+                                 FormatTime(p.at) + " is past what the ledger can count for " +
+                                 std::to_string(in_.cluster.gpu_count()) + " GPUs");
+        break;
+      }
       queue_.pop();
       const bool wake = p.kind == Kind::kTimer && p.a == 1;
       if (!wake) --others_;
@@ -300,6 +316,7 @@ class Run {
   const SimInput& in_;
   Engine& engine_;
   const SimOptions& opt_;
+  const TimeMs limit_;  // AccountableEnd
   Ledger ledger_;
   Metrics metrics_;
   Timeline timeline_;
@@ -333,6 +350,11 @@ double SimResult::allocation_rate() const {
 
 StatusOr<SimResult> Simulate(const SimInput& input, const std::string& policy_spec,
                              const SimOptions& options) {
+  if (options.horizon != kNever && options.horizon > AccountableEnd(input.cluster))
+    return InvalidArgument("horizon " + FormatDuration(options.horizon) +
+                           ": past what the ledger can count exactly for " +
+                           std::to_string(input.cluster.gpu_count()) + " GPUs (at most " +
+                           FormatDuration(AccountableEnd(input.cluster)) + "); shorten it");
   auto policy = PolicyRegistry::Builtin().Make(policy_spec, input.cluster, &input.workloads);
   if (!policy.ok()) return policy.status();
   EngineOptions eo{options.seed};

@@ -218,6 +218,29 @@ TEST(SimulatorTest, SameInputSameReport) {
   EXPECT_EQ(ja.dump(), jb.dump());
 }
 
+// The ledger counts milli-GPU-milliseconds in 64 bits: a horizon past what it can count for
+// the cluster is refused, and without one a replay stops before it (a job slowed 1e-12 times
+// once made the installed GPU-hours negative).
+TEST(SimulatorTest, AReplayStaysWithinWhatTheLedgerCanCount) {
+  Cluster c = MakeCluster({{"A100-80GB", 8, 1}});
+  WorkloadSpec slow = MakeJob("slow", WorkloadKind::kTraining, 1, 3600);
+  slow.speed_overrides = {{c.gpu_type(0), 1e-12}};
+  auto r = Simulate(MakeSimInput(c, {slow, MakeJob("a", WorkloadKind::kBatch, 1, 60)}), "fifo");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_GE(r->ledger.installed_gpu_hours(), 0);
+  ASSERT_FALSE(r->event_errors.empty());
+  EXPECT_NE(r->event_errors.back().find("past what the ledger can count for 8 GPUs"),
+            std::string::npos)
+      << r->event_errors.back();
+  SimOptions o;
+  o.horizon = 1'000'000'000'000'000;  // 1e12 s, as --horizon allows
+  auto far = Simulate(MakeSimInput(c, {slow}), "fifo", o);
+  ASSERT_FALSE(far.ok());
+  EXPECT_NE(far.status().message().find("past what the ledger can count exactly for 8 GPUs"),
+            std::string::npos)
+      << far.status().message();
+}
+
 TEST(SimulatorTest, JobsRunToCompletionAndEarnTheirValue) {
   Cluster c = MakeCluster({{"A100-80GB", 4, 1}});
   std::vector<WorkloadSpec> ws = {MakeJob("a", WorkloadKind::kTraining, 4, 3600),

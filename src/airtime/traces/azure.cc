@@ -39,10 +39,10 @@ Status CheckOptions(const AzureOptions& o) {
   if (o.days > 1 && !o.diurnal_day) return InvalidArgument("azure: days > 1 needs diurnal_day");
   if (o.diurnal_day && kDay % o.bucket != 0)
     return InvalidArgument("azure: with diurnal_day the bucket must divide 24 h");
-  if (!(o.peak_rps >= 0) || !std::isfinite(o.peak_rps))
-    return InvalidArgument("azure: peak_rps must be >= 0");
-  if (!(o.weekend_factor >= 0) || !std::isfinite(o.weekend_factor))
-    return InvalidArgument("azure: weekend_factor must be >= 0");
+  if (!(o.peak_rps >= 0 && o.peak_rps <= kMaxRps))
+    return InvalidArgument("azure: peak_rps must be from 0 to 1e9 requests a second");
+  if (!(o.weekend_factor >= 0 && o.weekend_factor <= 1000))
+    return InvalidArgument("azure: weekend_factor must be from 0 to 1000");
   return OkStatus();
 }
 
@@ -155,6 +155,7 @@ StatusOr<std::vector<DemandPoint>> AzureDemandCurve(const AzureTrace& trace,
     if (peak > 0)
       for (auto& p : points) p.rps *= options.peak_rps / peak;
   }
+  for (auto& p : points) p.rps = std::min(p.rps, kMaxRps);  // as a demand a file gives
   return points;
 }
 

@@ -18,9 +18,13 @@ std::string Stem(std::string_view base) {
 }
 
 // A non-negative integer field.
-StatusOr<int64_t> Count(const CsvReader& r, size_t col, std::string_view what) {
+// A whole number from 0 to `most` (beyond any host or replay: kept within what the engine's
+// integer milli-cores, MiB and milliseconds hold once summed).
+StatusOr<int64_t> Count(const CsvReader& r, size_t col, std::string_view what,
+                        int64_t most = 1'000'000'000'000) {
   auto v = r.Int(col);
-  if (!v.ok() || *v < 0) return r.FieldError(col, what);
+  if (!v.ok() || *v < 0 || *v > most)
+    return r.FieldError(col, std::string(what) + " (at most " + std::to_string(most) + ")");
   return *v;
 }
 

@@ -43,7 +43,8 @@ Status ParseRow(const CsvReader& r, const PhillyColumns& c, PhillyRow* row) {
   if (!at) return r.FieldError(c.timestamp, "a date and time like '2017-10-09 07:01:55'");
   auto duration = r.Double(c.duration);
   if (!duration.ok()) return duration.status();
-  if (*duration <= 0) return r.FieldError(c.duration, "a positive number of seconds");
+  if (!(*duration > 0 && *duration <= 1e12))
+    return r.FieldError(c.duration, "a positive number of seconds (at most 1e12)");
   auto gpus = r.WholeNumber(c.num_gpus);
   if (!gpus.ok()) return gpus.status();
   if (*gpus < 1 || *gpus > (1 << 20)) return r.FieldError(c.num_gpus, "a GPU count >= 1");
