@@ -236,7 +236,7 @@ TEST(VariantsYamlTest, HostileInputNamesTheField) {
   ExpectError(Replace(Chat(), "quality: 0.85", "quality: nan"), 17,
               {"field 'variants[1].quality'"});
   ExpectError(Replace(Chat(), "{L40S: 0.8}", "{L40S: 0}"), 16,
-              {"field 'variants[1].throughput.L40S'", "> 0"});
+              {"field 'variants[1].throughput.L40S'", "in (0, 1e+09]"});
   ExpectError(Replace(Chat(), "{L40S: 0.8}", "{L40S: fast}"), 16,
               {"field 'variants[1].throughput.L40S'"});
   ExpectError(Replace(Chat(), "{L40S: 0.8}", "{L40Z: 0.8}"), 16,

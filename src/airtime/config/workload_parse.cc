@@ -344,7 +344,7 @@ Status ReadVariants(const MapReader& r, const GpuCatalog& catalog, WorkloadSpec*
         return tp->FieldError(
             e.key, "GPU type '" + catalog.type(*id).name + "' is not among the variant's gpu_type");
       double rps = 0;
-      AIRTIME_RETURN_IF_ERROR(tp->Number(e.key, &rps, 0, kInf, /*lo_open=*/true));
+      AIRTIME_RETURN_IF_ERROR(tp->Number(e.key, &rps, 0, kMaxRps, /*lo_open=*/true));
       mv.throughput_rps.push_back({*id, rps});
     }
     // A replica runs only where the variant has a throughput; the faster types first.
@@ -417,7 +417,7 @@ Status ReadRealtime(const MapReader& r, WorkloadSpec* s, std::vector<TraceSource
   if (!variants) {
     AIRTIME_RETURN_IF_ERROR(
         slo->Require("capacity_rps", " (requests/s one replica serves within the SLO)"));
-    AIRTIME_RETURN_IF_ERROR(slo->Number("capacity_rps", &rt.capacity_rps, 0, kInf, true));
+    AIRTIME_RETURN_IF_ERROR(slo->Number("capacity_rps", &rt.capacity_rps, 0, kMaxRps, true));
   }
   AIRTIME_RETURN_IF_ERROR(slo->Int("min_replicas", &rt.min_replicas, 0));
   AIRTIME_RETURN_IF_ERROR(slo->Int("max_replicas", &rt.max_replicas, 1));

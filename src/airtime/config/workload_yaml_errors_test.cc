@@ -191,6 +191,9 @@ TEST(WorkloadYamlErrorsTest, HostSizesAndValuesHaveCeilings) {
               {"field 'memory_gib'", "expected a number in [0, 1e+09]"});
   ExpectError("- {name: a, work: 1h, value: {on_completion: 1e308}}\n", 1,
               {"field 'value.on_completion'", "expected a number in [0, 1e+12]"});
+  // A replica serving over a billion requests a second: its demand would round to none.
+  ExpectError("- {name: s, kind: realtime, slo: {latency_ms: 100, capacity_rps: 1e10}}\n", 1,
+              {"field 'slo.capacity_rps'", "1e+09"});
 }
 
 TEST(WorkloadYamlErrorsTest, DuplicateNamesAcrossDocumentsNameBothLines) {
