@@ -2,6 +2,7 @@
 #include "airtime/cli/sim_args.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -217,6 +218,12 @@ int RunScenario(const SimArgs& a) {
   std::ofstream html;
   if (!a.html.empty() && !OpenHtmlReport(a.html, "airtime sim", &html)) return 1;
   std::vector<std::string> policies = SplitPolicies(a.policies);
+  if (policies.empty()) {
+    std::cerr << "airtime sim: --policy: expected one or more policies, such as fifo,airtime, "
+                 "got '"
+              << a.policies << "'\n";
+    return 2;
+  }
   // The daemon's policy among the replays (-1: none; an index, not an optional: GCC 12 warns
   // of an optional<size_t> read after the replays as maybe uninitialized).
   const long daemon_policy = from ? DaemonPolicyIndex(from->policy, &policies) : -1;
@@ -328,7 +335,15 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
   sim->add_option("--policy", args->policies,
                   "policies to compare, comma-separated (name or name:key=value)")
       ->capture_default_str();
-  sim->add_option("--seed", args->seed, "seed for tie-breaking")->capture_default_str();
+  sim->add_option("--seed", args->seed, "seed for tie-breaking")
+      ->capture_default_str()
+      ->check([](const std::string& v) {
+        uint64_t seed = 0;
+        const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seed);
+        return ec == std::errc() && end == v.data() + v.size()
+                   ? std::string()
+                   : "expected a whole number from 0 to 18446744073709551615, got '" + v + "'";
+      });
   sim->add_option("--json", args->json, "write the JSON report here");
   sim->add_option("--html", args->html,
                   "write a self-contained HTML report with charts here (a replay, the suite or "

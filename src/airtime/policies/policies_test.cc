@@ -19,6 +19,10 @@ TEST(RegistryTest, UnknownNamesAndParametersAreErrors) {
   EXPECT_FALSE(reg.Make("static:share=0.3", c).ok());
   EXPECT_FALSE(reg.Make("static:inference_share=abc", c).ok());
   EXPECT_TRUE(reg.Make("static:inference_share=0.25", c).ok());
+  // A parameter given twice is not the last one silently.
+  auto twice = reg.Make("airtime:spare=1:spare=2", c);
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.status().message(), "policy 'airtime': parameter 'spare' given twice");
 }
 
 TEST(RegistryTest, KeepsRegistrationOrder) {

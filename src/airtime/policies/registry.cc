@@ -69,6 +69,8 @@ StatusOr<Policy> PolicyRegistry::Make(std::string_view spec, const Cluster& clus
     if (std::find(known.begin(), known.end(), key) == known.end())
       return InvalidArgument("policy '" + name + "': unknown parameter '" + key + "' (known: " +
                              (known.empty() ? std::string("none") : Join(known, ", ")) + ")");
+    if (params.values.count(key))
+      return InvalidArgument("policy '" + name + "': parameter '" + key + "' given twice");
     params.values[key] = std::string(Trim(parts[i].substr(eq + 1)));
   }
   auto policy = entry->factory(cluster, params);
