@@ -354,7 +354,8 @@ StatusOr<SimResult> Simulate(const SimInput& input, const std::string& policy_sp
     return InvalidArgument("horizon " + FormatDuration(options.horizon) +
                            ": past what the ledger can count exactly for " +
                            std::to_string(input.cluster.gpu_count()) + " GPUs (at most " +
-                           FormatDuration(AccountableEnd(input.cluster)) + "); shorten it");
+                           FormatDuration(AccountableEnd(input.cluster)) +
+                           "); shorten it (--horizon; with --from-data, --since and --until)");
   auto policy = PolicyRegistry::Builtin().Make(policy_spec, input.cluster, &input.workloads);
   if (!policy.ok()) return policy.status();
   EngineOptions eo{options.seed};

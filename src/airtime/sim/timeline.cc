@@ -14,7 +14,9 @@ void Timeline::Add(TimeMs from, TimeMs to, int64_t held_milli, int64_t installed
     while (static_cast<size_t>(t / step_) >= max_points_) Coarsen();
     const auto index = static_cast<size_t>(t / step_);
     if (bins_.size() <= index) bins_.resize(index + 1);
-    const TimeMs end = std::min<TimeMs>(to, static_cast<TimeMs>(index + 1) * step_);
+    // The bin's end, unless it is past any time (a hostile store's timestamps): then `to`.
+    const auto next = static_cast<TimeMs>(index + 1);
+    const TimeMs end = next > kNever / step_ ? to : std::min<TimeMs>(to, next * step_);
     const int64_t dt = end - t;
     Bin& b = bins_[index];
     b.held += held_milli * dt;

@@ -19,6 +19,20 @@ TEST(Timeline, AveragesEachIntervalExactly) {
   EXPECT_DOUBLE_EQ(p[1].allocation, 1.0);
 }
 
+// Times near the end of what a TimeMs holds (a hostile store's) end the walk: a bin's end
+// once wrapped negative and the walk went back for ever.
+TEST(Timeline, TimesNearTheLastOneEndTheWalk) {
+  Timeline t(10, kMinute);
+  t.Add(kNever - 10 * kMinute, kNever - 1, 1000, 1000, 0);
+  t.Add(kNever - 1, kNever, 1000, 1000, 0);
+  const auto p = t.Points();
+  ASSERT_FALSE(p.empty());
+  EXPECT_LE(p.size(), 10u);
+  DurationMs covered = 0;
+  for (const auto& point : p) covered += point.covered;
+  EXPECT_EQ(covered, 10 * kMinute);
+}
+
 TEST(Timeline, StaysWithinItsPointsByMergingPairs) {
   Timeline fine(1000, kMinute), coarse(8, kMinute);
   // A day in irregular pieces: held GPUs and the queue change every 7 minutes.
