@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string_view>
+#include <unordered_map>
 
 #include "airtime/engine/engine.h"
 
@@ -292,10 +294,23 @@ void Engine::Reinterfere(const Placement& p) {
   for (GpuIndex g : p.gpus) {
     auto it = shared_.find(g);
     if (it == shared_.end()) continue;
+    // Every share of one family on this GPU sees the same others (all but one of its own
+    // family): on a GPU shared by many (1,000 shares of 0.001), each family's factor is
+    // found once, not once per share (a placement cost the square of the shares, and a
+    // one-line workload file hung the replay).
+    const bool many = it->second.size() > 16;
+    std::unordered_map<std::string_view, double> by_family;
     for (AllocationId id : it->second) {
       Allocation& a = allocations_.at(id);
       double f = 1.0;
-      for (GpuIndex h : a.placement.gpus) f *= InterferenceOn(a, h);
+      if (many && a.placement.gpus.size() == 1) {
+        const std::string& family = jobs_[static_cast<size_t>(a.workload)].s().family;
+        auto [known, fresh] = by_family.try_emplace(family, 1.0);
+        if (fresh) known->second = InterferenceOn(a, g);
+        f = known->second;
+      } else {
+        for (GpuIndex h : a.placement.gpus) f *= InterferenceOn(a, h);
+      }
       if (f == a.interference) continue;
       const Job& job = jobs_[static_cast<size_t>(a.workload)];
       if (!job.is_service()) {

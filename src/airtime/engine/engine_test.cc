@@ -208,6 +208,35 @@ TEST(EngineTest, SpeedChangesMidRunMoveTheEndAndKeepCheckpointedWork) {
   EXPECT_DOUBLE_EQ(SegmentWork(early, 15 * kMinute), 10 * 60 * 0.5);
 }
 
+// Many shares of one GPU (a placement once cost the square of them): each share is slowed
+// by every other, its own family's included, as with a few.
+TEST(EngineTest, ManySharesOfOneGpuEachSeeAllTheOthers) {
+  Cluster c = MakeCluster({{"A100-80GB", 1, 1}});
+  auto policy = PolicyRegistry::Builtin().Make("fifo", c);
+  ASSERT_TRUE(policy.ok());
+  EngineOptions o{1};
+  o.interference = &InterferenceModel::Gavel();
+  Engine e(c, std::move(*policy), o);
+  const InterferenceModel& m = InterferenceModel::Gavel();
+  const std::string a = "ResNet-50", b = "Recommendation";
+  for (int i = 0; i < 40; ++i) {
+    WorkloadSpec s = MakeJob("j" + std::to_string(i), WorkloadKind::kTraining, 1, 3600);
+    s.shape.mode = ShareMode::kFraction;
+    s.shape.gpu_milli = 25;
+    s.family = i % 2 ? b : a;
+    e.Handle(Event::Arrival(i, s));
+  }
+  ASSERT_EQ(e.allocations().size(), 40u);
+  for (const auto& [id, alloc] : e.allocations()) {
+    const bool is_a = e.job(alloc.workload).s().family == a;
+    const std::string& mine = is_a ? a : b;
+    double want = 1.0;
+    for (int k = 0; k < 19; ++k) want *= m.Factor(mine, mine);
+    for (int k = 0; k < 20; ++k) want *= m.Factor(mine, is_a ? b : a);
+    EXPECT_NEAR(alloc.interference, want, want * 1e-12) << mine;
+  }
+}
+
 TEST(EngineTest, WorkSharingAGpuSlowsDownAsMeasuredAndSpeedsUpWhenItsNeighbourLeaves) {
   Cluster c = MakeCluster({{"A100-80GB", 1, 1}});
   auto policy = PolicyRegistry::Builtin().Make("fifo", c);
