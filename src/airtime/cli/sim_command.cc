@@ -10,6 +10,7 @@
 
 #include "airtime/base/progress.h"
 #include "airtime/base/strings.h"
+#include "airtime/base/utf8.h"
 #include "airtime/cli/from_data_report.h"
 #include "airtime/config/cluster_yaml.h"
 #include "airtime/policies/registry.h"
@@ -186,26 +187,27 @@ int RunScenario(const SimArgs& a) {
     input = LoadSimInput(a.cluster, a.workloads, LoadOptions{a.skip_bad_rows, opt.interference});
   }
   if (!input.ok()) {
-    std::cerr << "airtime sim: " << input.status().message() << "\n";
+    std::cerr << "airtime sim: " << PrintableText(input.status().message()) << "\n";
     return 1;
   }
   for (const std::string& spec : a.add_nodes) {
     if (Status st = AddNodes(spec, &*input); !st.ok()) {
-      std::cerr << "airtime sim: " << st.message() << "\n";
+      std::cerr << "airtime sim: " << PrintableText(st.message()) << "\n";
       return 2;
     }
   }
   for (const std::string& spec : a.gpu_costs) {
     if (Status st = OverrideGpuCost(spec, &*input); !st.ok()) {
-      std::cerr << "airtime sim: " << st.message() << "\n";
+      std::cerr << "airtime sim: " << PrintableText(st.message()) << "\n";
       return 2;
     }
   }
   if (!a.quiet) {
-    std::cout << "cluster " << input->cluster.name() << ": " << input->cluster.node_count()
-              << " nodes, " << input->cluster.gpu_count() << " GPUs; " << input->workloads.size()
-              << " workloads\n";
-    for (const auto& n : input->notes) std::cout << "  " << n << "\n";
+    // What the files named (clusters, workloads, notes) is shown as a terminal may show it.
+    std::cout << "cluster " << PrintableText(input->cluster.name()) << ": "
+              << input->cluster.node_count() << " nodes, " << input->cluster.gpu_count()
+              << " GPUs; " << input->workloads.size() << " workloads\n";
+    for (const auto& n : input->notes) std::cout << "  " << PrintableText(n) << "\n";
     if (from && !from->policy.empty())
       std::cout << "  the daemon ran policy " << from->policy << "\n";
   }
@@ -235,7 +237,7 @@ int RunScenario(const SimArgs& a) {
   auto run = SimulatePolicies(*input, policies, opt);
   if (progress) progress->Clear();
   if (!run.ok()) {
-    std::cerr << "airtime sim: " << run.status().message() << "\n";
+    std::cerr << "airtime sim: " << PrintableText(run.status().message()) << "\n";
     return 2;
   }
   std::vector<SimResult>& results = *run;
@@ -265,13 +267,16 @@ int RunScenario(const SimArgs& a) {
     }
   }
   for (const auto& r : results)
-    for (const auto& e : r.event_errors) std::cerr << "warning: " << r.policy << ": " << e << "\n";
+    for (const auto& e : r.event_errors)
+      std::cerr << "warning: " << r.policy << ": " << PrintableText(e) << "\n";
   // The bound over the replays' common span: the horizon, or the end they were brought to.
   std::optional<LpBound> bound;
   if (!a.no_bound && !results.empty())
     bound = ComputeLpBound(*input, results.front().end, bound_options);
   if (!a.quiet) {
-    std::cout << "\n" << ResultsTable(results, bound && bound->ok() ? bound->per_gpu_hour() : 0);
+    std::cout << "\n"
+              << PrintableText(
+                     ResultsTable(results, bound && bound->ok() ? bound->per_gpu_hour() : 0));
     if (bound) {
       const ValueCeiling ceiling = ComputeValueCeiling(*input, results.front().end);
       std::cout << BoundLine(*bound);
@@ -282,17 +287,19 @@ int RunScenario(const SimArgs& a) {
                     ceiling.reachable_per_gpu_hour(), ceiling.offered_per_gpu_hour());
       std::cout << line;
     }
-    if (from) std::cout << "\n" << RecordedReport(*from, daemon_result, same_cluster);
+    if (from)
+      std::cout << "\n" << PrintableText(RecordedReport(*from, daemon_result, same_cluster));
     for (const auto& r : results)
-      if (const std::string holds = HoldsReport(r); !holds.empty()) std::cout << "\n" << holds;
-    for (const auto& r : results) std::cout << "\n" << CostsReport(r);
+      if (const std::string holds = HoldsReport(r); !holds.empty())
+        std::cout << "\n" << PrintableText(holds);
+    for (const auto& r : results) std::cout << "\n" << PrintableText(CostsReport(r));
     for (const auto& r : results) {
       if (r.waiting_at_end_count == 0) continue;
       std::cout << "\n"
                 << r.policy << ": " << r.waiting_at_end_count
                 << " workload(s) still waiting at the end, e.g.\n";
       for (size_t i = 0; i < r.waiting_at_end.size() && i < 1; ++i)
-        std::cout << "  " << r.waiting_at_end[i] << "\n";
+        std::cout << "  " << PrintableText(r.waiting_at_end[i]) << "\n";
     }
   }
   if (!a.json.empty()) {

@@ -6,6 +6,7 @@
 
 #include "airtime/base/file_read.h"
 #include "airtime/base/strings.h"
+#include "airtime/base/utf8.h"
 
 namespace airtime {
 namespace {
@@ -13,11 +14,13 @@ namespace {
 bool IsBlank(std::string_view s) { return Trim(s).empty(); }
 
 // Shortens a field for a message so a garbled line does not flood the log.
+// A field or column name as a message quotes it: its first 40 bytes, shown as a terminal
+// may show them (a binary file's bytes are escapes, not control sequences).
 std::string Quoted(std::string_view s) {
   constexpr size_t kMax = 40;
   // Built by appending: GCC 12 -O3 warns falsely (-Wrestrict) on "literal" + std::string.
   std::string out(1, '\'');
-  out.append(s.substr(0, kMax));
+  out.append(PrintableText(s.substr(0, kMax)));
   out.append(s.size() <= kMax ? "'" : "...'");
   return out;
 }
@@ -163,8 +166,13 @@ std::optional<size_t> CsvReader::Column(std::string_view name) const {
 
 StatusOr<size_t> CsvReader::RequireColumn(std::string_view name) const {
   if (auto c = Column(name)) return *c;
+  std::vector<std::string> found;
+  for (size_t i = 0; i < columns_.size() && i < 12; ++i)
+    found.push_back(PrintableText(columns_[i].substr(0, 40)) +
+                    (columns_[i].size() > 40 ? "..." : ""));
+  if (columns_.size() > 12) found.push_back("...");
   return InvalidArgument(file_ + ":" + std::to_string(header_line_) + ": missing column '" +
-                         std::string(name) + "' (columns: " + Join(columns_, ", ") + ")");
+                         std::string(name) + "' (columns: " + Join(found, ", ") + ")");
 }
 
 Status CsvReader::CheckFieldCount() const {
@@ -187,7 +195,7 @@ Status CsvReader::Error(std::string_view what) const {
 }
 
 Status CsvReader::ColumnError(size_t col, std::string_view what) const {
-  return Error("column '" + ColumnName(col) + "': " + std::string(what));
+  return Error("column " + Quoted(ColumnName(col)) + ": " + std::string(what));
 }
 
 Status CsvReader::FieldError(size_t col, std::string_view expected) const {

@@ -51,6 +51,18 @@ TEST(CsvReaderTest, ErrorsNameFileLineAndColumn) {
             "dir/t.csv:1: missing column 'gpus' (columns: x, duration)");
 }
 
+// A binary file's bytes in a message are escapes, never control sequences for the terminal.
+TEST(CsvReaderTest, MessagesShowControlBytesEscaped) {
+  CsvReader r = CsvReader::FromText("\x1b[2J,d\x07\n1,\x1b]0;x\n", "b.csv");
+  ASSERT_TRUE(r.ReadHeader().ok());
+  auto missing = r.RequireColumn("gpus");
+  EXPECT_EQ(missing.status().message(),
+            "b.csv:1: missing column 'gpus' (columns: \\x1B[2J, d\\x07)");
+  ASSERT_TRUE(r.Next());
+  EXPECT_EQ(r.Double(1).status().message(),
+            "b.csv:2: column 'd\\x07': expected a number, got '\\x1B]0;x'");
+}
+
 TEST(CsvReaderTest, HandlesSimpleQuoting) {
   CsvReader r = CsvReader::FromText("a,b,c\n\"x,y\",\"say \"\"hi\"\"\",3\n\"open,4,5\n", "q.csv");
   ASSERT_TRUE(r.ReadHeader().ok());
