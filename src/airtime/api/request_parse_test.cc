@@ -95,6 +95,7 @@ TEST(Utf8, PrintableTextEscapesControlsButNewlines) {
   EXPECT_EQ(PrintableText("a\tb\rc\nd\x7f"), "a\\x09b\\x0Dc\nd\\x7F");
   EXPECT_EQ(PrintableText("x\xC2\x85y\xE2\x80\xA8z"), "x\\x85y\\u2028z");  // C1, LS
   EXPECT_EQ(PrintableText("caf\xC3\xA9 \xff"), "caf\xC3\xA9 \xEF\xBF\xBD");
+  EXPECT_EQ(PrintableText("a\nb", /*keep_newlines=*/false), "a\\x0Ab");
 }
 
 TEST(QueryString, DecodesAndBounds) {

@@ -97,16 +97,17 @@ void ForEachCodePoint(std::string_view s, Each each) {
   }
 }
 
-// `s` as a terminal may show it: each control character but a newline written as an escape
-// (`\x1B`, `\u2028`), each byte of no valid sequence as U+FFFD. The CLI prints what the API
+// `s` as a terminal may show it: each control character but a newline (with
+// `keep_newlines`; a name's is escaped too) written as an escape (`\x1B`, `\u2028`), each
+// byte of no valid sequence as U+FFFD. The CLI prints what the API
 // answers through it: text from a tenant or from Slurm (a foreign job's name) can then move
 // no cursor, clear no screen and forge no line of a table.
-inline std::string PrintableText(std::string_view s) {
+inline std::string PrintableText(std::string_view s, bool keep_newlines = true) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;
   out.reserve(s.size());
   ForEachCodePoint(s, [&](uint32_t cp, std::string_view bytes) {
-    if (!IsControlCodePoint(cp) || cp == '\n') {
+    if (!IsControlCodePoint(cp) || (cp == '\n' && keep_newlines)) {
       out.append(bytes);
     } else if (cp < 0x100) {
       out += "\\x";

@@ -204,7 +204,7 @@ int RunScenario(const SimArgs& a) {
   }
   if (!a.quiet) {
     // What the files named (clusters, workloads, notes) is shown as a terminal may show it.
-    std::cout << "cluster " << PrintableText(input->cluster.name()) << ": "
+    std::cout << "cluster " << PrintableText(input->cluster.name(), /*keep_newlines=*/false) << ": "
               << input->cluster.node_count() << " nodes, " << input->cluster.gpu_count()
               << " GPUs; " << input->workloads.size() << " workloads\n";
     for (const auto& n : input->notes) std::cout << "  " << PrintableText(n) << "\n";
