@@ -29,14 +29,18 @@ const json& Field(const json& j, const char* key) {
 }
 
 // Every string a table shows comes through here: shown as a terminal may show it
-// (PrintableText), whoever wrote it.
-std::string Text(const json& v) {
+// (PrintableText), whoever wrote it, on one line (a cell's newline would forge a row);
+// `lines`: a text of several lines (an explanation).
+std::string Text(const json& v, bool lines = false) {
   if (v.is_null()) return "-";
-  if (v.is_string()) return PrintableText(v.get<std::string>());
+  if (v.is_string()) return PrintableText(v.get<std::string>(), lines);
   return v.dump();
 }
 
 std::string Str(const json& j, const char* key) { return Text(Field(j, key)); }
+// A text that may run over lines (a reason, a message, an explanation), its newlines kept
+// for the caller to cut at or join (Cut, OneLine) or to show.
+std::string Lines(const json& j, const char* key) { return Text(Field(j, key), true); }
 
 std::optional<double> Num(const json& j, const char* key) {
   const json& v = Field(j, key);
@@ -98,8 +102,9 @@ std::string JoinStrings(const json& arr) {
 }
 
 std::vector<std::string> WorkloadRow(const json& w, TimeMs now) {
-  return {Str(w, "id"),    Str(w, "name"), Str(w, "tenant"),  Str(w, "kind"),
-          Str(w, "state"), GpuCount(w),    AgeOrWait(w, now), Cut(Str(w, "reason"), kReasonWidth)};
+  return {
+      Str(w, "id"),    Str(w, "name"), Str(w, "tenant"),  Str(w, "kind"),
+      Str(w, "state"), GpuCount(w),    AgeOrWait(w, now), Cut(Lines(w, "reason"), kReasonWidth)};
 }
 
 // The whole reason, its lines joined: a table row stays one line.
@@ -124,7 +129,7 @@ std::vector<std::string> WideWorkloadRow(const json& w, TimeMs now) {
           Str(w, "preemptions"),
           demand && Str(w, "kind") == "realtime" ? Fixed(*demand, 1) + " rps" : "-",
           JoinStrings(Field(w, "gpus")),
-          OneLine(Str(w, "reason"))};
+          OneLine(Lines(w, "reason"))};
 }
 
 std::string GpuType(const json& g) {
@@ -247,7 +252,7 @@ std::string RenderEvents(const json& events) {
     for (const json& e : list) {
       auto at = Num(e, "at");
       rows.push_back({at ? FormatTime(static_cast<TimeMs>(*at)) : "-", Str(e, "kind"),
-                      Str(e, "run"), OneLine(Str(e, "message"))});
+                      Str(e, "run"), OneLine(Lines(e, "message"))});
     }
   }
   return RenderTable({"TIME", "KIND", "RUN", "MESSAGE"}, rows);
@@ -300,7 +305,7 @@ std::string RenderWorkloadDetail(const json& w, TimeMs now) {
   } else {
     out += runs.is_array() && !runs.empty() ? Indent(RunsTable(runs, now)) : "  none\n";
   }
-  out += "\nExplanation:\n" + Indent(Str(w, "explanation"));
+  out += "\nExplanation:\n" + Indent(Lines(w, "explanation"));
   return out;
 }
 

@@ -49,13 +49,14 @@ TEST(Tables, ControlCharactersAreShownEscaped) {
   json list = {{"workloads",
                 {{{"id", 1},
                   {"name", "a\x1b[2Jb"},
-                  {"tenant", "t"},
+                  {"tenant", "team\nFORGED ROW"},
                   {"kind", "batch"},
                   {"state", "queued"},
                   {"reason", "waits\rFAKE"}}}}};
   const std::string out = RenderWorkloads(list, 0);
   EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
   EXPECT_EQ(out.find('\r'), std::string::npos) << out;
+  EXPECT_EQ(out.find("\nFORGED"), std::string::npos) << out;  // a cell stays on its row
   EXPECT_NE(out.find("a\\x1B[2Jb"), std::string::npos) << out;
 }
 

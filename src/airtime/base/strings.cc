@@ -70,32 +70,26 @@ namespace {
 // The longest duration read: about 31,700 years, far beyond any real one, and small enough
 // that a sum of parts is checked against it without int64 overflow.
 constexpr int64_t kMaxDurationMs = 1'000'000'000'000'000;
-// One number and its unit; `unit_ms` (when given) receives the unit's length.
-std::optional<int64_t> ParseOneDurationMs(std::string_view s, double* unit_ms = nullptr);
+std::optional<int64_t> ParseOneDurationMs(std::string_view s);
 }  // namespace
 
 std::optional<int64_t> ParseDurationMs(std::string_view s) {
   s = Trim(s);
   // Compound forms ("1h45m", "2d12h", "1m30s"): split after each unit.
-  // Each part's unit is shorter than the one before ("1h1h1h" is no duration).
   int64_t total = 0;
   size_t start = 0, parts = 0;
-  double unit = 0, previous = 0;
   for (size_t i = 0; i + 1 < s.size(); ++i) {
     const bool unit_end = std::isalpha(static_cast<unsigned char>(s[i])) &&
                           (std::isdigit(static_cast<unsigned char>(s[i + 1])) || s[i + 1] == '.');
     if (!unit_end) continue;
-    auto part = ParseOneDurationMs(s.substr(start, i + 1 - start), &unit);
-    if (!part || *part > kMaxDurationMs - total || (parts > 0 && unit >= previous))
-      return std::nullopt;
-    previous = unit;
+    auto part = ParseOneDurationMs(s.substr(start, i + 1 - start));
+    if (!part || *part > kMaxDurationMs - total) return std::nullopt;
     total += *part;
     start = i + 1;
     ++parts;
   }
   if (parts == 0) return ParseOneDurationMs(s);
-  auto last = ParseOneDurationMs(s.substr(start), &unit);
-  if (unit >= previous) return std::nullopt;
+  auto last = ParseOneDurationMs(s.substr(start));
   // The last part of a compound form needs its unit too ("1h30" is ambiguous).
   if (!last || std::isdigit(static_cast<unsigned char>(s.back()))) return std::nullopt;
   if (*last > kMaxDurationMs - total) return std::nullopt;
@@ -103,7 +97,7 @@ std::optional<int64_t> ParseDurationMs(std::string_view s) {
 }
 
 namespace {
-std::optional<int64_t> ParseOneDurationMs(std::string_view s, double* unit_ms) {
+std::optional<int64_t> ParseOneDurationMs(std::string_view s) {
   struct Unit {
     std::string_view suffix;
     double ms;
@@ -123,7 +117,6 @@ std::optional<int64_t> ParseOneDurationMs(std::string_view s, double* unit_ms) {
       num = s.substr(0, s.size() - u.suffix.size());
     }
   }
-  if (unit_ms) *unit_ms = scale;
   auto v = ParseDouble(num);
   // Past the limit llround's result is undefined (it came back negative): refused instead.
   if (!v || *v < 0 || *v * scale > static_cast<double>(kMaxDurationMs)) return std::nullopt;

@@ -332,7 +332,7 @@ int WaitFor(ApiClient& c, const WaitFlags& w) {
       const WaitCheck check = CheckWait(*view, w.state);
       const std::string name = view->value("name", w.id);
       if (check.verdict == WaitCheck::kReached) {
-        std::cout << name << " is " << view->value("state", "") << "\n";
+        std::cout << PrintableText(name, false) << " is " << view->value("state", "") << "\n";
         return 0;
       }
       if (check.verdict == WaitCheck::kNever) {
@@ -582,7 +582,8 @@ int RunTop(ApiClient& c, const ClientFlags& f, const TopFlags& t) {
   }
   while (true) {  // until Ctrl-C
     auto frame = TopFrame(c, f.format);
-    std::cout << "\x1b[H\x1b[2J" << (frame.ok() ? *frame : "error: " + frame.status().message())
+    std::cout << "\x1b[H\x1b[2J"
+              << (frame.ok() ? *frame : "error: " + PrintableText(frame.status().message()))
               << std::flush;
     std::this_thread::sleep_for(std::chrono::milliseconds(*interval));
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "airtime/base/progress.h"
+#include "airtime/base/utf8.h"
 #include "airtime/cli/sim_args.h"
 #include "airtime/fgd/fgd_expected.h"
 #include "airtime/fgd/fgd_protocol.h"
@@ -69,7 +70,7 @@ int RunProtocol(const SimArgs& a, const std::vector<std::string>& policies) {
   auto report = RunFgdProtocol(o);
   progress.reset();
   if (!report.ok()) {
-    std::cerr << "airtime sim: " << report.status().message() << "\n";
+    std::cerr << "airtime sim: " << PrintableText(report.status().message()) << "\n";
     return 1;
   }
   if (!a.quiet) {

@@ -116,7 +116,7 @@ int LoadFromStore(const SimArgs& a, const InterferenceModel* families,
   if (!a.cluster.empty()) {
     auto file = LoadClusterFile(a.cluster);
     if (!file.ok()) {
-      std::cerr << "airtime sim: --cluster: " << file.status().message() << "\n";
+      std::cerr << "airtime sim: --cluster: " << PrintableText(file.status().message()) << "\n";
       return 1;
     }
     cluster.emplace(std::move(*file));
@@ -124,7 +124,7 @@ int LoadFromStore(const SimArgs& a, const InterferenceModel* families,
   auto data = LoadFromData(a.from_data, FromDataOptions{a.since, a.until, families},
                            cluster ? &*cluster : nullptr);
   if (!data.ok()) {
-    std::cerr << "airtime sim: --from-data: " << data.status().message() << "\n";
+    std::cerr << "airtime sim: --from-data: " << PrintableText(data.status().message()) << "\n";
     return data.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
   }
   out->emplace(std::move(*data));
@@ -173,7 +173,7 @@ int RunScenario(const SimArgs& a) {
   if (!BoundOptions(a, "airtime sim", &bound_options)) return 2;
   std::optional<InterferenceModel> loaded;
   if (Status st = ResolveInterference(a.interference, &loaded, &opt.interference); !st.ok()) {
-    std::cerr << "airtime sim: --interference: " << st.message() << "\n";
+    std::cerr << "airtime sim: --interference: " << PrintableText(st.message()) << "\n";
     return 2;
   }
   std::optional<FromData> from;
@@ -331,6 +331,20 @@ int RunScenario(const SimArgs& a) {
   return 0;
 }
 
+// A seed: a whole number a uint64_t holds (CLI11 takes -1 as 2^64 - 1 and saturates a
+// larger one).
+CLI::Validator SeedCheck() {
+  return CLI::Validator(
+      [](const std::string& v) {
+        uint64_t seed = 0;
+        const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seed);
+        return ec == std::errc() && end == v.data() + v.size()
+                   ? std::string()
+                   : "expected a whole number from 0 to 18446744073709551615, got '" + v + "'";
+      },
+      "SEED");
+}
+
 }  // namespace
 
 void AddSimCommand(CLI::App& app, int* exit_code) {
@@ -344,13 +358,7 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   sim->add_option("--seed", args->seed, "seed for tie-breaking")
       ->capture_default_str()
-      ->check([](const std::string& v) {
-        uint64_t seed = 0;
-        const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seed);
-        return ec == std::errc() && end == v.data() + v.size()
-                   ? std::string()
-                   : "expected a whole number from 0 to 18446744073709551615, got '" + v + "'";
-      });
+      ->check(SeedCheck());
   sim->add_option("--json", args->json, "write the JSON report here");
   sim->add_option("--html", args->html,
                   "write a self-contained HTML report with charts here (a replay, the suite or "
@@ -403,7 +411,8 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   sim->add_option("--first-seed", args->first_seed,
                   "protocol: the first seed (42, as the published figures)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(SeedCheck());
   sim->add_option("--threads", args->threads,
                   "replays (one per policy, or per policy and seed in a protocol) run at once; "
                   "0: one per CPU this process may use. Results do not depend on it")
@@ -418,6 +427,13 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
     } else if (!args->protocol.empty()) {
       // The protocol measures placement: compare the placement policies unless told otherwise.
       const std::string policies = sim->count("--policy") ? args->policies : "bestfit,fgd";
+      if (SplitPolicies(policies).empty()) {
+        std::cerr << "airtime sim: --policy: expected one or more policies, such as "
+                     "bestfit,fgd, got '"
+                  << policies << "'\n";
+        *exit_code = 2;
+        return;
+      }
       *exit_code = RunProtocol(*args, SplitPolicies(policies));
     } else {
       *exit_code = RunScenario(*args);

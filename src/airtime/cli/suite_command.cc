@@ -17,6 +17,7 @@
 
 #include "airtime/base/progress.h"
 #include "airtime/base/strings.h"
+#include "airtime/base/utf8.h"
 #include "airtime/cli/sim_args.h"
 #include "airtime/fgd/fgd_protocol.h"
 #include "airtime/report/replay_report.h"
@@ -80,7 +81,7 @@ std::string Pct(double v) {
 int RunSuite(const SimArgs& a) {
   auto suite = LoadSuite(a.suite_file);
   if (!suite.ok()) {
-    std::cerr << "airtime sim --suite: " << suite.status().message() << "\n";
+    std::cerr << "airtime sim --suite: " << PrintableText(suite.status().message()) << "\n";
     return 1;
   }
   // Input given on the command line runs through the same policies.
@@ -92,7 +93,7 @@ int RunSuite(const SimArgs& a) {
   std::optional<InterferenceModel> loaded;
   const InterferenceModel* interference = nullptr;
   if (Status st = ResolveInterference(a.interference, &loaded, &interference); !st.ok()) {
-    std::cerr << "airtime sim --suite: --interference: " << st.message() << "\n";
+    std::cerr << "airtime sim --suite: --interference: " << PrintableText(st.message()) << "\n";
     return 2;
   }
   LpBoundOptions bound_options;
@@ -150,7 +151,8 @@ int RunSuite(const SimArgs& a) {
       auto r = RunFgdProtocol(o);
       if (!r.ok()) {
         progress.Clear();
-        std::cerr << "airtime sim --suite: " << s.name << ": " << r.status().message() << "\n";
+        std::cerr << "airtime sim --suite: " << PrintableText(s.name) << ": "
+                  << PrintableText(r.status().message()) << "\n";
         return 1;
       }
       std::string text = "\n== " + s.name + " (FGD placement protocol, " + std::to_string(a.seeds) +
@@ -178,7 +180,8 @@ int RunSuite(const SimArgs& a) {
     auto input = LoadSimInput(s.cluster, s.workloads, LoadOptions{a.skip_bad_rows, interference});
     if (!input.ok()) {
       progress.Clear();
-      std::cerr << "airtime sim --suite: " << s.name << ": " << input.status().message() << "\n";
+      std::cerr << "airtime sim --suite: " << PrintableText(s.name) << ": "
+                << PrintableText(input.status().message()) << "\n";
       return 1;
     }
     SimOptions opt;
@@ -200,7 +203,8 @@ int RunSuite(const SimArgs& a) {
     auto results = SimulatePolicies(*input, policies, opt);
     if (!results.ok()) {
       progress.Clear();
-      std::cerr << "airtime sim --suite: " << s.name << ": " << results.status().message() << "\n";
+      std::cerr << "airtime sim --suite: " << PrintableText(s.name) << ": "
+                << PrintableText(results.status().message()) << "\n";
       return 2;
     }
     // The LP bound over the replays' common span (the horizon, or the end they reached).

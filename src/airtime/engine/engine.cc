@@ -530,6 +530,7 @@ void Engine::ScaleServices() {
     const int target = unproduced      ? 0
                        : policy_.scale ? policy_.scale->TargetReplicas(job, *this)
                                        : rt.ReplicasFor(job.demand_rps);
+    job.scaled = true;
     if (target != job.target_replicas) {
       Decision d;
       d.type = DecisionType::kScale;

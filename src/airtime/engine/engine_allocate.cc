@@ -311,7 +311,10 @@ void Engine::Reinterfere(const Placement& p) {
       } else {
         for (GpuIndex h : a.placement.gpus) f *= InterferenceOn(a, h);
       }
-      if (f == a.interference) continue;
+      // The grouped product may differ from the one a start computed in its last bit: no
+      // change is a change below 1e-12.
+      if (f == a.interference || (many && std::abs(f - a.interference) <= 1e-12 * a.interference))
+        continue;
       const Job& job = jobs_[static_cast<size_t>(a.workload)];
       if (!job.is_service()) {
         // The speed changes from now on; the progress so far stands.

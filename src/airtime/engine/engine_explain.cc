@@ -67,6 +67,9 @@ std::string Engine::Explain(WorkloadId id) const {
     case JobPhase::kRunning:
     case JobPhase::kPending:
       if (job.is_service() && job.live_replicas() < job.target_replicas) break;  // explain wait
+      // Not scaled yet (no cycle since it came, or the engine is paused): its target means
+      // nothing yet, and the wait says so.
+      if (job.is_service() && !job.scaled) break;
       if (job.is_service()) {
         // A service at its target, none included (a model variant its mix gives no replica).
         if (job.live_replicas() == 0)

@@ -115,6 +115,7 @@ struct alignas(64) Job {
   std::vector<double> class_rps;
   std::vector<double> route_share;
   int target_replicas = 0;
+  bool scaled = false;  // a decision cycle has set target_replicas
   int next_replica = 0;
 
   std::vector<AllocationId> allocations;  // live, in start order

@@ -68,8 +68,9 @@ inline constexpr DurationMs kDemandHistoryKept = 8 * kDay;
 // it names a daemon that listens or is about to.
 inline constexpr char kAddressFileName[] = "address";
 
-// Ended services whose trimmed specs stay in memory once let go (EndedServiceSpecs): a few
-// hundred bytes each, beside the --ended-kept whole records.
+// Ended services whose trimmed specs stay in memory once let go (EndedServiceSpecs): from
+// a few hundred bytes to a few KB each (a member of a service with 8 variants and 8 classes
+// carries their names and figures), beside the --ended-kept whole records.
 inline constexpr size_t kEndedServiceSpecsKept = 20000;
 
 // Whether a run has something running for it: a local process or a Slurm job.
@@ -477,6 +478,7 @@ class Daemon final : public ControlPlane {
   mutable std::map<int64_t, WorkloadRec> stored_;  // let go, read back for the call under way
   // What calls read of the services let go, kept across calls (ended_service_specs.h).
   mutable EndedServiceSpecs ended_specs_{kEndedServiceSpecsKept};
+  mutable std::set<int64_t> unreadable_;  // submissions that did not parse back, this call
   // Workloads let go, by (state, kind): /metrics counts them with the held ones.
   std::map<std::pair<std::string, std::string>, int64_t> evicted_counts_;
   bool holding_decisions_ = false;  // FeedTogether: the engine applies events, decides nothing

@@ -11,9 +11,11 @@
 
 #include <filesystem>
 
+#include "airtime/api/tokens.h"
 #include "airtime/exec/run_cgroup.h"
 #include "airtime/exec/run_files.h"
 #include "airtime/server/daemon.h"
+#include "airtime/store/store_marks.h"
 
 namespace airtime {
 
@@ -36,11 +38,13 @@ Status Daemon::SetUpIsolation() {
   return OkStatus();
 }
 
-// Closes a data directory that an older daemon (or an unisolated start) left open.
+// Closes a data directory that an older daemon (or an unisolated start) left open. Without
+// isolation the directory may be any of the operator's (`--data .`): only what the daemon
+// keeps there is closed, not the directory itself or the operator's other files.
 void Daemon::SecureDataDir() {
   const fs::path data = options_.data_dir;
   std::error_code ec;
-  chmod(data.c_str(), 0711);
+  if (isolating()) chmod(data.c_str(), 0711);
   for (const char* sub : {"runs", "checkpoints"}) {
     fs::create_directories(data / sub, ec);
     chmod((data / sub).c_str(), 0711);
@@ -51,8 +55,17 @@ void Daemon::SecureDataDir() {
     if (lstat(p.c_str(), &st) == 0 && st.st_uid == self && !S_ISLNK(st.st_mode))
       chmod(p.c_str(), mode);
   };
+  const auto daemons = [](const std::string& name) {
+    for (const char* f : {kTokensFileName, "daemon.lock", kAddressFileName, kTenantUsersFileName,
+                          kStoreMarksFile, "store-loss.log"})
+      if (name == f) return true;
+    return name.rfind("airtime.db", 0) == 0 ||
+           name.rfind(std::string(kStoreMarksFile) + ".", 0) == 0;
+  };
   for (const auto& e : fs::directory_iterator(data, ec)) {
-    if (e.is_regular_file(ec)) own(e.path(), 0600);  // store, tokens, lock, address, ...
+    if (!e.is_regular_file(ec)) continue;
+    if (isolating() || daemons(e.path().filename().string()))
+      own(e.path(), 0600);  // store, tokens, lock, address, ...
   }
   for (const auto& run : fs::directory_iterator(data / "runs", ec)) {
     own(run.path(), 0711);

@@ -40,6 +40,7 @@ void Daemon::NoteEnded(WorkloadRec& w) {
 
 void Daemon::TrimEnded() {
   stored_.clear();  // read back for a call that has finished
+  unreadable_.clear();
   if (ended_.size() <= options_.ended_kept) return;
   // Workloads a run still refers to (a stopping process not reaped yet, a launch queued)
   // stay until it has gone.
@@ -97,15 +98,23 @@ Daemon::WorkloadRec* Daemon::Stored(WorkloadRow row) const {
   // the services of that submission are kept (ended_service_specs.h).
   if (spec.is_service()) {
     auto kept = ended_specs_.Find(w.row.submission_id, w.row.index);
-    if (!kept) {
+    if (!kept && !unreadable_.count(w.row.submission_id)) {
       auto sub = store_->GetSubmission(w.row.submission_id);
       auto sc = sub.ok() ? ParseStoredSubmission(sub->body, sub->origin)
                          : StatusOr<Scenario>(sub.status());
-      if (sc.ok()) {
-        for (size_t i = 0; i < sc->workloads.size(); ++i)
-          if (sc->workloads[i].is_service())
-            ended_specs_.Keep(w.row.submission_id, static_cast<int32_t>(i), sc->workloads[i]);
+      const auto index = static_cast<size_t>(w.row.index);
+      if (sc.ok() && w.row.index >= 0 && index < sc->workloads.size()) {
+        // Its neighbours (a service's other members) are likely asked next; a few of them
+        // are kept too, and the one asked for last, so that it is the most recent.
+        for (size_t i = 0, kept_others = 0; i < sc->workloads.size() && kept_others < 64; ++i) {
+          if (i == index || !sc->workloads[i].is_service()) continue;
+          ended_specs_.Keep(w.row.submission_id, static_cast<int32_t>(i), sc->workloads[i]);
+          ++kept_others;
+        }
+        ended_specs_.Keep(w.row.submission_id, w.row.index, sc->workloads[index]);
         kept = ended_specs_.Find(w.row.submission_id, w.row.index);
+      } else {
+        unreadable_.insert(w.row.submission_id);  // not tried again in this call
       }
     }
     if (kept) spec = *kept;

@@ -172,6 +172,10 @@ TEST_F(DaemonTest, AFailingJobIsRetriedThenFailed) {
 // The store keeps every submission's env: the data directory is the daemon's alone whether
 // it isolates or not, while a workload starts with the usual umask.
 TEST_F(DaemonTest, TheDataDirectoryIsPrivateAndWorkloadsKeepTheUsualUmask) {
+  // The operator's own file in the data directory (`--data .`) is left as it is.
+  std::filesystem::create_directories(dir_ + "/data");
+  std::ofstream(dir_ + "/data/notes.txt") << "mine\n";
+  chmod((dir_ + "/data/notes.txt").c_str(), 0644);
   Open();
   Submit(kAdmin,
          "name: mask\nkind: batch\ncommand: [/bin/sh, -c, 'umask > " + dir_ + "/umask.txt']\n");
@@ -180,11 +184,16 @@ TEST_F(DaemonTest, TheDataDirectoryIsPrivateAndWorkloadsKeepTheUsualUmask) {
   std::string mask;
   in >> mask;
   EXPECT_EQ(mask, "0022");
-  for (const std::string f : {"/data", "/data/airtime.db", "/data/daemon.lock", "/data/runs"}) {
+  for (const std::string f : {"/data/airtime.db", "/data/daemon.lock", "/data/tokens", "/data/runs",
+                              "/data/runs/1/stdout.log"}) {
     struct stat st {};
+    if (f == "/data/tokens" && stat((dir_ + f).c_str(), &st) != 0) continue;  // not made here
     ASSERT_EQ(stat((dir_ + f).c_str(), &st), 0) << f;
     EXPECT_EQ(st.st_mode & 066, 0u) << f << " mode " << std::oct << (st.st_mode & 0777);
   }
+  struct stat notes {};
+  ASSERT_EQ(stat((dir_ + "/data/notes.txt").c_str(), &notes), 0);
+  EXPECT_EQ(notes.st_mode & 0777, 0644u);
 }
 
 // A host-only task (gpus: 0) is placed on its host's node, and its events say so.

@@ -33,7 +33,8 @@ Status NameJsonSyntax(std::string_view body, std::string_view origin, const Stat
   if (!LooksLikeJson(body) || yaml.message().find("YAML syntax error") == std::string::npos)
     return yaml;
   auto json = ParseBoundedJson(body, origin, {body.size(), 64});
-  if (json.ok()) return yaml;
+  // Only a syntax error: one nested too deep or with a key given twice is JSON's syntax still.
+  if (json.ok() || json.status().message().find("not valid JSON") == std::string::npos) return yaml;
   return InvalidArgument(json.status().message() + " (read as YAML: " + yaml.message() + ")");
 }
 

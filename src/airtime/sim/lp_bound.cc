@@ -627,7 +627,9 @@ LpBound ComputeLpBound(const SimInput& input, TimeMs horizon, const LpBoundOptio
   }
   // Automatic slots grow while the LP has more columns than max_columns.
   DurationMs slot = options.slot > 0 ? options.slot : AutoSlot(horizon);
-  const DurationMs shortest = (horizon / kMaxBoundSlots / kSecond + 1) * kSecond;
+  // The horizon / kMaxBoundSlots, rounded up to a whole second.
+  const DurationMs shortest =
+      ((horizon + kMaxBoundSlots - 1) / kMaxBoundSlots + kSecond - 1) / kSecond * kSecond;
   while (slot < shortest) slot = options.slot > 0 ? shortest : LongerSlot(slot);
   std::optional<BoundModel> model;
   for (;;) {

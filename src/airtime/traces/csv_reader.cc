@@ -13,9 +13,9 @@ namespace {
 
 bool IsBlank(std::string_view s) { return Trim(s).empty(); }
 
-// Shortens a field for a message so a garbled line does not flood the log.
-// A field or column name as a message quotes it: its first 40 bytes, shown as a terminal
-// may show them (a binary file's bytes are escapes, not control sequences).
+// A field or column name as a message quotes it: its first 40 bytes (a garbled line does
+// not flood the log), shown as a terminal may show them (a binary file's bytes are
+// escapes, not control sequences).
 std::string Quoted(std::string_view s) {
   constexpr size_t kMax = 40;
   // Built by appending: GCC 12 -O3 warns falsely (-Wrestrict) on "literal" + std::string.

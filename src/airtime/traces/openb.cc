@@ -17,7 +17,6 @@ std::string Stem(std::string_view base) {
   return std::string(base);
 }
 
-// A non-negative integer field.
 // A whole number from 0 to `most` (beyond any host or replay: kept within what the engine's
 // integer milli-cores, MiB and milliseconds hold once summed).
 StatusOr<int64_t> Count(const CsvReader& r, size_t col, std::string_view what,
