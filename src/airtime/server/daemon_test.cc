@@ -575,6 +575,22 @@ TEST_F(DaemonTest, AnEndedServiceWithVariantsIsReadBackWithItsMembers) {
   EXPECT_THAT(daemon_->Cancel(kTeamA, "chat").message(), HasSubstr("already been cancelled"));
   EXPECT_EQ(daemon_->Submit(kTeamA, "name: chat\nkind: batch\nwork: 1h\n", "r").status().code(),
             StatusCode::kAlreadyExists);
+  // After a restart what the daemon kept when it let the service go is gone: the members
+  // are read back from the accepted submission, parsed once (EndedServiceSpecs).
+  daemon_->Stop();
+  daemon_.reset();
+  OpenWith(o);
+  for (int twice = 0; twice < 2; ++twice) {
+    json again = Get("chat");
+    ASSERT_EQ(again["members"].size(), 2u) << again.dump(2);
+    EXPECT_EQ(again["members"][0]["service"], "chat");
+    EXPECT_EQ(again["members"][1]["variant"], "small");
+    auto list = daemon_->List(kTeamA, {});
+    ASSERT_TRUE(list.ok());
+    bool member = false;
+    for (const json& w : (*list)["workloads"]) member = member || w.value("variant", "") == "big";
+    EXPECT_TRUE(member) << (*list).dump(2);
+  }
 }
 
 TEST_F(DaemonTest, GpusLedgerAndMetricsDescribeTheHost) {
