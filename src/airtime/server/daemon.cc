@@ -116,7 +116,7 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
 Status Daemon::LockDataDir() {
   std::error_code ec;
   std::filesystem::create_directories(options_.data_dir, ec);
-  const std::string path = options_.data_dir + "/daemon.lock";
+  const std::string path = options_.data_dir + "/" + kLockFileName;
   lock_fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock_fd_ < 0) return FailedPrecondition("cannot open " + path + ": " + std::strerror(errno));
   for (int attempt = 0; flock(lock_fd_, LOCK_EX | LOCK_NB) != 0; ++attempt) {

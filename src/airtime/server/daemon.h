@@ -67,6 +67,10 @@ inline constexpr DurationMs kDemandHistoryKept = 8 * kDay;
 // (killed, its address is stale), and a clean stop removes its own: while the file exists,
 // it names a daemon that listens or is about to.
 inline constexpr char kAddressFileName[] = "address";
+// DATA/daemon.lock: one daemon per data directory (Daemon::LockDataDir).
+inline constexpr char kLockFileName[] = "daemon.lock";
+// DATA/store-loss.log: what a start with --accept-store-loss gave up.
+inline constexpr char kStoreLossLog[] = "store-loss.log";
 
 // Ended services whose trimmed specs stay in memory once let go (EndedServiceSpecs): from
 // a few hundred bytes to a few KB each (a member of a service with 8 variants and 8 classes

@@ -56,10 +56,10 @@ void Daemon::SecureDataDir() {
       chmod(p.c_str(), mode);
   };
   const auto daemons = [](const std::string& name) {
-    for (const char* f : {kTokensFileName, "daemon.lock", kAddressFileName, kTenantUsersFileName,
-                          kStoreMarksFile, "store-loss.log"})
+    for (const char* f : {kTokensFileName, kLockFileName, kAddressFileName, kTenantUsersFileName,
+                          kStoreMarksFile, kStoreLossLog})
       if (name == f) return true;
-    return name.rfind("airtime.db", 0) == 0 ||
+    return name.rfind(kStoreFileName, 0) == 0 ||
            name.rfind(std::string(kStoreMarksFile) + ".", 0) == 0;
   };
   for (const auto& e : fs::directory_iterator(data, ec)) {

@@ -20,7 +20,6 @@ TimeMs WallNow();
 
 namespace {
 
-constexpr char kStoreLossLog[] = "store-loss.log";
 constexpr DurationMs kNoSpacePause = 10 * kSecond;
 
 std::string UtcTime(TimeMs at) {

@@ -765,7 +765,7 @@ Status Store::Impl::PrepareStatements() {
 StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
   AIRTIME_RETURN_IF_ERROR(MakeDirectory(dir));
   std::unique_ptr<Store> store(new Store());
-  store->path_ = (std::filesystem::path(dir) / "airtime.db").string();
+  store->path_ = (std::filesystem::path(dir) / kStoreFileName).string();
   store->impl_ = std::make_unique<Impl>();
   struct stat st {};
   store->created_ = stat(store->path_.c_str(), &st) != 0 || st.st_size == 0;
@@ -778,7 +778,7 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
 }
 
 StatusOr<std::unique_ptr<Store>> Store::OpenReadOnly(const std::string& dir) {
-  const std::string path = (std::filesystem::path(dir) / "airtime.db").string();
+  const std::string path = (std::filesystem::path(dir) / kStoreFileName).string();
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
     return NotFound("cannot read store " + path + ": '" + dir + "' is not a directory");

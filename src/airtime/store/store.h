@@ -128,6 +128,9 @@ struct WorkloadPage {
 // A store id: 1 to 64 hex digits.
 bool IsStoreId(std::string_view id);
 
+// The store's file in the data directory (with SQLite's -wal and -shm beside it).
+inline constexpr char kStoreFileName[] = "airtime.db";
+
 class Store {
  public:
   // Opens (creating if needed) `dir`/airtime.db; creates `dir` when missing. Fails with a
