@@ -82,6 +82,8 @@ bool WriteHtmlReport(const HtmlPage& page, const std::string& path, const char* 
 // Splits "fifo,tiresias:thresholds=30m,4h,bestfit" into policy specs: a comma starts a new
 // spec only where a known policy name follows, so parameter values may hold commas.
 std::vector<std::string> SplitPolicies(const std::string& list);
+// SplitPolicies, or nullopt once it has told stderr, as `who`, that `list` names no policy.
+std::optional<std::vector<std::string>> PolicyList(const std::string& list, const char* who);
 
 // `airtime sim --protocol NAME`: a placement protocol (fgd) over --nodes / --pods under
 // `policies`. Returns the exit code.

@@ -43,6 +43,14 @@ std::vector<std::string> SplitPolicies(const std::string& list) {
   return out;
 }
 
+std::optional<std::vector<std::string>> PolicyList(const std::string& list, const char* who) {
+  std::vector<std::string> policies = SplitPolicies(list);
+  if (!policies.empty()) return policies;
+  std::cerr << who << ": --policy: expected one or more policies, such as fifo,airtime, got '"
+            << list << "'\n";
+  return std::nullopt;
+}
+
 Status ResolveInterference(const std::string& arg, std::optional<InterferenceModel>* storage,
                            const InterferenceModel** model) {
   if (arg == "gavel") {
@@ -219,13 +227,9 @@ int RunScenario(const SimArgs& a) {
   }
   std::ofstream html;
   if (!a.html.empty() && !OpenHtmlReport(a.html, "airtime sim", &html)) return 1;
-  std::vector<std::string> policies = SplitPolicies(a.policies);
-  if (policies.empty()) {
-    std::cerr << "airtime sim: --policy: expected one or more policies, such as fifo,airtime, "
-                 "got '"
-              << a.policies << "'\n";
-    return 2;
-  }
+  auto listed = PolicyList(a.policies, "airtime sim");
+  if (!listed) return 2;
+  std::vector<std::string> policies = std::move(*listed);
   // The daemon's policy among the replays (-1: none; an index, not an optional: GCC 12 warns
   // of an optional<size_t> read after the replays as maybe uninitialized).
   const long daemon_policy = from ? DaemonPolicyIndex(from->policy, &policies) : -1;
@@ -427,14 +431,8 @@ void AddSimCommand(CLI::App& app, int* exit_code) {
     } else if (!args->protocol.empty()) {
       // The protocol measures placement: compare the placement policies unless told otherwise.
       const std::string policies = sim->count("--policy") ? args->policies : "bestfit,fgd";
-      if (SplitPolicies(policies).empty()) {
-        std::cerr << "airtime sim: --policy: expected one or more policies, such as "
-                     "bestfit,fgd, got '"
-                  << policies << "'\n";
-        *exit_code = 2;
-        return;
-      }
-      *exit_code = RunProtocol(*args, SplitPolicies(policies));
+      auto listed = PolicyList(policies, "airtime sim");
+      *exit_code = listed ? RunProtocol(*args, *listed) : 2;
     } else {
       *exit_code = RunScenario(*args);
     }

@@ -98,13 +98,9 @@ int RunSuite(const SimArgs& a) {
   }
   LpBoundOptions bound_options;
   if (!BoundOptions(a, "airtime sim --suite", &bound_options)) return 2;
-  const std::vector<std::string> policies = SplitPolicies(a.policies);
-  if (policies.empty()) {
-    std::cerr << "airtime sim --suite: --policy: expected one or more policies, such as "
-                 "fifo,airtime, got '"
-              << a.policies << "'\n";
-    return 2;
-  }
+  const auto listed = PolicyList(a.policies, "airtime sim --suite");
+  if (!listed) return 2;
+  const std::vector<std::string>& policies = *listed;
   std::ofstream html_out;
   if (!a.html.empty() && !OpenHtmlReport(a.html, "airtime sim --suite", &html_out)) return 1;
   HtmlPage html("airtime sim --suite: " + a.suite_file);
