@@ -212,11 +212,9 @@ TEST(EngineTest, SpeedChangesMidRunMoveTheEndAndKeepCheckpointedWork) {
 // by every other, its own family's included, as with a few.
 TEST(EngineTest, ManySharesOfOneGpuEachSeeAllTheOthers) {
   Cluster c = MakeCluster({{"A100-80GB", 1, 1}});
-  auto policy = PolicyRegistry::Builtin().Make("fifo", c);
-  ASSERT_TRUE(policy.ok());
   EngineOptions o{1};
   o.interference = &InterferenceModel::Gavel();
-  Engine e(c, std::move(*policy), o);
+  Engine e = MakeEngine(c, "fifo", o);
   const InterferenceModel& m = InterferenceModel::Gavel();
   const std::string a = "ResNet-50", b = "Recommendation";
   for (int i = 0; i < 40; ++i) {
@@ -239,11 +237,9 @@ TEST(EngineTest, ManySharesOfOneGpuEachSeeAllTheOthers) {
 
 TEST(EngineTest, WorkSharingAGpuSlowsDownAsMeasuredAndSpeedsUpWhenItsNeighbourLeaves) {
   Cluster c = MakeCluster({{"A100-80GB", 1, 1}});
-  auto policy = PolicyRegistry::Builtin().Make("fifo", c);
-  ASSERT_TRUE(policy.ok());
   EngineOptions o{1};
   o.interference = &InterferenceModel::Gavel();
-  Engine e(c, std::move(*policy), o);
+  Engine e = MakeEngine(c, "fifo", o);
   auto half = [](std::string name, std::string family, double work) {
     WorkloadSpec s = MakeJob(std::move(name), WorkloadKind::kTraining, 1, work);
     s.shape.mode = ShareMode::kFraction;
