@@ -335,6 +335,7 @@ void Engine::OnArrival(const Event& e) {
   job.submitted = now_;
   job.value_density = ValueDensity(*e.spec, catalog());
   job.elastic = e.spec->shape.min_gpus > 0;
+  job.service = e.spec->is_service();
   const Shape& shape = e.spec->shape;
   if (shape.gpu_count > 0) {
     int installed = 0, biggest_node = 0;

@@ -149,6 +149,9 @@ class Engine {
   const Policy& policy() const { return policy_; }
   size_t job_count() const { return jobs_.size(); }
   const Job& job(WorkloadId id) const { return jobs_[static_cast<size_t>(id)]; }
+  const FitClassShape& fit_class_shape(int fit_class) const {
+    return fit_class_shapes_[static_cast<size_t>(fit_class)];
+  }
   std::optional<WorkloadId> FindByName(std::string_view name) const;
   // Waiting workloads in the policy's order (as of the last cycle).
   const std::vector<WorkloadId>& queue() const { return queue_; }
@@ -331,9 +334,10 @@ class Engine {
   std::vector<WorkloadId> services_;
   bool services_dirty_ = true;
 
-  std::map<std::string, int> fit_classes_;  // shape+filter key -> class id
-  std::vector<int64_t> headroom_;           // per GPU type, declared this cycle
-  std::set<AllocationId> small_elastic_;    // elastic allocations below their full size
+  std::map<std::string, int> fit_classes_;       // shape+filter key -> class id
+  std::vector<FitClassShape> fit_class_shapes_;  // by class id
+  std::vector<int64_t> headroom_;                // per GPU type, declared this cycle
+  std::set<AllocationId> small_elastic_;         // elastic allocations below their full size
   std::unordered_map<GpuIndex, std::vector<AllocationId>> shared_;  // fractional, per GPU
   const Shape* shape_override_ = nullptr;                           // set only inside FindWithCount
   bool ignore_filters_ = false;  // set only inside FitsIgnoringPolicy

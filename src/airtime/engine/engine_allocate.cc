@@ -22,6 +22,13 @@ int Engine::InternFitClass(const Job& job) {
   for (GpuTypeId t : s.preferred_types) key += ',' + std::to_string(t);
   for (const auto& f : policy_.filters) key += "|f" + std::to_string(f->FitClass(job));
   auto [it, inserted] = fit_classes_.emplace(key, static_cast<int>(fit_classes_.size()));
+  if (inserted) {
+    FitClassShape& fs = fit_class_shapes_.emplace_back();
+    fs.milli = s.TotalMilli(catalog());
+    fs.whole_gpus = s.mode == ShareMode::kWhole ? s.gpu_count : 0;
+    for (size_t t = 0; t < catalog().size(); ++t)
+      if (s.AllowsType(static_cast<GpuTypeId>(t))) fs.types.push_back(static_cast<GpuTypeId>(t));
+  }
   return it->second;
 }
 

@@ -65,6 +65,15 @@ struct Allocation {
   double interference = 1.0;
 };
 
+// What the shape of a fit class (Job::fit_class) amounts to: equal classes have equal
+// shapes, so walks of a long queue read this, computed once when the class is interned,
+// instead of each waiting job's spec.
+struct FitClassShape {
+  int64_t milli = 0;             // Shape::TotalMilli
+  int whole_gpus = 0;            // ShareMode::kWhole: its GPU count; 0: a share
+  std::vector<GpuTypeId> types;  // the catalogue's types the shape allows
+};
+
 struct alignas(64) Job {
   // What the engine's walk of the queue reads and writes for every waiting workload in every
   // cycle comes first, in one cache line (the struct is aligned to one): a long queue then
@@ -74,6 +83,7 @@ struct alignas(64) Job {
   JobPhase phase = JobPhase::kPending;
   bool never_fits = false;  // computed at arrival: kNoSuchHardware / kTooLarge
   bool elastic = false;     // shape.min_gpus > 0 (kept here: the queue walk stays in Job)
+  bool service = false;     // a realtime service (its spec's kind, kept here for the same)
   bool queued = false;
   bool rekey = false;        // listed in Engine::rekey_ (its key may change while it waits)
   bool backing_off = false;  // restart_at is in force (EngineOptions::restart_backoff)
@@ -121,7 +131,7 @@ struct alignas(64) Job {
   std::vector<AllocationId> allocations;  // live, in start order
 
   const WorkloadSpec& s() const { return *spec; }
-  bool is_service() const { return spec->is_service(); }
+  bool is_service() const { return service; }
   int live_replicas() const { return static_cast<int>(allocations.size()); }
 };
 

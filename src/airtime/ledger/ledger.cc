@@ -282,36 +282,49 @@ void Ledger::Classify() {
   shape_blocked_rate_.clear();
 
   // Waiting demand per GPU type: all of it, and the part that would fit but is held back.
-  std::vector<int64_t> demand(types, 0), fits_blocked(types, 0);
-  double top_waiting_density = -1;
+  // Summed per fit class first (one pass over the queue), then spread over the class's types.
   struct ClassDemand {
     double density = 0;
-    int64_t milli = 0;
-    const Job* example = nullptr;
+    int64_t milli = 0, fits_blocked = 0, shape_blocked = 0;
+    const Job* example = nullptr;  // null: no waiting job of the class
   };
-  std::map<int, ClassDemand> classes;
-  std::map<std::string, int64_t> shape_blocked;
+  std::vector<ClassDemand> classes;
+  double top_waiting_density = -1;
   for (const auto& [id, w] : e.last_cycle().waiting) {
     const Job& job = e.job(id);
     if (job.never_fits) continue;
-    const Shape& shape = job.s().shape;
-    int64_t need = shape.TotalMilli(c.catalog());
+    const size_t fc = static_cast<size_t>(job.fit_class);
+    if (fc >= classes.size()) classes.resize(fc + 1);
+    const FitClassShape& cs = e.fit_class_shape(job.fit_class);
+    int64_t need = cs.milli;
     if (job.is_service()) need *= std::max(1, job.target_replicas - job.live_replicas());
-    for (size_t t = 0; t < types; ++t) {
-      if (!shape.AllowsType(static_cast<GpuTypeId>(t))) continue;
-      demand[t] += need;
-      if (w.fits_now) fits_blocked[t] += need;  // the policy, not the hardware, holds it
-    }
-    if (w.reason == WaitReason::kNoFit && !w.fits_now) {
-      const bool by_count = shape.mode == ShareMode::kWhole ? w.free_compatible >= shape.gpu_count
-                                                            : w.free_compatible_milli >= need;
-      if (by_count) shape_blocked[shape.Describe(c.catalog())] += need;
-    }
-    ClassDemand& cd = classes[job.fit_class];
-    cd.density = std::max(cd.density, job.value_density);
+    ClassDemand& cd = classes[fc];
     cd.milli += need;
+    if (w.fits_now) cd.fits_blocked += need;  // the policy, not the hardware, holds it
+    if (w.reason == WaitReason::kNoFit && !w.fits_now) {
+      const bool by_count =
+          cs.whole_gpus > 0 ? w.free_compatible >= cs.whole_gpus : w.free_compatible_milli >= need;
+      if (by_count) cd.shape_blocked += need;
+    }
+    cd.density = std::max(cd.density, job.value_density);
     cd.example = &job;
     top_waiting_density = std::max(top_waiting_density, job.value_density);
+  }
+  std::vector<int64_t> demand(types, 0), fits_blocked(types, 0);
+  std::map<std::string, int64_t> shape_blocked;
+  for (const ClassDemand& cd : classes) {
+    if (cd.example == nullptr) continue;
+    for (GpuTypeId t : e.fit_class_shape(cd.example->fit_class).types) {
+      demand[static_cast<size_t>(t)] += cd.milli;
+      fits_blocked[static_cast<size_t>(t)] += cd.fits_blocked;
+    }
+    if (cd.shape_blocked > 0) {
+      const auto fc = static_cast<size_t>(cd.example->fit_class);
+      if (fc >= class_descriptions_.size()) class_descriptions_.resize(fc + 1);
+      std::string& d = class_descriptions_[fc];
+      if (d.empty()) d = cd.example->s().shape.Describe(c.catalog());
+      shape_blocked[d] += cd.shape_blocked;
+    }
   }
   shape_blocked_rate_.assign(shape_blocked.begin(), shape_blocked.end());
 
@@ -374,7 +387,8 @@ void Ledger::Classify() {
   }
   if (top_waiting_density >= 0 && !held.empty()) {
     std::vector<std::pair<double, ClassDemand>> order;
-    for (const auto& [k, cd] : classes) order.push_back({cd.density, cd});
+    for (const ClassDemand& cd : classes)
+      if (cd.example != nullptr) order.push_back({cd.density, cd});
     std::stable_sort(order.begin(), order.end(),
                      [](auto& x, auto& y) { return x.first > y.first; });
     std::vector<size_t> idx(held.size());

@@ -183,6 +183,7 @@ class Ledger {
   TimeMs acc_since_ = 0;
   std::vector<std::pair<std::string, int64_t>> shape_blocked_rate_;
   std::unordered_map<std::string, int64_t> shape_blocked_;
+  std::vector<std::string> class_descriptions_;  // Shape::Describe by Job::fit_class, once needed
 };
 
 }  // namespace airtime

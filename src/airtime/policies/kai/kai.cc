@@ -21,7 +21,7 @@ using Queues = std::shared_ptr<KaiQueues>;
 bool Preemptible(const Job& job) { return job.s().preemptible && !job.is_service(); }
 
 double Need(const Job& job, const Engine& engine) {
-  return static_cast<double>(job.s().shape.TotalMilli(engine.catalog()));
+  return static_cast<double>(engine.fit_class_shape(job.fit_class).milli);
 }
 
 // Allocate's order: queue standing first (KaiQueues::OrderKey), then priority, then age.
@@ -74,7 +74,7 @@ class KaiActions : public PreemptPlugin {
   void Forget(WorkloadId id) override { moved_.erase(id); }
 
   bool MakeRoom(const Job& job, Engine& engine) override {
-    if (job.never_fits || job.s().shape.gpu_count <= 0) return false;
+    if (job.never_fits) return false;
     q_->SyncUsage(engine);
     // Nothing changed since the same kind of workload found no victims: none now either.
     const auto& allocs = engine.allocations();
@@ -86,7 +86,7 @@ class KaiActions : public PreemptPlugin {
       failed_.clear();
     }
     const std::pair<int, int> kind{job.fit_class, job.priority};
-    if (failed_.count(kind)) return false;
+    if (failed_.count(kind) || job.s().shape.gpu_count <= 0) return false;
     const double need = Need(job, engine);
     const auto pools = q_->DemandSplit(job.s().shape, need);
     for (int action = 0; action < 3; ++action) {

@@ -238,23 +238,17 @@ void KaiQueues::WaterFill(const std::vector<int>& members, int pool, double amou
   }
 }
 
-double KaiQueues::Demand(const Job& job) const {
+double KaiQueues::Demand(const Job& job, const Engine& engine) const {
   if (job.never_fits) return 0;
-  const double one = static_cast<double>(job.s().shape.TotalMilli(cluster_->catalog()));
+  const double one = static_cast<double>(engine.fit_class_shape(job.fit_class).milli);
   if (!job.is_service()) return one;
   return one * std::max(0, job.target_replicas - job.live_replicas());
 }
 
 std::vector<std::pair<int, double>> KaiQueues::DemandSplit(const Shape& shape, double milli) const {
-  if (!config_.typed_pools) return {{0, milli}};
   std::vector<std::pair<int, double>> out;
-  double total = 0;
-  for (size_t p = 0; p < capacity_.size(); ++p) {
-    if (capacity_[p] <= 0 || !shape.AllowsType(static_cast<GpuTypeId>(p))) continue;
-    out.emplace_back(static_cast<int>(p), capacity_[p]);
-    total += capacity_[p];
-  }
-  for (auto& [p, part] : out) part = milli * part / total;
+  ForEachDemandPart([&](GpuTypeId t) { return shape.AllowsType(t); }, milli,
+                    [&](int p, double part) { out.emplace_back(p, part); });
   return out;
 }
 
@@ -298,9 +292,14 @@ void KaiQueues::Refresh(const Engine& engine) {
     const Job& job = engine.job(id);
     const int q = QueueOf(job);
     pending[q].push_back(&job);
-    for (const auto& [p, part] : DemandSplit(job.s().shape, Demand(job)))
+    const std::vector<GpuTypeId>& types = engine.fit_class_shape(job.fit_class).types;
+    const auto allows = [&](GpuTypeId t) {
+      return std::binary_search(types.begin(), types.end(), t);
+    };
+    ForEachDemandPart(allows, Demand(job, engine), [&](int p, double part) {
       for (int e = q; e >= 0; e = entities_[static_cast<size_t>(e)].parent)
         entities_[static_cast<size_t>(e)].request[static_cast<size_t>(p)] += part;
+    });
   }
   for (int p = 0; p < pool_count(); ++p) {
     std::map<int, std::vector<int>> levels;
@@ -313,7 +312,10 @@ void KaiQueues::Refresh(const Engine& engine) {
   }
   // Order keys: each queue's waiting work in its own order (priority, then age), keyed by
   // where the queue would stand once everything ahead of it in the queue were allocated.
-  order_key_.clear();
+  if (order_key_.size() < engine.job_count()) {
+    order_key_.resize(engine.job_count());
+    order_key_at_.resize(engine.job_count(), 0);
+  }
   for (auto& [q, jobs] : pending) {
     std::stable_sort(jobs.begin(), jobs.end(), [](const Job* a, const Job* b) {
       if (a->priority != b->priority) return a->priority > b->priority;
@@ -322,7 +324,7 @@ void KaiQueues::Refresh(const Engine& engine) {
     double cum = 0;
     for (double a : entities_[static_cast<size_t>(q)].alloc) cum += a;
     for (const Job* j : jobs) {
-      cum += Demand(*j);
+      cum += Demand(*j, engine);
       double deserved = 0, cap = 0;
       const Entity& e = entities_[static_cast<size_t>(q)];
       for (size_t p = 0; p < capacity_.size(); ++p) {
@@ -336,7 +338,8 @@ void KaiQueues::Refresh(const Engine& engine) {
         const double over = (cum - deserved) / std::max(cap, 1.0);
         key = e.weight > 0 ? 1 + over / e.weight : 1e6 + over;
       }
-      order_key_[j->id] = key;
+      order_key_[static_cast<size_t>(j->id)] = key;
+      order_key_at_[static_cast<size_t>(j->id)] = generation_;
     }
   }
 }
@@ -367,8 +370,10 @@ double KaiQueues::Saturation(int e, int pool) const {
 }
 
 double KaiQueues::OrderKey(const Job& job) const {
-  auto it = order_key_.find(job.id);
-  return it == order_key_.end() ? 1e12 : it->second;  // joined mid-cycle: after the rest
+  const auto id = static_cast<size_t>(job.id);
+  if (id >= order_key_at_.size() || order_key_at_[id] != generation_)
+    return 1e12;  // joined mid-cycle: after the rest
+  return order_key_[id];
 }
 
 double KaiQueues::MilliInPool(const Allocation& a, int pool) const {

@@ -97,6 +97,10 @@ class KaiQueues {
   double MilliInPool(const Allocation& a, int pool) const;
   // Pools a shape could use, and the capacity-weighted split of its demand over them.
   std::vector<std::pair<int, double>> DemandSplit(const Shape& shape, double milli) const;
+  // The same, handed to f(pool, part) one by one (no allocation: the queue walk uses it),
+  // for a shape that allows(type) says which types it may use.
+  template <typename Allows, typename F>
+  void ForEachDemandPart(Allows&& allows, double milli, F&& f) const;
   // Each tenant's queue: deserved quota and fair share as of the last Refresh, allocation
   // and borrowing (allocation over the deserved quota, pool by pool) as `engine` stands now.
   std::vector<TenantStanding> Standings(const Engine& engine) const;
@@ -106,7 +110,7 @@ class KaiQueues {
   std::vector<double> Resolve(const KaiAmount& a) const;
   void ComputeDeserved();
   void WaterFill(const std::vector<int>& members, int pool, double amount);
-  double Demand(const Job& job) const;
+  double Demand(const Job& job, const Engine& engine) const;
 
   const Cluster* cluster_;
   KaiConfig config_;
@@ -116,7 +120,9 @@ class KaiQueues {
   std::vector<int> queue_of_job_;  // by workload id; -1 not yet seen
   size_t seen_jobs_ = 0;
   uint64_t generation_ = 0;
-  std::unordered_map<WorkloadId, double> order_key_;
+  // By workload id: the order key Refresh gave it, valid where order_key_at_ is generation_.
+  std::vector<double> order_key_;
+  std::vector<uint64_t> order_key_at_;
   // Usage fingerprint: allocated milli, allocation count, newest allocation id.
   int64_t fp_milli_ = -1;
   size_t fp_count_ = 0;
@@ -135,5 +141,19 @@ class KaiTenantReport : public TenantReportPlugin {
  private:
   std::shared_ptr<const KaiQueues> q_;
 };
+
+template <typename Allows, typename F>
+void KaiQueues::ForEachDemandPart(Allows&& allows, double milli, F&& f) const {
+  if (!config_.typed_pools) {
+    f(0, milli);
+    return;
+  }
+  double total = 0;
+  for (size_t p = 0; p < capacity_.size(); ++p)
+    if (capacity_[p] > 0 && allows(static_cast<GpuTypeId>(p))) total += capacity_[p];
+  for (size_t p = 0; p < capacity_.size(); ++p)
+    if (capacity_[p] > 0 && allows(static_cast<GpuTypeId>(p)))
+      f(static_cast<int>(p), milli * capacity_[p] / total);
+}
 
 }  // namespace airtime
