@@ -304,6 +304,9 @@ class Engine {
   double InterferenceOn(const Allocation& a, GpuIndex gpu) const;
   void Reinterfere(const Placement& p);
   std::string FilteredOut(const Job& job) const;
+  // Why a workload that fits nowhere waits although some node has the GPUs it asks for free:
+  // that node's host CPU or memory is short ("" when no node is in that case).
+  std::string HostShortNote(const Job& job) const;
   // Explain for a member whose variant is not yet produced: by which job, and how it is.
   std::string UnproducedNote(const RealtimeProfile& rt) const;
   // "; " and the queue order's note on `job` (QueueSortPlugin::Note), or "".

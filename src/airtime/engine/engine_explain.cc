@@ -146,6 +146,8 @@ std::string Engine::Explain(WorkloadId id) const {
   std::string s = prefix + buf;
   if (w.fits_now) {
     s += "; " + FilteredOut(job);
+  } else if (const std::string host = HostShortNote(job); !host.empty()) {
+    s += "; " + host;
   } else if (spec.shape.mode == ShareMode::kWhole && w.free_compatible >= spec.shape.gpu_count) {
     s += ": enough by count but not in one place (fragmentation)";
   }
@@ -174,6 +176,42 @@ std::string Engine::Explain(WorkloadId id) const {
          "no work is stopped for it again before " +
          FormatTime(job.preempt_retry_at);
   return s + OrderNote(job);
+}
+
+std::string Engine::HostShortNote(const Job& job) const {
+  const Shape& shape = job.s().shape;
+  if (shape.cpu_milli <= 0 && shape.memory_mib <= 0) return "";
+  Shape gpus_only = shape;
+  gpus_only.cpu_milli = 0;
+  gpus_only.memory_mib = 0;
+  int nodes = 0;
+  std::string first;
+  for (size_t i = 0; i < cluster_->node_count(); ++i) {
+    const auto n = static_cast<NodeIndex>(i);
+    if (!state_.FitsOnNode(gpus_only, n) || state_.FitsOnNode(shape, n)) continue;
+    if (++nodes > 1) continue;
+    const Node& node = cluster_->node(n);
+    const NodeSummary& free = state_.node(n);
+    std::vector<std::string> short_of;
+    char buf[160];
+    if (node.cpu_milli > 0 && shape.cpu_milli > free.cpu_free) {
+      std::snprintf(buf, sizeof buf, "%.4g of the %.4g CPUs it asks are free",
+                    static_cast<double>(free.cpu_free) / 1000.0,
+                    static_cast<double>(shape.cpu_milli) / 1000.0);
+      short_of.emplace_back(buf);
+    }
+    if (node.memory_mib > 0 && shape.memory_mib > free.memory_free) {
+      std::snprintf(buf, sizeof buf, "%.4g of the %.4g GiB of memory it asks are free",
+                    static_cast<double>(free.memory_free) / 1024.0,
+                    static_cast<double>(shape.memory_mib) / 1024.0);
+      short_of.emplace_back(buf);
+    }
+    first = node.name + ", but " + Join(short_of, " and ");
+  }
+  if (nodes == 0) return "";
+  return "the GPUs it asks for are free on " +
+         (nodes > 1 ? std::to_string(nodes) + " nodes, such as " : std::string()) + first +
+         " there (host CPU and memory, not GPUs, keep it waiting)";
 }
 
 std::string Engine::PermitNotes(const Job& job) const {

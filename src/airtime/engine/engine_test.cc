@@ -348,6 +348,49 @@ TEST(EngineTest, CancelReleasesAndDequeues) {
   EXPECT_FALSE(e.Handle(Event::Cancel(7, 99)).event_status.ok());
 }
 
+// A job that fits nowhere because the nodes with its GPUs free lack host CPU or memory is
+// told so, not that the GPUs are fragmented; a job short of GPUs in one place still is.
+TEST(EngineTest, AJobShortOfHostCpuOrMemoryIsToldSoNotFragmentation) {
+  std::vector<Node> nodes(2);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    nodes[i].name = "n" + std::to_string(i);
+    nodes[i].gpu_type = *GpuCatalog::Builtin().Find("H100");
+    nodes[i].gpu_count = 4;
+    nodes[i].cpu_milli = 16000;
+    nodes[i].memory_mib = 64 * 1024;
+  }
+  Cluster c = *Cluster::Build("test", nodes);
+  Engine e = MakeEngine(c, "bestfit");  // no head-of-line blocking: each waits for itself
+  for (const char* name : {"a", "b"}) {
+    WorkloadSpec s = MakeJob(name, WorkloadKind::kTraining, 1, 3600);
+    s.shape.cpu_milli = 12000;
+    s.shape.memory_mib = 8 * 1024;
+    e.Handle(Event::Arrival(0, s));
+  }
+  ASSERT_EQ(e.job(1).phase, JobPhase::kRunning);
+  WorkloadSpec cpu = MakeJob("cpu", WorkloadKind::kBatch, 2, 600);
+  cpu.shape.cpu_milli = 8000;
+  e.Handle(Event::Arrival(1, cpu));
+  std::string why = e.Explain(2);
+  EXPECT_NE(why.find("the GPUs it asks for are free on 2 nodes, such as n0, but 4 of the 8 CPUs "
+                     "it asks are free there (host CPU and memory, not GPUs, keep it waiting)"),
+            std::string::npos)
+      << why;
+  EXPECT_EQ(why.find("fragmentation"), std::string::npos) << why;
+
+  WorkloadSpec memory = MakeJob("memory", WorkloadKind::kBatch, 1, 600);
+  memory.shape.memory_mib = 60 * 1024;
+  e.Handle(Event::Arrival(2, memory));
+  why = e.Explain(3);
+  EXPECT_NE(why.find("56 of the 60 GiB of memory it asks are free"), std::string::npos) << why;
+
+  // Six GPUs are free, three on each node: four in one place are fragmentation.
+  e.Handle(Event::Arrival(3, MakeJob("gpus", WorkloadKind::kBatch, 4, 600)));
+  why = e.Explain(4);
+  EXPECT_NE(why.find("(fragmentation)"), std::string::npos) << why;
+  EXPECT_EQ(why.find("host CPU"), std::string::npos) << why;
+}
+
 TEST(EngineTest, ImpossibleShapesSayWhy) {
   Cluster c = MakeCluster({{"T4", 4, 2}});
   Engine e = MakeEngine(c, "bestfit");
