@@ -16,7 +16,7 @@ std::vector<std::string_view> Split(std::string_view s, char sep);
 std::optional<double> ParseDouble(std::string_view s);
 std::optional<int64_t> ParseInt(std::string_view s);
 // Parses "90s", "15m", "2h", "1d", "500ms", compounds such as "1h45m", or a bare number of
-// seconds into milliseconds.
+// seconds into milliseconds: from 0 to 1e12 s (nullopt otherwise).
 std::optional<int64_t> ParseDurationMs(std::string_view s);
 std::string Join(const std::vector<std::string>& parts, std::string_view sep);
 

@@ -358,7 +358,7 @@ Status ReadVariants(const MapReader& r, const GpuCatalog& catalog, WorkloadSpec*
     AIRTIME_RETURN_IF_ERROR(v->Duration("cold_start", &mv.cold_start));
     AIRTIME_RETURN_IF_ERROR(v->Number("quality", &mv.quality, 0, 1, /*lo_open=*/true));
     mv.max_replicas = rt.max_replicas;
-    AIRTIME_RETURN_IF_ERROR(v->Int("max_replicas", &mv.max_replicas, 1));
+    AIRTIME_RETURN_IF_ERROR(v->Int("max_replicas", &mv.max_replicas, 1, kUnboundedReplicas));
     if (v->Has("classes")) {
       std::vector<std::pair<std::string, int>> names;
       AIRTIME_RETURN_IF_ERROR(v->StringList("classes", &names));
@@ -419,8 +419,9 @@ Status ReadRealtime(const MapReader& r, WorkloadSpec* s, std::vector<TraceSource
         slo->Require("capacity_rps", " (requests/s one replica serves within the SLO)"));
     AIRTIME_RETURN_IF_ERROR(slo->Number("capacity_rps", &rt.capacity_rps, 0, kMaxRps, true));
   }
-  AIRTIME_RETURN_IF_ERROR(slo->Int("min_replicas", &rt.min_replicas, 0));
-  AIRTIME_RETURN_IF_ERROR(slo->Int("max_replicas", &rt.max_replicas, 1));
+  // A service without max_replicas may grow to kUnboundedReplicas; neither bound may be more.
+  AIRTIME_RETURN_IF_ERROR(slo->Int("min_replicas", &rt.min_replicas, 0, kUnboundedReplicas));
+  AIRTIME_RETURN_IF_ERROR(slo->Int("max_replicas", &rt.max_replicas, 1, kUnboundedReplicas));
   if (rt.max_replicas < rt.min_replicas)
     return slo->FieldError("max_replicas", "expected at least min_replicas (" +
                                                std::to_string(rt.min_replicas) + "), found " +

@@ -14,7 +14,8 @@ namespace {
 using yaml_internal::MapReader;
 using yaml_internal::YamlFile;
 
-const std::vector<std::string> kTopLevelKeys = {"workloads", "events", "traces"};
+// `anchors` is not read: it holds YAML anchors that workloads merge (`<<: *name`).
+const std::vector<std::string> kTopLevelKeys = {"workloads", "events", "traces", "anchors"};
 
 void SortEvents(std::vector<ScenarioEvent>* events) {
   std::stable_sort(events->begin(), events->end(),

@@ -18,6 +18,27 @@ std::string Service(const std::string& extra) {
   return "name: s\nkind: realtime\nslo: {latency_ms: 100, capacity_rps: 10}\n" + extra;
 }
 
+// A merged field is checked like one given in place, at the line it is written on; a merge
+// of something that is not a mapping, a quoted "<<" (an ordinary key) and merges nested too
+// deep are named.
+TEST(WorkloadYamlErrorsTest, MergeKeysAreCheckedLikeTheirFields) {
+  ExpectError(
+      "anchors:\n  d: &d {gpus: 1,\n    gpu_typ: H100}\nworkloads:\n  - {<<: *d, name: j}\n", 3,
+      {"workload 'j'", "unknown field 'gpu_typ'", "did you mean 'gpu_type'?"});
+  ExpectError(Job("<<: 5\n"), 3,
+              {"field '<<' (a YAML merge)",
+               "expected a mapping (such as *defaults) or a list "
+               "of them, found '5'"});
+  ExpectError(Job("<<: [{gpus: 1}, x]\n"), 3, {"field '<<' (a YAML merge)", "found"});
+  ExpectError(Job("\"<<\": {gpus: 1}\n"), 3, {"unknown field '<<'"});
+  std::string deep = "anchors:\n  - &m0 {gpus: 1}\n";
+  for (int i = 1; i <= 9; ++i)
+    deep += "  - &m" + std::to_string(i) + " {<<: *m" + std::to_string(i - 1) + "}\n";
+  // m0 is on line 2, so m2 (whose merge of m1 is the ninth) on line 4.
+  ExpectError(deep + "workloads:\n  - {<<: *m9, name: j, work: 1h}\n", 4,
+              {"merges nested more than 8 deep"});
+}
+
 TEST(WorkloadYamlErrorsTest, UnknownFieldWithSuggestion) {
   ExpectError(Job("gpu_typ: H100\n"), 3,
               {"workload 'j'", "unknown field 'gpu_typ'", "did you mean 'gpu_type'?"});
@@ -123,6 +144,11 @@ TEST(WorkloadYamlErrorsTest, OutOfRange) {
       "name: s\nkind: realtime\nslo:\n  latency_ms: 100\n  capacity_rps: 10\n"
       "  min_replicas: 4\n  max_replicas: 2\n",
       7, {"field 'slo.max_replicas'", "expected at least min_replicas (4)", "found 2"});
+  // Beyond what an unbounded max_replicas means, the bound itself is named (not max_replicas).
+  ExpectError(
+      "name: s\nkind: realtime\nslo:\n  latency_ms: 100\n  capacity_rps: 10\n"
+      "  min_replicas: 2000000000\n",
+      6, {"field 'slo.min_replicas'", "an integer in [0, 1048576]"});
   ExpectError(Service("demand:\n  - {at: 2h, rps: 5}\n  - {at: 1h, rps: 5}\n"), 6,
               {"field 'demand[1].at'", "expected points in time order"});
   ExpectError(Service("demand:\n  - {at: 0, rps: -5}\n"), 5,

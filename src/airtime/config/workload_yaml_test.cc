@@ -22,6 +22,39 @@ Scenario ParseOk(const std::string& text, const std::string& file = "w.yaml") {
   return s.ok() ? std::move(s).value() : Scenario{};
 }
 
+// YAML merge keys: the fields of an anchored mapping, where the workload does not give them;
+// the earlier of several merged mappings wins; a merge inside a merged mapping is read too.
+TEST(WorkloadYamlTest, MergeKeysFillInTheFieldsAWorkloadDoesNotGive) {
+  Scenario s = ParseOk(R"(anchors:
+  base: &base {tenant: research, gpus: 2, value: {on_completion: 7}}
+  train: &train {<<: *base, kind: training, gpus: 8, work: 2h}
+  batch: &batch {kind: batch, tenant: product}
+workloads:
+  - <<: *train
+    name: a
+  - <<: [*batch, *train]
+    name: b
+    work: 30m
+  - {<<: *base, name: c, kind: eval, work: 1h, gpus: 1}
+)");
+  ASSERT_EQ(s.workloads.size(), 3u);
+  const WorkloadSpec& a = s.workloads[0];
+  EXPECT_EQ(a.kind, WorkloadKind::kTraining);
+  EXPECT_EQ(a.tenant, "research");
+  EXPECT_EQ(a.shape.gpu_count, 8);  // train's own gpus, not base's
+  EXPECT_EQ(a.work_seconds, 7200);
+  EXPECT_EQ(a.value.on_completion, 7);
+  const WorkloadSpec& b = s.workloads[1];
+  EXPECT_EQ(b.kind, WorkloadKind::kBatch);  // batch is merged before train
+  EXPECT_EQ(b.tenant, "product");
+  EXPECT_EQ(b.shape.gpu_count, 8);
+  EXPECT_EQ(b.work_seconds, 1800);  // its own
+  const WorkloadSpec& c = s.workloads[2];
+  EXPECT_EQ(c.kind, WorkloadKind::kEval);
+  EXPECT_EQ(c.shape.gpu_count, 1);
+  EXPECT_EQ(c.tenant, "research");
+}
+
 TEST(WorkloadYamlTest, RealtimeServiceWithEveryField) {
   Scenario s = ParseOk(R"(- name: chat-svc
   kind: realtime

@@ -163,6 +163,13 @@ StatusOr<MapReader> MapReader::OpenAnyKeys(const YamlFile& file, const YAML::Nod
   return OpenImpl(file, node, std::move(subject), std::move(field), nullptr, line_hint);
 }
 
+namespace {
+// YAML's merge key: a plain `<<` ("<<" in quotes is an ordinary key).
+bool IsMergeKey(const YAML::Node& key) {
+  return key.IsScalar() && key.Scalar() == "<<" && key.Tag() != "!";
+}
+}  // namespace
+
 StatusOr<MapReader> MapReader::OpenImpl(const YamlFile& file, const YAML::Node& node,
                                         std::string subject, std::string field,
                                         const std::vector<std::string>* known, int line_hint) {
@@ -179,26 +186,90 @@ StatusOr<MapReader> MapReader::OpenImpl(const YamlFile& file, const YAML::Node& 
   // Keys seen, for the check of keys given twice: a set, not a scan of the entries, so that a
   // mapping of many keys (a tenant's `env`) costs time in proportion to its size.
   std::unordered_map<std::string, size_t> seen;
+  std::vector<std::pair<YAML::Node, int>> merges;
   for (const auto& kv : node) {
     const YAML::Node& k = kv.first;
     int kline = file.Line(k, r.line_);
     if (!k.IsScalar())
       return file.ErrorAt(kline, r.subject_ + ": expected a field name, found " + DescribeFound(k));
-    std::string key = k.Scalar();
-    std::string full = r.Prefix() + key;
-    if (auto prior = seen.find(key); prior != seen.end())
-      return file.ErrorAt(kline, r.subject_ + ": field '" + full + "' given twice (first at line " +
-                                     std::to_string(file.Line(r.entries_[prior->second].key_node)) +
-                                     ")");
-    seen.emplace(key, r.entries_.size());
-    if (known != nullptr && std::find(known->begin(), known->end(), key) == known->end()) {
-      std::string hint = DidYouMean(key, *known);
-      if (hint.empty()) hint = " (known fields: " + Join(*known, ", ") + ")";
-      return file.ErrorAt(kline, r.subject_ + ": unknown field '" + full + "'" + hint);
+    if (IsMergeKey(k)) {
+      merges.push_back({kv.second, kline});
+      continue;
     }
-    r.entries_.push_back({std::move(key), k, kv.second});
+    std::string key = k.Scalar();
+    if (auto prior = seen.find(key); prior != seen.end())
+      return file.ErrorAt(
+          kline, r.subject_ + ": field '" + r.Prefix() + key + "' given twice (first at line " +
+                     std::to_string(file.Line(r.entries_[prior->second].key_node)) + ")");
+    AIRTIME_RETURN_IF_ERROR(r.AddEntry(std::move(key), k, kv.second, kline, &seen, known));
   }
+  size_t budget = 0;
+  for (const auto& [value, line] : merges)
+    AIRTIME_RETURN_IF_ERROR(r.Merge(value, line, &seen, known, 0, &budget));
   return r;
+}
+
+Status MapReader::AddEntry(std::string key, const YAML::Node& key_node, const YAML::Node& value,
+                           int line, std::unordered_map<std::string, size_t>* seen,
+                           const std::vector<std::string>* known) {
+  if (known != nullptr && std::find(known->begin(), known->end(), key) == known->end()) {
+    std::string hint = DidYouMean(key, *known);
+    if (hint.empty()) hint = " (known fields: " + Join(*known, ", ") + ")";
+    return file_->ErrorAt(line, subject_ + ": unknown field '" + Prefix() + key + "'" + hint);
+  }
+  seen->emplace(key, entries_.size());
+  entries_.push_back({std::move(key), key_node, value});
+  return OkStatus();
+}
+
+Status MapReader::Merge(const YAML::Node& value, int line,
+                        std::unordered_map<std::string, size_t>* seen,
+                        const std::vector<std::string>* known, int depth, size_t* budget) {
+  // Aliases make a small file name a mapping many times over: the fields read through merges
+  // are counted, and so is the nesting.
+  constexpr int kMaxDepth = 8;
+  constexpr size_t kMaxMergedFields = 100'000;
+  const std::string where = subject_ + ": field '" + Prefix() + "<<' (a YAML merge)";
+  if (depth >= kMaxDepth)
+    return file_->ErrorAt(
+        line, where + ": merges nested more than " + std::to_string(kMaxDepth) + " deep");
+  constexpr std::string_view kExpected = "expected a mapping (such as *defaults) or a list of them";
+  std::vector<YAML::Node> sources;
+  if (value.IsMap()) {
+    sources.push_back(value);
+  } else if (value.IsSequence()) {
+    for (const YAML::Node& s : value) {
+      if (!s.IsMap())
+        return file_->ErrorAt(file_->Line(s, line), where + ": " + std::string(kExpected) +
+                                                        ", found " + DescribeFound(s));
+      sources.push_back(s);
+    }
+  } else {
+    return file_->ErrorAt(
+        line, where + ": " + std::string(kExpected) + ", found " + DescribeFound(value));
+  }
+  for (const YAML::Node& source : sources) {
+    std::vector<std::pair<YAML::Node, int>> nested;
+    for (const auto& kv : source) {
+      const YAML::Node& k = kv.first;
+      const int kline = file_->Line(k, line);
+      if (++*budget > kMaxMergedFields)
+        return file_->ErrorAt(line, where + ": more than 100,000 fields merged");
+      if (!k.IsScalar())
+        return file_->ErrorAt(kline,
+                              subject_ + ": expected a field name, found " + DescribeFound(k));
+      if (IsMergeKey(k)) {
+        nested.push_back({kv.second, kline});
+        continue;
+      }
+      // Given by this mapping itself or by an earlier merged one: that one stands.
+      if (seen->count(k.Scalar())) continue;
+      AIRTIME_RETURN_IF_ERROR(AddEntry(k.Scalar(), k, kv.second, kline, seen, known));
+    }
+    for (const auto& [v, l] : nested)
+      AIRTIME_RETURN_IF_ERROR(Merge(v, l, seen, known, depth + 1, budget));
+  }
+  return OkStatus();
 }
 
 StatusOr<MapReader> MapReader::Sub(std::string_view key,

@@ -18,6 +18,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -75,7 +76,9 @@ class MapReader {
     YAML::Node value;
   };
 
-  // Checks that `node` is a mapping with unique scalar keys, all in `known`. `subject` names
+  // Checks that `node` is a mapping with unique scalar keys, all in `known`. YAML's merge key
+  // is read: `<<: *defaults` (or a list of such mappings) gives the fields of those mappings
+  // that this one does not give itself, the earlier mapping first. `subject` names
   // the thing in messages ("workload 'chat'"); `field` is the field path this mapping sits
   // under ("slo"), empty for a top-level thing; `line_hint` is used when `node` has no
   // position (a null value).
@@ -136,6 +139,13 @@ class MapReader {
                                       std::string subject, std::string field,
                                       const std::vector<std::string>* known, int line_hint);
   StatusOr<MapReader> SubImpl(std::string_view key, const std::vector<std::string>* known) const;
+  // Adds the fields of the merge key's `value` (at `line`) that `seen` does not hold yet.
+  // `depth`: merges within merged mappings; `budget`: fields read through merges so far.
+  Status Merge(const YAML::Node& value, int line, std::unordered_map<std::string, size_t>* seen,
+               const std::vector<std::string>* known, int depth, size_t* budget);
+  Status AddEntry(std::string key, const YAML::Node& key_node, const YAML::Node& value, int line,
+                  std::unordered_map<std::string, size_t>* seen,
+                  const std::vector<std::string>* known);
   const Entry* Find(std::string_view key) const;
   std::string Prefix() const;
 
@@ -148,7 +158,7 @@ class MapReader {
 
 // Messages shared by the loaders.
 inline constexpr std::string_view kDurationExpected =
-    "a duration such as 90s, 15m, 2h, 1d or a number of seconds";
+    "a duration such as 90s, 15m, 2h, 1d or a number of seconds, from 0 to 1e12 s";
 
 // "workload 'x'" when `node` is a mapping with a scalar `name`, else "workload #<index+1>":
 // the subject of messages about the index-th thing of a list.
