@@ -79,11 +79,25 @@ int RunProtocol(const SimArgs& a, const std::vector<std::string>& policies) {
                 static_cast<unsigned long long>(o.first_seed));
     std::printf("%-22s %10s %10s %10s %10s %10s\n", "policy", "@50%", "@80%", "@100%", "@130%",
                 "failed");
+    // A bin the arrivals never reached has no figure (NaN): "-", and a note says why.
+    bool unreached = false;
+    auto cell = [&](double v) {
+      if (std::isnan(v)) {
+        unreached = true;
+        return std::string("-");
+      }
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.2f", v);
+      return std::string(buf);
+    };
     for (const auto& p : report->policies) {
-      std::printf("%-22s %10.2f %10.2f %10.2f %10.2f %10lld\n", p.policy.c_str(), p.mean.at(50),
-                  p.mean.at(80), p.mean.at(100), p.mean.at(130),
+      std::printf("%-22s %10s %10s %10s %10s %10lld\n", p.policy.c_str(),
+                  cell(p.mean.at(50)).c_str(), cell(p.mean.at(80)).c_str(),
+                  cell(p.mean.at(100)).c_str(), cell(p.mean.at(130)).c_str(),
                   static_cast<long long>(p.pods_failed));
     }
+    if (unreached)
+      std::printf("-: the pods that arrived never asked for that share of the GPU capacity\n");
   }
   if (!a.json.empty()) {
     nlohmann::json out = {{"protocol", "fgd"},

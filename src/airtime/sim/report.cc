@@ -225,7 +225,8 @@ std::string BoundLine(const LpBound& b) {
   }
   std::string out = line;
   if (b.ok() && b.slo > 0) {
-    const std::string target = Fmt("%g%%", 100 * b.slo);
+    // As many digits as the target was given with (%g's six made 0.9999999 read 100%).
+    const std::string target = Fmt("%.12g%%", 100 * b.slo);
     if (b.slo_ok()) {
       std::snprintf(line, sizeof line,
                     "bound at %s realtime SLO: %.3f (on the schedules that serve %s of the "
