@@ -17,8 +17,10 @@ struct AzureColumns {
 Status ParseRequest(const CsvReader& r, const AzureColumns& c, int64_t* at, int64_t* context,
                     int64_t* generated) {
   AIRTIME_RETURN_IF_ERROR(r.CheckFieldCount());
-  auto t = ParseDateTimeMs(r.field(c.timestamp));
-  if (!t) return r.FieldError(c.timestamp, "a date and time like '2023-11-16 18:17:03.9799600'");
+  auto t = ParseTraceTimeMs(r.field(c.timestamp));
+  if (!t)
+    return r.FieldError(c.timestamp, "a date and time like '2023-11-16 18:17:03.9799600', " +
+                                         std::string(kTraceTimeRange));
   auto ctx = r.Int(c.context);
   if (!ctx.ok() || *ctx < 0) return r.FieldError(c.context, "a token count >= 0");
   auto gen = r.Int(c.generated);

@@ -77,4 +77,11 @@ std::optional<int64_t> ParseDateTimeMs(std::string_view s) {
   return ((days * 24 + *hour) * 60 + *minute) * 60000 + *second * 1000LL + ms;
 }
 
+std::optional<int64_t> ParseTraceTimeMs(std::string_view text) {
+  constexpr int64_t kEndMs = 4'102'444'800'000;  // 2100-01-01 00:00:00
+  const std::optional<int64_t> ms = ParseDateTimeMs(text);
+  if (!ms || *ms < 0 || *ms >= kEndMs) return std::nullopt;
+  return ms;
+}
+
 }  // namespace airtime

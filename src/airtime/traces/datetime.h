@@ -21,4 +21,10 @@ int64_t DaysFromCivil(int64_t year, unsigned month, unsigned day);
 // or names an impossible date or time (month 13, 31 April, 24:00:00, ...).
 std::optional<int64_t> ParseDateTimeMs(std::string_view text);
 
+// As ParseDateTimeMs, for a trace's rows: only from 1970 to 2099 (nullopt otherwise). The
+// rows of a trace are of one era; one dated year 1 or 9999 would stretch a replay over
+// millennia and leave every other row at one far end of it.
+std::optional<int64_t> ParseTraceTimeMs(std::string_view text);
+inline constexpr std::string_view kTraceTimeRange = "from 1970 to 2099";
+
 }  // namespace airtime

@@ -27,5 +27,15 @@ TEST(DateTimeTest, RejectsMalformedOrImpossibleTimes) {
     EXPECT_FALSE(ParseDateTimeMs(bad).has_value()) << bad;
 }
 
+// A trace's rows are of one era: 1970 to 2099.
+TEST(DateTimeTest, TraceTimesAreFrom1970To2099) {
+  EXPECT_EQ(ParseTraceTimeMs("1970-01-01 00:00:00"), 0);
+  EXPECT_EQ(ParseTraceTimeMs("2017-10-09 07:01:55"), 1507532515000);
+  EXPECT_EQ(ParseTraceTimeMs("2099-12-31 23:59:59.999"), 4102444799999);
+  for (const char* far : {"1969-12-31 23:59:59", "0001-10-09 07:01:55", "2100-01-01 00:00:00",
+                          "9999-10-09 07:01:55", "abc"})
+    EXPECT_FALSE(ParseTraceTimeMs(far).has_value()) << far;
+}
+
 }  // namespace
 }  // namespace airtime

@@ -39,8 +39,10 @@ StatusOr<PhillyColumns> FindColumns(const CsvReader& r) {
 // Parses the current record; `row` is filled only when OK.
 Status ParseRow(const CsvReader& r, const PhillyColumns& c, PhillyRow* row) {
   AIRTIME_RETURN_IF_ERROR(r.CheckFieldCount());
-  auto at = ParseDateTimeMs(r.field(c.timestamp));
-  if (!at) return r.FieldError(c.timestamp, "a date and time like '2017-10-09 07:01:55'");
+  auto at = ParseTraceTimeMs(r.field(c.timestamp));
+  if (!at)
+    return r.FieldError(
+        c.timestamp, "a date and time like '2017-10-09 07:01:55', " + std::string(kTraceTimeRange));
   auto duration = r.Double(c.duration);
   if (!duration.ok()) return duration.status();
   if (!(*duration > 0 && *duration <= 1e12))

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 
 #include "airtime/traces/trace_test_util.h"
 
@@ -172,6 +174,23 @@ TEST(PhillyTest, SkipBadRowsCountsAndKeepsMessages) {
   EXPECT_EQ(jobs->front().shape.locality, Locality::kAny);
   EXPECT_EQ(jobs->front().tenant, "b436b2");
   EXPECT_EQ((*jobs)[1].submit_at, (60 + 1) * kMinute + 55 * kSecond);
+}
+
+// A row dated far outside the trace's era is a broken row, not a replay over millennia.
+TEST(PhillyTest, ARowDatedYear9999IsABrokenRow) {
+  const std::string path = ::testing::TempDir() + "/philly_far.csv";
+  {
+    std::ofstream f(path);
+    f << "timestamp,duration,num_gpus,gpu_time,cluster\n"
+         "2017-10-09 07:01:55,66.0,1,66.0,11cb48\n"
+         "9999-10-09 07:01:55,66.0,1,66.0,11cb48\n";
+  }
+  auto jobs = ImportPhilly(path);
+  ASSERT_FALSE(jobs.ok());
+  EXPECT_THAT(jobs.status().message(),
+              HasSubstr("philly_far.csv:3: column 'timestamp': expected a date and time like "
+                        "'2017-10-09 07:01:55', from 1970 to 2099, got '9999-10-09 07:01:55'"));
+  std::remove(path.c_str());
 }
 
 TEST(PhillyTest, MissingFileIsNotFound) {
