@@ -13,6 +13,10 @@
 //                synthetic cycle at each size, then the growth exponent of its p50 and p99
 //                cycle CPU time against the cluster's size (a least-squares fit of
 //                log(time) on log(GPUs): 1 is linear, 2 quadratic)
+//   backlog_*    with --only backlog: a replay through the simulator (ledger included) of
+//                N batch jobs arriving over one hour on 32 GPUs, so that thousands wait at
+//                every cycle, at N = 2,500, 5,000 and 10,000; then the growth exponent of the
+//                replay's CPU time in N (each cycle walks the queue: 2 is quadratic)
 // Wall times are of this machine, which is shared and noisy: a cycle that the kernel
 // interrupts to run another process shows up as a 4 ms wall-time outlier. The synthetic
 // part therefore also prints each cycle's thread CPU time (cycle_cpu_*), which is what the
@@ -119,6 +123,46 @@ double GrowthExponent(const std::vector<double>& x, const std::vector<double>& y
   }
   const double den = static_cast<double>(n) * sxx - sx * sx;
   return den == 0 ? 0 : (static_cast<double>(n) * sxy - sx * sy) / den;
+}
+
+// N batch jobs of 1-8 GPUs, 10 min to 2 h of work, arriving over the first hour, each worth
+// 1-100: a backlog that 32 GPUs work through for days.
+std::vector<WorkloadSpec> BacklogJobs(int n) {
+  Rng rng(7);
+  std::vector<WorkloadSpec> jobs;
+  for (int i = 0; i < n; ++i) {
+    WorkloadSpec s;
+    s.name = "j" + std::to_string(i);
+    s.kind = WorkloadKind::kBatch;
+    s.shape.gpu_count = 1 << rng.Below(4);
+    s.work_seconds = static_cast<double>(600 + rng.Below(6601));
+    s.submit_at = static_cast<TimeMs>(rng.Below(3600)) * 1000;
+    s.value.on_completion = 1 + static_cast<double>(rng.Below(100));
+    jobs.push_back(std::move(s));
+  }
+  return jobs;
+}
+
+int Backlog(const std::string& policy) {
+  std::vector<double> ns, cpu;
+  for (int n : {2500, 5000, 10000}) {
+    SimInput in = MakeSimInput(SyntheticCluster("A100-80GB", 4, 8), BacklogJobs(n));
+    const double c0 = ThreadCpuUs();
+    auto r = Simulate(in, policy, SimOptions{1, 12 * kHour, true});
+    const double cpu_s = (ThreadCpuUs() - c0) / 1e6;
+    if (!r.ok()) {
+      std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
+      return 1;
+    }
+    const std::string p = "backlog_" + policy + "_" + std::to_string(n) + "_";
+    Print(p + "replay_cpu", cpu_s, "s");
+    Print(p + "events", static_cast<double>(r->events), "events");
+    Print(p + "cpu_per_event", 1e6 * cpu_s / static_cast<double>(r->events), "us");
+    ns.push_back(n);
+    cpu.push_back(cpu_s);
+  }
+  Print("backlog_" + policy + "_growth_exponent", GrowthExponent(ns, cpu), "(in jobs)");
+  return 0;
 }
 
 int Synthetic(const std::string& policy, int gpus, int waiting, int cycles, bool mixed,
@@ -268,11 +312,12 @@ int main(int argc, char** argv) {
   }
   if (waiting.empty()) waiting = gpus;
   if (bad || waiting.size() != gpus.size()) {
-    std::fprintf(stderr,
-                 "usage: airtime_bench [--traces DIR] [--only philly|synthetic|synthetic_mixed] "
-                 "[--policy P] [--gpus N,N,... [--waiting M,M,...]]\n"
-                 "  --gpus: cluster sizes (multiples of 8, at least 8) for the scale_ figures; "
-                 "--waiting: workloads waiting at each size (default: as many as GPUs)\n");
+    std::fprintf(
+        stderr,
+        "usage: airtime_bench [--traces DIR] [--only philly|synthetic|synthetic_mixed|backlog] "
+        "[--policy P] [--gpus N,N,... [--waiting M,M,...]]\n"
+        "  --gpus: cluster sizes (multiples of 8, at least 8) for the scale_ figures; "
+        "--waiting: workloads waiting at each size (default: as many as GPUs)\n");
     return 2;
   }
   int rc = 0;
@@ -283,6 +328,10 @@ int main(int argc, char** argv) {
     return rc;
   }
   for (const auto& p : policies) {
+    if (only == "backlog") {
+      rc |= airtime::Backlog(p);
+      continue;
+    }
     if (only.empty() || only == "synthetic")
       rc |= airtime::Synthetic(p, 10000, 10000, 2000, /*mixed=*/false);
     if (only.empty() || only == "synthetic_mixed")

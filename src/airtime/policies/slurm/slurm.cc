@@ -92,7 +92,7 @@ double Priority(const Job& job, const Engine& engine, const SlurmState& st) {
                                         static_cast<double>(p.max_age))
                     : 1.0;
   double size = std::min(
-      1.0, static_cast<double>(job.s().shape.TotalMilli(engine.catalog())) / st.installed_milli);
+      1.0, static_cast<double>(engine.fit_class_shape(job.fit_class).milli) / st.installed_milli);
   if (p.favor_small) size = 1.0 - size;
   auto fs = st.fairshare.find(job.s().tenant);
   const double fair = fs == st.fairshare.end() ? 1.0 : fs->second;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <set>
+#include <tuple>
 
 #include "airtime/base/strings.h"
 #include "airtime/engine/engine.h"
@@ -35,6 +37,7 @@ struct TiresiasState {
   std::vector<Track> jobs;         // by WorkloadId
   std::vector<WorkloadId> active;  // running or waiting since the last cycle
   TimeMs last = 0;
+  uint64_t cycles = 0;  // decision cycles begun (the queues stay as they are within one)
 
   int QueueFor(double attained) const {
     int q = 0;
@@ -72,6 +75,7 @@ class LasCycle : public CyclePlugin {
 
   void BeforeAllocate(Engine& engine) override {
     TiresiasState& st = *st_;
+    ++st.cycles;
     const TimeMs now = engine.now();
     while (st.jobs.size() < engine.job_count()) {
       Track t;
@@ -168,6 +172,29 @@ class LasPreempt : public PreemptPlugin {
     const TiresiasState& st = *st_;
     const Track* mine = st.track(job);
     const int my_queue = job.is_service() || !mine ? 0 : mine->queue;
+    // What it finds depends on the shape (the fit class), the queue (fixed within a cycle)
+    // and the GPUs: a long queue of jobs alike is not searched again and again while no
+    // allocation came or went and the free capacity (holds, nodes down) is the same.
+    const auto& allocs = engine.allocations();
+    int64_t free_milli = 0;
+    for (size_t t = 0; t < engine.catalog().size(); ++t)
+      free_milli += engine.state().free_milli_of_type(static_cast<GpuTypeId>(t));
+    const Fingerprint fp{st.cycles, engine.state().allocated_milli(), free_milli, allocs.size(),
+                         allocs.empty() ? kNoAllocation : allocs.rbegin()->first};
+    if (fp != fp_) {
+      fp_ = fp;
+      failed_.clear();
+    }
+    const std::pair<int, int> kind{job.fit_class, my_queue};
+    if (failed_.count(kind)) return false;
+    const bool made = FindAndPreempt(job, engine, my_queue);
+    if (!made) failed_.insert(kind);
+    return made;
+  }
+
+ private:
+  bool FindAndPreempt(const Job& job, Engine& engine, int my_queue) {
+    const TiresiasState& st = *st_;
     struct Victim {
       int queue;
       TimeMs entered;
@@ -218,8 +245,10 @@ class LasPreempt : public PreemptPlugin {
     return !chosen.empty();
   }
 
- private:
   std::shared_ptr<TiresiasState> st_;
+  using Fingerprint = std::tuple<uint64_t, int64_t, int64_t, size_t, AllocationId>;
+  Fingerprint fp_{0, -1, -1, 0, kNoAllocation};
+  std::set<std::pair<int, int>> failed_;  // (fit class, queue) that found no victims at fp_
 };
 
 StatusOr<TiresiasParams> ParseParams(const PolicyParams& params) {
