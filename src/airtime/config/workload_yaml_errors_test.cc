@@ -36,7 +36,12 @@ TEST(WorkloadYamlErrorsTest, MergeKeysAreCheckedLikeTheirFields) {
     deep += "  - &m" + std::to_string(i) + " {<<: *m" + std::to_string(i - 1) + "}\n";
   // m0 is on line 2, so m2 (whose merge of m1 is the ninth) on line 4.
   ExpectError(deep + "workloads:\n  - {<<: *m9, name: j, work: 1h}\n", 4,
-              {"merges nested more than 8 deep"});
+              {"merges nested more than 8 deep, or a mapping that merges itself"});
+  // Within a merged mapping, as in place: no field twice; and one merge key to a mapping.
+  ExpectError("anchors:\n  d: &d {gpus: 1,\n    gpus: 4}\nworkloads:\n  - {<<: *d, name: j}\n", 3,
+              {"field 'gpus' given twice in a merged mapping (first at line 2)"});
+  ExpectError("anchors:\n  d: &d {gpus: 1}\nworkloads:\n  - name: j\n    <<: *d\n    <<: *d\n", 6,
+              {"field '<<' given twice (first at line 5)", "<<: [*a, *b]"});
 }
 
 TEST(WorkloadYamlErrorsTest, UnknownFieldWithSuggestion) {

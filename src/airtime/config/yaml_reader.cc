@@ -193,6 +193,11 @@ StatusOr<MapReader> MapReader::OpenImpl(const YamlFile& file, const YAML::Node& 
     if (!k.IsScalar())
       return file.ErrorAt(kline, r.subject_ + ": expected a field name, found " + DescribeFound(k));
     if (IsMergeKey(k)) {
+      if (!merges.empty())
+        return file.ErrorAt(kline, r.subject_ + ": field '" + r.Prefix() +
+                                       "<<' given twice (first at line " +
+                                       std::to_string(merges.front().second) +
+                                       "): merge several mappings with <<: [*a, *b]");
       merges.push_back({kv.second, kline});
       continue;
     }
@@ -226,45 +231,52 @@ Status MapReader::Merge(const YAML::Node& value, int line,
                         std::unordered_map<std::string, size_t>* seen,
                         const std::vector<std::string>* known, int depth, size_t* budget) {
   // Aliases make a small file name a mapping many times over: the fields read through merges
-  // are counted, and so is the nesting.
+  // are counted, and so is the nesting, which is also what stops a mapping that merges
+  // itself (an anchor named again, as yaml-cpp resolves it, can point back at its own node).
   constexpr int kMaxDepth = 8;
   constexpr size_t kMaxMergedFields = 100'000;
-  const std::string where = subject_ + ": field '" + Prefix() + "<<' (a YAML merge)";
+  auto error = [&](int at, const std::string& what) {
+    return file_->ErrorAt(at, subject_ + ": field '" + Prefix() + "<<' (a YAML merge): " + what);
+  };
   if (depth >= kMaxDepth)
-    return file_->ErrorAt(
-        line, where + ": merges nested more than " + std::to_string(kMaxDepth) + " deep");
-  constexpr std::string_view kExpected = "expected a mapping (such as *defaults) or a list of them";
+    return error(line, "merges nested more than " + std::to_string(kMaxDepth) +
+                           " deep, or a mapping that merges itself");
+  const std::string expected = "expected a mapping (such as *defaults) or a list of them";
   std::vector<YAML::Node> sources;
   if (value.IsMap()) {
     sources.push_back(value);
   } else if (value.IsSequence()) {
     for (const YAML::Node& s : value) {
-      if (!s.IsMap())
-        return file_->ErrorAt(file_->Line(s, line), where + ": " + std::string(kExpected) +
-                                                        ", found " + DescribeFound(s));
+      if (!s.IsMap()) return error(file_->Line(s, line), expected + ", found " + DescribeFound(s));
       sources.push_back(s);
     }
   } else {
-    return file_->ErrorAt(
-        line, where + ": " + std::string(kExpected) + ", found " + DescribeFound(value));
+    return error(line, expected + ", found " + DescribeFound(value));
   }
   for (const YAML::Node& source : sources) {
+    // A merged mapping is held to the rules of one written in place: no field twice.
+    std::unordered_map<std::string, int> own;
     std::vector<std::pair<YAML::Node, int>> nested;
     for (const auto& kv : source) {
       const YAML::Node& k = kv.first;
       const int kline = file_->Line(k, line);
       if (++*budget > kMaxMergedFields)
-        return file_->ErrorAt(line, where + ": more than 100,000 fields merged");
+        return error(line, "more than " + std::to_string(kMaxMergedFields) + " fields merged");
       if (!k.IsScalar())
         return file_->ErrorAt(kline,
                               subject_ + ": expected a field name, found " + DescribeFound(k));
+      const std::string key = IsMergeKey(k) ? "<<" : k.Scalar();
+      if (auto [prior, fresh] = own.emplace(key, kline); !fresh)
+        return file_->ErrorAt(kline, subject_ + ": field '" + Prefix() + key +
+                                         "' given twice in a merged mapping (first at line " +
+                                         std::to_string(prior->second) + ")");
       if (IsMergeKey(k)) {
         nested.push_back({kv.second, kline});
         continue;
       }
       // Given by this mapping itself or by an earlier merged one: that one stands.
-      if (seen->count(k.Scalar())) continue;
-      AIRTIME_RETURN_IF_ERROR(AddEntry(k.Scalar(), k, kv.second, kline, seen, known));
+      if (seen->count(key)) continue;
+      AIRTIME_RETURN_IF_ERROR(AddEntry(key, k, kv.second, kline, seen, known));
     }
     for (const auto& [v, l] : nested)
       AIRTIME_RETURN_IF_ERROR(Merge(v, l, seen, known, depth + 1, budget));

@@ -179,6 +179,8 @@ std::string Engine::Explain(WorkloadId id) const {
 }
 
 std::string Engine::HostShortNote(const Job& job) const {
+  // One node at a time: a gang that spans nodes, or one that waits for its GPUs in one place,
+  // keeps the account of GPUs (fragmentation, or too few free).
   const Shape& shape = job.s().shape;
   if (shape.cpu_milli <= 0 && shape.memory_mib <= 0) return "";
   Shape gpus_only = shape;
@@ -188,7 +190,8 @@ std::string Engine::HostShortNote(const Job& job) const {
   std::string first;
   for (size_t i = 0; i < cluster_->node_count(); ++i) {
     const auto n = static_cast<NodeIndex>(i);
-    if (!state_.FitsOnNode(gpus_only, n) || state_.FitsOnNode(shape, n)) continue;
+    if (!NodeAllowed(job, n) || !state_.FitsOnNode(gpus_only, n) || state_.FitsOnNode(shape, n))
+      continue;
     if (++nodes > 1) continue;
     const Node& node = cluster_->node(n);
     const NodeSummary& free = state_.node(n);
@@ -206,12 +209,17 @@ std::string Engine::HostShortNote(const Job& job) const {
                     static_cast<double>(shape.memory_mib) / 1024.0);
       short_of.emplace_back(buf);
     }
-    first = node.name + ", but " + Join(short_of, " and ");
+    first = node.name + ", " + Join(short_of, " and ");
   }
   if (nodes == 0) return "";
-  return "the GPUs it asks for are free on " +
-         (nodes > 1 ? std::to_string(nodes) + " nodes, such as " : std::string()) + first +
-         " there (host CPU and memory, not GPUs, keep it waiting)";
+  const std::string others =
+      nodes > 1 ? ", and so on " + std::to_string(nodes - 1) + " other node(s)" : "";
+  if (shape.gpu_count == 0)
+    return "it needs no GPU, and no node it may use has the host CPU and memory it asks free: "
+           "on " +
+           first + others;
+  return "the GPUs it asks for are free, but not the host CPU and memory: on " + first + others +
+         " (host resources, not GPUs, keep it waiting)";
 }
 
 std::string Engine::PermitNotes(const Job& job) const {

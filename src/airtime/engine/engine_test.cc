@@ -372,8 +372,9 @@ TEST(EngineTest, AJobShortOfHostCpuOrMemoryIsToldSoNotFragmentation) {
   cpu.shape.cpu_milli = 8000;
   e.Handle(Event::Arrival(1, cpu));
   std::string why = e.Explain(2);
-  EXPECT_NE(why.find("the GPUs it asks for are free on 2 nodes, such as n0, but 4 of the 8 CPUs "
-                     "it asks are free there (host CPU and memory, not GPUs, keep it waiting)"),
+  EXPECT_NE(why.find("the GPUs it asks for are free, but not the host CPU and memory: on n0, 4 "
+                     "of the 8 CPUs it asks are free, and so on 1 other node(s) (host "
+                     "resources, not GPUs, keep it waiting)"),
             std::string::npos)
       << why;
   EXPECT_EQ(why.find("fragmentation"), std::string::npos) << why;
@@ -384,9 +385,20 @@ TEST(EngineTest, AJobShortOfHostCpuOrMemoryIsToldSoNotFragmentation) {
   why = e.Explain(3);
   EXPECT_NE(why.find("56 of the 60 GiB of memory it asks are free"), std::string::npos) << why;
 
-  // Six GPUs are free, three on each node: four in one place are fragmentation.
-  e.Handle(Event::Arrival(3, MakeJob("gpus", WorkloadKind::kBatch, 4, 600)));
+  // A host-only task (no GPU) short of CPU everywhere.
+  WorkloadSpec host = MakeJob("host", WorkloadKind::kBatch, 0, 600);
+  host.shape.cpu_milli = 6000;
+  e.Handle(Event::Arrival(3, host));
   why = e.Explain(4);
+  EXPECT_NE(why.find("it needs no GPU, and no node it may use has the host CPU and memory it "
+                     "asks free: on n0, 4 of the 6 CPUs it asks are free"),
+            std::string::npos)
+      << why;
+  EXPECT_EQ(why.find("fragmentation"), std::string::npos) << why;
+
+  // Six GPUs are free, three on each node: four in one place are fragmentation.
+  e.Handle(Event::Arrival(4, MakeJob("gpus", WorkloadKind::kBatch, 4, 600)));
+  why = e.Explain(5);
   EXPECT_NE(why.find("(fragmentation)"), std::string::npos) << why;
   EXPECT_EQ(why.find("host CPU"), std::string::npos) << why;
 }

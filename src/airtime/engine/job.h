@@ -71,7 +71,7 @@ struct Allocation {
 struct FitClassShape {
   int64_t milli = 0;             // Shape::TotalMilli
   int whole_gpus = 0;            // ShareMode::kWhole: its GPU count; 0: a share
-  std::vector<GpuTypeId> types;  // the catalogue's types the shape allows
+  std::vector<GpuTypeId> types;  // the catalogue's types the shape allows, ascending
 };
 
 struct alignas(64) Job {

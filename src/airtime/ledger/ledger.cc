@@ -286,7 +286,8 @@ void Ledger::Classify() {
   struct ClassDemand {
     double density = 0;
     int64_t milli = 0, fits_blocked = 0, shape_blocked = 0;
-    const Job* example = nullptr;  // null: no waiting job of the class
+    bool any_shape_blocked = false;  // a job of it is blocked by shape (of 0 milli: host-only)
+    const Job* example = nullptr;    // null: no waiting job of the class
   };
   std::vector<ClassDemand> classes;
   double top_waiting_density = -1;
@@ -304,7 +305,10 @@ void Ledger::Classify() {
     if (w.reason == WaitReason::kNoFit && !w.fits_now) {
       const bool by_count =
           cs.whole_gpus > 0 ? w.free_compatible >= cs.whole_gpus : w.free_compatible_milli >= need;
-      if (by_count) cd.shape_blocked += need;
+      if (by_count) {
+        cd.shape_blocked += need;
+        cd.any_shape_blocked = true;
+      }
     }
     cd.density = std::max(cd.density, job.value_density);
     cd.example = &job;
@@ -318,7 +322,7 @@ void Ledger::Classify() {
       demand[static_cast<size_t>(t)] += cd.milli;
       fits_blocked[static_cast<size_t>(t)] += cd.fits_blocked;
     }
-    if (cd.shape_blocked > 0) {
+    if (cd.any_shape_blocked) {
       const auto fc = static_cast<size_t>(cd.example->fit_class);
       if (fc >= class_descriptions_.size()) class_descriptions_.resize(fc + 1);
       std::string& d = class_descriptions_[fc];
