@@ -14,7 +14,9 @@ Engine::Engine(const Cluster& cluster, Policy policy, EngineOptions options)
       state_(cluster),
       nodes_of_type_(cluster.catalog().size()),
       installed_of_type_(cluster.catalog().size(), 0),
-      biggest_node_of_type_(cluster.catalog().size(), 0) {
+      biggest_node_of_type_(cluster.catalog().size(), 0),
+      mig_installed_of_type_(cluster.catalog().size(), 0),
+      mig_biggest_node_of_type_(cluster.catalog().size(), 0) {
   std::map<int32_t, int> domain_gpus, rack_gpus;  // installed GPUs per NVLink domain / rack
   for (size_t n = 0; n < cluster.node_count(); ++n) {
     const Node& node = cluster.node(static_cast<NodeIndex>(n));
@@ -23,6 +25,10 @@ Engine::Engine(const Cluster& cluster, Policy policy, EngineOptions options)
       nodes_of_type_[t].push_back(static_cast<NodeIndex>(n));
       installed_of_type_[t] += node.gpu_count;
       biggest_node_of_type_[t] = std::max(biggest_node_of_type_[t], node.gpu_count);
+      if (node.mig_enabled) {
+        mig_installed_of_type_[t] += node.gpu_count;
+        mig_biggest_node_of_type_[t] = std::max(mig_biggest_node_of_type_[t], node.gpu_count);
+      }
       domain_gpus[cluster.domain_of(static_cast<NodeIndex>(n))] += node.gpu_count;
       rack_gpus[cluster.rack_of(static_cast<NodeIndex>(n))] += node.gpu_count;
     }
@@ -341,7 +347,18 @@ void Engine::OnArrival(const Event& e) {
     int installed = 0, biggest_node = 0;
     const int need = shape.min_gpus > 0 ? shape.min_gpus : shape.gpu_count;  // elastic: its least
     for (size_t t = 0; t < installed_of_type_.size(); ++t) {
-      if (installed_of_type_[t] == 0 || !shape.AllowsType(static_cast<GpuTypeId>(t))) continue;
+      const auto type = static_cast<GpuTypeId>(t);
+      if (installed_of_type_[t] == 0 || !shape.AllowsType(type)) continue;
+      // A type whose GPUs can never take one of its units does not count: too little memory,
+      // or for a MIG slice no such profile or no node of the type with MIG enabled.
+      const GpuType& gt = catalog().type(type);
+      if (shape.mode == ShareMode::kMig) {
+        if (gt.FindMig(shape.mig_profile) == nullptr || mig_installed_of_type_[t] == 0) continue;
+        installed += mig_installed_of_type_[t];
+        biggest_node = std::max(biggest_node, mig_biggest_node_of_type_[t]);
+        continue;
+      }
+      if (shape.memory_gb > gt.memory_gb + 1e-6) continue;
       installed += installed_of_type_[t];
       biggest_node = std::max(biggest_node, biggest_node_of_type_[t]);
     }

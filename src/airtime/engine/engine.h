@@ -355,9 +355,11 @@ class Engine {
   // policy_.scores' indices grouped by tier, the first tier first (ScoreTerm).
   std::vector<std::vector<size_t>> score_tiers_;
   int max_node_gpus_ = 0;
-  // Installed GPUs per type, and of its largest node (index: GpuTypeId); the GPUs of the
-  // largest NVLink domain and rack. An arrival checks its shape against these.
+  // Installed GPUs per type, and of its largest node (index: GpuTypeId), the same on nodes
+  // with MIG enabled; the GPUs of the largest NVLink domain and rack. An arrival checks its
+  // shape against these.
   std::vector<int> installed_of_type_, biggest_node_of_type_;
+  std::vector<int> mig_installed_of_type_, mig_biggest_node_of_type_;
   int biggest_domain_gpus_ = 0, biggest_rack_gpus_ = 0;
 
   // The open preemption statement (BeginStatement), if any.

@@ -140,33 +140,46 @@ std::string Engine::Explain(WorkloadId id) const {
     case WaitReason::kNoFit:
       break;
   }
-  std::snprintf(buf, sizeof buf,
-                "; %d whole GPU(s) of an allowed type free (%.2f GPUs of capacity)",
-                w.free_compatible, static_cast<double>(w.free_compatible_milli) / 1000.0);
-  std::string s = prefix + buf;
+  // A host-only task (no GPU) waits for host CPU and memory: GPUs are no part of its account.
+  const bool host_only = spec.shape.gpu_count == 0;
+  std::string s = prefix;
+  if (!host_only) {
+    std::snprintf(buf, sizeof buf,
+                  "; %d whole GPU(s) of an allowed type free (%.2f GPUs of capacity)",
+                  w.free_compatible, static_cast<double>(w.free_compatible_milli) / 1000.0);
+    s += buf;
+  }
   if (w.fits_now) {
     s += "; " + FilteredOut(job);
   } else if (const std::string host = HostShortNote(job); !host.empty()) {
     s += "; " + host;
-  } else if (spec.shape.mode == ShareMode::kWhole && w.free_compatible >= spec.shape.gpu_count) {
+  } else if (!host_only && spec.shape.mode == ShareMode::kWhole &&
+             w.free_compatible >= spec.shape.gpu_count) {
     s += ": enough by count but not in one place (fragmentation)";
   }
-  // Who holds the GPUs it could use, and when the first of them is expected to free up.
+  // Who holds what it could use (GPUs of its types; for a host-only task, host CPU and
+  // memory), and when the first of them is expected to free up.
   const Allocation* next = nullptr;
   int holders = 0;
   for (const auto& [aid, a] : allocations_) {
-    if (a.placement.gpus.empty() || !spec.shape.AllowsType(cluster_->gpu_type(a.placement.gpus[0])))
-      continue;
+    const bool holds = host_only
+                           ? a.placement.host_node >= 0 &&
+                                 (a.placement.cpu_milli > 0 || a.placement.memory_mib > 0)
+                           : !a.placement.gpus.empty() &&
+                                 spec.shape.AllowsType(cluster_->gpu_type(a.placement.gpus[0]));
+    if (!holds) continue;
     ++holders;
     if (a.expected_end != kNever && (!next || a.expected_end < next->expected_end)) next = &a;
   }
   if (holders > 0) {
-    s += "; " + std::to_string(holders) + " allocation(s) hold GPUs it could use";
+    s += "; " + std::to_string(holders) + " allocation(s) hold " +
+         (host_only ? "host CPU or memory" : "GPUs it could use");
     if (next) {
       const Job& h = jobs_[static_cast<size_t>(next->workload)];
+      const std::string where = host_only ? cluster_->node(next->placement.host_node).name
+                                          : GpuList(*cluster_, next->placement.gpus);
       s += "; the next to free up is '" + h.s().name + "' (" + KindName(h.s().kind) +
-           ", priority " + std::to_string(h.priority) + ") on " +
-           GpuList(*cluster_, next->placement.gpus) + ", expected at " +
+           ", priority " + std::to_string(h.priority) + ") on " + where + ", expected at " +
            FormatTime(next->expected_end);
     }
   }
@@ -215,11 +228,10 @@ std::string Engine::HostShortNote(const Job& job) const {
   const std::string others =
       nodes > 1 ? ", and so on " + std::to_string(nodes - 1) + " other node(s)" : "";
   if (shape.gpu_count == 0)
-    return "it needs no GPU, and no node it may use has the host CPU and memory it asks free: "
-           "on " +
+    return "it needs no GPU, and no node it may use has the host resources it asks free: on " +
            first + others;
-  return "the GPUs it asks for are free, but not the host CPU and memory: on " + first + others +
-         " (host resources, not GPUs, keep it waiting)";
+  return "the GPUs it asks for are free, but not the host resources: on " + first + others +
+         " (host CPU or memory, not GPUs, keeps it waiting)";
 }
 
 std::string Engine::PermitNotes(const Job& job) const {

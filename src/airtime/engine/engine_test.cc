@@ -372,9 +372,9 @@ TEST(EngineTest, AJobShortOfHostCpuOrMemoryIsToldSoNotFragmentation) {
   cpu.shape.cpu_milli = 8000;
   e.Handle(Event::Arrival(1, cpu));
   std::string why = e.Explain(2);
-  EXPECT_NE(why.find("the GPUs it asks for are free, but not the host CPU and memory: on n0, 4 "
-                     "of the 8 CPUs it asks are free, and so on 1 other node(s) (host "
-                     "resources, not GPUs, keep it waiting)"),
+  EXPECT_NE(why.find("the GPUs it asks for are free, but not the host resources: on n0, 4 of "
+                     "the 8 CPUs it asks are free, and so on 1 other node(s) (host CPU or "
+                     "memory, not GPUs, keeps it waiting)"),
             std::string::npos)
       << why;
   EXPECT_EQ(why.find("fragmentation"), std::string::npos) << why;
@@ -390,11 +390,16 @@ TEST(EngineTest, AJobShortOfHostCpuOrMemoryIsToldSoNotFragmentation) {
   host.shape.cpu_milli = 6000;
   e.Handle(Event::Arrival(3, host));
   why = e.Explain(4);
-  EXPECT_NE(why.find("it needs no GPU, and no node it may use has the host CPU and memory it "
-                     "asks free: on n0, 4 of the 6 CPUs it asks are free"),
+  EXPECT_NE(why.find("it needs no GPU, and no node it may use has the host resources it asks "
+                     "free: on n0, 4 of the 6 CPUs it asks are free"),
             std::string::npos)
       << why;
   EXPECT_EQ(why.find("fragmentation"), std::string::npos) << why;
+  EXPECT_EQ(why.find("GPU(s) of an allowed type free"), std::string::npos) << why;
+  EXPECT_NE(why.find("2 allocation(s) hold host CPU or memory; the next to free up is 'a' "
+                     "(training, priority 0) on n0"),
+            std::string::npos)
+      << why;
 
   // Six GPUs are free, three on each node: four in one place are fragmentation.
   e.Handle(Event::Arrival(4, MakeJob("gpus", WorkloadKind::kBatch, 4, 600)));
@@ -416,6 +421,32 @@ TEST(EngineTest, ImpossibleShapesSayWhy) {
   WorkloadSpec any = MakeJob("any", WorkloadKind::kTraining, 6, 10);
   any.shape.locality = Locality::kAny;
   EXPECT_EQ(Starts(e.Handle(Event::Arrival(0, any))), 1);
+}
+
+// A type whose GPUs could never take the shape is no hardware for it: more memory than its
+// GPUs have, or a MIG profile on a cluster without MIG nodes of a type that has it.
+TEST(EngineTest, ShapesNoInstalledGpuCanTakeAreNeverFits) {
+  Cluster c = MakeCluster({{"H100", 4, 1}, {"A100-80GB", 4, 1}});
+  Engine e = MakeEngine(c, "bestfit");
+  WorkloadSpec memory = MakeJob("memory", WorkloadKind::kTraining, 1, 10);
+  memory.shape.memory_gb = 100;
+  e.Handle(Event::Arrival(0, memory));
+  EXPECT_TRUE(e.job(0).never_fits);
+  EXPECT_EQ(e.job(0).wait.reason, WaitReason::kNoSuchHardware);
+  EXPECT_NE(e.Explain(0).find("no installed GPU can ever take it"), std::string::npos)
+      << e.Explain(0);
+  WorkloadSpec mig = MakeJob("mig", WorkloadKind::kEval, 1, 10);
+  mig.shape.mode = ShareMode::kMig;
+  mig.shape.mig_profile = "1g.10gb";
+  e.Handle(Event::Arrival(0, mig));
+  EXPECT_EQ(e.job(1).wait.reason, WaitReason::kNoSuchHardware);
+
+  // With MIG enabled on the A100s the slice fits; 80 GB fits an 80 GB GPU.
+  Cluster m = MakeCluster({{"H100", 4, 1}, {"A100-80GB", 4, 1, "", "", true}});
+  Engine f = MakeEngine(m, "bestfit");
+  EXPECT_EQ(Starts(f.Handle(Event::Arrival(0, mig))), 1);
+  memory.shape.memory_gb = 80;
+  EXPECT_EQ(Starts(f.Handle(Event::Arrival(0, memory))), 1);
 }
 
 TEST(EngineTest, GangStaysInOneNvlinkDomain) {
