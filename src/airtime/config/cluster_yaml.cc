@@ -170,7 +170,8 @@ StatusOr<ClusterFile> ParseClusterDocuments(const YamlFile& file,
     return file.ErrorAt(file.Line(present[1], 1),
                         "a cluster file holds one YAML document, found a second one");
 
-  auto root = MapReader::Open(file, present[0], "cluster file", "", {"cluster"}, 1);
+  // `anchors` is not read: it holds YAML anchors that nodes merge (`<<: *name`).
+  auto root = MapReader::Open(file, present[0], "cluster file", "", {"cluster", "anchors"}, 1);
   if (!root.ok()) return root.status();
   AIRTIME_RETURN_IF_ERROR(root->Require("cluster"));
   auto cluster = MapReader::Open(file, root->Get("cluster"), "cluster", "",

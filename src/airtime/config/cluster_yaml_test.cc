@@ -30,6 +30,25 @@ constexpr const char* kMixed = R"(cluster:
       cpu: 64.5
 )";
 
+// Nodes alike share their fields through a merge key, anchored under `anchors:`.
+TEST(ClusterYamlTest, NodesMergeSharedFields) {
+  auto c = ParseClusterYaml(R"(anchors:
+  hgx: &hgx {gpu: H100, gpus: 8, cpu: 112, memory_gib: 2048}
+cluster:
+  name: merged
+  nodes:
+    - {<<: *hgx, name: a, rack: r1}
+    - {<<: *hgx, name: b, gpus: 4}
+)",
+                            "m.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->node_count(), 2u);
+  EXPECT_EQ(c->node(0).gpu_count, 8);
+  EXPECT_EQ(c->node(1).gpu_count, 4);
+  EXPECT_EQ(c->node(1).gpu_type, *GpuCatalog::Builtin().Find("H100"));
+  EXPECT_EQ(c->node(1).cpu_milli, 112000);
+}
+
 TEST(ClusterYamlTest, ParsesNodesAndExpandsCounts) {
   auto c = ParseClusterYaml(kMixed, "mixed.yaml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();

@@ -161,6 +161,13 @@ StatusOr<YamlShape> CheckYamlBudget(std::string_view text, std::string_view file
                             "more than " + std::to_string(budget.max_aliases) + " aliases",
                             budget.max_aliases);
         std::string anchor = anchor_of(e.data.alias.anchor);
+        // Inside a node that names the same anchor again, YAML means the earlier node, but
+        // yaml-cpp takes the enclosing one (the alias would name a node that contains it).
+        for (const auto& [name, start] : open)
+          if (name == anchor && anchored.count(anchor))
+            return InvalidArgument(Where(filename, mark) + ": alias '*" + anchor +
+                                   "' inside the node anchored '&" + anchor +
+                                   "' again: give one of the two anchors another name");
         auto it = anchored.find(anchor);
         if (it == anchored.end())
           return InvalidArgument(Where(filename, mark) + ": YAML syntax error: alias '*" + anchor +

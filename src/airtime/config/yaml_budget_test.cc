@@ -112,6 +112,11 @@ TEST(YamlBudgetTest, AliasWithoutAnchorAndSelfReferenceAreErrors) {
   // A list that contains itself would make any walk of the tree endless.
   EXPECT_THAT(CheckYamlBudget("x: &a [1, *a]\n", "r.yaml").status().message(),
               HasSubstr("alias '*a' names no anchor"));
+  // Named again, an anchor's alias inside its new node means the earlier node in YAML, and
+  // the node itself to yaml-cpp: refused rather than read either way.
+  EXPECT_THAT(CheckYamlBudget("a: &x {g: 1}\nb: &x {c: *x}\n", "n.yaml").status().message(),
+              HasSubstr("n.yaml:2: alias '*x' inside the node anchored '&x' again"));
+  EXPECT_TRUE(CheckYamlBudget("a: &x {g: 1}\nb: &x {c: 2}\nd: *x\n", "n.yaml").ok());
 }
 
 TEST(YamlBudgetTest, InvalidUtf8AndNulAreSyntaxErrors) {
