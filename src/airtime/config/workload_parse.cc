@@ -503,6 +503,8 @@ StatusOr<WorkloadSpec> ParseWorkload(const YamlFile& file, const YAML::Node& nod
   AIRTIME_RETURN_IF_ERROR(r.Require("name"));
   AIRTIME_RETURN_IF_ERROR(r.String("name", &s.name));
   s.source = file.Where(r.line());
+  for (const MapReader::Entry& e : r.entries())
+    s.field_lines.emplace_back(e.key, file.Line(e.key_node, r.line()));
 
   if (r.Has("kind")) {
     std::string kind;

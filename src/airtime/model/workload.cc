@@ -281,6 +281,15 @@ std::vector<WorkloadSpec> ExpandAllVariants(std::vector<WorkloadSpec> workloads)
   return expanded;
 }
 
+std::string WorkloadSpec::SourceOf(std::string_view field) const {
+  const std::string_view top = field.substr(0, field.find_first_of(".["));
+  const size_t colon = source.rfind(':');
+  if (colon == std::string::npos) return source;
+  for (const auto& [name, line] : field_lines)
+    if (name == top) return source.substr(0, colon + 1) + std::to_string(line);
+  return source;
+}
+
 double WorkloadSpec::SpeedOn(GpuTypeId t, const GpuCatalog& catalog) const {
   for (const auto& [type, speed] : speed_overrides)
     if (type == t) return speed;

@@ -286,6 +286,12 @@ struct WorkloadSpec {
   bool work_estimated = false;  // work_seconds is kDefaultCommandWorkSeconds, not stated
 
   std::string source;  // "file.yaml:12" or "philly.csv:88", for messages
+  // From a YAML file: the line each top-level field is written on (merged ones included).
+  std::vector<std::pair<std::string, int>> field_lines;
+
+  // "file.yaml:15", where `field` ("workdir", "env.PATH", "classes[0].name") is written:
+  // its top-level field's line when known, else the workload's `source`.
+  std::string SourceOf(std::string_view field) const;
 
   double SpeedOn(GpuTypeId t, const GpuCatalog& catalog) const;
   // Wall time to finish `work` seconds of reference work on type `t`.

@@ -91,7 +91,7 @@ void Daemon::CommitSubmissions(std::vector<std::shared_ptr<PendingSubmit>> batch
           (new_service && (taken(service) || !mine.insert(service).second))) {
         const std::string name = taken(s.name) || !new_service ? s.name : service;
         st = Status(StatusCode::kAlreadyExists,
-                    s.source + ": workload '" + name + "': field 'name': already taken");
+                    s.SourceOf("name") + ": workload '" + name + "': field 'name': already taken");
         break;
       }
     }

@@ -78,19 +78,21 @@ void Daemon::SecureDataDir() {
 // isolating, the user it would run as and whether that user can enter the workdir.
 Status Daemon::CheckRunnable(const WorkloadSpec& spec) const {
   if (spec.exec.empty()) return OkStatus();
-  const std::string where = spec.source + ": workload '" + spec.name + "': ";
+  const auto where = [&](std::string_view field) {
+    return spec.SourceOf(field) + ": workload '" + spec.name + "': ";
+  };
   const std::string& workdir = spec.exec.workdir;
   std::error_code ec;
   if (!workdir.empty() && !fs::is_directory(workdir, ec))
-    return InvalidArgument(where + "field 'workdir': '" + workdir +
+    return InvalidArgument(where("workdir") + "field 'workdir': '" + workdir +
                            "' does not exist (or is not a directory)");
   if (!isolating()) return OkStatus();
   auto user = tenant_users_.Resolve(spec.tenant);
-  if (!user.ok()) return FailedPrecondition(where + user.status().message());
+  if (!user.ok()) return FailedPrecondition(where("tenant") + user.status().message());
   // Without a workdir the process starts in the daemon's working directory.
   const std::string dir = workdir.empty() ? fs::current_path(ec).string() : workdir;
   if (Status st = CheckSearchableBy(dir, *user); !st.ok())
-    return InvalidArgument(where + "field 'workdir': '" + dir + "'" +
+    return InvalidArgument(where("workdir") + "field 'workdir': '" + dir + "'" +
                            (workdir.empty() ? " (the daemon's working directory)" : "") +
                            " is not accessible: " + st.message());
   return OkStatus();

@@ -285,7 +285,7 @@ TEST_F(DaemonTest, SubmittedTextMustBeUtf8WithoutNulAndNamesWithoutControls) {
       {"name: x\nkind: batch\ntenant: \"t\xfe\"\nwork: 1h\n", "UTF-8"},
       // A tenant and a class's name are labels: shown in tables, exported to /metrics.
       {"name: x\nkind: batch\ntenant: \"te\\nnant\"\nwork: 1h\n",
-       "field 'tenant': contains a control character (U+000A) at byte 2"},
+       "request:3: workload 'x': field 'tenant': contains a control character (U+000A) at byte 2"},
       {"name: x\nkind: batch\ntenant: \"te\\u2029nant\"\nwork: 1h\n",
        "field 'tenant': contains a control character (U+2029)"},
       {"name: x\nkind: batch\ntenant: ''\nwork: 1h\n", "field 'tenant': expected a non-empty"},
@@ -1872,10 +1872,17 @@ TEST_F(DaemonTest, AMissingWorkdirIsRefusedAtSubmission) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(r.status().message(),
-              HasSubstr("workload 'lost': field 'workdir': '/nope-airtime' does not exist (or is "
-                        "not a directory)"));
+              HasSubstr("request:3: workload 'lost': field 'workdir': '/nope-airtime' does not "
+                        "exist (or is not a directory)"));
   // Nothing was accepted.
   EXPECT_FALSE(daemon_->Get(kAdmin, "lost").ok());
+  // A merged workdir is named where it is written.
+  r = daemon_->Submit(kTeamA,
+                      "anchors:\n  where: &w {workdir: /nope-airtime}\nworkloads:\n"
+                      "  - name: lost\n    kind: batch\n    command: [/bin/true]\n    <<: *w\n",
+                      "request");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("request:2: workload 'lost': field 'workdir'"));
 }
 
 // Issue 19: a run directory the store does not know (its row lost with the WAL) stops the

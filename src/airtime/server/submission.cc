@@ -39,8 +39,8 @@ Status NameJsonSyntax(std::string_view body, std::string_view origin, const Stat
 }
 
 Status FieldProblem(const WorkloadSpec& s, const std::string& field, const std::string& problem) {
-  return InvalidArgument(s.source + ": workload '" + ReplaceInvalidUtf8(s.name) + "': field '" +
-                         field + "': " + problem);
+  return InvalidArgument(s.SourceOf(field) + ": workload '" + ReplaceInvalidUtf8(s.name) +
+                         "': field '" + field + "': " + problem);
 }
 
 }  // namespace
@@ -142,9 +142,9 @@ StatusOr<Submission> ParseSubmission(const Caller& caller, std::string_view body
     if (!caller.admin) {
       if (spec.tenant != "default" && spec.tenant != caller.tenant)
         return Status(StatusCode::kPermissionDenied,
-                      spec.source + ": workload '" + spec.name + "': field 'tenant': '" +
-                          spec.tenant + "' is not your tenant (your token is for '" +
-                          caller.tenant + "')");
+                      spec.SourceOf("tenant") + ": workload '" + spec.name +
+                          "': field 'tenant': '" + spec.tenant +
+                          "' is not your tenant (your token is for '" + caller.tenant + "')");
       spec.tenant = caller.tenant;
     }
   }
