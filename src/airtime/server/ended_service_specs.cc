@@ -26,6 +26,8 @@ void EndedServiceSpecs::Keep(int64_t submission, int32_t index, const WorkloadSp
 WorkloadSpec EndedServiceSpecs::Trim(const WorkloadSpec& spec) {
   WorkloadSpec t = spec;
   t.exec = ExecSpec{};
+  t.field_lines.clear();  // for messages at submission only
+  t.field_lines.shrink_to_fit();
   t.realtime.demand.clear();
   t.realtime.demand.shrink_to_fit();
   t.realtime.history.clear();
